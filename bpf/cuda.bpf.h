@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libcuda uprobes.  A uprobe hit costs microseconds, so the programs keep
+ * per-process and per-stream state in maps and emit a record only when it
+ * changes what user space can know about the GPU (DESIGN.md §3): the first
+ * submission on a stream after a drain, sync ends, query results.
+ *
+ * Ordering: a drain bumps proc->epoch with a full barrier after the sync
+ * returned; a submission stores last_submit, then reads the epoch after a
+ * full barrier.  Either the sync sees the submission (and claims nothing)
+ * or the submission sees the new epoch (and is emitted).
+ */
+#ifndef IG_CUDA_BPF_H
+#define IG_CUDA_BPF_H
+
+#include "maps.bpf.h"
+
+#define CUDA_SUCCESS		0
+#define CUDA_ERROR_NOT_READY	600
+#define CU_STREAM_NON_BLOCKING	0x1
+
+static __always_inline __u64 stream_key_of(__u64 h, bool ptsz, __u32 tid)
+{
+	/* CU_STREAM_LEGACY = 0x1, CU_STREAM_PER_THREAD = 0x2; a NULL
+	 * handle is the per-thread stream in _ptsz/_ptds entry points */
+	if (h == 0)
+		return ptsz ? (IG_STREAM_PTD_BIT | tid) : IG_STREAM_LEGACY;
+	if (h == 0x1)
+		return IG_STREAM_LEGACY;
+	if (h == 0x2)
+		return IG_STREAM_PTD_BIT | tid;
+	return h;
+}
+
+static __always_inline void count_hit(__u32 api)
+{
+	__u64 *v = bpf_map_lookup_elem(&api_hits, &api);
+
+	if (v)
+		*v += 1;
+	stat_add(IG_STAT_CUDA_HITS, 1);
+}
+
+static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
+{
+	struct stream_key k = { .tgid = tgid, .stream = stream };
+	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
+	struct stream_state zero = {};
+
+	if (st)
+		return st;
+	/* The per-thread default stream synchronizes with the legacy one. */
+	zero.blocking = (stream & IG_STREAM_PTD_BIT) || stream == IG_STREAM_LEGACY;
+	if (bpf_map_update_elem(&streams, &k, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&streams, &k)) {
+		stat_add(IG_STAT_MAP_FULL, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&streams, &k);
+}
+
+static __always_inline bool stream_pending(struct ig_proc_state *ps,
+					   struct stream_state *st)
+{
+	__u64 d = st->drain_ts;
+
+	if (ps->ctx_drain_ts > d)
+		d = ps->ctx_drain_ts;
+	if (st->blocking && ps->legacy_drain_ts > d)
+		d = ps->legacy_drain_ts;
+	return st->last_submit > d;
+}
+
+static __always_inline struct ig_cuda *cuda_rec(__u32 kind, __u32 api, __u32 tid,
+						__u32 tgid, __u64 ts, __u64 stream)
+{
+	struct ig_cuda *r = rec_reserve(sizeof(*r), IG_REC_CUDA, tid, tgid, ts);
+
+	if (!r)
+		return NULL;
+	r->stream = stream;
+	r->handle = 0;
+	r->t_begin = 0;
+	r->t_wake = 0;
+	r->last_submit = 0;
+	r->arg = 0;
+	r->kind = kind;
+	r->api = api;
+	r->ret = 0;
+	r->nsub = 0;
+	r->flags = 0;
+	r->pad = 0;
+	return r;
+}
+
+/* A submission of work on @stream at @now by the current thread. */
+static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
+				   __u64 stream, __u64 now, __u32 flags)
+{
+	struct ig_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
+	struct stream_state *st;
+	struct ig_cuda *r;
+	__u64 prev;
+	__u32 epoch;
+
+	if (!ps)
+		return;
+	st = stream_get(tgid, stream);
+	if (!st)
+		return;
+	prev = st->last_submit;
+	st->last_submit = now;
+	ps->last_submit_any = now;
+	__sync_fetch_and_add(&st->nsub, 1);
+	epoch = ps->epoch;
+	stat_add(IG_STAT_LAUNCHES, 1);
+	if (st->have_epoch && st->emitted_epoch == epoch)
+		return;
+	r = cuda_rec(IG_CU_SUBMIT, api, tid, tgid, now, stream);
+	if (!r)
+		return;	/* try again on the next submission */
+	r->last_submit = prev;
+	r->nsub = st->nsub;
+	r->flags = flags;
+	rec_submit(r);
+	st->nsub = 0;
+	st->have_epoch = 1;
+	st->emitted_epoch = epoch;
+}
+
+static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
+{
+	__u64 h = 0;
+
+	switch (cls) {
+	case IG_AC_LAUNCH_STACK9:
+		/* x86-64: args 7.. on the stack above the return address */
+		bpf_probe_read_user(&h, sizeof(h), (void *)(PT_REGS_SP(ctx) + 24));
+		break;
+	case IG_AC_LAUNCH_EX: {
+		/* CUlaunchConfig: seven unsigned ints, then hStream at 32 */
+		void *cfg = (void *)PT_REGS_PARM1(ctx);
+
+		bpf_probe_read_user(&h, sizeof(h), cfg + 32);
+		break;
+	}
+	case IG_AC_STREAM_ARG2:
+		h = PT_REGS_PARM2(ctx);
+		break;
+	case IG_AC_STREAM_ARG4:
+		h = PT_REGS_PARM4(ctx);
+		break;
+	case IG_AC_STREAM_ARG6:
+		h = ctx->r9;
+		break;
+	}
+	return h;
+}
+
+static __always_inline int cu_submit(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 api = IG_COOKIE_API(cookie), cls = IG_COOKIE_CLASS(cookie);
+	bool ptsz = IG_COOKIE_PTSZ(cookie);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	__u64 h = cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, cls);
+
+	count_hit(api);
+	submit(api, tid, tgid, stream_key_of(h, ptsz, tid), bpf_ktime_get_ns(),
+	       ptsz ? IG_CF_PTSZ : 0);
+	return 0;
+}
+
+/* Entry of a sync, query or timed call: remember what the return needs. */
+static __always_inline int cu_enter(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 api = IG_COOKIE_API(cookie), cls = IG_COOKIE_CLASS(cookie);
+	bool ptsz = IG_COOKIE_PTSZ(cookie);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	struct ig_thread_state *ts = thread_get(tid, tgid);
+	struct ig_proc_state *ps;
+	struct stream_state *st;
+	__u64 now = bpf_ktime_get_ns();
+
+	count_hit(api);
+	if (!ts)
+		return 0;
+	ps = bpf_map_lookup_elem(&procs, &tgid);
+	if (!ps)
+		return 0;
+	ts->cu_cookie_api = api;
+	ts->cu_class = cls;
+	ts->cu_blocked = 0;
+	ts->cu_wake = 0;
+	ts->cu_emit = 1;
+	ts->cu_obj = 0;
+	ts->cu_arg = 0;
+
+	switch (cls) {
+	case IG_AC_STREAM_SYNC:
+	case IG_AC_STREAM_QUERY:
+		ts->cu_obj = stream_key_of(PT_REGS_PARM1(ctx), ptsz, tid);
+		st = stream_get(tgid, ts->cu_obj);
+		/* Nothing pending: the call learns nothing new. */
+		if (st && !stream_pending(ps, st) && cls == IG_AC_STREAM_SYNC)
+			ts->cu_emit = 0;
+		break;
+	case IG_AC_EVENT_SYNC:
+	case IG_AC_EVENT_QUERY:
+		ts->cu_obj = PT_REGS_PARM1(ctx);
+		break;
+	case IG_AC_SYNC_COPY: {
+		struct ig_cuda *r;
+
+		ts->cu_obj = stream_key_of(0, ptsz, tid);
+		submit(api, tid, tgid, ts->cu_obj, now, ptsz ? IG_CF_PTSZ : 0);
+		/* Begin record: the copy is a submission user space must see
+		 * at once, even if the stream was already pending. */
+		r = cuda_rec(IG_CU_SYNC_BEGIN, api, tid, tgid, now, ts->cu_obj);
+		if (r) {
+			r->arg = PT_REGS_PARM3(ctx);
+			r->flags = ptsz ? IG_CF_PTSZ : 0;
+			rec_submit(r);
+		}
+		break;
+	}
+	case IG_AC_STREAM_CREATE:
+		ts->cu_arg = PT_REGS_PARM1(ctx);	/* CUstream * */
+		ts->cu_obj = PT_REGS_PARM2(ctx);	/* flags */
+		break;
+	case IG_AC_CTX_DEVICE:
+		switch (IG_COOKIE_DEVARG(cookie)) {
+		case 2: ts->cu_obj = PT_REGS_PARM2(ctx); break;
+		case 3: ts->cu_obj = PT_REGS_PARM3(ctx); break;
+		case 4: ts->cu_obj = PT_REGS_PARM4(ctx); break;
+		}
+		break;
+	}
+	ts->cu_begin = now;	/* last: marks the call as in progress */
+	return 0;
+}
+
+static __always_inline void drain_stream(struct ig_proc_state *ps, __u32 tgid,
+					 __u64 stream, __u64 now)
+{
+	struct stream_state *st = stream_get(tgid, stream);
+
+	if (st)
+		st->drain_ts = now;
+}
+
+/* Return of a sync call: what drained, and since when. */
+static __always_inline void sync_exit(struct ig_thread_state *ts,
+				      struct ig_proc_state *ps, __u32 tid,
+				      __u32 tgid, __u64 now, long rc)
+{
+	struct stream_state *st = NULL;
+	struct event_key ek = { .tgid = tgid, .event = ts->cu_obj };
+	struct event_state *ev;
+	__u32 cls = ts->cu_class, flags = 0;
+	__u64 stream = ts->cu_obj, last = 0;
+	struct ig_cuda *r;
+
+	if (ts->cu_blocked)
+		flags |= IG_CF_BLOCKED;
+	switch (cls) {
+	case IG_AC_STREAM_SYNC:
+		st = stream_get(tgid, stream);
+		if (!st)
+			return;
+		last = st->last_submit;
+		if (last > ts->cu_begin)
+			flags |= IG_CF_PARTIAL;
+		else if (rc == CUDA_SUCCESS)
+			st->drain_ts = now;
+		break;
+	case IG_AC_CTX_SYNC:
+	case IG_AC_SYNC_COPY:
+		last = ps->last_submit_any;
+		if (last > ts->cu_begin)
+			flags |= IG_CF_PARTIAL;
+		else if (rc == CUDA_SUCCESS && cls == IG_AC_CTX_SYNC)
+			ps->ctx_drain_ts = now;
+		else if (rc == CUDA_SUCCESS)
+			ps->legacy_drain_ts = now;
+		if (cls == IG_AC_CTX_SYNC)
+			stream = 0;
+		break;
+	case IG_AC_EVENT_SYNC:
+		ev = bpf_map_lookup_elem(&events, &ek);
+		if (!ev) {
+			flags |= IG_CF_PARTIAL;	/* recorded before attach */
+			break;
+		}
+		stream = ev->stream;
+		st = stream_get(tgid, stream);
+		if (!st)
+			return;
+		last = st->last_submit;
+		if (last > ev->record_ts) {
+			flags |= IG_CF_EVENT_PARTIAL;
+		} else if (rc == CUDA_SUCCESS) {
+			flags |= IG_CF_EVENT_ALL;
+			st->drain_ts = now;
+		}
+		break;
+	}
+	if (rc == CUDA_SUCCESS && !(flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)))
+		__sync_fetch_and_add(&ps->epoch, 1);
+	r = cuda_rec(IG_CU_SYNC_END, ts->cu_cookie_api, tid, tgid, now, stream);
+	if (!r)
+		return;
+	r->handle = cls == IG_AC_EVENT_SYNC ? ts->cu_obj : 0;
+	r->t_begin = ts->cu_begin;
+	r->t_wake = ts->cu_wake;
+	r->last_submit = last;
+	r->ret = rc;
+	r->flags = flags;
+	if (st) {
+		r->nsub = st->nsub;
+		st->nsub = 0;
+	}
+	rec_submit(r);
+}
+
+/* Return of a query: CUDA_SUCCESS proves drained at the return,
+ * CUDA_ERROR_NOT_READY proves pending work at the entry. */
+static __always_inline void query_exit(struct ig_thread_state *ts,
+				       struct ig_proc_state *ps, __u32 tid,
+				       __u32 tgid, __u64 now, long rc)
+{
+	__u64 stream = ts->cu_obj, since = 0;
+	struct stream_state *st;
+	struct ig_cuda *r;
+	__u32 flags = 0;
+
+	if (ts->cu_class == IG_AC_EVENT_QUERY) {
+		struct event_key ek = { .tgid = tgid, .event = ts->cu_obj };
+		struct event_state *ev = bpf_map_lookup_elem(&events, &ek);
+
+		if (!ev)
+			return;
+		stream = ev->stream;
+		since = ev->record_ts;
+	}
+	st = stream_get(tgid, stream);
+	if (!st)
+		return;
+	if (rc == CUDA_SUCCESS) {
+		if (!stream_pending(ps, st))
+			return;		/* nothing new */
+		if (ts->cu_class == IG_AC_EVENT_QUERY && st->last_submit > since)
+			return;		/* only older work is done */
+		if (ts->cu_class == IG_AC_EVENT_QUERY)
+			flags |= IG_CF_EVENT_ALL;
+		if (st->last_submit > ts->cu_begin)
+			return;		/* submitted meanwhile */
+		st->drain_ts = now;
+		__sync_fetch_and_add(&ps->epoch, 1);
+		r = cuda_rec(IG_CU_QUERY_DONE, ts->cu_cookie_api, tid, tgid,
+			     now, stream);
+	} else if (rc == CUDA_ERROR_NOT_READY) {
+		if (now - st->busy_emit_ts < busy_query_gap_ns)
+			return;
+		st->busy_emit_ts = now;
+		r = cuda_rec(IG_CU_QUERY_BUSY, ts->cu_cookie_api, tid, tgid,
+			     ts->cu_begin, stream);
+	} else {
+		return;
+	}
+	if (!r)
+		return;
+	r->handle = ts->cu_class == IG_AC_EVENT_QUERY ? ts->cu_obj : 0;
+	r->t_begin = ts->cu_begin;
+	r->last_submit = st->last_submit;
+	r->ret = rc;
+	r->flags = flags;
+	r->nsub = st->nsub;
+	st->nsub = 0;
+	rec_submit(r);
+}
+
+static __always_inline void api_exit(struct ig_thread_state *ts, __u32 tid,
+				     __u32 tgid, __u64 now, long rc)
+{
+	struct ig_cuda *r;
+	__u32 kind = IG_CU_API;
+	__u64 arg = 0, stream = 0;
+
+	if (ts->cu_class == IG_AC_STREAM_CREATE && rc == CUDA_SUCCESS) {
+		__u64 h = 0;
+		struct stream_state *st;
+
+		bpf_probe_read_user(&h, sizeof(h), (void *)ts->cu_arg);
+		st = stream_get(tgid, h);
+		if (st) {
+			st->flags = ts->cu_obj;
+			st->blocking = !(ts->cu_obj & CU_STREAM_NON_BLOCKING);
+		}
+		kind = IG_CU_STREAM_NEW;
+		stream = h;
+		arg = ts->cu_obj;
+	} else if (ts->cu_class == IG_AC_CTX_DEVICE && rc == CUDA_SUCCESS) {
+		kind = IG_CU_CTX;
+		arg = ts->cu_obj;
+	} else if (now - ts->cu_begin < min_api_ns) {
+		return;
+	}
+	r = cuda_rec(kind, ts->cu_cookie_api, tid, tgid, now, stream);
+	if (!r)
+		return;
+	r->t_begin = ts->cu_begin;
+	r->arg = arg;
+	r->ret = rc;
+	rec_submit(r);
+}
+
+static __always_inline int cu_exit(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+	struct ig_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
+	long rc = PT_REGS_RC(ctx);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!ts || !ps || !ts->cu_begin)
+		return 0;
+	switch (ts->cu_class) {
+	case IG_AC_STREAM_SYNC:
+	case IG_AC_CTX_SYNC:
+	case IG_AC_EVENT_SYNC:
+	case IG_AC_SYNC_COPY:
+		if (ts->cu_emit)
+			sync_exit(ts, ps, tid, tgid, now, (int)rc);
+		break;
+	case IG_AC_STREAM_QUERY:
+	case IG_AC_EVENT_QUERY:
+		query_exit(ts, ps, tid, tgid, now, (int)rc);
+		break;
+	default:
+		api_exit(ts, tid, tgid, now, (int)rc);
+		break;
+	}
+	ts->cu_begin = 0;
+	return 0;
+}
+
+/* cuEventRecord(event, stream): remember which stream, and when. */
+static __always_inline int cu_event_record(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	struct event_key k = { .tgid = tgid, .event = PT_REGS_PARM1(ctx) };
+	struct event_state ev;
+
+	count_hit(IG_COOKIE_API(cookie));
+	if (!proc_tracked(tgid))
+		return 0;
+	ev.stream = stream_key_of(PT_REGS_PARM2(ctx), IG_COOKIE_PTSZ(cookie), tid);
+	ev.record_ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&events, &k, &ev, BPF_ANY))
+		stat_add(IG_STAT_MAP_FULL, 1);
+	return 0;
+}
+
+#endif

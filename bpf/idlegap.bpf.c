@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * idlegap's BPF programs.  Thin SEC() wrappers around the logic in
+ * host.bpf.h (scheduler, syscalls, faults, block IO) and cuda.bpf.h
+ * (libcuda uprobes).  Scheduler hooks come in two flavours: tp_btf, and
+ * raw_tp for kernels without BTF-typed tracepoints; user space loads one.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "host.bpf.h"
+#include "cuda.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ig_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return handle_switch(preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(ig_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return handle_switch(preempt, prev, next);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ig_waking_btf, struct task_struct *p)
+{
+	return handle_waking(p);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(ig_waking_raw, struct task_struct *p)
+{
+	return handle_waking(p);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ig_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(ig_fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ig_exec_btf, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return handle_exec(p, old_pid, bprm);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(ig_exec_raw, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return handle_exec(p, old_pid, bprm);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ig_exit_btf, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(ig_exit_raw, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ig_sys_enter, struct pt_regs *regs, long id)
+{
+	return handle_sys_enter(regs, id);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ig_sys_exit, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(ret);
+}
+
+SEC("tp/exceptions/page_fault_user")
+int ig_fault(struct trace_event_raw_exceptions *ctx)
+{
+	return handle_fault(ctx->address);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ig_rq_issue_btf, struct request *rq)
+{
+	return handle_rq_issue(rq);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(ig_rq_issue_raw, struct request *rq)
+{
+	return handle_rq_issue(rq);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ig_rq_complete_btf, struct request *rq, int error,
+	     unsigned int nr_bytes)
+{
+	return handle_rq_complete(rq, error, nr_bytes);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(ig_rq_complete_raw, struct request *rq, int error,
+	     unsigned int nr_bytes)
+{
+	return handle_rq_complete(rq, error, nr_bytes);
+}
+
+/* Interrupt context, so that a wakeup from a timer, a softirq or a device
+ * interrupt is not blamed on the task it happened to interrupt. */
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(ig_irq_entry) { irq_enter(); return 0; }
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(ig_irq_exit) { irq_exit(); return 0; }
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(ig_softirq_entry) { irq_enter(); return 0; }
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(ig_softirq_exit) { irq_exit(); return 0; }
+SEC("raw_tp/hrtimer_expire_entry")
+int BPF_PROG(ig_hrtimer_entry) { irq_enter(); return 0; }
+SEC("raw_tp/hrtimer_expire_exit")
+int BPF_PROG(ig_hrtimer_exit) { irq_exit(); return 0; }
+
+/* libcuda: attached by file and offset, one link per entry point, the
+ * entry point's id and class in the attach cookie. */
+SEC("uprobe")
+int BPF_KPROBE(ig_cu_submit) { return cu_submit(ctx); }
+
+SEC("uprobe")
+int BPF_KPROBE(ig_cu_enter) { return cu_enter(ctx); }
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ig_cu_exit) { return cu_exit(ctx); }
+
+SEC("uprobe")
+int BPF_KPROBE(ig_cu_event_record) { return cu_event_record(ctx); }

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Records shared by the BPF programs and the aggregator.
+ *
+ * Every record starts with struct ig_hdr.  The kernel emits the IG_REC_*
+ * types below IG_REC_USER_BASE through the ring buffer; the aggregator adds
+ * its own annotation records (process table, interpreter symbols, counters)
+ * to the same stream, so a recording is just this stream written to a file.
+ *
+ * No includes: the BPF side gets __u32/__u64 from vmlinux.h, user space from
+ * <linux/types.h>.  Layout is pinned by _Static_assert in user/records.c.
+ */
+#ifndef IDLEGAP_H
+#define IDLEGAP_H
+
+#define IG_COMM_LEN	16
+#define IG_NAME_LEN	64
+
+enum ig_rec_type {
+	IG_REC_PROC = 1,	/* fork / exec / exit of a tracked task */
+	IG_REC_OFFCPU = 2,	/* a tracked thread was off CPU (interval) */
+	IG_REC_BIO = 3,		/* block request issued by a tracked thread */
+	IG_REC_CUDA = 4,	/* GPU evidence from the libcuda probes */
+	IG_REC_LIBOPEN = 5,	/* a tracked process opened libcuda.so* */
+
+	IG_REC_USER_BASE = 0x100,
+	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
+	IG_REC_TASK = 0x101,	/* process/thread known at attach time */
+	IG_REC_PYRT = 0x102,	/* _PyRuntime range of a process */
+	IG_REC_STATS = 0x103,	/* kernel-side counters at the end of a run */
+	IG_REC_END = 0x104,	/* last record of a complete recording */
+	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
+	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
+	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
+};
+
+struct ig_hdr {
+	__u16 type;
+	__u16 size;		/* whole record, header included */
+	__u32 cpu;		/* IG_HDR_CPU(), plus IG_HDR_LOST_BEFORE */
+	__u32 tid;
+	__u32 tgid;
+	__u64 ts;		/* CLOCK_MONOTONIC ns (bpf_ktime_get_ns) */
+};
+
+/* The CPU that emitted a record, and a flag set on the first record a CPU
+ * emits after it failed to reserve ring-buffer space: evidence on that CPU
+ * between its previous record and this one is incomplete. */
+#define IG_HDR_CPU(c)		((c) & 0xffffu)
+#define IG_HDR_LOST_BEFORE	(1u << 31)
+
+/* ---- IG_REC_PROC ---- */
+enum ig_proc_kind {
+	IG_PROC_FORK = 1,	/* new process (tid == tgid) */
+	IG_PROC_THREAD = 2,	/* new thread in a tracked process */
+	IG_PROC_EXEC = 3,
+	IG_PROC_EXIT = 4,	/* thread exit */
+	IG_PROC_GROUP_EXIT = 5,	/* last thread of a process exited */
+};
+
+struct ig_proc {
+	struct ig_hdr h;	/* tid/tgid: the task the record is about */
+	__u32 kind;
+	__u32 ppid;		/* parent tgid (fork), exit code (exit) */
+	char comm[IG_COMM_LEN];
+	char name[IG_NAME_LEN];	/* exec: file name (tail) */
+};
+
+/* ---- IG_REC_OFFCPU ---- */
+
+/* Why a tracked thread was off CPU, decided in the kernel at switch-out. */
+enum ig_reason {
+	IG_R_PREEMPT = 1,	/* runnable: preempted or yielded */
+	IG_R_STORAGE,		/* block IO wait in a syscall */
+	IG_R_PAGEFAULT,		/* blocked outside a syscall: fault IO */
+	IG_R_FUTEX,		/* arg: futex address, flags: IG_F_FUTEX_* */
+	IG_R_PIPE,		/* read/write on a pipe or fifo */
+	IG_R_UNIX,		/* unix socket */
+	IG_R_EVENTFD,
+	IG_R_SOCKET,		/* inet socket: network; detail: peer */
+	IG_R_POLL,		/* poll/select/epoll */
+	IG_R_SLEEP,		/* nanosleep / clock_nanosleep */
+	IG_R_WAITCHILD,		/* wait4 / waitid */
+	IG_R_IOURING,
+	IG_R_OTHER,		/* another syscall, or state unknown */
+	IG_R__MAX,
+};
+
+/* flags of struct ig_offcpu */
+#define IG_F_IOWAIT		(1u << 0)	/* task->in_iowait was set */
+#define IG_F_UNINTERRUPTIBLE	(1u << 1)	/* TASK_UNINTERRUPTIBLE sleep */
+#define IG_F_WAKER_IRQ		(1u << 2)	/* woken from irq/softirq/timer */
+#define IG_F_FUTEX_PLAIN	(1u << 3)	/* FUTEX_WAIT / LOCK_PI: a mutex */
+#define IG_F_FUTEX_BITSET	(1u << 4)	/* WAIT_BITSET / waitv: cond/sem */
+#define IG_F_IN_CUDA_SYNC	(1u << 5)	/* inside a probed CUDA sync call */
+#define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
+#define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
+#define IG_F_NEW_THREAD		(1u << 8)	/* first switch-in: never ran */
+
+struct ig_net_peer {
+	__u16 family;		/* AF_INET / AF_INET6 */
+	__u16 dport;		/* host order */
+	__u16 sport;
+	__u16 proto;		/* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 daddr[16];
+};
+
+struct ig_offcpu {
+	struct ig_hdr h;	/* ts == t_on: switched back in */
+	__u64 t_off;		/* switched out */
+	__u64 t_wake;		/* woken (0: never slept, i.e. preempted) */
+	__u64 arg;		/* futex / fault address, fd */
+	__u32 waker_tid;
+	__u32 waker_tgid;
+	__u32 prev_tid;		/* ran on this CPU just before switch-in */
+	__u32 prev_tgid;
+	__s32 syscall;		/* syscall nr at switch-out, -1: none */
+	__u16 reason;		/* enum ig_reason */
+	__u16 flags;		/* IG_F_* */
+	__u32 off_cpu;		/* CPU it left */
+	__u32 pad;
+	char waker_comm[IG_COMM_LEN];
+	char prev_comm[IG_COMM_LEN];
+	union {
+		char name[IG_NAME_LEN];	/* file name (storage, fault) */
+		struct ig_net_peer peer;	/* IG_R_SOCKET */
+	} detail;
+};
+
+/* ---- IG_REC_BIO ---- */
+struct ig_bio {
+	struct ig_hdr h;	/* ts: completion; tid/tgid: issuer */
+	__u64 t_issue;
+	__u64 sector;
+	__u32 dev;		/* MKDEV(major, minor) as the kernel has it */
+	__u32 bytes;
+	__s32 error;
+	__u32 op;		/* REQ_OP_* (read 0, write 1, ...) */
+};
+
+/* ---- IG_REC_CUDA ---- */
+
+/* What a CUDA record proves (DESIGN.md §3). */
+enum ig_cuda_kind {
+	IG_CU_SUBMIT = 1,	/* first submission on a stream since the
+				 * process's last drain evidence */
+	IG_CU_SYNC_BEGIN,	/* a blocking sync (or sync copy) started */
+	IG_CU_SYNC_END,		/* it returned: drained per api semantics */
+	IG_CU_QUERY_BUSY,	/* query returned CUDA_ERROR_NOT_READY */
+	IG_CU_QUERY_DONE,	/* query returned CUDA_SUCCESS */
+	IG_CU_API,		/* a non-submitting API call, [t_begin, ts] */
+	IG_CU_STREAM_NEW,	/* cuStreamCreate: arg = flags */
+	IG_CU_CTX,		/* context made current/created: arg = device */
+	IG_CU__MAX,
+};
+
+/* Stream keys are normalised in the kernel. */
+#define IG_STREAM_LEGACY	0x1ULL	/* NULL / CU_STREAM_LEGACY */
+#define IG_STREAM_PTD_BIT	(1ULL << 63) /* | tid: per-thread default */
+
+/* flags of struct ig_cuda */
+#define IG_CF_BLOCKED		(1u << 0)	/* the syncing thread slept */
+#define IG_CF_EVENT_ALL		(1u << 1)	/* event proves its stream drained */
+#define IG_CF_EVENT_PARTIAL	(1u << 2)	/* event older than last submit */
+#define IG_CF_PTSZ		(1u << 3)	/* _ptsz/_ptds entry point */
+#define IG_CF_PARTIAL		(1u << 4)	/* work was submitted while the sync
+						 * ran: it proves nothing drained */
+
+struct ig_cuda {
+	struct ig_hdr h;	/* ts: return (end kinds) or entry */
+	__u64 stream;		/* normalised stream key (0: whole ctx) */
+	__u64 handle;		/* event / ctx handle where relevant */
+	__u64 t_begin;		/* entry time of the call (END, API) */
+	__u64 t_wake;		/* last wakeup inside the sync, 0 if none */
+	__u64 last_submit;	/* last submission on the stream before ts */
+	__u64 arg;		/* bytes (copies), flags, device */
+	__u32 kind;		/* enum ig_cuda_kind */
+	__u32 api;		/* enum ig_api */
+	__s32 ret;		/* CUresult for END/QUERY/API kinds */
+	__u32 nsub;		/* submissions on the stream since the
+				 * previous record about that stream */
+	__u32 flags;		/* IG_CF_* */
+	__u32 pad;
+};
+
+/* ---- IG_REC_LIBOPEN ---- */
+struct ig_libopen {
+	struct ig_hdr h;
+	char path[256];
+};
+
+/*
+ * Driver entry points idlegap probes.  The id travels as the uprobe's
+ * attach cookie (low 16 bits) and as ig_cuda.api.  Names live in
+ * user/engine/names.c; the order here is ABI for recordings: append only.
+ */
+enum ig_api {
+	IG_API_NONE = 0,
+	/* launches */
+	IG_API_cuLaunchKernel,
+	IG_API_cuLaunchKernel_ptsz,
+	IG_API_cuLaunchKernelEx,
+	IG_API_cuLaunchKernelEx_ptsz,
+	IG_API_cuLaunchCooperativeKernel,
+	IG_API_cuLaunchCooperativeKernel_ptsz,
+	IG_API_cuGraphLaunch,
+	IG_API_cuGraphLaunch_ptsz,
+	/* async copies / memsets (stream argument) */
+	IG_API_cuMemcpyAsync,
+	IG_API_cuMemcpyAsync_ptsz,
+	IG_API_cuMemcpyHtoDAsync,
+	IG_API_cuMemcpyHtoDAsync_v2,
+	IG_API_cuMemcpyHtoDAsync_v2_ptsz,
+	IG_API_cuMemcpyDtoHAsync,
+	IG_API_cuMemcpyDtoHAsync_v2,
+	IG_API_cuMemcpyDtoHAsync_v2_ptsz,
+	IG_API_cuMemcpyDtoDAsync,
+	IG_API_cuMemcpyDtoDAsync_v2,
+	IG_API_cuMemcpyDtoDAsync_v2_ptsz,
+	IG_API_cuMemcpy2DAsync,
+	IG_API_cuMemcpy2DAsync_v2,
+	IG_API_cuMemcpy2DAsync_v2_ptsz,
+	IG_API_cuMemcpy3DAsync,
+	IG_API_cuMemcpy3DAsync_v2,
+	IG_API_cuMemcpy3DAsync_v2_ptsz,
+	IG_API_cuMemcpyPeerAsync,
+	IG_API_cuMemcpyPeerAsync_ptsz,
+	IG_API_cuMemsetD8Async,
+	IG_API_cuMemsetD8Async_ptsz,
+	IG_API_cuMemsetD16Async,
+	IG_API_cuMemsetD16Async_ptsz,
+	IG_API_cuMemsetD32Async,
+	IG_API_cuMemsetD32Async_ptsz,
+	/* synchronous copies: submission + drained at return (host waits) */
+	IG_API_cuMemcpyHtoD,
+	IG_API_cuMemcpyHtoD_v2,
+	IG_API_cuMemcpyHtoD_v2_ptds,
+	IG_API_cuMemcpyDtoH,
+	IG_API_cuMemcpyDtoH_v2,
+	IG_API_cuMemcpyDtoH_v2_ptds,
+	IG_API_cuMemcpy,
+	IG_API_cuMemcpy_ptds,
+	/* synchronous but host-asynchronous submissions (no drain) */
+	IG_API_cuMemcpyDtoD,
+	IG_API_cuMemcpyDtoD_v2,
+	IG_API_cuMemcpyDtoD_v2_ptds,
+	IG_API_cuMemsetD8,
+	IG_API_cuMemsetD8_v2,
+	IG_API_cuMemsetD8_v2_ptds,
+	IG_API_cuMemsetD16,
+	IG_API_cuMemsetD16_v2,
+	IG_API_cuMemsetD16_v2_ptds,
+	IG_API_cuMemsetD32,
+	IG_API_cuMemsetD32_v2,
+	IG_API_cuMemsetD32_v2_ptds,
+	/* syncs */
+	IG_API_cuStreamSynchronize,
+	IG_API_cuStreamSynchronize_ptsz,
+	IG_API_cuCtxSynchronize,
+	IG_API_cuCtxSynchronize_v2,
+	IG_API_cuEventSynchronize,
+	/* queries */
+	IG_API_cuStreamQuery,
+	IG_API_cuStreamQuery_ptsz,
+	IG_API_cuEventQuery,
+	/* events */
+	IG_API_cuEventRecord,
+	IG_API_cuEventRecord_ptsz,
+	IG_API_cuEventRecordWithFlags,
+	IG_API_cuEventRecordWithFlags_ptsz,
+	/* non-submitting calls timed as cuda_api */
+	IG_API_cuMemAlloc,
+	IG_API_cuMemAlloc_v2,
+	IG_API_cuMemFree,
+	IG_API_cuMemFree_v2,
+	IG_API_cuMemAllocHost,
+	IG_API_cuMemAllocHost_v2,
+	IG_API_cuMemHostAlloc,
+	IG_API_cuMemFreeHost,
+	IG_API_cuMemHostRegister,
+	IG_API_cuMemHostRegister_v2,
+	IG_API_cuMemHostUnregister,
+	IG_API_cuModuleLoadData,
+	IG_API_cuModuleLoadDataEx,
+	IG_API_cuModuleGetFunction,
+	IG_API_cuStreamCreate,
+	IG_API_cuStreamCreateWithPriority,
+	IG_API_cuStreamDestroy,
+	IG_API_cuStreamDestroy_v2,
+	IG_API_cuCtxCreate,
+	IG_API_cuCtxCreate_v2,
+	IG_API_cuCtxCreate_v4,
+	IG_API_cuDevicePrimaryCtxRetain,
+	IG_API_cuCtxSetCurrent,
+	IG_API_cuInit,
+	IG_API__MAX,
+};
+
+/* How the BPF side handles an entry point: cookie bits 16..23. */
+enum ig_api_class {
+	IG_AC_LAUNCH_STACK9 = 1,	/* stream = 9th arg, on the stack */
+	IG_AC_LAUNCH_EX,		/* stream in CUlaunchConfig (arg 1) */
+	IG_AC_STREAM_ARG2,		/* stream = 2nd arg */
+	IG_AC_STREAM_ARG4,
+	IG_AC_STREAM_ARG6,
+	IG_AC_SYNC_COPY,		/* legacy/ptds stream, waits for it */
+	IG_AC_SUBMIT_NOSTREAM,		/* legacy/ptds stream, no wait */
+	IG_AC_STREAM_SYNC,		/* arg1 stream */
+	IG_AC_CTX_SYNC,
+	IG_AC_EVENT_SYNC,		/* arg1 event */
+	IG_AC_STREAM_QUERY,		/* arg1 stream */
+	IG_AC_EVENT_QUERY,		/* arg1 event */
+	IG_AC_EVENT_RECORD,		/* arg1 event, arg2 stream */
+	IG_AC_API,			/* timed, not submitting */
+	IG_AC_STREAM_CREATE,		/* arg1 CUstream *, arg2 flags */
+	IG_AC_CTX_DEVICE,		/* ctx create/retain: device arg */
+};
+
+/* uprobe attach cookie: api id, class, _ptsz/_ptds flag, and for
+ * IG_AC_CTX_DEVICE the 1-based position of the device argument. */
+#define IG_COOKIE(api, cls, ptsz, devarg) \
+	((unsigned long long)(api) | ((unsigned long long)(cls) << 16) | \
+	 ((unsigned long long)(ptsz) << 24) | ((unsigned long long)(devarg) << 25))
+#define IG_COOKIE_API(c)	((unsigned int)((c) & 0xffff))
+#define IG_COOKIE_CLASS(c)	((unsigned int)(((c) >> 16) & 0xff))
+#define IG_COOKIE_PTSZ(c)	((unsigned int)(((c) >> 24) & 1))
+#define IG_COOKIE_DEVARG(c)	((unsigned int)(((c) >> 25) & 7))
+
+/* Kernel-side counters (per-CPU array, summed by user space). */
+enum ig_stat {
+	IG_STAT_EVENTS = 0,	/* records submitted */
+	IG_STAT_DROPS,		/* bpf_ringbuf_reserve failed */
+	IG_STAT_MAP_FULL,	/* a map update failed */
+	IG_STAT_CUDA_HITS,	/* libcuda probe hits, all APIs */
+	IG_STAT_LAUNCHES,	/* submissions absorbed in the kernel */
+	IG_STAT_SWITCHES,	/* tracked context switches seen */
+	IG_STAT_SYSCALLS,	/* tracked syscalls seen */
+	IG_STAT_DROPS_CUDA,	/* drops among CUDA records */
+	IG_STAT__MAX,
+};
+
+/* Map values user space creates when it tracks a process.
+ * A tracked process: every thread of it, and every descendant, is traced. */
+struct ig_proc_state {
+	__u32 epoch;		/* bumped on every drain evidence */
+	__u32 pad;
+	__u64 last_submit_any;	/* last submission on any stream */
+	__u64 ctx_drain_ts;	/* last whole-context drain */
+	__u64 legacy_drain_ts;	/* last drain of legacy + blocking streams */
+};
+
+/* Per tracked thread.  The off-CPU fields describe the interval in
+ * progress: filled at switch-out and by the wakeup, emitted at switch-in. */
+struct ig_thread_state {
+	__u32 tgid;
+	__s32 sc_nr;		/* syscall in progress, -1: none */
+	__u64 sc_arg[3];
+	__u64 fault_addr;	/* last user page fault */
+
+	__u8 off;		/* switched out, record pending */
+	__u8 pad0;
+	__u16 reason;
+	__u16 flags;
+	__u16 pad1;
+	__u32 off_cpu;
+	__u64 t_off;
+	__u64 t_wake;
+	__u64 arg;
+	__u32 waker_tid;
+	__u32 waker_tgid;
+	char waker_comm[IG_COMM_LEN];
+	union {
+		char name[IG_NAME_LEN];
+		struct ig_net_peer peer;
+	} detail;
+
+	/* CUDA call in progress (one level: driver entry points do not
+	 * call each other through their exported symbols). */
+	__u64 cu_begin;		/* 0: none */
+	__u64 cu_obj;		/* stream key or event handle */
+	__u64 cu_arg;		/* pointer argument kept for the return */
+	__u64 cu_wake;		/* last wakeup while blocked inside */
+	__u32 cu_cookie_api;
+	__u16 cu_class;
+	__u8 cu_blocked;
+	__u8 cu_emit;		/* END record wanted */
+};
+
+#endif /* IDLEGAP_H */

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Maps, configuration and small helpers shared by all idlegap programs. */
+#ifndef IG_MAPS_BPF_H
+#define IG_MAPS_BPF_H
+
+#include "idlegap.h"
+
+#define TASK_RUNNING		0x0000
+#define TASK_INTERRUPTIBLE	0x0001
+#define TASK_UNINTERRUPTIBLE	0x0002
+#define __TASK_STOPPED		0x0004
+#define __TASK_TRACED		0x0008
+
+/* Set by user space before load. */
+const volatile __u64 min_offcpu_ns = 0;	/* shorter intervals are not emitted */
+const volatile __u64 min_api_ns = 2000;	/* shorter timed API calls neither */
+const volatile __u64 busy_query_gap_ns = 500000; /* NOT_READY rate limit */
+const volatile bool watch_libcuda_open = true;
+const volatile bool have_find_vma = true;	/* bpf_find_vma() (5.17+) */
+
+struct stream_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 stream;
+};
+
+struct stream_state {
+	__u64 last_submit;
+	__u64 drain_ts;		/* last drain of this stream alone */
+	__u64 busy_emit_ts;	/* last QUERY_BUSY emitted */
+	__u32 emitted_epoch;	/* proc epoch of the last SUBMIT emitted */
+	__u32 nsub;		/* submissions since the last record */
+	__u32 flags;		/* cuStreamCreate flags */
+	__u8 have_epoch;
+	__u8 blocking;		/* known to sync with the legacy stream */
+	__u16 pad;
+};
+
+struct event_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 event;
+};
+
+struct event_state {
+	__u64 stream;
+	__u64 record_ts;
+};
+
+struct bio_state {
+	__u64 t_issue;
+	__u64 sector;
+	__u32 tid;
+	__u32 tgid;
+	__u32 dev;
+	__u32 bytes;
+	__u32 op;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ig_proc_state);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct ig_thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct stream_key);
+	__type(value, struct stream_state);
+} streams SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct event_key);
+	__type(value, struct event_state);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct bio_state);
+} bios SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IG_STAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IG_API__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} api_hits SEC(".maps");
+
+/* Per CPU: interrupt nesting depth, and whether a reserve failed since the
+ * last record this CPU emitted. */
+struct cpu_state {
+	__s32 irq_depth;
+	__u32 lost;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_state);
+} cpus SEC(".maps");
+
+static __always_inline void stat_add(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline struct cpu_state *this_cpu(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpus, &zero);
+}
+
+/* Reserve a record and fill its header; counts the loss when full. */
+static __always_inline void *rec_reserve(__u32 size, __u16 type, __u32 tid,
+					 __u32 tgid, __u64 ts)
+{
+	struct cpu_state *cs = this_cpu();
+	struct ig_hdr *h = bpf_ringbuf_reserve(&rb, size, 0);
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (!h) {
+		stat_add(IG_STAT_DROPS, 1);
+		if (type == IG_REC_CUDA)
+			stat_add(IG_STAT_DROPS_CUDA, 1);
+		if (cs)
+			cs->lost = 1;
+		return NULL;
+	}
+	h->type = type;
+	h->size = size;
+	h->cpu = IG_HDR_CPU(cpu);
+	if (cs && cs->lost) {
+		h->cpu |= IG_HDR_LOST_BEFORE;
+		cs->lost = 0;
+	}
+	h->tid = tid;
+	h->tgid = tgid;
+	h->ts = ts;
+	return h;
+}
+
+static __always_inline void rec_submit(void *rec)
+{
+	stat_add(IG_STAT_EVENTS, 1);
+	bpf_ringbuf_submit(rec, 0);
+}
+
+static __always_inline bool proc_tracked(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&procs, &tgid) != NULL;
+}
+
+/* The state of a thread of a tracked process, created on first use for
+ * threads that existed before attach and were missed by the enumeration. */
+static __always_inline struct ig_thread_state *thread_get(__u32 tid, __u32 tgid)
+{
+	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+	struct ig_thread_state zero = {};
+
+	if (ts || !proc_tracked(tgid))
+		return ts;
+	zero.tgid = tgid;
+	zero.sc_nr = -1;
+	if (bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		stat_add(IG_STAT_MAP_FULL, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+#endif

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Global state, configuration from the environment, fork handling and the
+ * ground-truth trace file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "simgpu.h"
+
+struct sim sim = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.trace_fd = -1,
+};
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A real driver spends this on the calling thread formatting and pushing a
+ * command; spinning (not sleeping) keeps the thread on CPU, as it would be. */
+void burn_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
+void sim_lock(void)
+{
+	pthread_mutex_lock(&sim.lock);
+}
+
+void sim_unlock(void)
+{
+	pthread_mutex_unlock(&sim.lock);
+}
+
+bool sim_ready(void)
+{
+	return __atomic_load_n(&sim.initialized, __ATOMIC_ACQUIRE);
+}
+
+uint64_t copy_ns(size_t bytes)
+{
+	return (uint64_t)((double)bytes * 1e9 / sim.cfg.bw);
+}
+
+static double env_num(const char *name, double def, double min, double max)
+{
+	const char *v = getenv(name);
+	char *end;
+	double d;
+
+	if (!v || !*v)
+		return def;
+	d = strtod(v, &end);
+	if (*end || d < min || d > max) {
+		fprintf(stderr, "simgpu: ignoring %s=%s\n", name, v);
+		return def;
+	}
+	return d;
+}
+
+static void read_config(struct sim_config *c)
+{
+	const char *t = getenv("SIMGPU_TRACE");
+
+	c->bw = env_num("SIMGPU_BW", 12e9, 1e3, 1e15);
+	c->kernel_ns = (uint64_t)env_num("SIMGPU_KERNEL_NS", 100000, 0, 1e12);
+	c->launch_ns = (uint64_t)env_num("SIMGPU_LAUNCH_NS", 4000, 0, 1e9);
+	c->ndev = (int)env_num("SIMGPU_DEVICES", 1, 1, 64);
+	c->stage_bytes = (size_t)env_num("SIMGPU_STAGE_BYTES", 1 << 20,
+					 4096, 1 << 30);
+	c->mem_bytes = (uint64_t)env_num("SIMGPU_MEM", 80e9, 1 << 20, 1e13);
+	snprintf(c->trace, sizeof(c->trace), "%s", t ? t : "");
+}
+
+/* SIMGPU_TRACE with "%p" names one file per process (truncated when
+ * opened); without it every process appends to the same file, which is
+ * safe because each line goes out in a single write(). */
+void trace_open(void)
+{
+	char path[sizeof(sim.cfg.trace) + 32];
+	const char *t = sim.cfg.trace;
+	size_t o = 0;
+	bool per_pid = false;
+	int fd;
+
+	if (!*t)
+		return;
+	for (; *t && o < sizeof(path) - 24; t++) {
+		if (t[0] == '%' && t[1] == 'p') {
+			o += snprintf(path + o, sizeof(path) - o, "%d",
+				      (int)getpid());
+			per_pid = true;
+			t++;
+		} else if (t[0] == '%' && t[1] == '%') {
+			path[o++] = '%';
+			t++;
+		} else {
+			path[o++] = *t;
+		}
+	}
+	path[o] = '\0';
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+		  (per_pid ? O_TRUNC : 0), 0644);
+	if (fd < 0)
+		fprintf(stderr, "simgpu: cannot open trace %s: %s\n", path,
+			strerror(errno));
+	sim.trace_fd = fd;
+}
+
+CUresult sim_init(unsigned int flags)
+{
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if (!sim.initialized) {
+		read_config(&sim.cfg);
+		sim.primary = calloc((size_t)sim.cfg.ndev,
+				     sizeof(*sim.primary));
+		if (!sim.primary) {
+			sim_unlock();
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		trace_open();
+		__atomic_store_n(&sim.initialized, true, __ATOMIC_RELEASE);
+	}
+	sim_unlock();
+	return CUDA_SUCCESS;
+}
+
+static void fork_prepare(void)
+{
+	sim_lock();
+}
+
+static void fork_parent(void)
+{
+	sim_unlock();
+}
+
+/*
+ * The child has only the forking thread: no device threads, and handles
+ * that belong to the parent's contexts.  Forget everything (the memory is
+ * leaked, which is harmless) so the child starts like a fresh process: it
+ * must call cuInit again, and then traces to its own file.
+ */
+static void fork_child(void)
+{
+	pthread_mutex_init(&sim.lock, NULL);
+	if (sim.trace_fd >= 0)
+		close(sim.trace_fd);
+	sim.trace_fd = -1;
+	sim.initialized = false;
+	sim.epoch++;
+	sim.ctxs = NULL;
+	sim.primary = NULL;
+	sim.next_ctx_id = sim.next_stream_id = 0;
+	reg_reset();
+	mem_reset();
+}
+
+__attribute__((constructor)) static void sim_load(void)
+{
+	/* Device threads are the GPU: they must not inherit a CPU pinning
+	 * that the application later gives its own threads. */
+	if (sched_getaffinity(0, sizeof(sim.cpus), &sim.cpus))
+		CPU_ZERO(&sim.cpus);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

@@ -1,0 +1,29 @@
+# TAP helpers for shell tests; source from a tests/*.t script.
+#   need_root; plan N | done_testing; ok COND... -- NAME; is GOT WANT NAME;
+#   skip NAME REASON
+set -u
+IG_TOP=${IG_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+IG=${IG:-$IG_TOP/build/idlegap}
+_n=0
+_failed=0
+TMP=$(mktemp -d /tmp/idlegap-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+plan() { echo "1..$1"; }
+done_testing() { echo "1..$_n"; [ $_failed -eq 0 ]; }
+skip_all() { echo "1..0 # SKIP $*"; echo "SKIP $(basename "$0"): $*" >&2; exit 0; }
+need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
+pass() { _n=$((_n + 1)); echo "ok $_n - $*"; }
+fail() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $*"; }
+# ok NAME -- CMD...: passes when CMD exits 0
+ok() {
+	_name=$1; shift; [ "${1:-}" = "--" ] && shift
+	if "$@"; then pass "$_name"; else fail "$_name"; fi
+}
+is() {
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; echo "#   got: '$1'" ; echo "#  want: '$2'"; fi
+}
+skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; echo "SKIP $1: $2" >&2; }
+diag() { echo "# $*"; }
+# json FILE PYTHON-EXPR: evaluates EXPR with j = the parsed file, prints it
+json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

@@ -1,0 +1,126 @@
+#!/bin/sh
+# The trainsim workloads on the simulated driver: one short run per
+# scenario writes valid ground truth, and tools/truth.py scores synthetic
+# and real traces correctly.  Needs no root.
+. "$(dirname "$0")/lib.sh"
+
+TS=$IG_TOP/build/trainsim
+PY=$IG_TOP/tools/trainsim.py
+TRUTH=$IG_TOP/tools/truth.py
+[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libcuda.so.1" ] || \
+	skip_all "build first: make all"
+
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+export TMPDIR=$TMP		# trainsim's own trace files land here
+unset SIMGPU_TRACE
+DATA="--data $TMP/data --data-mb 4"
+
+# truth.py's arithmetic on synthetic traces and reports.
+out=$("$TRUTH" selftest 2>&1)
+rc=$?
+echo "$out" | grep -v '^ok' | sed 's/^/# /'
+is "$rc" 0 "truth.py selftest"
+
+# check_truth FILE SCENARIO CAUSE STEPS MIN_IDLE MAX_IDLE: the ground truth
+# is complete and the idle share is where the scenario puts it.
+check_truth() {
+	/usr/bin/python3 - "$@" <<'EOF'
+import json, os, sys
+f, scen, cause, steps, lo, hi = sys.argv[1:]
+j = json.load(open(f))
+g = j["gpu"]
+errs = []
+want = None if cause == "none" else cause
+if j["scenario"] != scen: errs.append("scenario %r" % j["scenario"])
+if j["expected_cause"] != want: errs.append("cause %r" % j["expected_cause"])
+if j["steps"] != int(steps): errs.append("steps %r" % j["steps"])
+if not j["simulated"]: errs.append("not simulated")
+if not (g["ops"] > 0 and g["busy_s"] > 0): errs.append("no GPU work")
+if g["span_end_ns"] <= g["span_start_ns"]: errs.append("empty span")
+span = (g["span_end_ns"] - g["span_start_ns"]) / 1e9
+if abs(g["busy_s"] + g["idle_s"] - span) > 1e-5: errs.append("busy+idle != span")
+if not (float(lo) <= g["idle_share"] <= float(hi)):
+    errs.append("idle share %.3f outside [%s, %s]" % (g["idle_share"], lo, hi))
+if not j["trace_files"] or not all(os.path.exists(t) for t in j["trace_files"]):
+    errs.append("trace files %r" % j["trace_files"])
+if j["pids"]["feeder"] <= 0: errs.append("pids")
+for e in errs: print("# " + e)
+sys.exit(1 if errs else 0)
+EOF
+}
+
+# One short run per scenario; the idle bounds are loose on purpose.
+while read -r scen cause args; do
+	f=$TMP/$scen.json
+	"$TS" -s "$scen" $DATA $args -q --truth "$f" 2>"$TMP/err"
+	rc=$?
+	sed 's/^/# /' "$TMP/err"
+	is "$rc" 0 "trainsim $scen runs"
+	steps=$(echo "$args" | sed -n 's/.*-n \([0-9]*\).*/\1/p')
+	if [ "$scen" = healthy ]; then lo=0; hi=0.3; else lo=0.2; hi=1; fi
+	ok "trainsim $scen: ground truth" -- check_truth "$f" "$scen" "$cause" "$steps" $lo $hi
+done <<EOF
+healthy none -n 15
+storage storage -n 20
+pagefault page_fault -n 20
+cpu cpu_starvation -n 15
+lock lock -n 8
+network network -n 15
+launch cuda_api -n 4
+sync_copy cuda_api -n 4 --copy-mb 16
+EOF
+
+# Loader variants: threads and the shared-memory ring, --no-sync, and a
+# per-thread default stream.
+"$TS" -s healthy $DATA -n 10 --threads --queue shm --stream ptds -q \
+	--truth "$TMP/variant.json"
+is "$?" 0 "trainsim: threads + shm queue + per-thread stream"
+ok "trainsim: variant ground truth" -- check_truth "$TMP/variant.json" healthy none 10 0 0.5
+"$TS" -s healthy $DATA -n 10 --no-sync -q --truth "$TMP/nosync.json"
+is "$?" 0 "trainsim: --no-sync"
+is "$(json "$TMP/nosync.json" 'j["gpu"]["idle_share"] < 0.2')" True \
+	"trainsim: --no-sync keeps the GPU fed"
+
+# truth.py agrees with trainsim on the same trace, and scores a report
+# that marks exactly the true gaps as perfect.
+tf=$(json "$TMP/storage.json" 'j["trace_files"][0]')
+is "$("$TRUTH" union "$tf" | /usr/bin/python3 -c 'import json,sys
+u = json.load(sys.stdin); t = json.load(open(sys.argv[1]))["gpu"]
+print(abs(u["busy_s"] - t["busy_s"]) < 1e-6 and abs(u["idle_s"] - t["idle_s"]) < 1e-6)' \
+	"$TMP/storage.json")" True "truth.py union matches trainsim"
+/usr/bin/python3 - "$tf" "$TMP/report.json" <<'EOF'
+import json, sys
+ivs = sorted((int(l.split()[2]), int(l.split()[3])) for l in open(sys.argv[1]))
+gaps, end = [], ivs[0][1]
+for a, b in ivs[1:]:
+    if a > end:
+        gaps.append({"start_ns": end, "end_ns": a, "tid": 1})
+    end = max(end, b)
+json.dump({"gpu": {"gap_list": gaps, "unresolved_list": [],
+                   "span_start_ns": ivs[0][0], "span_end_ns": end}},
+          open(sys.argv[2], "w"))
+EOF
+mkdir -p "$TMP/g" && cp "$tf" "$TMP/g/trace.1"
+"$TRUTH" score --truth "$TMP/g/trace.*" --report "$TMP/report.json" \
+	> "$TMP/score.json"
+is "$?" 0 "truth.py score runs on a glob"
+is "$(json "$TMP/score.json" 'j["precision"] == 1.0 and j["recall"] == 1.0')" \
+	True "truth.py score: exact gaps score 1/1"
+
+# Without --truth, a trace file trainsim chose itself is removed.
+before=$(ls "$TMP" | grep -c '^trainsim-trace\.')
+"$TS" -s healthy $DATA -n 3 -q
+after=$(ls "$TMP" | grep -c '^trainsim-trace\.')
+is "$after" "$before" "trainsim: leaves no stray trace file"
+"$TS" --scenario nope >/dev/null 2>&1
+is "$?" 2 "trainsim: bad usage exits 2"
+
+# The Python variant: GIL contention, and its healthy baseline.
+"$PY" -s gil -n 20 -q --truth "$TMP/gil.json"
+is "$?" 0 "trainsim.py gil runs"
+ok "trainsim.py gil: ground truth" -- check_truth "$TMP/gil.json" gil gil 20 0.2 1
+"$PY" -s healthy -n 10 -q --truth "$TMP/pyhealthy.json"
+is "$?" 0 "trainsim.py healthy runs"
+ok "trainsim.py healthy: ground truth" -- check_truth "$TMP/pyhealthy.json" healthy none 10 0 0.3
+
+done_testing

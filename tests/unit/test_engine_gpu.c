@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The GPU evidence model: known idle, known busy and unresolved time. */
+#include "test_engine_util.h"
+
+#define L	IG_STREAM_LEGACY
+#define SA	0x7f0000001000ULL
+#define SB	0x7f0000002000ULL
+#define EPS	1e-9
+
+static void assert_span(struct json_object *j, double busy_ms, double idle_ms,
+			double unres_ms)
+{
+	assert_near(jd(j, "gpu.busy_s"), S(busy_ms), EPS);
+	assert_near(jd(j, "gpu.idle_s"), S(idle_ms), EPS);
+	assert_near(jd(j, "gpu.unresolved_s"), S(unres_ms), EPS);
+}
+
+static struct json_object *gap(struct json_object *j, size_t i)
+{
+	struct json_object *a = jpath(j, "gpu.gap_list");
+
+	assert_true(i < json_object_array_length(a));
+	return json_object_array_get_idx(a, i);
+}
+
+/* One stream: launches, a blocking sync, host work, launches again. */
+static void test_one_stream(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	/* blocked in the sync 21..30, runnable 30..31 behind "stress" */
+	OFF(&s, .tid = 100, .t_off = 21 * MS, .t_wake = 30 * MS,
+	    .t_on = 31 * MS, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_BITSET | IG_F_IN_CUDA_SYNC, .prev_tid = 555,
+	    .prev_comm = "stress", .cpu = 3);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 18 * MS);
+	CU(&s, .kind = IG_CU_API, .api = IG_API_cuMemAlloc_v2, .tid = 100,
+	   .ts = 45 * MS, .t_begin = 40 * MS);
+	t_submit(&s, 100, 100, 50 * MS, L);
+	t_sync(&s, 100, 100, 60 * MS, 69 * MS, 70 * MS, L, 58 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	/* [10,18] unresolved, [18,30] busy, [30,50] idle, [50,58]
+	 * unresolved, [58,69] busy; the gap open from 69 is left out */
+	assert_span(j, 23, 20, 16);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(j, "gpu.span_start_ns"), 10 * MS);
+	assert_int_equal(ji(j, "gpu.span_end_ns"), 69 * MS);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 30 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 50 * MS);
+	assert_int_equal(ji(gap(j, 0), "tid"), 100);
+	assert_near(jd(j, "duration_s"), 0.1, EPS);
+
+	/* the runnable ms after the wakeup is starvation, by "stress" */
+	assert_near(cause_s(j, "causes", "cpu_starvation"), S(1), EPS);
+	assert_near(detail_s(j, "causes", "cpu_starvation", "process", "comm",
+			     "stress"), S(1), EPS);
+	assert_near(cause_s(j, "causes", "cuda_api"), S(5), EPS);
+	assert_near(detail_s(j, "causes", "cuda_api", "api", "api",
+			     "cuMemAlloc_v2"), S(5), EPS);
+	assert_near(cause_s(j, "causes", "host_compute"), S(14), EPS);
+	/* unresolved spans: the feeder was launching on CPU */
+	assert_near(cause_s(j, "unresolved_causes", "host_compute"), S(16),
+		    EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Idle only while every stream is drained. */
+static void test_two_streams(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_task(&s, 0, 101, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, SA);
+	t_submit(&s, 101, 100, 12 * MS, SB);
+	t_sync(&s, 100, 100, 20 * MS, 29 * MS, 30 * MS, SA, 11 * MS);
+	t_sync(&s, 101, 100, 25 * MS, 39 * MS, 40 * MS, SB, 12 * MS);
+	t_submit(&s, 100, 100, 60 * MS, SA);
+	t_sync(&s, 100, 100, 70 * MS, 79 * MS, 80 * MS, SA, 61 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	/* A drained at 29 while B stayed pending until 39 */
+	assert_span(j, 46, 21, 2);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 39 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 60 * MS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* A drained point (a wakeup) older than another stream's submission that
+ * was already seen: the gap between them is found late, and its feeder is
+ * the other thread. */
+static void test_late_drain(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_task(&s, 0, 101, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, SA);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 35 * MS, SA, 10 * MS);
+	t_submit(&s, 101, 100, 32 * MS, SB);
+	t_sync(&s, 101, 100, 40 * MS, 49 * MS, 50 * MS, SB, 32 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	assert_span(j, 37, 2, 0);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 30 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 32 * MS);
+	assert_int_equal(ji(gap(j, 0), "tid"), 101);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Two processes share device 0; a third uses device 1. */
+static void test_processes_devices(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *devs, *d0, *d1;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "train0");
+	t_task(&s, 0, 200, 200, 1, "train1");
+	t_task(&s, 0, 300, 300, 1, "train2");
+	CU(&s, .kind = IG_CU_CTX, .api = IG_API_cuDevicePrimaryCtxRetain,
+	   .tid = 200, .ts = 1 * MS, .arg = 0);
+	CU(&s, .kind = IG_CU_CTX, .api = IG_API_cuDevicePrimaryCtxRetain,
+	   .tid = 300, .ts = 1 * MS, .arg = 1);
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_submit(&s, 200, 200, 15 * MS, L);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 10 * MS);
+	t_sync(&s, 200, 200, 20 * MS, 40 * MS, 41 * MS, L, 15 * MS);
+	t_submit(&s, 100, 100, 60 * MS, L);
+	t_sync(&s, 100, 100, 61 * MS, 70 * MS, 71 * MS, L, 60 * MS);
+
+	t_submit(&s, 300, 300, 20 * MS, L);
+	t_sync(&s, 300, 300, 21 * MS, 25 * MS, 26 * MS, L, 20 * MS);
+	t_submit(&s, 300, 300, 50 * MS, L);
+	t_sync(&s, 300, 300, 51 * MS, 55 * MS, 56 * MS, L, 50 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	devs = jpath(j, "gpu.devices");
+	assert_int_equal(json_object_array_length(devs), 2);
+	d0 = json_object_array_get_idx(devs, 0);
+	d1 = json_object_array_get_idx(devs, 1);
+	assert_int_equal(ji(d0, "device"), 0);
+	assert_int_equal(ji(d1, "device"), 1);
+	/* device 0 is idle only after both processes drained (40) */
+	assert_near(jd(d0, "busy_s"), S(40), EPS);
+	assert_near(jd(d0, "idle_s"), S(20), EPS);
+	assert_near(jd(d0, "unresolved_s"), 0, EPS);
+	assert_near(jd(d1, "busy_s"), S(10), EPS);
+	assert_near(jd(d1, "idle_s"), S(25), EPS);
+	assert_int_equal(ji(d0, "gaps"), 1);
+	assert_int_equal(ji(d1, "gaps"), 1);
+	assert_span(j, 50, 45, 0);
+	assert_int_equal(ji(j, "gpu.gaps"), 2);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* A synchronous copy is unresolved while it runs, never busy. */
+static void test_sync_copy(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	CU(&s, .kind = IG_CU_SYNC_BEGIN, .api = IG_API_cuMemcpyHtoD_v2,
+	   .tid = 100, .ts = 10 * MS, .stream = L, .nsub = 1);
+	CU(&s, .kind = IG_CU_SYNC_END, .api = IG_API_cuMemcpyHtoD_v2,
+	   .tid = 100, .ts = 30 * MS, .stream = L, .t_begin = 10 * MS,
+	   .t_wake = 29 * MS, .last_submit = 10 * MS, .flags = IG_CF_BLOCKED);
+	t_submit(&s, 100, 100, 40 * MS, L);
+	t_sync(&s, 100, 100, 41 * MS, 50 * MS, 51 * MS, L, 40 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	assert_span(j, 10, 11, 19);
+	/* the gap starts inside the copy call, after its last wakeup */
+	assert_near(cause_s(j, "causes", "cuda_api"), S(1), EPS);
+	assert_near(detail_s(j, "causes", "cuda_api", "api", "api",
+			     "cuMemcpyHtoD_v2"), S(1), EPS);
+	assert_near(cause_s(j, "causes", "host_compute"), S(10), EPS);
+	assert_int_equal(ji(j, "gpu.submissions"), 2);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* A stream nobody synchronises keeps the device from ever being idle. */
+static void test_never_synced(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	uint64_t i;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	CU(&s, .kind = IG_CU_STREAM_NEW, .api = IG_API_cuStreamCreate,
+	   .tid = 100, .ts = 5 * MS, .stream = SA, .arg = 1);
+	t_submit(&s, 100, 100, 10 * MS, SA);
+	for (i = 0; i < 5; i++) {
+		uint64_t b = 20 * MS + i * 20 * MS;
+
+		t_submit(&s, 100, 100, b, L);
+		t_sync(&s, 100, 100, b + 5 * MS, b + 10 * MS, b + 11 * MS, L,
+		       b);
+	}
+	t_end(&s, 200 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	/* legacy syncs do not drain a non-blocking stream */
+	assert_span(j, 50, 0, 51);
+	assert_int_equal(ji(j, "gpu.gaps"), 0);
+	assert_int_equal(json_object_array_length(jpath(j, "causes")), 0);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+
+	/* only submissions, never a sync: all unresolved */
+	e = new_engine(0, 0);
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_submit(&s, 100, 100, 20 * MS, L);
+	t_submit(&s, 100, 100, 30 * MS, L);
+	t_end(&s, 200 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_span(j, 0, 0, 20);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* NOT_READY proves busy since the last submission; SUCCESS drains. */
+static void test_queries(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	CU(&s, .kind = IG_CU_QUERY_BUSY, .api = IG_API_cuStreamQuery,
+	   .tid = 100, .ts = 20 * MS, .stream = L, .last_submit = 15 * MS,
+	   .ret = 600);
+	CU(&s, .kind = IG_CU_QUERY_DONE, .api = IG_API_cuStreamQuery,
+	   .tid = 100, .ts = 25 * MS, .stream = L, .last_submit = 15 * MS);
+	t_submit(&s, 100, 100, 40 * MS, L);
+	CU(&s, .kind = IG_CU_QUERY_DONE, .api = IG_API_cuStreamQuery,
+	   .tid = 100, .ts = 45 * MS, .stream = L, .last_submit = 40 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	assert_span(j, 5, 15, 15);
+	assert_int_equal(ji(j, "gpu.span_end_ns"), 45 * MS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+static void event_sync(struct tstream *s, unsigned int evflag)
+{
+	t_meta(s, 0);
+	t_task(s, 0, 100, 100, 1, "python3");
+	t_submit(s, 100, 100, 10 * MS, L);
+	CU(s, .kind = IG_CU_SYNC_BEGIN, .api = IG_API_cuEventSynchronize,
+	   .tid = 100, .ts = 20 * MS, .stream = L);
+	CU(s, .kind = IG_CU_SYNC_END, .api = IG_API_cuEventSynchronize,
+	   .tid = 100, .ts = 30 * MS, .stream = L, .t_begin = 20 * MS,
+	   .t_wake = 29 * MS, .last_submit = 10 * MS,
+	   .flags = IG_CF_BLOCKED | evflag);
+	t_submit(s, 100, 100, 40 * MS, L);
+	CU(s, .kind = IG_CU_SYNC_BEGIN, .api = IG_API_cuCtxSynchronize,
+	   .tid = 100, .ts = 50 * MS);
+	CU(s, .kind = IG_CU_SYNC_END, .api = IG_API_cuCtxSynchronize,
+	   .tid = 100, .ts = 60 * MS, .t_begin = 50 * MS, .t_wake = 59 * MS,
+	   .last_submit = 40 * MS, .flags = IG_CF_BLOCKED);
+	t_submit(s, 100, 100, 70 * MS, L);
+	t_sync(s, 100, 100, 71 * MS, 80 * MS, 81 * MS, L, 70 * MS);
+	t_end(s, 100 * MS);
+}
+
+/* An event older than the last submission proves nothing drained. */
+static void test_event_sync(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	event_sync(&s, IG_CF_EVENT_PARTIAL);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_span(j, 29, 11, 30);
+	json_object_put(j);
+	ig_engine_free(e);
+
+	e = new_engine(0, 0);
+	event_sync(&s, IG_CF_EVENT_ALL);
+	ts_feed(&s, e);
+	j = report(e);
+	/* now [29,40] is a second gap and [10,29] busy */
+	assert_span(j, 48, 22, 0);
+	assert_int_equal(ji(j, "gpu.gaps"), 2);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Work submitted after the sync's drained point (no SUBMIT seen for it):
+ * nothing is proven idle. */
+static void test_submit_after_drain(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 35 * MS, L, 32 * MS);
+	t_submit(&s, 100, 100, 50 * MS, L);
+	t_sync(&s, 100, 100, 55 * MS, 60 * MS, 61 * MS, L, 50 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_span(j, 10, 0, 40);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Another thread queues work while the sync waits: the sync proves only
+ * what was queued when it was called. */
+static void test_submit_during_sync(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_task(&s, 0, 101, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, SA);
+	t_submit(&s, 101, 100, 25 * MS, SA);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, SA, 25 * MS);
+	t_sync(&s, 100, 100, 40 * MS, 45 * MS, 46 * MS, SA, 25 * MS);
+	t_submit(&s, 100, 100, 60 * MS, SA);
+	t_sync(&s, 100, 100, 61 * MS, 70 * MS, 71 * MS, SA, 60 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 45 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 60 * MS);
+	/* still busy from the late submission to each wakeup */
+	assert_span(j, 30, 15, 15);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* A process that exits takes its queues with it. */
+static void test_process_exit(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "train");
+	t_task(&s, 0, 200, 200, 1, "helper");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_submit(&s, 200, 200, 12 * MS, L);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 10 * MS);
+	t_proc(&s, 50 * MS, IG_PROC_GROUP_EXIT, 200, 200, 0, NULL);
+	t_submit(&s, 100, 100, 70 * MS, L);
+	t_sync(&s, 100, 100, 71 * MS, 80 * MS, 81 * MS, L, 70 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 50 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 70 * MS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Evidence lost in a range: no idle time is proven there. */
+static void test_marked_loss(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 10 * MS);
+	ts_feed(&s, e);
+	/* records from 40 to 45 ms may be missing */
+	ig_gpu_mark_lost(e, 40 * MS, 45 * MS);
+	t_submit(&s, 100, 100, 60 * MS, L);
+	t_sync(&s, 100, 100, 61 * MS, 70 * MS, 71 * MS, L, 60 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	/* [30,40] and [45,60] idle, [40,45] unresolved */
+	assert_span(j, 30, 25, 5);
+	assert_int_equal(ji(j, "gpu.gaps"), 2);
+	assert_true(json_object_get_boolean(jpath(j, "gpu.evidence_lost")));
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_stream),
+		cmocka_unit_test(test_two_streams),
+		cmocka_unit_test(test_late_drain),
+		cmocka_unit_test(test_processes_devices),
+		cmocka_unit_test(test_sync_copy),
+		cmocka_unit_test(test_never_synced),
+		cmocka_unit_test(test_queries),
+		cmocka_unit_test(test_event_sync),
+		cmocka_unit_test(test_submit_after_drain),
+		cmocka_unit_test(test_submit_during_sync),
+		cmocka_unit_test(test_process_exit),
+		cmocka_unit_test(test_marked_loss),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Bounded memory on long runs, and feed throughput. */
+#include <time.h>
+#include "test_engine_util.h"
+
+#define L	IG_STREAM_LEGACY
+
+static struct ig_engine *window_engine(double window_s)
+{
+	struct ig_engine_opts o = { .sz = sizeof(o), .window_s = window_s };
+	struct ig_engine *e = ig_engine_new(&o);
+
+	assert_non_null(e);
+	return e;
+}
+
+static void feed_task(struct ig_engine *e, uint32_t tid, uint32_t tgid)
+{
+	struct ig_task t = { 0 };
+
+	t.h.type = IG_REC_TASK;
+	t.h.size = sizeof(t);
+	t.h.tid = tid;
+	t.h.tgid = tgid;
+	snprintf(t.comm, sizeof(t.comm), "t%u", tid);
+	ig_engine_feed(e, &t.h);
+}
+
+static void feed_off(struct ig_engine *e, uint32_t tid, uint64_t t_off,
+		     uint64_t t_wake, uint64_t t_on, unsigned int reason,
+		     uint32_t waker)
+{
+	struct ig_offcpu o = { 0 };
+
+	o.h.type = IG_REC_OFFCPU;
+	o.h.size = sizeof(o);
+	o.h.tid = tid;
+	o.h.tgid = 100;
+	o.h.ts = t_on;
+	o.t_off = t_off;
+	o.t_wake = t_wake;
+	o.reason = (uint16_t)reason;
+	o.waker_tid = waker;
+	o.waker_tgid = waker ? 100 : 0;
+	ig_engine_feed(e, &o.h);
+}
+
+static void feed_cu(struct ig_engine *e, unsigned int kind, uint32_t tid,
+		    uint64_t ts, uint64_t stream, uint64_t t_wake,
+		    uint64_t last)
+{
+	struct ig_cuda c = { 0 };
+
+	c.h.type = IG_REC_CUDA;
+	c.h.size = sizeof(c);
+	c.h.tid = tid;
+	c.h.tgid = 100;
+	c.h.ts = ts;
+	c.kind = kind;
+	c.stream = stream;
+	c.api = kind == IG_CU_SUBMIT ? IG_API_cuLaunchKernel :
+					IG_API_cuStreamSynchronize;
+	c.t_begin = ts - 1 * US;
+	c.t_wake = t_wake;
+	c.last_submit = last;
+	c.flags = t_wake ? IG_CF_BLOCKED : 0;
+	c.nsub = 1;
+	ig_engine_feed(e, &c.h);
+}
+
+/* A training loop for 120 s with a 1 s window: what is retained stays
+ * small, the report is complete. */
+static void test_training_loop_bounded(void **state)
+{
+	struct ig_engine *e = window_engine(1.0);
+	struct ig_engine_mem m;
+	uint64_t t = 1 * MS, max_iv = 0, max_bytes = 0, i;
+	struct json_object *j;
+
+	(void)state;
+	feed_task(e, 100, 100);
+	feed_task(e, 101, 100);
+	for (i = 0, t = 10 * MS; i < 12000; i++, t += 10 * MS) {
+		/* main launches and syncs, then waits on the queue the
+		 * worker fills after a read */
+		feed_cu(e, IG_CU_SUBMIT, 100, t, L, 0, 0);
+		feed_off(e, 100, t + 1 * MS, t + 4 * MS, t + 4 * MS,
+			 IG_R_FUTEX, 0);
+		feed_cu(e, IG_CU_SYNC_END, 100, t + 4 * MS + 10 * US, L,
+			t + 4 * MS, t + 500 * US);
+		feed_off(e, 101, t + 2 * MS, t + 8 * MS, t + 8 * MS,
+			 IG_R_STORAGE, 0);
+		feed_off(e, 100, t + 5 * MS, t + 9 * MS, t + 9 * MS,
+			 IG_R_PIPE, 101);
+		if (i % 1000 == 999) {
+			ig_engine_mem(e, &m);
+			if (m.intervals > max_iv)
+				max_iv = m.intervals;
+			if (m.bytes > max_bytes)
+				max_bytes = m.bytes;
+		}
+	}
+	print_message("# retained intervals max %llu, heap max %llu KiB\n",
+		      (unsigned long long)max_iv,
+		      (unsigned long long)max_bytes / 1024);
+	/* 3 intervals per 10 ms, at most a 1 s window of them */
+	assert_true(max_iv <= 400);
+	assert_true(max_bytes < 4 * 1024 * 1024);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 11999);
+	/* each gap: 4.01 .. 10 ms after the drain at t+4 */
+	assert_true(fabs(jd(j, "gpu.idle_s") - 11999 * 0.006) < 0.001);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
+/* The device idle for a long time (an open gap): history is still cut at
+ * the window. */
+static void test_open_gap_window(void **state)
+{
+	struct ig_engine *e = window_engine(0.5);
+	struct ig_engine_mem m;
+	uint64_t t, i;
+	struct json_object *j;
+
+	(void)state;
+	feed_task(e, 100, 100);
+	feed_cu(e, IG_CU_SUBMIT, 100, 1 * MS, L, 0, 0);
+	feed_cu(e, IG_CU_SYNC_END, 100, 3 * MS, L, 2 * MS, 1 * MS);
+	t = 4 * MS;
+	for (i = 0; i < 30000; i++, t += 1 * MS)
+		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP,
+			 0);
+	ig_engine_mem(e, &m);
+	assert_true(m.intervals <= 700);
+	/* the gap closes 30 s later: the part beyond the window is
+	 * unknown, the rest attributed */
+	feed_cu(e, IG_CU_SUBMIT, 100, t + 1 * MS, L, 0, 0);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_true(detail_s(j, "causes", "unknown", "why", "why",
+			     "history older than the window") > 29.0);
+	assert_true(cause_s(j, "causes", "sleep") > 0.2);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
+/* Thousands of short-lived threads: the table does not keep them. */
+static void test_thread_churn(void **state)
+{
+	struct ig_engine *e = window_engine(0.1);
+	struct ig_engine_mem m;
+	struct ig_proc p = { 0 };
+	uint64_t t = 1 * MS;
+	uint32_t i;
+
+	(void)state;
+	feed_task(e, 100, 100);
+	p.h.type = IG_REC_PROC;
+	p.h.size = sizeof(p);
+	for (i = 0; i < 20000; i++, t += 1 * MS) {
+		p.h.tid = 1000 + i;
+		p.h.tgid = 100;
+		p.h.ts = t;
+		p.kind = IG_PROC_THREAD;
+		ig_engine_feed(e, &p.h);
+		feed_off(e, 1000 + i, t + 100 * US, t + 200 * US,
+			 t + 300 * US, IG_R_FUTEX, 0);
+		p.h.ts = t + 400 * US;
+		p.kind = IG_PROC_EXIT;
+		ig_engine_feed(e, &p.h);
+	}
+	ig_engine_mem(e, &m);
+	print_message("# threads retained %llu\n",
+		      (unsigned long long)m.threads);
+	assert_true(m.threads < 500);
+	ig_engine_free(e);
+}
+
+/* A stream that never drains pins the watermark; evidence from other
+ * streams must still not pile up. */
+static void test_stuck_stream_bounded(void **state)
+{
+	struct ig_engine *e = window_engine(1.0);
+	struct ig_engine_mem m;
+	uint64_t t = 10 * MS, i;
+	struct json_object *j;
+
+	(void)state;
+	feed_task(e, 100, 100);
+	feed_cu(e, IG_CU_SUBMIT, 100, 5 * MS, 0x5000, 0, 0);
+	for (i = 0; i < 20000; i++, t += 1 * MS) {
+		feed_cu(e, IG_CU_SUBMIT, 100, t, L, 0, 0);
+		feed_cu(e, IG_CU_SYNC_END, 100, t + 600 * US, L, t + 500 * US,
+			t);
+	}
+	ig_engine_mem(e, &m);
+	assert_true(m.closed <= IG_DEV_CLOSED_CAP + 1);
+	j = report(e);
+	assert_near(jd(j, "gpu.idle_s"), 0, 1e-12);
+	assert_near(jd(j, "gpu.busy_s"), 20000 * 0.0005, 1e-6);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A typical mix: mostly off-CPU intervals of a few threads, CUDA
+ * evidence every few records, some block IO. */
+static void test_throughput(void **state)
+{
+	struct ig_engine *e = window_engine(0);
+	struct ig_offcpu o = { 0 };
+	struct ig_bio b = { 0 };
+	uint64_t t = 1 * MS, n = 0, i;
+	double t0, dt;
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < 8; k++)
+		feed_task(e, 100 + k, 100);
+	o.h.type = IG_REC_OFFCPU;
+	o.h.size = sizeof(o);
+	o.h.tgid = 100;
+	o.reason = IG_R_FUTEX;
+	o.flags = IG_F_FUTEX_BITSET;
+	b.h.type = IG_REC_BIO;
+	b.h.size = sizeof(b);
+	b.h.tid = 101;
+	b.h.tgid = 100;
+	t0 = now_s();
+	for (i = 0; i < 200000; i++) {
+		/* 10 µs per step: 8 intervals, 1 bio, 1 cuda record */
+		for (k = 0; k < 8; k++) {
+			o.h.tid = 100 + k;
+			o.h.ts = t + k * 1000;
+			o.t_off = t - 5000 + k * 1000;
+			o.t_wake = o.h.ts - 200;
+			o.waker_tid = 100 + (k + 1) % 8;
+			ig_engine_feed(e, &o.h);
+		}
+		b.h.ts = t + 8500;
+		b.t_issue = t;
+		ig_engine_feed(e, &b.h);
+		if (i % 2)
+			feed_cu(e, IG_CU_SUBMIT, 100, t + 9000, L, 0, 0);
+		else
+			feed_cu(e, IG_CU_SYNC_END, 100, t + 9000, L, t + 8900,
+				t + 100);
+		n += 10;
+		t += 10 * US;
+	}
+	dt = now_s() - t0;
+	print_message("# feed: %.2f M records/s (%llu records)\n",
+		      n / dt / 1e6, (unsigned long long)n);
+	/* loose: the unit test must not be flaky on a loaded machine */
+	assert_true(n / dt > 300000);
+	ig_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_training_loop_bounded),
+		cmocka_unit_test(test_open_gap_window),
+		cmocka_unit_test(test_thread_churn),
+		cmocka_unit_test(test_stuck_stream_bounded),
+		cmocka_unit_test(test_throughput),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

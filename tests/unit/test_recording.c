@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Recording format round trip, truncated and corrupt files, reordering. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "recording.h"
+#include "reorder.h"
+
+static char path[64];
+
+static void make_path(void)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/ig-rec-test.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+struct collected {
+	size_t n;
+	__u16 types[64];
+	__u64 ts[64];
+};
+
+static int collect(const struct ig_hdr *rec, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (c->n < 64) {
+		c->types[c->n] = rec->type;
+		c->ts[c->n] = rec->ts;
+	}
+	c->n++;
+	return 0;
+}
+
+/* META, 3 OFFCPU, a record of a type from the future, END. */
+static void write_sample(const char *p)
+{
+	struct ig_rec_writer *w = ig_rec_writer_open(p);
+	struct ig_meta m = { .h = { IG_REC_META, sizeof(m), 0, 0, 0, 100 },
+			     .version = IG_FORMAT_VERSION };
+	struct ig_offcpu o = { .h = { IG_REC_OFFCPU, sizeof(o), 0, 7, 7, 0 } };
+	struct { struct ig_hdr h; __u64 x; } future = { { 0x1ff, sizeof(future), 0, 0, 0, 150 }, 1 };
+	struct ig_end e = { .h = { IG_REC_END, sizeof(e), 0, 0, 0, 400 } };
+	int i;
+
+	assert_non_null(w);
+	assert_int_equal(ig_rec_writer_put(w, &m.h), 0);
+	for (i = 0; i < 3; i++) {
+		o.h.ts = 200 + i;
+		o.t_off = 190 + i;
+		assert_int_equal(ig_rec_writer_put(w, &o.h), 0);
+	}
+	assert_int_equal(ig_rec_writer_put(w, &future.h), 0);
+	assert_int_equal(ig_rec_writer_put(w, &e.h), 0);
+	assert_int_equal(ig_rec_writer_close(w), 0);
+}
+
+static long file_size(const char *p)
+{
+	FILE *f = fopen(p, "rb");
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fclose(f);
+	return n;
+}
+
+static void round_trip(void **state)
+{
+	struct ig_read_result res;
+	struct collected c = {};
+
+	(void)state;
+	make_path();
+	write_sample(path);
+	assert_int_equal(ig_recording_read(path, false, collect, &c, &res), 0);
+	assert_true(res.complete);
+	assert_int_equal(res.records, 6);	/* the future record counted... */
+	assert_int_equal(c.n, 5);		/* ...but not delivered */
+	assert_int_equal(c.types[0], IG_REC_META);
+	assert_int_equal(c.types[1], IG_REC_OFFCPU);
+	assert_int_equal(c.ts[3], 202);
+	assert_int_equal(c.types[4], IG_REC_END);
+	unlink(path);
+}
+
+static void truncated_rejected(void **state)
+{
+	struct ig_read_result res;
+	long full, cut;
+
+	(void)state;
+	make_path();
+	write_sample(path);
+	full = file_size(path);
+	/* every cut point: inside a header, inside a record, before END */
+	for (cut = full - 1; cut > (long)sizeof(struct ig_file_header); cut -= 13) {
+		struct collected c = {};
+
+		assert_int_equal(truncate(path, cut), 0);
+		assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+		assert_false(res.complete);
+		assert_non_null(strstr(res.error, "truncated"));
+		/* --partial: what was there is delivered, nothing more */
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(ig_recording_read(path, true, collect, &c, &res), 0);
+		assert_false(res.complete);
+		assert_true(c.n <= 5);
+		write_sample(path);
+	}
+	unlink(path);
+}
+
+static void write_raw(const char *p, const void *buf, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, n, f), n);
+	fclose(f);
+}
+
+static void corrupt_rejected(void **state)
+{
+	struct ig_file_header fh = { .magic = IG_FILE_MAGIC, .version = IG_FORMAT_VERSION,
+				     .header_size = sizeof(fh), .byte_order = IG_BYTE_ORDER };
+	unsigned char buf[sizeof(fh) + sizeof(struct ig_meta)] = {};
+	struct ig_hdr bad = { .type = IG_REC_META, .size = 8 };
+	struct ig_read_result res;
+	struct collected c = {};
+
+	(void)state;
+	make_path();
+	write_raw(path, "hello, world, this is not a recording", 37);
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "not an idlegap recording"));
+
+	write_raw(path, "", 0);
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+
+	fh.version = IG_FORMAT_VERSION + 1;
+	memcpy(buf, &fh, sizeof(fh));
+	write_raw(path, buf, sizeof(buf));
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "version"));
+
+	fh.version = IG_FORMAT_VERSION;
+	memcpy(buf, &fh, sizeof(fh));
+	memcpy(buf + sizeof(fh), &bad, sizeof(bad));	/* size < header */
+	write_raw(path, buf, sizeof(buf));
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "corrupt"));
+
+	/* a known type shorter than its struct */
+	bad.size = sizeof(struct ig_hdr) + 8;
+	memcpy(buf + sizeof(fh), &bad, sizeof(bad));
+	write_raw(path, buf, sizeof(buf));
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "corrupt"));
+
+	assert_true(ig_recording_read("/nonexistent/x", false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "No such file"));
+	unlink(path);
+}
+
+struct order {
+	__u64 last;
+	size_t n;
+	bool sorted;
+};
+
+static void check_order(const struct ig_hdr *rec, void *ctx)
+{
+	struct order *o = ctx;
+
+	if (rec->ts < o->last)
+		o->sorted = false;
+	o->last = rec->ts;
+	o->n++;
+}
+
+static void reorder_sorts(void **state)
+{
+	struct order o = { .sorted = true };
+	struct ig_reorder *r = ig_reorder_new(1000, check_order, &o);
+	struct ig_hdr h = { .type = IG_REC_OFFCPU, .size = sizeof(h) };
+	int i;
+
+	(void)state;
+	assert_non_null(r);
+	/* two CPUs interleaving with a skew below the window */
+	for (i = 0; i < 100000; i++) {
+		h.ts = 10000 + (__u64)i * 10 + (i % 2 ? 0 : 500);
+		assert_int_equal(ig_reorder_push(r, &h), 0);
+	}
+	ig_reorder_flush(r);
+	assert_int_equal(o.n, 100000);
+	assert_true(o.sorted);
+	assert_int_equal(ig_reorder_late(r), 0);
+	/* older than what was released: counted, delivered in order */
+	h.ts = 5;
+	assert_int_equal(ig_reorder_push(r, &h), 0);
+	ig_reorder_flush(r);
+	assert_true(o.sorted);
+	assert_int_equal(ig_reorder_late(r), 1);
+	ig_reorder_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(round_trip),
+		cmocka_unit_test(truncated_rejected),
+		cmocka_unit_test(corrupt_rejected),
+		cmocka_unit_test(reorder_sorts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

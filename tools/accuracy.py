@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""idlegap against ground truth: runs trainsim scenarios under `idlegap run`
+on the simulated driver and scores the report against the simulator's
+trace.
+
+USAGE
+    accuracy.py [--seconds S] [--json] [--keep DIR] SCENARIO[:ARGS]...
+        SCENARIO is a trainsim scenario (`gil` runs tools/trainsim.py);
+        ARGS are extra trainsim arguments separated by commas, e.g.
+        `healthy:--no-sync`.  Prints one row per scenario, or JSON.
+
+Per scenario: precision and recall of the known idle gaps (tools/truth.py),
+the true dominant cause, idlegap's first cause and its share of known
+idle time, the shares' sum, and the idle / unresolved split.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+import truth  # noqa: E402
+
+IDLEGAP = os.path.join(TOP, "build", "idlegap")
+TRAINSIM = os.path.join(TOP, "build", "trainsim")
+TRAINSIM_PY = os.path.join(TOP, "tools", "trainsim.py")
+SIMGPU = os.path.join(TOP, "build", "simgpu")
+
+
+def workload_cmd(scenario, extra, seconds, tmp, truth_path):
+    data = ["--data", os.path.join(tmp, "data")]
+    if scenario == "gil":
+        cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", "gil"]
+        data = []
+    else:
+        cmd = [TRAINSIM, "-s", scenario]
+    if seconds:
+        cmd += ["-t", str(seconds)]
+    return cmd + data + ["-q", "--truth", truth_path] + extra
+
+
+def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=()):
+    """Runs one scenario under idlegap; returns the scores as a dict."""
+    tmp = keep or tempfile.mkdtemp(prefix="idlegap-acc.")
+    os.makedirs(tmp, exist_ok=True)
+    truth_path = os.path.join(tmp, "truth.json")
+    report_path = os.path.join(tmp, "idlegap.json")
+    env = dict(os.environ, LD_LIBRARY_PATH=SIMGPU,
+               SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp)
+    cmd = [IDLEGAP, "run", "-q", "--gaps", "-1", "--json", report_path,
+           *idlegap_args, "--"] + workload_cmd(scenario, list(extra), seconds,
+                                               tmp, truth_path)
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+        if p.returncode:
+            raise RuntimeError("%s: exit %d: %s" % (scenario, p.returncode,
+                                                   p.stderr.strip()))
+        with open(truth_path) as f:
+            tj = json.load(f)
+        with open(report_path) as f:
+            rj = json.load(f)
+        return score(scenario, extra, tj, rj)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def score(scenario, extra, tj, rj):
+    _, ivs = truth.read_traces(tj["trace_files"])
+    s = truth.score(ivs, rj)
+    gpu = rj["gpu"]
+    causes = rj.get("causes") or []
+    unres = rj.get("unresolved_causes") or []
+    span = (gpu["busy_s"] + gpu["idle_s"] + gpu["unresolved_s"]) or 1.0
+    s.update(
+        scenario=scenario + ("" if not extra else " " + " ".join(extra)),
+        expected=tj.get("expected_cause"),
+        true_idle_share=tj["gpu"]["idle_share"],
+        wall_s=tj.get("wall_s"),
+        first_cause=causes[0]["cause"] if causes else None,
+        first_share=causes[0]["share"] if causes else None,
+        shares_sum=sum(c["share"] for c in causes),
+        causes={c["cause"]: c["share"] for c in causes},
+        unresolved_first=unres[0]["cause"] if unres else None,
+        idle_share=gpu["idle_s"] / span,
+        unresolved_share=gpu["unresolved_s"] / span,
+        idle_of_wall=gpu["idle_s"] / rj["duration_s"] if rj["duration_s"] else 0,
+        dropped=rj["events"]["dropped"],
+    )
+    return s
+
+
+def fmt(v, spec="%.3f"):
+    return "-" if v is None else spec % v
+
+
+def table(rows, out=sys.stdout):
+    out.write("%-22s %6s %6s %5s %5s %-14s %-14s %5s\n" % (
+        "scenario", "prec", "recall", "idle", "unres", "true cause",
+        "idlegap first", "share"))
+    for r in rows:
+        out.write("%-22s %6s %6s %5s %5s %-14s %-14s %5s\n" % (
+            r["scenario"][:22], fmt(r["precision"]), fmt(r["recall"]),
+            fmt(r["idle_share"], "%.2f"), fmt(r["unresolved_share"], "%.2f"),
+            r["expected"] or "none", r["first_cause"] or "-",
+            fmt(r["first_share"], "%.2f")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("scenarios", nargs="+")
+    ap.add_argument("--seconds", type=float)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", metavar="DIR")
+    a = ap.parse_args()
+    rows = []
+    for spec in a.scenarios:
+        name, _, args = spec.partition(":")
+        extra = [x for x in args.split(",") if x]
+        keep = os.path.join(a.keep, name) if a.keep else None
+        rows.append(run(name, extra, a.seconds, keep))
+    if a.json:
+        json.dump(rows, sys.stdout, indent=1)
+        print()
+    else:
+        table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""trainsim.py: a Python training loop whose feeder fights for the GIL.
+
+The feeder (main thread) drives the CUDA driver API through ctypes, like a
+framework's Python front end: per step one pinned host-to-device copy, K
+kernels of D microseconds, and a stream synchronize (loss.item()).  ctypes
+releases the GIL around every foreign call, so after each call the feeder
+must take it back from the --threads threads that run pure-Python code.
+
+Scenarios:
+  gil      GIL-holding threads starve the feeder (expected cause: gil)
+  healthy  no other threads; GPU-bound
+
+Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
+GPU.  Prints a summary; --truth writes the same ground-truth JSON as
+build/trainsim.  Needs only /usr/bin/python3.
+
+EXAMPLES
+    LD_LIBRARY_PATH=build/simgpu tools/trainsim.py --truth t.json
+    tools/trainsim.py -s healthy -n 100 -k 4 -d 1000
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PTX_PATH = os.path.join(HERE, "..", "workload", "spin.ptx")
+
+CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
+SCENARIOS = {
+    # name: (expected cause, GIL threads, kernels, kernel_us, steps)
+    "gil": ("gil", 1, 4, 500, 200),
+    "healthy": (None, 0, 8, 2000, 300),
+}
+
+c_ptr = ctypes.c_void_p
+c_u64 = ctypes.c_uint64
+CUresult = ctypes.c_int
+
+
+def mono_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+class CudaError(Exception):
+    pass
+
+
+class Driver:
+    """The few driver entry points the loop uses, by their versioned
+    names, loaded from whatever libcuda.so.1 the loader finds."""
+
+    SIGS = {
+        "cuInit": [ctypes.c_uint],
+        "cuDeviceGet": [ctypes.POINTER(ctypes.c_int), ctypes.c_int],
+        "cuDeviceGetName": [ctypes.c_char_p, ctypes.c_int, ctypes.c_int],
+        "cuDevicePrimaryCtxRetain": [ctypes.POINTER(c_ptr), ctypes.c_int],
+        "cuDevicePrimaryCtxRelease_v2": [ctypes.c_int],
+        "cuCtxSetCurrent": [c_ptr],
+        "cuCtxSynchronize": [],
+        "cuModuleLoadData": [ctypes.POINTER(c_ptr), ctypes.c_char_p],
+        "cuModuleGetFunction": [ctypes.POINTER(c_ptr), c_ptr,
+                                ctypes.c_char_p],
+        "cuMemAlloc_v2": [ctypes.POINTER(c_u64), ctypes.c_size_t],
+        "cuMemFree_v2": [c_u64],
+        "cuMemAllocHost_v2": [ctypes.POINTER(c_ptr), ctypes.c_size_t],
+        "cuMemFreeHost": [c_ptr],
+        "cuMemcpyHtoDAsync_v2": [c_u64, c_ptr, ctypes.c_size_t, c_ptr],
+        "cuMemcpyDtoH_v2": [c_ptr, c_u64, ctypes.c_size_t],
+        "cuLaunchKernel": [c_ptr] + [ctypes.c_uint] * 7 +
+                          [c_ptr, ctypes.POINTER(c_ptr), c_ptr],
+        "cuStreamSynchronize": [c_ptr],
+        "cuGetErrorName": [CUresult, ctypes.POINTER(ctypes.c_char_p)],
+    }
+
+    def __init__(self):
+        self.set_trace = False
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        try:
+            self.lib.simgpu_version
+            self.sim = True
+        except AttributeError:
+            self.sim = False
+        # The simulated driver reads SIMGPU_TRACE in cuInit.
+        if self.sim and not os.environ.get("SIMGPU_TRACE"):
+            tmp = os.environ.get("TMPDIR") or "/tmp"
+            os.environ["SIMGPU_TRACE"] = tmp + "/trainsim-py-trace.%p"
+            self.set_trace = True
+        for name, args in self.SIGS.items():
+            fn = getattr(self.lib, name)
+            fn.argtypes = args
+            fn.restype = CUresult
+
+    def __call__(self, name, *args):
+        r = getattr(self.lib, name)(*args)
+        if r:
+            s = ctypes.c_char_p()
+            self.lib.cuGetErrorName(r, ctypes.byref(s))
+            raise CudaError("%s: %s (%d)" % (
+                name, (s.value or b"CUDA error").decode(), r))
+
+
+class Gpu:
+    def __init__(self, drv):
+        self.d = drv
+        self.dev = ctypes.c_int()
+        self.ctx = c_ptr()
+        self.mod = c_ptr()
+        self.spin = c_ptr()
+        self.stamp = c_ptr()
+        self.rec = c_u64(0)
+        self.rec_cap = 1 << 20
+        self.nrec = 0
+        self.gt_offset = 0
+        name = ctypes.create_string_buffer(64)
+        drv("cuInit", 0)
+        drv("cuDeviceGet", ctypes.byref(self.dev), 0)
+        drv("cuDeviceGetName", name, 64, self.dev)
+        self.name = name.value.decode()
+        drv("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), self.dev)
+        drv("cuCtxSetCurrent", self.ctx)
+        with open(PTX_PATH, "rb") as f:
+            self.ptx = ctypes.create_string_buffer(f.read())
+        drv("cuModuleLoadData", ctypes.byref(self.mod), self.ptx)
+        drv("cuModuleGetFunction", ctypes.byref(self.spin), self.mod,
+            b"idlegap_spin")
+        drv("cuModuleGetFunction", ctypes.byref(self.stamp), self.mod,
+            b"idlegap_stamp")
+        if not drv.sim:
+            drv("cuMemAlloc_v2", ctypes.byref(self.rec), self.rec_cap * 16)
+
+    def launch(self, fn, *params):
+        vals = [c_u64(p) for p in params]
+        args = (c_ptr * len(vals))(*[ctypes.cast(ctypes.byref(v), c_ptr)
+                                     for v in vals])
+        self.d("cuLaunchKernel", fn, 1, 1, 1, 1, 1, 1, 0, None, args, None)
+
+    def spin_ns(self, ns):
+        rec = 0
+        if self.rec.value:
+            rec = self.rec.value + (self.nrec % self.rec_cap) * 16
+            self.nrec += 1
+        self.launch(self.spin, ns, rec)
+
+    def calibrate(self):
+        """Maps %globaltimer onto CLOCK_MONOTONIC (real GPUs only)."""
+        rounds = []
+        for i in range(16):
+            lo = mono_ns()
+            self.launch(self.stamp, self.rec.value + 8 * i)
+            self.d("cuStreamSynchronize", None)
+            rounds.append((lo, mono_ns()))
+        gt = (c_u64 * 16)()
+        self.d("cuMemcpyDtoH_v2", gt, self.rec, ctypes.sizeof(gt))
+        lo, hi, g = min(((lo, hi, gt[i]) for i, (lo, hi) in
+                         enumerate(rounds)), key=lambda t: t[1] - t[0])
+        self.gt_offset = g - (lo + hi) // 2
+
+    def kernel_intervals(self):
+        n = min(self.nrec, self.rec_cap)
+        if not n:
+            return []
+        buf = (c_u64 * (2 * n))()
+        self.d("cuCtxSynchronize")
+        self.d("cuMemcpyDtoH_v2", buf, self.rec, ctypes.sizeof(buf))
+        return [(buf[2 * i] - self.gt_offset, buf[2 * i + 1] - self.gt_offset)
+                for i in range(n)]
+
+    def close(self):
+        self.d("cuCtxSynchronize")
+        if self.rec.value:
+            self.d("cuMemFree_v2", self.rec)
+        self.d("cuDevicePrimaryCtxRelease_v2", self.dev)
+
+
+def gil_hog(stop, tids, i):
+    """Pure-Python work: holds the GIL except when the interpreter's switch
+    interval makes it hand over."""
+    tids[i] = threading.get_native_id()
+    x = 0
+    while not stop.is_set():
+        for k in range(2000):
+            x = (x * 31 + k) % 1000003
+
+
+def run(args, gpu):
+    drv = gpu.d
+    host, dev = c_ptr(), c_u64()
+    nbytes = args.batch_kb << 10
+    drv("cuMemAllocHost_v2", ctypes.byref(host), nbytes)
+    drv("cuMemAlloc_v2", ctypes.byref(dev), nbytes)
+    stop = threading.Event()
+    tids = [0] * args.threads
+    hogs = [threading.Thread(target=gil_hog, args=(stop, tids, i),
+                             daemon=True) for i in range(args.threads)]
+    for t in hogs:
+        t.start()
+    kernel_ns = int(args.kernel_us * 1000)
+    t0 = mono_ns()
+    deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
+    steps = 0
+    try:
+        while steps < args.steps and (deadline is None or
+                                      mono_ns() < deadline):
+            ctypes.memset(host, steps & 0xff, 64)  # "collate" the batch
+            drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
+            for _ in range(args.kernels):
+                gpu.spin_ns(kernel_ns)
+            if not args.no_sync:
+                drv("cuStreamSynchronize", None)
+            steps += 1
+    except KeyboardInterrupt:
+        pass  # Ctrl-C ends the run; the summary and truth still follow
+    drv("cuCtxSynchronize")
+    t1 = mono_ns()
+    stop.set()
+    for t in hogs:
+        t.join()
+    drv("cuMemFreeHost", host)
+    drv("cuMemFree_v2", dev)
+    return steps, t0, t1, tids
+
+
+def trace_file():
+    t = os.environ.get("SIMGPU_TRACE", "")
+    return t.replace("%p", str(os.getpid())).replace("%%", "%")
+
+
+def report(args, drv, gpu, steps, t0, t1, tids):
+    if drv.sim:
+        files, ivs = truth.read_traces([trace_file()])
+    else:
+        files, ivs = [], gpu.kernel_intervals()
+    busy = truth.merge(ivs)
+    wall = (t1 - t0) / 1e9
+    start, end = (busy[0][0], busy[-1][1]) if busy else (0, 0)
+    span = end - start
+    idle = span - truth.total(busy)
+    cause = SCENARIOS[args.scenario][0]
+    out = {
+        "scenario": args.scenario,
+        "expected_cause": cause,
+        "simulated": drv.sim,
+        "device": gpu.name,
+        "wall_s": wall,
+        "steps": steps,
+        "steps_per_s": steps / wall if wall > 0 else 0.0,
+        "gpu": {"busy_s": truth.total(busy) / 1e9, "idle_s": idle / 1e9,
+                "idle_share": idle / span if span else 0.0,
+                "span_start_ns": start, "span_end_ns": end,
+                "ops": len(ivs)},
+        "trace_files": files,
+        "pids": {"feeder": os.getpid(),
+                 "feeder_tid": threading.get_native_id(),
+                 "gil_threads": tids},
+        "config": {"threads": args.threads, "kernels": args.kernels,
+                   "kernel_us": args.kernel_us,
+                   "batch_bytes": args.batch_kb << 10,
+                   "sync": not args.no_sync,
+                   "switch_interval_s": sys.getswitchinterval()},
+    }
+    if not args.quiet:
+        print("trainsim.py: %s on %s: %d steps in %.2f s (%.1f steps/s)" %
+              (args.scenario, gpu.name, steps, wall, out["steps_per_s"]))
+        print("trainsim.py: GPU busy %.3f s, idle %.3f s = %.1f%% of %.3f s "
+              "span, %d ops; expected cause: %s" %
+              (out["gpu"]["busy_s"], idle / 1e9,
+               100 * out["gpu"]["idle_share"], span / 1e9, len(ivs),
+               cause or "none"))
+    if args.truth:
+        if args.truth == "-":
+            json.dump(out, sys.stdout, indent=2)
+            print()
+        else:
+            with open(args.truth, "w") as f:
+                json.dump(out, f, indent=2)
+                f.write("\n")
+    elif drv.set_trace:
+        for f in files:
+            os.unlink(f)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("-s", "--scenario", choices=sorted(SCENARIOS),
+                    default="gil")
+    ap.add_argument("-n", "--steps", type=int)
+    ap.add_argument("-t", "--seconds", type=float, default=15.0,
+                    help="stop after S seconds (default 15)")
+    ap.add_argument("-k", "--kernels", type=int, help="kernels per step")
+    ap.add_argument("-d", "--kernel-us", type=float,
+                    help="duration of each kernel, microseconds")
+    ap.add_argument("--threads", type=int,
+                    help="pure-Python threads contending for the GIL")
+    ap.add_argument("--batch-kb", type=int, default=256,
+                    help="bytes copied to the device per step, KiB")
+    ap.add_argument("--no-sync", action="store_true",
+                    help="never synchronize each step")
+    ap.add_argument("--truth", metavar="FILE",
+                    help="write ground truth JSON (- for stdout)")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args()
+    _, threads, kernels, kernel_us, steps = SCENARIOS[args.scenario]
+    for name, default in (("threads", threads), ("kernels", kernels),
+                          ("kernel_us", kernel_us), ("steps", steps)):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    return args
+
+
+def on_term(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main():
+    args = parse_args()
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        drv = Driver()
+    except OSError as e:
+        print("trainsim.py: cannot load libcuda.so.1: %s" % e, file=sys.stderr)
+        return 1
+    try:
+        gpu = Gpu(drv)
+        if not drv.sim:
+            gpu.calibrate()
+        steps, t0, t1, tids = run(args, gpu)
+        report(args, drv, gpu, steps, t0, t1, tids)
+        gpu.close()
+    except (CudaError, OSError) as e:
+        print("trainsim.py: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Ground truth for GPU idle time, from simgpu trace files.
+
+A trace line is "<kind> <stream> <start_ns> <end_ns>" (CLOCK_MONOTONIC).
+The GPU is busy during the union of all ops of all files, idle otherwise.
+
+USAGE
+    truth.py union TRACE...
+        Busy, idle and span of the traces, as JSON.
+    truth.py score --truth TRACE... --report IDLEGAP.json [--min-gap-ms 1]
+        Precision and recall of idlegap's known idle gaps (gpu.gap_list)
+        against the traces, as JSON.  TRACE may be a quoted glob.
+    truth.py selftest
+        Checks the arithmetic on synthetic traces and reports.
+
+Precision: of the seconds idlegap marked known idle, the share the GPU
+really was idle.  Recall: of the truly idle seconds that lie in true idle
+gaps of at least --min-gap-ms (clipped to idlegap's observed span,
+gpu.span_start_ns..gpu.span_end_ns, when the report has it), the share
+idlegap marked known idle.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+import tempfile
+
+NS = 1e9
+
+
+def read_traces(paths):
+    """Intervals [start, end) from trace files; globs are expanded."""
+    files, ivs = [], []
+    for p in paths:
+        matches = sorted(glob.glob(p)) or [p]
+        for f in matches:
+            files.append(f)
+            with open(f) as fh:
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) != 4:
+                        continue
+                    try:
+                        a, b = int(parts[2]), int(parts[3])
+                    except ValueError:
+                        continue
+                    if b >= a:
+                        ivs.append((a, b))
+    return files, ivs
+
+
+def merge(ivs):
+    """Sorted, disjoint union of intervals."""
+    out = []
+    for a, b in sorted(ivs):
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def total(ivs):
+    return sum(b - a for a, b in ivs)
+
+
+def intersect(x, y):
+    """Intersection of two merged interval lists."""
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def holes(busy, min_len=0):
+    """Idle gaps between merged busy intervals, at least min_len long."""
+    return [(busy[k][1], busy[k + 1][0]) for k in range(len(busy) - 1)
+            if busy[k + 1][0] - busy[k][1] >= min_len]
+
+
+def clip(ivs, lo, hi):
+    return [(max(a, lo), min(b, hi)) for a, b in ivs
+            if min(b, hi) > max(a, lo)]
+
+
+def union_report(paths):
+    files, ivs = read_traces(paths)
+    busy = merge(ivs)
+    out = {"files": files, "ops": len(ivs), "busy_s": total(busy) / NS}
+    if busy:
+        start, end = busy[0][0], busy[-1][1]
+        span = end - start
+        out.update(span_start_ns=start, span_end_ns=end, span_s=span / NS,
+                   idle_s=(span - total(busy)) / NS,
+                   idle_share=(span - total(busy)) / span if span else 0.0,
+                   gaps=len(holes(busy)))
+    else:
+        out.update(span_start_ns=None, span_end_ns=None, span_s=0.0,
+                   idle_s=0.0, idle_share=0.0, gaps=0)
+    return out
+
+
+def gap_intervals(lst):
+    return merge((int(g["start_ns"]), int(g["end_ns"])) for g in lst or []
+                 if int(g["end_ns"]) > int(g["start_ns"]))
+
+
+def score(busy_ivs, report, min_gap_ns=1000000):
+    """Scores a report (parsed idlegap JSON) against busy intervals."""
+    busy = merge(busy_ivs)
+    gpu = report.get("gpu", {}) or {}
+    marked = gap_intervals(gpu.get("gap_list"))
+    unresolved = gap_intervals(gpu.get("unresolved_list"))
+    true_gaps = holes(busy, min_gap_ns)
+    lo, hi = gpu.get("span_start_ns"), gpu.get("span_end_ns")
+    if lo is not None and hi is not None:
+        true_gaps = clip(true_gaps, int(lo), int(hi))
+    marked_len = total(marked)
+    marked_busy = total(intersect(marked, busy))
+    eligible = total(true_gaps)
+    found = total(intersect(marked, true_gaps))
+    return {
+        "precision": (marked_len - marked_busy) / marked_len
+                     if marked_len else None,
+        "recall": found / eligible if eligible else None,
+        "marked_idle_s": marked_len / NS,
+        "marked_busy_s": marked_busy / NS,
+        "true_idle_s": eligible / NS,
+        "true_gaps": len(true_gaps),
+        "recalled_idle_s": found / NS,
+        "unresolved_s": total(unresolved) / NS,
+        "unresolved_true_idle_s":
+            (total(unresolved) - total(intersect(unresolved, busy))) / NS,
+        "min_gap_ms": min_gap_ns / 1e6,
+        "observed_span": [lo, hi] if lo is not None else None,
+    }
+
+
+def selftest():
+    failures = 0
+
+    def check(name, got, want):
+        nonlocal failures
+        good = (got is None and want is None) or (
+            got is not None and want is not None and abs(got - want) < 1e-9)
+        print("%s - truth selftest: %s" % ("ok" if good else "not ok", name))
+        if not good:
+            print("#   got %r, want %r" % (got, want))
+            failures += 1
+
+    ms = 1000000
+    # Busy 0-10, 12-20 (2 ms gap), 20.5-30 (0.5 ms gap), 40-50 (10 ms gap).
+    busy = [(0, 10 * ms), (12 * ms, 20 * ms), (20500000, 30 * ms),
+            (40 * ms, 45 * ms), (44 * ms, 50 * ms)]
+    with tempfile.TemporaryDirectory() as d:
+        for n, part in enumerate((busy[:2], busy[2:])):
+            with open(os.path.join(d, "t.%d" % n), "w") as f:
+                for a, b in part:
+                    f.write("kernel legacy %d %d\n" % (a, b))
+            with open(os.path.join(d, "t.%d" % n), "a") as f:
+                f.write("kernel torn 123")  # a killed writer's last line
+        files, ivs = read_traces([os.path.join(d, "t.*")])
+        check("glob finds both files", len(files), 2)
+        u = union_report([os.path.join(d, "t.*")])
+    check("ops", u["ops"], 5)
+    check("busy", u["busy_s"], 0.0375)
+    check("idle", u["idle_s"], 0.0125)
+    check("span", u["span_s"], 0.050)
+
+    perfect = {"gpu": {"gap_list": [
+        {"start_ns": 10 * ms, "end_ns": 12 * ms, "tid": 1},
+        {"start_ns": 20 * ms, "end_ns": 20500000, "tid": 1},
+        {"start_ns": 30 * ms, "end_ns": 40 * ms, "tid": 1}]}}
+    s = score(busy, perfect)
+    check("perfect precision", s["precision"], 1.0)
+    check("perfect recall", s["recall"], 1.0)
+    check("eligible idle skips the 0.5 ms gap", s["true_idle_s"], 0.012)
+
+    # Half of the 10 ms gap, plus 1 ms that was busy.
+    partial = {"gpu": {"gap_list": [
+        {"start_ns": 35 * ms, "end_ns": 41 * ms, "tid": 1}],
+        "unresolved_list": [{"start_ns": 9 * ms, "end_ns": 12 * ms}]}}
+    s = score(busy, partial)
+    check("partial precision", s["precision"], 5 / 6)
+    check("partial recall", s["recall"], 5 / 12)
+    check("unresolved", s["unresolved_s"], 0.003)
+    check("unresolved truly idle", s["unresolved_true_idle_s"], 0.002)
+
+    # The observed span cuts the 10 ms gap to 5 ms; overlapping gaps from
+    # two contexts count once.
+    clipped = {"gpu": {"span_start_ns": 0, "span_end_ns": 35 * ms,
+                       "gap_list": [
+                           {"start_ns": 30 * ms, "end_ns": 35 * ms},
+                           {"start_ns": 31 * ms, "end_ns": 34 * ms}]}}
+    s = score(busy, clipped)
+    check("span clips eligible idle", s["true_idle_s"], 0.007)
+    check("clipped recall", s["recall"], 5 / 7)
+    check("overlaps count once", s["marked_idle_s"], 0.005)
+    check("nothing marked", score(busy, {"gpu": {}})["precision"], None)
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    u = sub.add_parser("union", help="busy/idle/span of trace files")
+    u.add_argument("traces", nargs="+")
+    s = sub.add_parser("score", help="precision/recall of an idlegap report")
+    s.add_argument("--truth", nargs="+", required=True, metavar="TRACE")
+    s.add_argument("--report", required=True, metavar="IDLEGAP_JSON")
+    s.add_argument("--min-gap-ms", type=float, default=1.0)
+    sub.add_parser("selftest", help="check the arithmetic")
+    args = ap.parse_args()
+
+    if args.cmd == "selftest":
+        return selftest()
+    if args.cmd == "union":
+        out = union_report(args.traces)
+    else:
+        _, ivs = read_traces(args.truth)
+        with open(args.report) as f:
+            report = json.load(f)
+        out = score(ivs, report, int(args.min_gap_ms * 1e6))
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+
+#define IG_VERSION "0.1"
+
+enum {
+	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
+	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP,
+};
+
+const char *argp_program_version = "idlegap " IG_VERSION;
+
+static const char doc[] =
+"idlegap: when did the GPU sit idle, and what on the host made it wait?\n"
+"\n"
+"USAGE:\n"
+"  idlegap check [-p PID] [--libcuda PATH]\n"
+"  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
+"  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
+"  idlegap report [--json FILE] RECORDING\n"
+"\n"
+"EXAMPLES:\n"
+"  sudo idlegap check -p 4242          # can this process be traced?\n"
+"  sudo idlegap attach -p 4242 -d 30   # trace a running job for 30 s\n"
+"  sudo idlegap run --json out.json -- python3 train.py\n"
+"  sudo idlegap attach -p 4242 -o job.igrec; idlegap report job.igrec\n"
+"\n"
+"OPTIONS:";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (with their threads and descendants)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: Ctrl-C or the targets' exit)", 0 },
+	{ "json", 'j', "FILE", 0, "Write the JSON report to FILE ('-': stdout)", 0 },
+	{ "output", 'o', "RECORDING", 0, "Also write a recording for `idlegap report`", 0 },
+	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda instead of the one found", 0 },
+	{ "quiet", 'q', NULL, 0, "No text report", 0 },
+	{ "partial", OPT_PARTIAL, NULL, 0, "report: analyse a truncated recording anyway", 0 },
+	{ "dump", OPT_DUMP, NULL, 0, "report: print the records as text, in time order", 0 },
+	{ "min-offcpu-us", OPT_MIN_OFFCPU, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
+	{ "no-nvml", OPT_NO_NVML, NULL, 0, "Do not sample dashboard utilization", 0 },
+	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
+	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, -1: all)", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
+	{},
+};
+
+static const char *const cmd_names[] = {
+	[IG_CMD_CHECK] = "check", [IG_CMD_ATTACH] = "attach",
+	[IG_CMD_RUN] = "run", [IG_CMD_REPORT] = "report",
+};
+
+/* argp_error() prints; ARGP_NO_EXIT makes it return, so remember it. */
+static bool bad, helping;
+
+static long parse_long(struct argp_state *st, const char *what, const char *s,
+		       long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		argp_error(st, "invalid %s: '%s'", what, s);
+		bad = true;
+	}
+	return v;
+}
+
+static void usage_error(struct argp_state *st, const char *msg)
+{
+	argp_error(st, "%s", msg);
+	bad = true;
+}
+
+static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
+{
+	char tok[32];
+
+	while (*arg) {
+		size_t n = strcspn(arg, ",");
+
+		if (c->s.npids == IG_MAX_PIDS || n >= sizeof(tok)) {
+			usage_error(st, n >= sizeof(tok) ? "invalid pid" : "too many pids");
+			return;
+		}
+		memcpy(tok, arg, n);
+		tok[n] = 0;
+		c->pids[c->s.npids++] = parse_long(st, "pid", tok, 1, INT_MAX);
+		arg += n + (arg[n] == ',');
+	}
+	if (!c->s.npids)
+		usage_error(st, "-p needs a pid");
+}
+
+static void check_end(struct argp_state *st, struct ig_cli *c)
+{
+	bool traces = c->cmd == IG_CMD_ATTACH || c->cmd == IG_CMD_RUN;
+
+	if (c->cmd == IG_CMD_ATTACH && !c->s.npids)
+		usage_error(st, "attach needs -p PID");
+	else if (c->cmd == IG_CMD_RUN && !c->s.argv)
+		usage_error(st, "run needs a command: idlegap run -- COMMAND [ARGS...]");
+	else if (c->cmd == IG_CMD_REPORT && !c->recording)
+		usage_error(st, "report needs a RECORDING file");
+	else if (!traces && (c->s.record_path || c->s.duration_s > 0))
+		usage_error(st, "-o and -d apply to attach and run");
+	else if (c->cmd != IG_CMD_REPORT && (c->partial || c->s.out.dump))
+		usage_error(st, "--partial and --dump apply to report");
+	else if (c->cmd == IG_CMD_RUN && c->s.npids)
+		usage_error(st, "-p applies to attach and check");
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct ig_cli *c = st->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		if (c->cmd == IG_CMD_CHECK)
+			c->check_pid = parse_long(st, "pid", arg, 1, INT_MAX);
+		else
+			parse_pids(st, c, arg);
+		break;
+	case 'd':
+		errno = 0;
+		c->s.duration_s = strtod(arg, &end);
+		if (errno || *end || end == arg || !(c->s.duration_s > 0))
+			usage_error(st, "invalid duration");
+		break;
+	case 'j': c->s.out.json_path = arg; break;
+	case 'o': c->s.record_path = arg; break;
+	case 'q': c->s.out.quiet = true; break;
+	case 'v': ig_verbose = true; break;
+	case OPT_LIBCUDA: c->s.libcuda_path = arg; break;
+	case OPT_PARTIAL: c->partial = true; break;
+	case OPT_DUMP: c->s.out.dump = true; break;
+	case OPT_MIN_OFFCPU:
+		c->s.min_offcpu_ns = parse_long(st, "--min-offcpu-us", arg, 0, 1000000) * 1000;
+		break;
+	case OPT_RINGBUF:
+		c->s.ringbuf_mb = parse_long(st, "--ringbuf-mb", arg, 1, 1024);
+		if (c->s.ringbuf_mb & (c->s.ringbuf_mb - 1))
+			usage_error(st, "--ringbuf-mb must be a power of two");
+		break;
+	case OPT_NO_NVML: c->s.no_nvml = true; break;
+	case OPT_DEPTH:
+		c->s.out.engine.max_depth = parse_long(st, "--max-depth", arg, 1, 64);
+		break;
+	case OPT_GAPS:
+		c->s.out.engine.max_gaps_json = parse_long(st, "--gaps", arg, -1, INT_MAX);
+		break;
+	case ARGP_KEY_ARG:
+		if (c->cmd == IG_CMD_REPORT && !c->recording) {
+			c->recording = arg;
+		} else if (c->cmd == IG_CMD_RUN) {
+			/* the command and its arguments: stop parsing here */
+			c->s.argv = &st->argv[st->next - 1];
+			st->next = st->argc;
+		} else {
+			argp_error(st, "unexpected argument '%s'", arg);
+			bad = true;
+		}
+		break;
+	case ARGP_KEY_END:
+		if (!bad && !helping)
+			check_end(st, c);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+
+static bool asks_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
+		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "--version") ||
+		    !strcmp(argv[i], "-V"))
+			return true;
+	}
+	return false;
+}
+
+int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
+{
+	static char name[32];
+	char **sub;
+	size_t i;
+	int idx = 0, err;
+
+	memset(c, 0, sizeof(*c));
+	c->s.pids = c->pids;
+	c->s.min_offcpu_ns = 1000;
+	c->s.self_argc = argc;
+	c->s.self_argv = argv;
+	c->s.out.engine.sz = sizeof(c->s.out.engine);
+	bad = false;
+	if (argc < 2) {
+		fprintf(stderr, "Usage: idlegap {check|attach|run|report} [OPTIONS]\n"
+				"Try 'idlegap --help'.\n");
+		return 2;
+	}
+	for (i = 1; i < sizeof(cmd_names) / sizeof(cmd_names[0]); i++)
+		if (!strcmp(argv[1], cmd_names[i]))
+			c->cmd = i;
+	if (c->cmd == IG_CMD_NONE) {
+		if (asks_help(argc, argv)) {
+			argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, c);
+			return -1;
+		}
+		ig_err("unknown command '%s' (try 'idlegap --help')", argv[1]);
+		return 2;
+	}
+	/* parse "idlegap CMD ..." as if "idlegap CMD" were the program */
+	snprintf(name, sizeof(name), "idlegap %s", cmd_names[c->cmd]);
+	sub = calloc(argc, sizeof(*sub));
+	if (!sub)
+		return 2;
+	memcpy(sub, argv + 1, (argc - 1) * sizeof(*sub));
+	sub[0] = name;
+	helping = asks_help(argc - 1, sub);
+	err = argp_parse(&argp, argc - 1, sub, ARGP_NO_EXIT | ARGP_IN_ORDER, &idx, c);
+	/* c keeps pointers to the arguments, not to the array */
+	if (c->s.argv)
+		c->s.argv = argv + 1 + (c->s.argv - sub);
+	free(sub);
+	if (helping)
+		return -1;
+	return err || bad ? 2 : 0;
+}

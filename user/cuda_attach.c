@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cuda_attach.h"
+#include "elfsym.h"
+#include "engine/names.h"
+#include "log.h"
+#include "procfs.h"
+
+static bool is_libcuda_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libcuda.so", 10);
+}
+
+struct maps_ctx {
+	char *path;
+	size_t n;
+	bool found;
+};
+
+static int maps_cb(const struct ig_map_entry *m, void *ctx)
+{
+	struct maps_ctx *c = ctx;
+
+	if (m->path[0] != '/' || !is_libcuda_name(m->path))
+		return 0;
+	snprintf(c->path, c->n, "%s", m->path);
+	c->found = true;
+	return 1;
+}
+
+/* Same root as ours?  Then the path is usable as is. */
+static bool same_root(pid_t pid)
+{
+	struct stat a, b;
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/root", pid);
+	if (stat(p, &a) || stat("/", &b))
+		return true;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+void ig_cuda_proc_path(pid_t pid, const char *path, char *out, size_t n)
+{
+	if (path[0] != '/')
+		snprintf(out, n, "/proc/%d/cwd/%s", pid, path);
+	else if (same_root(pid))
+		snprintf(out, n, "%s", path);
+	else
+		snprintf(out, n, "/proc/%d/root%s", pid, path);
+}
+
+int ig_cuda_find_in_maps(pid_t pid, char *path, size_t n)
+{
+	char found[PATH_MAX];
+	struct maps_ctx c = { .path = found, .n = sizeof(found) };
+	int err = ig_proc_for_each_map(pid, maps_cb, &c);
+
+	if (err)
+		return err;
+	if (!c.found)
+		return -ENOENT;
+	ig_cuda_proc_path(pid, found, path, n);
+	return 0;
+}
+
+static bool try_dir(const char *dir, size_t len, char *path, size_t n)
+{
+	if (!len)
+		return false;
+	snprintf(path, n, "%.*s/libcuda.so.1", (int)len, dir);
+	return access(path, R_OK) == 0;
+}
+
+/* The loader cache: ask ldconfig, which knows its format. */
+static bool from_ld_cache(char *path, size_t n)
+{
+	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+	char line[1024];
+	bool found = false;
+
+	if (!p)
+		return false;
+	while (!found && fgets(line, sizeof(line), p)) {
+		char *arrow = strstr(line, "=> ");
+
+		if (!strstr(line, "libcuda.so.1 ") || !strstr(line, "x86-64") || !arrow)
+			continue;
+		arrow[strcspn(arrow, "\n")] = 0;
+		snprintf(path, n, "%s", arrow + 3);
+		found = access(path, R_OK) == 0;
+	}
+	pclose(p);
+	return found;
+}
+
+int ig_cuda_find_for_exec(char *const envp[], char *path, size_t n)
+{
+	static const char *const defaults[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	};
+	const char *llp = NULL;
+	size_t i;
+
+	for (i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_LIBRARY_PATH=", 16))
+			llp = envp[i] + 16;
+	while (llp && *llp) {
+		size_t len = strcspn(llp, ":;");
+
+		if (try_dir(llp, len, path, n))
+			return 0;
+		llp += len + (llp[len] != 0);
+	}
+	if (from_ld_cache(path, n))
+		return 0;
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (try_dir(defaults[i], strlen(defaults[i]), path, n))
+			return 0;
+	return -ENOENT;
+}
+
+void ig_cuda_version(const char *path, char *buf, size_t n)
+{
+	char *real = realpath(path, NULL);
+	const char *s = real ? real : path;
+	const char *v = strstr(s, "libcuda.so.");
+
+	snprintf(buf, n, "%s", v ? v + 11 : "");
+	free(real);
+}
+
+struct sym {
+	unsigned int api;
+	size_t off;
+};
+
+struct scan_ctx {
+	struct sym *v;
+	size_t n, cap;
+};
+
+static int scan_cb(const struct ig_elf_sym *s, void *ctx)
+{
+	struct scan_ctx *c = ctx;
+	int api;
+
+	if (!s->func || s->name[0] != 'c' || s->name[1] != 'u')
+		return 0;
+	api = ig_api_by_name(s->name);
+	if (api <= 0)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 128;
+		struct sym *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].api = api;
+	c->v[c->n++].off = s->file_off;
+	return 0;
+}
+
+static int cmp_api(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return (x->api > y->api) - (x->api < y->api);
+}
+
+/* The known entry points of @path, sorted by api id, each once. */
+static int scan(const char *path, struct scan_ctx *c)
+{
+	size_t i, j;
+	int err = ig_elf_for_each_sym(path, true, scan_cb, c);
+
+	if (err)
+		return err;
+	qsort(c->v, c->n, sizeof(*c->v), cmp_api);
+	for (i = j = 0; i < c->n; i++)	/* .dynsym has versioned twins */
+		if (!j || c->v[j - 1].api != c->v[i].api)
+			c->v[j++] = c->v[i];
+	c->n = j;
+	return 0;
+}
+
+int ig_cuda_scan(const char *path, ig_cuda_sym_cb cb, void *ctx)
+{
+	struct scan_ctx c = {};
+	size_t i;
+	int err = scan(path, &c);
+
+	for (i = 0; !err && i < c.n; i++)
+		cb(c.v[i].api, ig_api_name(c.v[i].api), c.v[i].off, ctx);
+	free(c.v);
+	return err;
+}
+
+/* Position of the device argument of a context-creating call. */
+static unsigned int dev_arg(unsigned int api)
+{
+	switch (api) {
+	case IG_API_cuDevicePrimaryCtxRetain: return 2;
+	case IG_API_cuCtxCreate_v4: return 4;
+	case IG_API_cuCtxCreate: case IG_API_cuCtxCreate_v2: return 3;
+	}
+	return 0;
+}
+
+static enum ig_uprobe_kind kind_of(unsigned int cls)
+{
+	switch (cls) {
+	case IG_AC_LAUNCH_STACK9: case IG_AC_LAUNCH_EX: case IG_AC_STREAM_ARG2:
+	case IG_AC_STREAM_ARG4: case IG_AC_STREAM_ARG6:
+	case IG_AC_SUBMIT_NOSTREAM:
+		return IG_UP_SUBMIT;
+	case IG_AC_EVENT_RECORD:
+		return IG_UP_EVENT_RECORD;
+	}
+	return IG_UP_TIMED;
+}
+
+static bool is_ptsz(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
+}
+
+int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
+		   struct ig_libcuda_info *info)
+{
+	struct scan_ctx c = {};
+	size_t i, k;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->path, sizeof(info->path), "%s", path);
+	ig_cuda_version(path, info->version, sizeof(info->version));
+	err = scan(path, &c);
+	if (err) {
+		free(c.v);
+		return err;
+	}
+	info->nsyms = c.n;
+	for (i = 0; i < c.n; i++) {
+		unsigned int api = c.v[i].api, cls = ig_api_class_of(api);
+		const char *name = ig_api_name(api);
+		bool alias = false;
+
+		/* Two names at one address (an alias): one probe fires for
+		 * both, so attach it once, under the first name. */
+		for (k = 0; k < i && !alias; k++)
+			alias = c.v[k].off == c.v[i].off;
+		if (alias) {
+			info->naliases++;
+			ig_debug("%s: %s is an alias, not attached twice", path, name);
+			continue;
+		}
+		err = ig_tracer_attach_uprobe(t, path, c.v[i].off, pid,
+					      IG_COOKIE(api, cls, is_ptsz(name),
+							dev_arg(api)),
+					      kind_of(cls));
+		if (err) {
+			ig_warn("%s: cannot probe %s: %s", path, name, strerror(-err));
+			continue;
+		}
+		info->nattached++;
+	}
+	free(c.v);
+	return info->nattached ? 0 : -ENOENT;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <sys/socket.h>
+#include "dump.h"
+#include "engine/names.h"
+
+typedef unsigned long long ull;
+
+static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
+{
+	fprintf(f, " off=%llu wake=%llu reason=%s syscall=%d arg=%#llx flags=%#x waker=%u/%u/%.16s prev=%u/%.16s",
+		(ull)o->t_off, (ull)o->t_wake, ig_reason_name(o->reason), o->syscall,
+		(ull)o->arg, o->flags, o->waker_tid, o->waker_tgid, o->waker_comm,
+		o->prev_tid, o->prev_comm);
+	if (o->flags & IG_F_DETAIL_NAME) {
+		fprintf(f, " name=%.64s", o->detail.name);
+	} else if (o->reason == IG_R_SOCKET) {
+		char a[INET6_ADDRSTRLEN] = "?";
+
+		inet_ntop(o->detail.peer.family == 10 ? AF_INET6 : AF_INET,
+			  o->detail.peer.daddr, a, sizeof(a));
+		fprintf(f, " peer=%s:%u", a, o->detail.peer.dport);
+	}
+}
+
+static void dump_cuda(FILE *f, const struct ig_cuda *c)
+{
+	const char *api = ig_api_name(c->api), *kind = ig_cuda_kind_name(c->kind);
+
+	fprintf(f, " kind=%s api=%s stream=%#llx handle=%#llx begin=%llu wake=%llu last_submit=%llu arg=%llu ret=%d nsub=%u flags=%#x",
+		kind ? kind : "?", api ? api : "?", (ull)c->stream, (ull)c->handle,
+		(ull)c->t_begin, (ull)c->t_wake, (ull)c->last_submit, (ull)c->arg,
+		c->ret, c->nsub, c->flags);
+}
+
+void ig_dump_record(FILE *f, const struct ig_hdr *r)
+{
+	fprintf(f, "%llu %s tid=%u pid=%u cpu=%u%s", (ull)r->ts,
+		ig_rec_type_name(r->type), r->tid, r->tgid, IG_HDR_CPU(r->cpu),
+		r->cpu & IG_HDR_LOST_BEFORE ? " lost_before" : "");
+	switch (r->type) {
+	case IG_REC_PROC: {
+		const struct ig_proc *p = (const void *)r;
+
+		fprintf(f, " kind=%u ppid=%u comm=%.16s name=%.64s", p->kind, p->ppid,
+			p->comm, p->name);
+		break;
+	}
+	case IG_REC_OFFCPU:
+		dump_offcpu(f, (const void *)r);
+		break;
+	case IG_REC_BIO: {
+		const struct ig_bio *b = (const void *)r;
+
+		fprintf(f, " issue=%llu dev=%u:%u sector=%llu bytes=%u op=%u error=%d",
+			(ull)b->t_issue, b->dev >> 20, b->dev & 0xfffff,
+			(ull)b->sector, b->bytes, b->op, b->error);
+		break;
+	}
+	case IG_REC_CUDA:
+		dump_cuda(f, (const void *)r);
+		break;
+	case IG_REC_LIBOPEN:
+		fprintf(f, " path=%.256s", ((const struct ig_libopen *)r)->path);
+		break;
+	case IG_REC_META: {
+		const struct ig_meta *m = (const void *)r;
+
+		fprintf(f, " version=%u host=%.64s kernel=%.64s ncpus=%u command=%.256s",
+			m->version, m->host, m->kernel, m->ncpus, m->command);
+		break;
+	}
+	case IG_REC_TASK: {
+		const struct ig_task *t = (const void *)r;
+
+		fprintf(f, " ppid=%u comm=%.16s exe=%.128s", t->ppid, t->comm, t->exe);
+		break;
+	}
+	case IG_REC_PYRT: {
+		const struct ig_pyrt *p = (const void *)r;
+
+		fprintf(f, " start=%#llx end=%#llx path=%.128s", (ull)p->start,
+			(ull)p->end, p->path);
+		break;
+	}
+	case IG_REC_STATS: {
+		const struct ig_stats *s = (const void *)r;
+		int i;
+
+		fprintf(f, " events=%llu drops=%llu map_full=%llu cuda_hits=%llu launches=%llu user_lost=%llu",
+			(ull)s->stat[IG_STAT_EVENTS], (ull)s->stat[IG_STAT_DROPS],
+			(ull)s->stat[IG_STAT_MAP_FULL], (ull)s->stat[IG_STAT_CUDA_HITS],
+			(ull)s->stat[IG_STAT_LAUNCHES], (ull)s->user_lost);
+		for (i = 1; i < IG_API__MAX; i++)
+			if (s->api_hits[i])
+				fprintf(f, " %s=%llu", ig_api_name(i), (ull)s->api_hits[i]);
+		break;
+	}
+	case IG_REC_END: {
+		const struct ig_end *e = (const void *)r;
+		const char *why = ig_stop_reason_name(e->reason);
+
+		fprintf(f, " records=%llu reason=%s", (ull)e->nrecords, why ? why : "?");
+		break;
+	}
+	case IG_REC_LIBCUDA: {
+		const struct ig_libcuda *l = (const void *)r;
+
+		fprintf(f, " attached=%u symbols=%u version=%.32s path=%.192s",
+			l->nattached, l->nsyms, l->version, l->path);
+		break;
+	}
+	case IG_REC_MAPPING: {
+		const struct ig_mapping *m = (const void *)r;
+
+		fprintf(f, " start=%#llx end=%#llx offset=%#llx path=%.128s",
+			(ull)m->start, (ull)m->end, (ull)m->offset, m->path);
+		break;
+	}
+	case IG_REC_NVML: {
+		const struct ig_nvml *n = (const void *)r;
+
+		fprintf(f, " device=%u util=%u mem=%u", n->device, n->util_pct, n->mem_pct);
+		break;
+	}
+	}
+	fputc('\n', f);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small open-addressing hash table from a 64-bit key to a pointer, for the
+ * engine's per-record lookups (thread by tid, process by tgid, stream by
+ * key).  Linear probing with backward-shift deletion, so lookups never walk
+ * tombstones and the table stays fast after heavy thread churn.
+ */
+#ifndef IG_ENGINE_HTAB_H
+#define IG_ENGINE_HTAB_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+struct ig_htab {
+	uint64_t *keys;
+	void **vals;		/* NULL: empty slot */
+	uint32_t cap;		/* power of two */
+	uint32_t n;
+};
+
+int ig_htab_init(struct ig_htab *h, uint32_t cap_hint);
+void ig_htab_free(struct ig_htab *h);
+/* -ENOMEM on failure; replaces an existing value. val must not be NULL. */
+int ig_htab_put(struct ig_htab *h, uint64_t key, void *val);
+void *ig_htab_del(struct ig_htab *h, uint64_t key);
+size_t ig_htab_bytes(const struct ig_htab *h);
+
+static inline uint64_t ig_hash64(uint64_t x)
+{
+	/* splitmix64 finaliser: tids are small and dense, spread them */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline void *ig_htab_get(const struct ig_htab *h, uint64_t key)
+{
+	uint32_t mask = h->cap - 1;
+	uint32_t i = (uint32_t)ig_hash64(key) & mask;
+
+	for (;;) {
+		if (!h->vals[i])
+			return NULL;
+		if (h->keys[i] == key)
+			return h->vals[i];
+		i = (i + 1) & mask;
+	}
+}
+
+#endif

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The engine's state, shared by its parts:
+ *   engine.c     record intake, process/thread tables, history window
+ *   gpu.c        GPU evidence model: streams, devices, the idle/busy sweep
+ *   attrib.c     walking a thread's timeline to blame each ns of a gap
+ *   report_*.c   text and JSON output
+ * Not a public header: only the engine and its tests include it.
+ */
+#ifndef IG_ENGINE_MODEL_H
+#define IG_ENGINE_MODEL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "engine.h"
+#include "engine/htab.h"
+#include "engine/hist.h"
+#include "engine/ring.h"
+#include "engine/names.h"
+
+#define IG_NS_INF		UINT64_MAX
+#define IG_NSEC			1000000000ULL
+
+#define IG_DEPTH_CAP		16	/* opts.max_depth is clamped here */
+#define IG_DET_CAP		48	/* detail entries kept per cause */
+#define IG_DET_SHOW		8	/* ... of which the report lists */
+#define IG_BIO_RECENT		8	/* per thread: names a storage wait */
+#define IG_MAX_DEVICES		64
+#define IG_MAX_BIODEVS		32
+#define IG_MAX_LIBCUDA		64
+#define IG_MAX_MAPS		8192	/* file mappings kept per process */
+#define IG_DEV_CLOSED_CAP	4096	/* unfinalised stream intervals */
+#define IG_DEFER_CAP		4096	/* unresolved spans awaiting feeder */
+#define IG_EXITED_PROCS_KEEP	1024
+#define IG_COMM_CACHE		4096	/* direct-mapped tid -> comm */
+
+/* One off-CPU interval of a thread (IG_REC_OFFCPU). */
+struct ig_ival {
+	uint64_t t_on;		/* key: history is ordered by it */
+	uint64_t t_off;
+	uint64_t t_wake;	/* 0: runnable the whole time */
+	uint64_t arg;
+	uint32_t waker_tid, waker_tgid;
+	uint32_t prev_tid, prev_tgid;
+	uint32_t cpu;		/* where it ran again (prev ran there) */
+	uint32_t dev;		/* block device of the storage wait, 0: none */
+	uint16_t reason;
+	uint16_t flags;
+	int32_t syscall;
+	union {
+		char name[IG_NAME_LEN];
+		struct ig_net_peer peer;
+	} detail;
+};
+
+/* A span inside a CUDA driver call. */
+struct ig_span {
+	uint64_t t1;		/* key */
+	uint64_t t0;
+	uint32_t api;
+	uint32_t pad;
+};
+
+struct ig_bio_ref {
+	uint64_t t_issue, t_done;
+	uint32_t dev;
+	uint32_t pad;
+};
+
+struct ig_process;
+
+struct ig_thread {
+	uint32_t tid, tgid;
+	char comm[IG_COMM_LEN];
+	uint64_t first_seen;
+	uint64_t exit_ts;	/* IG_NS_INF: alive */
+	uint64_t known_until;	/* its state is known up to here */
+	uint64_t hist_from;	/* older history was dropped */
+	uint64_t last_on;	/* t_on of the newest interval */
+	uint64_t open_begin;	/* entry of a sync call not yet returned */
+	uint32_t open_api;
+	uint32_t nbio;
+	struct ig_bio_ref bio[IG_BIO_RECENT];
+	struct ig_ring ivals;	/* struct ig_ival by t_on */
+	struct ig_ring spans;	/* struct ig_span by t1 */
+	struct ig_process *proc;
+	struct ig_thread *proc_next;
+	struct ig_thread *prev, *next;	/* engine-wide list */
+};
+
+struct ig_map {
+	uint64_t start, end;
+	char path[128];
+};
+
+struct ig_device;
+
+struct ig_stream {
+	uint64_t key;		/* normalised stream value */
+	struct ig_process *proc;
+	struct ig_device *dev;
+	bool pending;		/* work not yet proven complete */
+	bool blocking;		/* syncs with the legacy stream */
+	bool drained_once;
+	uint64_t p_start;	/* pending since */
+	uint64_t kpu;		/* known pending at least until */
+	uint64_t drained_at;
+	uint32_t feeder_tid, feeder_tgid;
+	uint32_t open_idx;	/* slot in dev->open while pending */
+};
+
+struct ig_process {
+	uint32_t pid, ppid;
+	char comm[IG_COMM_LEN];
+	char exe[128];
+	uint64_t first_seen;
+	uint64_t exit_ts;
+	uint64_t pyrt_start, pyrt_end;
+	struct ig_map *maps;	/* sorted by start */
+	uint32_t nmaps, capmaps;
+	int device;
+	bool device_set;
+	bool on_gpu;		/* has submitted work */
+	uint32_t nthreads_seen;
+	struct ig_thread *threads;
+	struct ig_htab streams;
+	uint64_t submissions, launches;
+	struct ig_process *exit_next;	/* queue of exited processes */
+};
+
+/* A closed pending interval of a stream (or lost evidence: tid 0). */
+struct ig_pend {
+	uint64_t t0, t1;
+	uint32_t tid, tgid;
+};
+
+struct ig_busy {
+	uint64_t t0, t1;
+};
+
+struct ig_vec {
+	void *v;
+	uint32_t n, cap, esz;
+};
+
+struct ig_device {
+	int ordinal;
+	bool active;		/* first submission seen */
+	bool idle_open;		/* fin is the start of an open idle gap */
+	uint64_t span_start;
+	uint64_t fin;		/* timeline final before this */
+	uint64_t last_ev;	/* newest evidence */
+	struct ig_stream **open;
+	uint32_t nopen, capopen;
+	struct ig_vec closed;	/* struct ig_pend */
+	struct ig_vec busy;	/* struct ig_busy */
+	uint64_t busy_ns, idle_ns, unres_ns;
+	uint64_t gaps, unres_spans;
+	uint32_t nstreams;
+	/* unresolved span being merged for the list */
+	uint64_t ua_t0, ua_t1;
+	uint32_t ua_tid, ua_tgid;
+	bool ua_open;
+};
+
+enum ig_dkind {
+	IG_D_FILE = 1,
+	IG_D_DEVICE,
+	IG_D_PROCESS,
+	IG_D_CPU,
+	IG_D_LOCK,
+	IG_D_WAKER,
+	IG_D_HOLDER,
+	IG_D_PEER,
+	IG_D_API,
+	IG_D_THREAD,
+	IG_D_WHY,
+};
+
+/* One line of detail under a cause; the key is (kind, tid, pid, k, name). */
+struct ig_detail {
+	uint8_t kind;
+	uint32_t tid, pid;
+	uint64_t k;
+	char name[IG_NAME_LEN];
+	uint64_t ns;
+	uint64_t err;		/* ns inherited on eviction (upper error) */
+	uint64_t count;
+	uint64_t aux[3];
+};
+
+struct ig_cause_acc {
+	uint64_t ns;
+	uint64_t evicted;	/* detail keys that replaced others */
+	uint32_t ndet;
+	struct ig_detail det[IG_DET_CAP];
+};
+
+struct ig_causeset {
+	uint64_t total_ns;
+	struct ig_cause_acc c[IG_C__MAX];
+};
+
+struct ig_gap {
+	uint64_t t0, t1;
+	uint32_t tid, tgid;
+	int32_t device;
+	uint32_t pad;
+};
+
+/* Keeps the longest gaps: a min-heap by length, unbounded when cap < 0. */
+struct ig_gaplist {
+	struct ig_gap *g;
+	size_t n, cap;
+	long limit;
+	uint64_t omitted;
+};
+
+struct ig_biodev {
+	uint32_t dev;
+	uint64_t reads, bytes;
+	struct ig_hist lat;
+};
+
+struct ig_nvdev {
+	uint32_t device;
+	uint64_t n, util_sum, mem_sum;
+};
+
+/* An unresolved span whose feeder's timeline may not be complete yet. */
+struct ig_piece {
+	uint64_t t0, t1;
+	uint32_t tid, tgid;
+};
+
+struct ig_comm_ent {
+	uint32_t tid;
+	char comm[IG_COMM_LEN];
+};
+
+struct ig_engine {
+	struct ig_engine_opts o;
+	uint64_t window_ns;
+	int max_depth;
+	long max_gaps;
+
+	uint64_t now;
+	uint64_t first_ts, meta_ts, end_ts;
+	bool have_meta, have_end, finished;
+	uint32_t stop_reason;
+	struct ig_meta meta;
+
+	struct ig_htab threads;	/* tid -> ig_thread */
+	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_thread *thr_head;
+	uint32_t nthreads, nprocs;
+	uint64_t threads_freed, procs_freed;
+	struct ig_process *exit_head, *exit_tail;
+	uint32_t nexited;
+	struct ig_comm_ent *comms;
+
+	struct ig_device *devs[IG_MAX_DEVICES];
+	uint32_t ndevs;
+
+	struct ig_causeset idle, unres;
+	struct ig_gaplist gaps, unres_list;
+	struct ig_hist gap_hist;
+
+	struct ig_biodev biodev[IG_MAX_BIODEVS];
+	uint32_t nbiodev;
+
+	uint64_t nrec;
+	uint64_t by_type[16];	/* slot from rec_slot() */
+	uint64_t cuda_by_kind[IG_CU__MAX];
+	bool have_stats;
+	struct ig_stats stats;
+	struct ig_libcuda libcuda[IG_MAX_LIBCUDA];
+	uint32_t nlibcuda;
+	struct ig_nvdev nvml[IG_MAX_DEVICES];
+	uint32_t nnvml;
+
+	uint64_t offcpu_ns[IG_R__MAX];
+	uint64_t runnable_ns;
+	uint64_t submissions, launches;
+	uint64_t sub_by_api[IG_API__MAX];
+	uint64_t launch_by_api[IG_API__MAX];
+
+	struct ig_ring defer;	/* struct ig_piece, oldest first */
+	struct ig_vec loss;	/* struct ig_busy: evidence lost there */
+	bool evidence_lost;
+
+	uint64_t cutoff;	/* history older than this is dropped */
+	uint64_t next_gc;
+	uint64_t gc_count;
+
+	void *scratch;		/* sweep event buffer */
+	size_t scratch_cap;
+};
+
+/* ---- engine.c ---- */
+struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
+				uint32_t tgid, uint64_t seen);
+struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid);
+struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
+struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
+const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
+void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
+void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
+void *ig_vec_push(struct ig_vec *v);
+void ig_vec_drop_where(struct ig_vec *v, bool (*gone)(const void *, uint64_t),
+		       uint64_t arg);
+void ig_gaplist_add(struct ig_gaplist *l, const struct ig_gap *g);
+
+/* ---- gpu.c ---- */
+void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
+void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts);
+void ig_gpu_finish(struct ig_engine *e);
+void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1);
+uint64_t ig_gpu_keep_from(const struct ig_engine *e);
+/* End of the device's counted span (after ig_gpu_finish). */
+uint64_t ig_gpu_span_end(const struct ig_device *d);
+void ig_gpu_free(struct ig_engine *e);
+
+/* ---- attrib.c ---- */
+/* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the
+ * feeder thread's timeline; every ns lands in exactly one cause. */
+void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
+		  uint64_t t0, uint64_t t1);
+/* Unresolved spans wait until their feeder's timeline covers them. */
+void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
+void ig_defer_poll(struct ig_engine *e, bool force);
+
+/* ---- introspection, for tests and -v ---- */
+struct ig_engine_mem {
+	uint64_t threads, procs, streams;
+	uint64_t intervals, spans;	/* retained thread history */
+	uint64_t closed, busy;		/* unfinalised device evidence */
+	uint64_t deferred;
+	size_t bytes;			/* approximate heap held */
+};
+void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/report.h"
+
+void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < e->ndevs; i++) {
+		const struct ig_device *d = e->devs[i];
+		uint64_t end = ig_gpu_span_end(d);
+
+		if (!d->active)
+			continue;
+		t->ndevs++;
+		t->busy_ns += d->busy_ns;
+		t->idle_ns += d->idle_ns;
+		t->unres_ns += d->unres_ns;
+		t->gaps += d->gaps;
+		t->span_ns += end - d->span_start;
+		if (!t->span_start || d->span_start < t->span_start)
+			t->span_start = d->span_start;
+		if (end > t->span_end)
+			t->span_end = end;
+	}
+}
+
+size_t ig_causes_sorted(const struct ig_causeset *s, unsigned int *out)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < IG_C__MAX; i++) {
+		if (!s->c[i].ns)
+			continue;
+		for (j = n; j > 0 && s->c[out[j - 1]].ns < s->c[i].ns; j--)
+			out[j] = out[j - 1];
+		out[j] = (unsigned int)i;
+		n++;
+	}
+	return n;
+}
+
+uint64_t ig_detail_ns(const struct ig_detail *d)
+{
+	return d->ns - d->err;
+}
+
+static int cmp_det(const void *a, const void *b)
+{
+	uint64_t x = ig_detail_ns(*(const struct ig_detail *const *)a);
+	uint64_t y = ig_detail_ns(*(const struct ig_detail *const *)b);
+
+	return x > y ? -1 : x < y;
+}
+
+size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
+			 const struct ig_detail **out, size_t max)
+{
+	const struct ig_detail *all[IG_DET_CAP];
+	size_t n = 0, i;
+
+	for (i = 0; i < c->ndet; i++) {
+		const struct ig_detail *d = &c->det[i];
+
+		if ((!kind || d->kind == kind) && ig_detail_ns(d))
+			all[n++] = d;
+	}
+	qsort(all, n, sizeof(*all), cmp_det);
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		out[i] = all[i];
+	return n;
+}
+
+double ig_share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+uint64_t ig_duration_ns(const struct ig_engine *e)
+{
+	uint64_t start = e->have_meta ? e->meta_ts : e->first_ts;
+	uint64_t end = e->have_end ? e->end_ts : e->now;
+
+	return end > start ? end - start : 0;
+}
+
+void ig_fmt_dev(uint32_t dev, char *buf, size_t n)
+{
+	/* the kernel's dev_t: MINORBITS == 20 */
+	snprintf(buf, n, "%u:%u", dev >> 20, dev & ((1u << 20) - 1));
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct ig_process *x = *(const struct ig_process *const *)a;
+	const struct ig_process *y = *(const struct ig_process *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out)
+{
+	const struct ig_process **v = calloc(e->nprocs + 1, sizeof(*v));
+	size_t n = 0;
+	uint32_t i;
+
+	*out = v;
+	if (!v)
+		return 0;
+	for (i = 0; i < e->procs.cap && n < e->nprocs; i++)
+		if (e->procs.vals[i])
+			v[n++] = e->procs.vals[i];
+	qsort(v, n, sizeof(*v), cmp_proc);
+	return n;
+}
+
+const char *ig_dkind_name(uint8_t kind)
+{
+	switch (kind) {
+	case IG_D_FILE: return "file";
+	case IG_D_DEVICE: return "device";
+	case IG_D_PROCESS: return "process";
+	case IG_D_CPU: return "cpu";
+	case IG_D_LOCK: return "lock";
+	case IG_D_WAKER: return "waker";
+	case IG_D_HOLDER: return "holder";
+	case IG_D_PEER: return "peer";
+	case IG_D_API: return "api";
+	case IG_D_THREAD: return "thread";
+	case IG_D_WHY: return "why";
+	}
+	return "?";
+}
+
+size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
+{
+	static const uint8_t kinds[IG_C__MAX][3] = {
+		[IG_C_STORAGE] = { IG_D_FILE, IG_D_DEVICE },
+		[IG_C_PAGE_FAULT] = { IG_D_FILE, IG_D_DEVICE },
+		[IG_C_CPU_STARVATION] = { IG_D_PROCESS, IG_D_CPU },
+		[IG_C_GIL] = { IG_D_HOLDER },
+		[IG_C_LOCK] = { IG_D_LOCK, IG_D_WAKER },
+		[IG_C_NETWORK] = { IG_D_PEER },
+		[IG_C_HOST_COMPUTE] = { IG_D_THREAD },
+		[IG_C_CUDA_API] = { IG_D_API },
+		[IG_C_SLEEP] = { IG_D_THREAD },
+		[IG_C_WAIT_UNTRACKED] = { IG_D_WAKER },
+		[IG_C_UNKNOWN] = { IG_D_WHY },
+	};
+	size_t n = 0;
+
+	while (cause < IG_C__MAX && n < max && n < 3 && kinds[cause][n]) {
+		out[n] = kinds[cause][n];
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the text and JSON reports share: totals over devices, causes in
+ * report order, detail lines in report order.
+ */
+#ifndef IG_ENGINE_REPORT_H
+#define IG_ENGINE_REPORT_H
+
+#include "engine/model.h"
+
+struct ig_gpu_totals {
+	uint64_t busy_ns, idle_ns, unres_ns, span_ns;
+	uint64_t span_start, span_end;
+	uint64_t gaps;
+	uint32_t ndevs;		/* devices with a submission */
+};
+
+void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
+/* Causes with time, most time first; returns how many. */
+size_t ig_causes_sorted(const struct ig_causeset *s, unsigned int *out);
+/* Details of one cause, most time first, of one kind (0: any). */
+size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
+			 const struct ig_detail **out, size_t max);
+/* Time a detail is known to have had (its count minus eviction error). */
+uint64_t ig_detail_ns(const struct ig_detail *d);
+double ig_share(uint64_t part, uint64_t whole);
+uint64_t ig_duration_ns(const struct ig_engine *e);
+/* "8:0" */
+void ig_fmt_dev(uint32_t dev, char *buf, size_t n);
+/* Processes for the report, by pid; caller frees. */
+size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out);
+const char *ig_dkind_name(uint8_t kind);
+/* The detail kinds a cause is best explained by, most telling first. */
+size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max);
+
+#endif

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON report (DESIGN.md §5).  Field names are a contract: add, never
+ * rename.  Numbers are printed with fixed precision so that scripts see
+ * 17.4, not 17.399999999999999.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "engine/report.h"
+
+typedef struct json_object jo;
+
+static jo *jnum(double v, int prec)
+{
+	char buf[64];
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%.*f", prec, v);
+	n = strlen(buf);
+	/* trim trailing zeros, keep one digit after the point */
+	while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+		buf[--n] = '\0';
+	if (!strcmp(buf, "-0.0"))
+		snprintf(buf, sizeof(buf), "0.0");
+	return json_object_new_double_s(v, buf);
+}
+
+static jo *jsec(uint64_t ns)
+{
+	return jnum((double)ns / 1e9, 6);
+}
+
+static jo *jms(uint64_t ns)
+{
+	return jnum((double)ns / 1e6, 3);
+}
+
+static jo *jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+static jo *ju64(uint64_t v)
+{
+	return json_object_new_int64((int64_t)v);
+}
+
+static void add(jo *o, const char *k, jo *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static jo *meta_json(const struct ig_engine *e)
+{
+	jo *m = json_object_new_object();
+
+	if (!e->have_meta)
+		return m;
+	add(m, "host", jstr(e->meta.host));
+	add(m, "kernel", jstr(e->meta.kernel));
+	add(m, "command", jstr(e->meta.command));
+	add(m, "ncpus", ju64(e->meta.ncpus));
+	add(m, "format_version", ju64(e->meta.version));
+	add(m, "start_ns", ju64(e->meta_ts));
+	add(m, "realtime_ns", ju64(e->meta.realtime_ns));
+	return m;
+}
+
+static jo *processes_json(const struct ig_engine *e)
+{
+	const struct ig_process **v;
+	size_t n = ig_procs_sorted(e, &v), i;
+	jo *a = json_object_new_array();
+
+	for (i = 0; i < n; i++) {
+		const struct ig_process *p = v[i];
+		jo *o = json_object_new_object();
+
+		add(o, "pid", ju64(p->pid));
+		add(o, "comm", jstr(p->comm));
+		add(o, "ppid", ju64(p->ppid));
+		add(o, "exe", jstr(p->exe));
+		add(o, "threads", ju64(p->nthreads_seen));
+		add(o, "first_seen_ns", ju64(p->first_seen));
+		add(o, "exit_ns", p->exit_ts == IG_NS_INF ? NULL
+							  : ju64(p->exit_ts));
+		add(o, "device", p->on_gpu ?
+			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
+		add(o, "submissions", ju64(p->submissions));
+		add(o, "launches", ju64(p->launches));
+		add(o, "python", json_object_new_boolean(p->pyrt_end >
+							 p->pyrt_start));
+		json_object_array_add(a, o);
+	}
+	free(v);
+	return a;
+}
+
+static jo *spans_json(const struct ig_gaplist *l)
+{
+	struct ig_gap *g = malloc((l->n + 1) * sizeof(*g));
+	jo *a = json_object_new_array();
+	size_t i, j;
+
+	if (!g)
+		return a;
+	/* the heap keeps the longest; list them in time order */
+	memcpy(g, l->g, l->n * sizeof(*g));
+	for (i = 1; i < l->n; i++) {
+		struct ig_gap t = g[i];
+
+		for (j = i; j > 0 && g[j - 1].t0 > t.t0; j--)
+			g[j] = g[j - 1];
+		g[j] = t;
+	}
+	for (i = 0; i < l->n; i++) {
+		jo *o = json_object_new_object();
+
+		add(o, "start_ns", ju64(g[i].t0));
+		add(o, "end_ns", ju64(g[i].t1));
+		add(o, "tid", ju64(g[i].tid));
+		add(o, "pid", ju64(g[i].tgid));
+		add(o, "device", ju64((uint64_t)g[i].device));
+		json_object_array_add(a, o);
+	}
+	free(g);
+	return a;
+}
+
+static jo *devices_json(const struct ig_engine *e)
+{
+	jo *a = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; i < e->ndevs; i++) {
+		const struct ig_device *d = e->devs[i];
+		jo *o;
+
+		if (!d->active)
+			continue;
+		o = json_object_new_object();
+		add(o, "device", ju64((uint64_t)d->ordinal));
+		add(o, "busy_s", jsec(d->busy_ns));
+		add(o, "idle_s", jsec(d->idle_ns));
+		add(o, "unresolved_s", jsec(d->unres_ns));
+		add(o, "gaps", ju64(d->gaps));
+		add(o, "unresolved_spans", ju64(d->unres_spans));
+		add(o, "span_start_ns", ju64(d->span_start));
+		add(o, "span_end_ns", ju64(ig_gpu_span_end(d)));
+		add(o, "streams", ju64(d->nstreams));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static jo *gpu_json(const struct ig_engine *e)
+{
+	struct ig_gpu_totals t;
+	jo *g = json_object_new_object();
+
+	ig_gpu_totals(e, &t);
+	add(g, "busy_s", jsec(t.busy_ns));
+	add(g, "idle_s", jsec(t.idle_ns));
+	add(g, "unresolved_s", jsec(t.unres_ns));
+	add(g, "span_s", jsec(t.span_ns));
+	add(g, "gaps", ju64(t.gaps));
+	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->gap_hist, 0.50)));
+	add(g, "gap_p99_ms", jms(ig_hist_quantile(&e->gap_hist, 0.99)));
+	add(g, "gap_max_ms", jms(e->gap_hist.max));
+	add(g, "span_start_ns", ju64(t.span_start));
+	add(g, "span_end_ns", ju64(t.span_end));
+	add(g, "devices", devices_json(e));
+	add(g, "gap_list", spans_json(&e->gaps));
+	add(g, "gap_list_omitted", ju64(e->gaps.omitted));
+	add(g, "unresolved_list", spans_json(&e->unres_list));
+	add(g, "unresolved_list_omitted", ju64(e->unres_list.omitted));
+	add(g, "submissions", ju64(e->submissions));
+	add(g, "launches", ju64(e->launches));
+	add(g, "evidence_lost", json_object_new_boolean(e->evidence_lost));
+	return g;
+}
+
+static const struct ig_biodev *biodev_find(const struct ig_engine *e,
+					   uint32_t dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nbiodev; i++)
+		if (e->biodev[i].dev == dev)
+			return &e->biodev[i];
+	return NULL;
+}
+
+static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
+{
+	jo *o = json_object_new_object();
+	const struct ig_biodev *b;
+	char buf[64];
+
+	add(o, "kind", jstr(ig_dkind_name(d->kind)));
+	switch (d->kind) {
+	case IG_D_FILE:
+		add(o, "file", jstr(d->name));
+		add(o, "pid", ju64(d->pid));
+		break;
+	case IG_D_DEVICE:
+		ig_fmt_dev((uint32_t)d->k, buf, sizeof(buf));
+		add(o, "dev", jstr(buf));
+		b = biodev_find(e, (uint32_t)d->k);
+		if (b) {
+			add(o, "reads", ju64(b->reads));
+			add(o, "read_p50_ms", jms(ig_hist_quantile(&b->lat, 0.5)));
+			add(o, "read_p99_ms",
+			    jms(ig_hist_quantile(&b->lat, 0.99)));
+		}
+		break;
+	case IG_D_PROCESS:
+		add(o, "pid", ju64(d->pid));
+		add(o, "comm", jstr(d->name));
+		break;
+	case IG_D_CPU:
+		add(o, "cpu", ju64(d->k));
+		break;
+	case IG_D_LOCK:
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)d->k);
+		add(o, "addr", jstr(buf));
+		add(o, "pid", ju64(d->pid));
+		break;
+	case IG_D_HOLDER:
+		add(o, "holder_on_cpu_s", jsec(d->aux[0]));
+		add(o, "holder_runnable_s", jsec(d->aux[1]));
+		add(o, "holder_blocked_s", jsec(d->aux[2]));
+		/* fall through */
+	case IG_D_WAKER:
+	case IG_D_THREAD:
+		add(o, "tid", ju64(d->tid));
+		add(o, "pid", ju64(d->pid));
+		add(o, "comm", jstr(d->name));
+		break;
+	case IG_D_PEER:
+		add(o, "peer", jstr(d->name));
+		add(o, "proto", jstr(d->k == 6 ? "tcp" : d->k == 17 ? "udp" : "?"));
+		break;
+	case IG_D_API:
+		add(o, "api", jstr(d->name));
+		break;
+	case IG_D_WHY:
+		add(o, "why", jstr(d->name));
+		break;
+	}
+	add(o, "seconds", jsec(ig_detail_ns(d)));
+	add(o, "count", ju64(d->count));
+	return o;
+}
+
+/* Per kind, the top few; the kinds that explain the cause first. */
+static jo *details_json(const struct ig_engine *e, unsigned int cause,
+			const struct ig_cause_acc *c, uint64_t *omitted)
+{
+	const struct ig_detail *top[IG_DET_CAP];
+	uint8_t kinds[16];
+	jo *a = json_object_new_array();
+	bool done[16] = { false };
+	size_t nk = ig_cause_kinds(cause, kinds, 3), n, i, k;
+	uint32_t j;
+
+	/* then any other kind present, in the order first seen */
+	for (j = 0; j < c->ndet && nk < 16; j++) {
+		for (k = 0; k < nk && kinds[k] != c->det[j].kind; k++)
+			;
+		if (k == nk)
+			kinds[nk++] = c->det[j].kind;
+	}
+	*omitted = 0;
+	for (k = 0; k < nk; k++) {
+		if (kinds[k] >= 16 || done[kinds[k]])
+			continue;
+		done[kinds[k]] = true;
+		n = ig_details_sorted(c, kinds[k], top, IG_DET_CAP);
+		for (i = 0; i < n; i++) {
+			if (i < IG_DET_SHOW)
+				json_object_array_add(a, detail_json(e, top[i]));
+			else
+				(*omitted)++;
+		}
+	}
+	return a;
+}
+
+/*
+ * Shares rounded so the printed values sum to exactly 1 (largest
+ * remainder, in millionths).
+ */
+static void shares(const struct ig_causeset *s, const unsigned int *order,
+		   size_t n, uint64_t *micro)
+{
+	uint64_t left = 1000000, rem[IG_C__MAX];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		unsigned __int128 x = (unsigned __int128)s->c[order[i]].ns *
+				      1000000;
+
+		micro[i] = (uint64_t)(x / s->total_ns);
+		rem[i] = (uint64_t)(x % s->total_ns);
+		left -= micro[i];
+	}
+	while (left && n) {
+		for (j = 0, i = 1; i < n; i++)
+			if (rem[i] > rem[j])
+				j = i;
+		micro[j]++;
+		rem[j] = 0;
+		left--;
+	}
+}
+
+static jo *causes_json(const struct ig_engine *e, const struct ig_causeset *s)
+{
+	unsigned int order[IG_C__MAX];
+	uint64_t micro[IG_C__MAX];
+	size_t n = ig_causes_sorted(s, order), i;
+	jo *a = json_object_new_array();
+
+	if (!s->total_ns)
+		return a;
+	shares(s, order, n, micro);
+	for (i = 0; i < n; i++) {
+		const struct ig_cause_acc *c = &s->c[order[i]];
+		jo *o = json_object_new_object();
+		uint64_t omitted;
+
+		add(o, "cause", jstr(ig_cause_name(order[i])));
+		add(o, "seconds", jsec(c->ns));
+		add(o, "share", jnum((double)micro[i] / 1e6, 6));
+		add(o, "details", details_json(e, order[i], c, &omitted));
+		add(o, "details_omitted", ju64(omitted));
+		add(o, "details_approximate",
+		    json_object_new_boolean(c->evicted != 0));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static jo *events_json(const struct ig_engine *e)
+{
+	static const unsigned int types[] = {
+		IG_REC_PROC, IG_REC_OFFCPU, IG_REC_BIO, IG_REC_CUDA,
+		IG_REC_LIBOPEN, IG_REC_META, IG_REC_TASK, IG_REC_PYRT,
+		IG_REC_STATS, IG_REC_END, IG_REC_LIBCUDA, IG_REC_MAPPING,
+		IG_REC_NVML,
+	};
+	jo *o = json_object_new_object(), *bt = json_object_new_object();
+	jo *ck = json_object_new_object(), *k = json_object_new_object();
+	const __u64 *st = e->stats.stat;
+	uint64_t other;
+	size_t i;
+
+	add(o, "total", ju64(e->nrec));
+	add(o, "dropped", ju64(st[IG_STAT_DROPS] + e->stats.user_lost));
+	other = e->by_type[0];
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		unsigned int t = types[i];
+		unsigned int slot = t < IG_REC_USER_BASE ? t :
+				    8 + t - IG_REC_USER_BASE;
+
+		add(bt, ig_engine_rec_name(t), ju64(e->by_type[slot]));
+	}
+	add(bt, "other", ju64(other));
+	add(o, "by_type", bt);
+	for (i = 1; i < IG_CU__MAX; i++)
+		add(ck, ig_cuda_kind_name((unsigned int)i),
+		    ju64(e->cuda_by_kind[i]));
+	add(o, "cuda_by_kind", ck);
+	add(o, "stats_seen", json_object_new_boolean(e->have_stats));
+	add(k, "events", ju64(st[IG_STAT_EVENTS]));
+	add(k, "drops", ju64(st[IG_STAT_DROPS]));
+	add(k, "map_full", ju64(st[IG_STAT_MAP_FULL]));
+	add(k, "cuda_hits", ju64(st[IG_STAT_CUDA_HITS]));
+	add(k, "launches", ju64(st[IG_STAT_LAUNCHES]));
+	add(k, "switches", ju64(st[IG_STAT_SWITCHES]));
+	add(k, "syscalls", ju64(st[IG_STAT_SYSCALLS]));
+	add(k, "cuda_drops", ju64(st[IG_STAT_DROPS_CUDA]));
+	add(o, "kernel", k);
+	add(o, "user_lost", ju64(e->stats.user_lost));
+	add(o, "evidence_lost", json_object_new_boolean(e->evidence_lost));
+	return o;
+}
+
+static jo *offcpu_json(const struct ig_engine *e)
+{
+	jo *o = json_object_new_object(), *r = json_object_new_object();
+	uint64_t total = 0;
+	unsigned int i;
+
+	for (i = 1; i < IG_R__MAX; i++) {
+		total += e->offcpu_ns[i];
+		add(r, ig_reason_name(i), jsec(e->offcpu_ns[i]));
+	}
+	add(o, "total_s", jsec(total));
+	add(o, "runnable_s", jsec(e->runnable_ns));
+	add(o, "by_reason", r);
+	return o;
+}
+
+static jo *block_json(const struct ig_engine *e)
+{
+	jo *a = json_object_new_array();
+	char buf[32];
+	uint32_t i;
+
+	for (i = 0; i < e->nbiodev; i++) {
+		const struct ig_biodev *b = &e->biodev[i];
+		jo *o = json_object_new_object();
+
+		ig_fmt_dev(b->dev, buf, sizeof(buf));
+		add(o, "dev", jstr(buf));
+		add(o, "reads", ju64(b->reads));
+		add(o, "bytes", ju64(b->bytes));
+		add(o, "read_p50_ms", jms(ig_hist_quantile(&b->lat, 0.5)));
+		add(o, "read_p99_ms", jms(ig_hist_quantile(&b->lat, 0.99)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static jo *cuda_json(const struct ig_engine *e)
+{
+	jo *o = json_object_new_object(), *hits = json_object_new_object();
+	jo *subs = json_object_new_object(), *lib = json_object_new_array();
+	unsigned int i;
+
+	for (i = 1; i < IG_API__MAX; i++) {
+		if (e->stats.api_hits[i])
+			add(hits, ig_api_name(i), ju64(e->stats.api_hits[i]));
+		if (e->sub_by_api[i]) {
+			jo *s = json_object_new_object();
+
+			add(s, "submissions", ju64(e->sub_by_api[i]));
+			add(s, "launches", ju64(e->launch_by_api[i]));
+			add(subs, ig_api_name(i), s);
+		}
+	}
+	for (i = 0; i < e->nlibcuda; i++) {
+		const struct ig_libcuda *l = &e->libcuda[i];
+		jo *x = json_object_new_object();
+
+		add(x, "pid", ju64(l->h.tgid));
+		add(x, "path", json_object_new_string_len(l->path,
+			(int)strnlen(l->path, sizeof(l->path))));
+		add(x, "version", json_object_new_string_len(l->version,
+			(int)strnlen(l->version, sizeof(l->version))));
+		add(x, "symbols", ju64(l->nsyms));
+		add(x, "attached", ju64(l->nattached));
+		json_object_array_add(lib, x);
+	}
+	add(o, "api_hits", hits);
+	add(o, "libcuda", lib);
+	add(o, "by_api", subs);
+	return o;
+}
+
+static jo *dashboard_json(const struct ig_engine *e)
+{
+	jo *o = json_object_new_object(), *a;
+	uint64_t n = 0, u = 0, m = 0;
+	uint32_t i;
+
+	add(o, "nvml", json_object_new_boolean(e->nnvml != 0));
+	if (!e->nnvml)
+		return o;
+	a = json_object_new_array();
+	for (i = 0; i < e->nnvml; i++) {
+		const struct ig_nvdev *d = &e->nvml[i];
+		jo *x = json_object_new_object();
+
+		n += d->n;
+		u += d->util_sum;
+		m += d->mem_sum;
+		add(x, "device", ju64(d->device));
+		add(x, "samples", ju64(d->n));
+		add(x, "util_mean_pct", jnum((double)d->util_sum / d->n, 1));
+		add(x, "mem_mean_pct", jnum((double)d->mem_sum / d->n, 1));
+		json_object_array_add(a, x);
+	}
+	add(o, "samples", ju64(n));
+	add(o, "util_mean_pct", jnum((double)u / n, 1));
+	add(o, "mem_mean_pct", jnum((double)m / n, 1));
+	add(o, "devices", a);
+	return o;
+}
+
+int ig_engine_report_json(struct ig_engine *e, FILE *out)
+{
+	const char *stop;
+	jo *r;
+	int err = 0;
+
+	if (!e || !out)
+		return -EINVAL;
+	ig_engine_finish(e);
+	r = json_object_new_object();
+	if (!r)
+		return -ENOMEM;
+	stop = e->have_end ? ig_stop_reason_name(e->stop_reason) : NULL;
+	add(r, "version", ju64(1));
+	add(r, "duration_s", jsec(ig_duration_ns(e)));
+	add(r, "complete", json_object_new_boolean(e->have_end));
+	add(r, "stop_reason", stop ? jstr(stop) : NULL);
+	add(r, "meta", meta_json(e));
+	add(r, "processes", processes_json(e));
+	add(r, "gpu", gpu_json(e));
+	add(r, "causes", causes_json(e, &e->idle));
+	add(r, "unresolved_causes", causes_json(e, &e->unres));
+	add(r, "events", events_json(e));
+	add(r, "offcpu", offcpu_json(e));
+	add(r, "block", block_json(e));
+	add(r, "cuda", cuda_json(e));
+	add(r, "dashboard", dashboard_json(e));
+	if (fprintf(out, "%s\n", json_object_to_json_string_ext(r,
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		err = -EIO;
+	json_object_put(r);
+	return err;
+}

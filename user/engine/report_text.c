@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The terminal report: the answer first (how idle the GPU was and why),
+ * then the evidence behind it.  Fits 80 columns; every column header says
+ * its unit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/report.h"
+
+#define LABEL_W		56	/* detail label column */
+#define SHOW_DETAILS	2	/* per cause in the text report */
+
+static double sec(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return 100.0 * ig_share(part, whole);
+}
+
+/* Keep the end of long labels (file names matter at their tail). */
+static void fit(char *s, size_t w)
+{
+	size_t n = strlen(s);
+
+	if (n <= w)
+		return;
+	memmove(s + 3, s + n - (w - 3), w - 3 + 1);
+	memcpy(s, "...", 3);
+}
+
+static const struct ig_biodev *biodev_find(const struct ig_engine *e,
+					   uint32_t dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nbiodev; i++)
+		if (e->biodev[i].dev == dev)
+			return &e->biodev[i];
+	return NULL;
+}
+
+static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
+			 char *buf, size_t n)
+{
+	const struct ig_biodev *b;
+	char dev[32];
+
+	switch (d->kind) {
+	case IG_D_FILE:
+		snprintf(buf, n, "%s", d->name);
+		break;
+	case IG_D_DEVICE:
+		ig_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
+		b = biodev_find(e, (uint32_t)d->k);
+		if (b)
+			snprintf(buf, n, "dev %s, reads p50 %.1f ms p99 %.1f ms",
+				 dev, ig_hist_quantile(&b->lat, 0.5) / 1e6,
+				 ig_hist_quantile(&b->lat, 0.99) / 1e6);
+		else
+			snprintf(buf, n, "dev %s", dev);
+		break;
+	case IG_D_PROCESS:
+		snprintf(buf, n, "ran instead: pid %u (%s)", d->pid, d->name);
+		break;
+	case IG_D_CPU:
+		snprintf(buf, n, "on cpu %llu", (unsigned long long)d->k);
+		break;
+	case IG_D_LOCK:
+		snprintf(buf, n, "lock 0x%llx in pid %u",
+			 (unsigned long long)d->k, d->pid);
+		break;
+	case IG_D_WAKER:
+		snprintf(buf, n, "woken by tid %u (%s, pid %u)", d->tid,
+			 d->name, d->pid);
+		break;
+	case IG_D_HOLDER:
+		snprintf(buf, n, "holder tid %u (%s), on cpu %.0f%%", d->tid,
+			 d->name, pct(d->aux[0], d->aux[0] + d->aux[1] +
+					       d->aux[2]));
+		break;
+	case IG_D_PEER:
+		snprintf(buf, n, "peer %s", d->name);
+		break;
+	case IG_D_API:
+		snprintf(buf, n, "%s", d->name);
+		break;
+	case IG_D_THREAD:
+		snprintf(buf, n, "tid %u (%s, pid %u)", d->tid, d->name,
+			 d->pid);
+		break;
+	case IG_D_WHY:
+		snprintf(buf, n, "%s", d->name);
+		break;
+	default:
+		snprintf(buf, n, "?");
+	}
+	fit(buf, LABEL_W);
+}
+
+/* The most telling details: the top one of each kind the cause is
+ * explained by, or the top two when it has one kind. */
+static size_t top_details(const struct ig_cause_acc *c, unsigned int cause,
+			  const struct ig_detail **out)
+{
+	uint8_t kinds[3];
+	size_t nk = ig_cause_kinds(cause, kinds, 3), n = 0, i;
+
+	if (nk == 1)
+		n = ig_details_sorted(c, kinds[0], out, SHOW_DETAILS);
+	for (i = 0; nk > 1 && i < nk && n < SHOW_DETAILS; i++)
+		n += ig_details_sorted(c, kinds[i], out + n, 1);
+	/* hide what rounds to nothing */
+	while (n && ig_detail_ns(out[n - 1]) < 500000)
+		n--;
+	return n;
+}
+
+static void causes_table(FILE *out, const struct ig_engine *e,
+			 const struct ig_causeset *s, size_t max_causes)
+{
+	unsigned int order[IG_C__MAX];
+	size_t n = ig_causes_sorted(s, order), i, k, nd, shown = 0;
+	const struct ig_detail *top[SHOW_DETAILS];
+	char label[128];
+
+	fprintf(out, "  %-18s %10s %9s\n", "cause", "time(s)", "share(%)");
+	for (i = 0; i < n && shown < max_causes; i++) {
+		const struct ig_cause_acc *c = &s->c[order[i]];
+
+		if (c->ns < 500000)
+			break;
+		shown++;
+		fprintf(out, "  %-18s %10.3f %9.1f\n", ig_cause_name(order[i]),
+			sec(c->ns), pct(c->ns, s->total_ns));
+		nd = top_details(c, order[i], top);
+		for (k = 0; k < nd; k++) {
+			detail_label(e, top[k], label, sizeof(label));
+			fprintf(out, "      %-*s %9.3f s\n", LABEL_W, label,
+				sec(ig_detail_ns(top[k])));
+		}
+	}
+	if (n > shown)
+		fprintf(out, "  (%zu more below, in the JSON report)\n",
+			n - shown);
+}
+
+static void gpu_section(FILE *out, const struct ig_engine *e,
+			const struct ig_gpu_totals *t)
+{
+	uint32_t i;
+
+	if (t->ndevs > 1) {
+		for (i = 0; i < e->ndevs; i++) {
+			const struct ig_device *d = e->devs[i];
+			uint64_t span = ig_gpu_span_end(d) - d->span_start;
+
+			if (!d->active)
+				continue;
+			fprintf(out, "  device %d over %.3f s: busy %.1f%%, "
+				"idle %.1f%%, unresolved %.1f%%\n", d->ordinal,
+				sec(span), pct(d->busy_ns, span),
+				pct(d->idle_ns, span), pct(d->unres_ns, span));
+		}
+	}
+	if (e->evidence_lost)
+		fprintf(out, "warning: records were lost; idle time near the "
+			"loss may show as\nunresolved or unknown\n");
+	fprintf(out, "\n");
+	if (!t->idle_ns) {
+		fprintf(out, "No known idle gap%s.\n\n", t->unres_ns ?
+			" (the GPU's state was never proven idle)" : "");
+	} else {
+		fprintf(out, "Why the GPU was idle: %.3f s in %llu gaps "
+			"(p50 %.2f ms, p99 %.2f ms)\n", sec(t->idle_ns),
+			(unsigned long long)t->gaps,
+			ig_hist_quantile(&e->gap_hist, 0.5) / 1e6,
+			ig_hist_quantile(&e->gap_hist, 0.99) / 1e6);
+		causes_table(out, e, &e->idle, IG_C__MAX);
+		fprintf(out, "\n");
+	}
+	/* host probes cannot prove idle time between launches or inside
+	 * synchronous copies; say what the host did then when it matters */
+	if (t->unres_ns && pct(t->unres_ns, t->span_ns) >= 1.0) {
+		fprintf(out, "While the GPU state was unresolved: %.3f s\n",
+			sec(t->unres_ns));
+		causes_table(out, e, &e->unres, 5);
+		fprintf(out, "\n");
+	}
+}
+
+static void processes_section(FILE *out, const struct ig_engine *e)
+{
+	const struct ig_process **v;
+	size_t n = ig_procs_sorted(e, &v), i;
+	char exe[sizeof(((struct ig_process *)0)->exe)];
+
+	fprintf(out, "Processes: %zu\n", n);
+	fprintf(out, "  %8s %8s %8s %8s  %-16s %s\n", "pid", "ppid",
+		"threads", "subs(n)", "comm", "exe");
+	for (i = 0; i < n && i < 20; i++) {
+		snprintf(exe, sizeof(exe), "%s", v[i]->exe);
+		fit(exe, 22);
+		fprintf(out, "  %8u %8u %8u %8llu  %-16s %s\n", v[i]->pid,
+			v[i]->ppid, v[i]->nthreads_seen,
+			(unsigned long long)v[i]->submissions, v[i]->comm, exe);
+	}
+	if (n > 20)
+		fprintf(out, "  (%zu more in the JSON report)\n", n - 20);
+	free(v);
+	fprintf(out, "\n");
+}
+
+static void events_section(FILE *out, const struct ig_engine *e)
+{
+	const __u64 *st = e->stats.stat;
+	uint64_t total = 0;
+	unsigned int i;
+
+	fprintf(out, "Records: %llu", (unsigned long long)e->nrec);
+	if (e->have_stats)
+		fprintf(out, ", dropped %llu (kernel %llu, aggregator %llu)",
+			(unsigned long long)(st[IG_STAT_DROPS] +
+					     e->stats.user_lost),
+			(unsigned long long)st[IG_STAT_DROPS],
+			(unsigned long long)e->stats.user_lost);
+	else
+		fprintf(out, ", drop counters not recorded");
+	fprintf(out, "%s\n", e->have_end ? "" : " (recording incomplete)");
+	fprintf(out, "CUDA: %llu submissions, %llu launches\n\n",
+		(unsigned long long)e->submissions,
+		(unsigned long long)e->launches);
+
+	for (i = 1; i < IG_R__MAX; i++)
+		total += e->offcpu_ns[i];
+	fprintf(out, "Off-CPU time of traced threads: %.3f s "
+		"(runnable %.3f s)\n", sec(total), sec(e->runnable_ns));
+	if (total) {
+		fprintf(out, "  %-12s %10s %9s\n", "reason", "time(s)",
+			"share(%)");
+		for (i = 1; i < IG_R__MAX; i++)
+			if (e->offcpu_ns[i])
+				fprintf(out, "  %-12s %10.3f %9.1f\n",
+					ig_reason_name(i), sec(e->offcpu_ns[i]),
+					pct(e->offcpu_ns[i], total));
+	}
+	fprintf(out, "\n");
+}
+
+static void dashboard_line(FILE *out, const struct ig_engine *e)
+{
+	uint64_t n = 0, u = 0;
+	uint32_t i;
+
+	for (i = 0; i < e->nnvml; i++) {
+		n += e->nvml[i].n;
+		u += e->nvml[i].util_sum;
+	}
+	if (!n) {
+		fprintf(out, "dashboard utilization: NVML not available\n");
+		return;
+	}
+	fprintf(out, "dashboard utilization (NVML): %.1f%% mean over %llu "
+		"samples\n", (double)u / n, (unsigned long long)n);
+}
+
+int ig_engine_report_text(struct ig_engine *e, FILE *out)
+{
+	struct ig_gpu_totals t;
+
+	if (!e || !out)
+		return -EINVAL;
+	ig_engine_finish(e);
+	ig_gpu_totals(e, &t);
+	/* the answer first */
+	if (!t.ndevs) {
+		fprintf(out, "No GPU activity: the traced processes submitted "
+			"no CUDA work in %.3f s.\n", sec(ig_duration_ns(e)));
+	} else {
+		fprintf(out, "GPU busy %.1f%%, idle %.1f%%, unresolved %.1f%% "
+			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
+			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
+			sec(t.span_ns));
+	}
+	fprintf(out, "traced %.3f s: %u GPU%s with work, %u processes%s\n",
+		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
+		e->nprocs, e->have_end ? "" : " (recording incomplete)");
+	if (t.ndevs)
+		gpu_section(out, e, &t);
+	else
+		fprintf(out, "\n");
+	processes_section(out, e);
+	events_section(out, e);
+	dashboard_line(out, e);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
+#include "records.h"
+
+/* The skeleton does not check record layouts: pin them here. */
+_Static_assert(sizeof(struct ig_hdr) == 24, "ig_hdr layout");
+_Static_assert(offsetof(struct ig_hdr, ts) == 16, "ig_hdr.ts");
+_Static_assert(sizeof(struct ig_proc) == 24 + 8 + IG_COMM_LEN + IG_NAME_LEN,
+	       "ig_proc layout");
+_Static_assert(offsetof(struct ig_offcpu, t_off) == 24, "ig_offcpu.t_off");
+_Static_assert(offsetof(struct ig_offcpu, waker_comm) == 80, "ig_offcpu comm");
+_Static_assert(sizeof(struct ig_offcpu) == 176, "ig_offcpu layout");
+_Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
+_Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
+_Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
+_Static_assert(sizeof(struct ig_libopen) == 24 + 256, "ig_libopen layout");
+_Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
+_Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
+
+size_t ig_rec_min_size(unsigned int type)
+{
+	switch (type) {
+	case IG_REC_PROC: return sizeof(struct ig_proc);
+	case IG_REC_OFFCPU: return sizeof(struct ig_offcpu);
+	case IG_REC_BIO: return sizeof(struct ig_bio);
+	case IG_REC_CUDA: return sizeof(struct ig_cuda);
+	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
+	case IG_REC_META: return sizeof(struct ig_meta);
+	case IG_REC_TASK: return sizeof(struct ig_task);
+	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
+	case IG_REC_STATS: return sizeof(struct ig_stats);
+	case IG_REC_END: return sizeof(struct ig_end);
+	case IG_REC_LIBCUDA: return sizeof(struct ig_libcuda);
+	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
+	case IG_REC_NVML: return sizeof(struct ig_nvml);
+	}
+	return 0;
+}
+
+const char *ig_rec_type_name(unsigned int type)
+{
+	switch (type) {
+	case IG_REC_PROC: return "proc";
+	case IG_REC_OFFCPU: return "offcpu";
+	case IG_REC_BIO: return "bio";
+	case IG_REC_CUDA: return "cuda";
+	case IG_REC_LIBOPEN: return "libopen";
+	case IG_REC_META: return "meta";
+	case IG_REC_TASK: return "task";
+	case IG_REC_PYRT: return "pyrt";
+	case IG_REC_STATS: return "stats";
+	case IG_REC_END: return "end";
+	case IG_REC_LIBCUDA: return "libcuda";
+	case IG_REC_MAPPING: return "mapping";
+	case IG_REC_NVML: return "nvml";
+	}
+	return "unknown";
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The record stream: kernel records (bpf/idlegap.h) plus the annotation
+ * records the aggregator adds.  Live tracing and `idlegap report` both feed
+ * this stream, in timestamp order, to the analysis engine.
+ */
+#ifndef IG_RECORDS_H
+#define IG_RECORDS_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "../bpf/idlegap.h"
+
+#define IG_FORMAT_VERSION 1
+
+/* First record of every stream: what was traced, where, with which clock. */
+struct ig_meta {
+	struct ig_hdr h;	/* ts: tracing start (probes attached) */
+	__u32 version;		/* IG_FORMAT_VERSION */
+	__u32 ncpus;
+	__u64 realtime_ns;	/* CLOCK_REALTIME at ts, for wall-clock output */
+	char host[64];
+	char kernel[64];
+	char command[256];	/* the idlegap command line */
+};
+
+/* A task known at attach time or named later (comm, exe). */
+struct ig_task {
+	struct ig_hdr h;	/* tid/tgid */
+	__u32 ppid;
+	__u32 is_thread;	/* tid != tgid */
+	char comm[IG_COMM_LEN];
+	char exe[128];
+};
+
+/* The interpreter's _PyRuntime object in a process: futex words inside it
+ * belong to the GIL (DESIGN.md §4).  start == end == 0: not Python. */
+struct ig_pyrt {
+	struct ig_hdr h;	/* tgid */
+	__u64 start;
+	__u64 end;
+	char path[128];		/* python3.X or libpython3.X.so */
+};
+
+/* Kernel-side counters, sampled at the end of a run. */
+struct ig_stats {
+	struct ig_hdr h;
+	__u64 stat[IG_STAT__MAX];
+	__u64 api_hits[IG_API__MAX];
+	__u64 user_lost;	/* records the aggregator could not keep */
+};
+
+/* A libcuda whose probes were attached for a process. */
+struct ig_libcuda {
+	struct ig_hdr h;	/* tgid (0: attached by path for all) */
+	__u32 nsyms;		/* entry points found */
+	__u32 nattached;	/* probes attached */
+	char version[32];	/* driver version from the file name, if any */
+	char path[192];
+};
+
+/* A file mapping, for naming the file behind a fault address. */
+struct ig_mapping {
+	struct ig_hdr h;	/* tgid */
+	__u64 start;
+	__u64 end;
+	__u64 offset;
+	char path[128];
+};
+
+/* Dashboard utilization (NVML) sample. */
+struct ig_nvml {
+	struct ig_hdr h;
+	__u32 device;
+	__u32 util_pct;		/* nvmlUtilization_t.gpu */
+	__u32 mem_pct;
+	__u32 pad;
+};
+
+/* Last record of a complete stream. */
+struct ig_end {
+	struct ig_hdr h;	/* ts: tracing stop */
+	__u64 nrecords;		/* records before this one */
+	__u32 reason;		/* enum ig_stop_reason */
+	__u32 pad;
+};
+
+enum ig_stop_reason {
+	IG_STOP_DURATION = 1,
+	IG_STOP_SIGNAL,
+	IG_STOP_TARGET_EXIT,
+	IG_STOP_ERROR,
+};
+
+/* Smallest valid size of a record of the given type, 0 if unknown. */
+size_t ig_rec_min_size(unsigned int type);
+const char *ig_rec_type_name(unsigned int type);
+
+#endif

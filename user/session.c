@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cuda_attach.h"
+#include "dump.h"
+#include "log.h"
+#include "nvml.h"
+#include "procfs.h"
+#include "pyrt.h"
+#include "recording.h"
+#include "reorder.h"
+#include "session.h"
+#include "tracer.h"
+#include "util.h"
+
+/* CPUs hand their records to the ring buffer with skews of microseconds;
+ * annotation records may be placed a little in the past. */
+#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+#define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
+#define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
+
+extern char **environ;
+static volatile sig_atomic_t stop_signal;
+
+struct attached {
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct session {
+	const struct ig_session_opts *o;
+	struct ig_tracer *tracer;
+	struct ig_engine *engine;
+	struct ig_reorder *reorder;
+	struct ig_rec_writer *writer;
+	int write_err;
+	bool oom;
+	__u64 nrecords;
+	struct attached *att;
+	size_t natt, capatt;
+	pid_t *pychecked;
+	size_t npy, cappy;
+	pid_t child;
+	int child_status;
+	bool child_reaped;
+	struct ig_nvml *nvml;
+};
+
+static __u64 now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+int ig_require_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	unsigned long long eff;
+
+	if (geteuid() == 0)
+		return 0;
+	if (!syscall(SYS_capget, &h, d)) {
+		eff = d[0].effective | ((unsigned long long)d[1].effective << 32);
+		if ((eff & (1ULL << CAP_SYS_ADMIN)) ||
+		    ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON))))
+			return 0;
+	}
+	ig_err("must run as root (or with CAP_BPF and CAP_PERFMON) to load BPF programs");
+	return 1;
+}
+
+static void emit(struct session *s, const struct ig_hdr *rec)
+{
+	s->nrecords++;
+	if (s->writer && !s->write_err)
+		s->write_err = ig_rec_writer_put(s->writer, rec);
+	if (ig_reorder_push(s->reorder, rec))
+		s->oom = true;
+}
+
+static void emit_task(struct session *s, pid_t tid, pid_t tgid, __u64 ts)
+{
+	struct ig_task t = {
+		.h = { .type = IG_REC_TASK, .size = sizeof(t), .tid = tid,
+		       .tgid = tgid, .ts = ts },
+		.is_thread = tid != tgid,
+	};
+
+	t.ppid = ig_proc_ppid(tgid, NULL);
+	ig_proc_comm(tid, t.comm, sizeof(t.comm));
+	ig_proc_exe(tgid, t.exe, sizeof(t.exe));
+	emit(s, &t.h);
+}
+
+static bool pyrt_checked(struct session *s, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < s->npy; i++)
+		if (s->pychecked[i] == tgid)
+			return true;
+	return false;
+}
+
+static void pyrt_forget(struct session *s, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < s->npy; i++)
+		if (s->pychecked[i] == tgid)
+			s->pychecked[i] = s->pychecked[--s->npy];
+}
+
+/* Looks up the interpreter's _PyRuntime once per process image. */
+static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
+{
+	struct ig_pyrt r = {
+		.h = { .type = IG_REC_PYRT, .size = sizeof(r), .tid = tgid,
+		       .tgid = tgid, .ts = ts },
+	};
+	struct ig_pyrt_info info;
+
+	if (pyrt_checked(s, tgid))
+		return;
+	if (s->npy == s->cappy) {
+		size_t cap = s->cappy ? s->cappy * 2 : 64;
+		pid_t *v = realloc(s->pychecked, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->pychecked = v;
+		s->cappy = cap;
+	}
+	s->pychecked[s->npy++] = tgid;
+	if (ig_pyrt_find(tgid, &info))
+		return;
+	r.start = info.start;
+	r.end = info.end;
+	ig_strcpy(r.path, sizeof(r.path), info.path);
+	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", tgid,
+		 (unsigned long long)r.start, (unsigned long long)r.end, info.path);
+	emit(s, &r.h);
+}
+
+static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64 ts)
+{
+	struct ig_libcuda rec = {
+		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
+		       .tid = pid > 0 ? pid : 0, .tgid = pid > 0 ? pid : 0, .ts = ts },
+	};
+	struct ig_libcuda_info info;
+	struct stat st;
+	size_t i;
+	int err;
+
+	if (stat(path, &st)) {
+		ig_warn("libcuda %s: %s", path, strerror(errno));
+		return;
+	}
+	for (i = 0; i < s->natt; i++)
+		if (s->att[i].pid == pid && s->att[i].dev == st.st_dev &&
+		    s->att[i].ino == st.st_ino)
+			return;
+	if (s->natt == s->capatt) {
+		size_t cap = s->capatt ? s->capatt * 2 : 16;
+		struct attached *v = realloc(s->att, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->att = v;
+		s->capatt = cap;
+	}
+	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino };
+	err = ig_cuda_attach(s->tracer, path, pid, &info);
+	if (err) {
+		ig_warn("pid %d: no CUDA probes attached to %s: %s", pid, path,
+			strerror(-err));
+		return;
+	}
+	ig_debug("pid %d: %u of %u libcuda entry points probed in %s", pid,
+		 info.nattached, info.nsyms, path);
+	rec.nsyms = info.nsyms;
+	rec.nattached = info.nattached;
+	ig_strcpy(rec.version, sizeof(rec.version), info.version);
+	ig_strcpy(rec.path, sizeof(rec.path), path);
+	emit(s, &rec.h);
+}
+
+/* A tracked process opened libcuda.so* after attach (dlopen). */
+static void on_libopen(struct session *s, const struct ig_libopen *r)
+{
+	char name[sizeof(r->path) + 1], path[PATH_MAX];
+
+	ig_strcpy(name, sizeof(name), r->path);
+	ig_cuda_proc_path(r->h.tgid, name, path, sizeof(path));
+	attach_libcuda(s, path, r->h.tgid, r->h.ts);
+}
+
+static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
+{
+	struct session *s = ctx;
+
+	switch (rec->type) {
+	case IG_REC_OFFCPU:
+		/* the GIL test needs the interpreter before the first wait */
+		if (((const struct ig_offcpu *)rec)->reason == IG_R_FUTEX)
+			pyrt_check(s, rec->tgid, rec->ts - 1);
+		break;
+	case IG_REC_PROC:
+		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC)
+			pyrt_forget(s, rec->tgid);
+		break;
+	}
+	emit(s, rec);
+	if (rec->type == IG_REC_LIBOPEN)
+		on_libopen(s, (const struct ig_libopen *)rec);
+}
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+static void to_dump(const struct ig_hdr *rec, void *ctx)
+{
+	ig_dump_record(ctx, rec);
+}
+
+static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
+{
+	struct ig_meta m = {
+		.h = { .type = IG_REC_META, .size = sizeof(m), .ts = ts },
+		.version = IG_FORMAT_VERSION,
+		.realtime_ns = now_ns(CLOCK_REALTIME),
+	};
+	struct utsname u;
+	size_t off = 0;
+	int i;
+
+	m.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!uname(&u)) {
+		ig_strcpy(m.host, sizeof(m.host), u.nodename);
+		ig_strcpy(m.kernel, sizeof(m.kernel), u.release);
+	}
+	for (i = 0; i < argc && off < sizeof(m.command) - 1; i++)
+		off += snprintf(m.command + off, sizeof(m.command) - off, "%s%s",
+				i ? " " : "", argv[i]);
+	emit(s, &m.h);
+}
+
+struct track_ctx {
+	struct session *s;
+	__u64 ts;
+	int err;
+};
+
+static int emit_thread(pid_t tid, void *ctx)
+{
+	struct track_ctx *c = ctx;
+	pid_t tgid = ig_proc_tgid(tid);
+
+	if (tgid > 0 && tgid != tid)	/* the leader has its own record */
+		emit_task(c->s, tid, tgid, c->ts);
+	return 0;
+}
+
+static int track_one(pid_t pid, void *ctx)
+{
+	struct track_ctx *c = ctx;
+	struct session *s = c->s;
+	char lib[PATH_MAX];
+	int err = ig_tracer_track(s->tracer, pid);
+
+	if (err == -ESRCH)
+		return 0;	/* gone meanwhile */
+	if (err) {
+		ig_err("cannot track pid %d: %s", pid, strerror(-err));
+		c->err = err;
+		return err;
+	}
+	emit_task(s, pid, pid, c->ts);
+	ig_proc_for_each_thread(pid, emit_thread, c);
+	pyrt_check(s, pid, c->ts);
+	if (s->o->libcuda_path)
+		attach_libcuda(s, s->o->libcuda_path, pid, c->ts);
+	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
+		attach_libcuda(s, lib, pid, c->ts);
+	return 0;
+}
+
+/* Checks a target; returns its process id or -1 after saying why. */
+static pid_t check_target(pid_t pid)
+{
+	bool kthread = false;
+	pid_t tgid;
+
+	if (pid <= 0 || ig_proc_ppid(pid, &kthread) < 0) {
+		ig_err("no such process: %d", pid);
+		return -1;
+	}
+	if (kthread) {
+		ig_err("pid %d is a kernel thread; idlegap traces user processes", pid);
+		return -1;
+	}
+	tgid = ig_proc_tgid(pid);
+	if (tgid > 0 && tgid != pid) {
+		ig_info("pid %d is a thread of process %d: tracing the process", pid, tgid);
+		return tgid;
+	}
+	return pid;
+}
+
+/* run: the child waits for the tracer before exec, so nothing before the
+ * command's first instruction is missed.  EOF without "go": the tracer
+ * died; the command is not run untraced. */
+static pid_t spawn_paused(char **argv, int *go_fd, int *err_fd)
+{
+	int go[2], errp[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	*go_fd = go[1];
+	*err_fd = errp[0];
+	return pid;
+}
+
+static int start_child(struct session *s, int go_fd, int err_fd)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(go_fd, "g", 1) != 1) {
+		ig_err("cannot start %s: %s", s->o->argv[0], strerror(errno));
+		return 1;
+	}
+	close(go_fd);
+	n = read(err_fd, &e, sizeof(e));	/* EOF: exec succeeded */
+	close(err_fd);
+	if (n == sizeof(e)) {
+		waitpid(s->child, &s->child_status, 0);
+		s->child_reaped = true;
+		ig_err("cannot run %s: %s", s->o->argv[0], strerror(e));
+		return 1;
+	}
+	return 0;
+}
+
+static void sample_nvml(struct session *s, __u64 ts)
+{
+	unsigned int d, util, mem;
+
+	for (d = 0; d < ig_nvml_ndevices(s->nvml); d++) {
+		struct ig_nvml r = {
+			.h = { .type = IG_REC_NVML, .size = sizeof(r), .ts = ts },
+			.device = d,
+		};
+
+		if (ig_nvml_sample(s->nvml, d, &util, &mem))
+			continue;
+		r.util_pct = util;
+		r.mem_pct = mem;
+		emit(s, &r.h);
+	}
+}
+
+static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
+{
+	__u64 deadline = s->o->duration_s > 0 ?
+			 t0 + (__u64)(s->o->duration_s * 1e9) : 0;
+	__u64 next_prune = t0 + PRUNE_EVERY_NS, next_nvml = t0;
+	__u64 now, flushed = 0;
+	int n;
+
+	for (;;) {
+		n = ig_tracer_poll(s->tracer, 100);
+		if (n < 0) {
+			ig_err("reading the ring buffer: %s", strerror(-n));
+			return IG_STOP_ERROR;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		/* a killed tracer loses at most the last poll's records */
+		if (s->writer && s->nrecords != flushed) {
+			ig_rec_writer_flush(s->writer);
+			flushed = s->nrecords;
+		}
+		if (s->nvml && now >= next_nvml) {
+			sample_nvml(s, now);
+			next_nvml = now + NVML_EVERY_NS;
+		}
+		if (stop_signal)
+			return IG_STOP_SIGNAL;
+		if (deadline && now >= deadline)
+			return IG_STOP_DURATION;
+		if (s->child > 0 && !s->child_reaped &&
+		    waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+			s->child_reaped = true;
+			return IG_STOP_TARGET_EXIT;
+		}
+		if (now >= next_prune) {
+			next_prune = now + PRUNE_EVERY_NS;
+			if (ig_tracer_prune(s->tracer) == 0)
+				return IG_STOP_TARGET_EXIT;
+		}
+		if (s->oom) {
+			ig_err("out of memory");
+			return IG_STOP_ERROR;
+		}
+	}
+}
+
+static void finish_stream(struct session *s, enum ig_stop_reason why)
+{
+	struct ig_stats st = {
+		.h = { .type = IG_REC_STATS, .size = sizeof(st) },
+	};
+	struct ig_end end = {
+		.h = { .type = IG_REC_END, .size = sizeof(end) },
+		.reason = why,
+	};
+
+	/* what the kernel still holds */
+	while (ig_tracer_poll(s->tracer, 0) > 0)
+		;
+	st.h.ts = end.h.ts = now_ns(CLOCK_MONOTONIC);
+	if (ig_tracer_stats(s->tracer, &st))
+		ig_warn("cannot read the kernel counters");
+	st.user_lost = ig_reorder_late(s->reorder);
+	emit(s, &st.h);
+	end.nrecords = s->nrecords;
+	emit(s, &end.h);
+	ig_reorder_flush(s->reorder);
+	ig_engine_finish(s->engine);
+}
+
+static int write_reports(struct ig_engine *e, const struct ig_output_opts *out)
+{
+	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
+	int err = 0;
+
+	if (!out->quiet && !json_stdout)
+		err = ig_engine_report_text(e, stdout);
+	if (out->json_path) {
+		FILE *f = json_stdout ? stdout : fopen(out->json_path, "we");
+
+		if (!f) {
+			ig_err("cannot write %s: %s", out->json_path, strerror(errno));
+			return 1;
+		}
+		err |= ig_engine_report_json(e, f);
+		if (f != stdout && fclose(f)) {
+			ig_err("cannot write %s: %s", out->json_path, strerror(errno));
+			return 1;
+		}
+	}
+	fflush(stdout);
+	return err ? 1 : 0;
+}
+
+static int setup_outputs(struct session *s, const struct ig_output_opts *out,
+			 const char *record_path)
+{
+	s->engine = ig_engine_new(&out->engine);
+	if (!s->engine) {
+		ig_err("cannot start the analysis: %s", strerror(errno));
+		return 1;
+	}
+	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
+		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
+	if (!s->reorder) {
+		ig_err("out of memory");
+		return 1;
+	}
+	if (record_path) {
+		s->writer = ig_rec_writer_open(record_path);
+		if (!s->writer) {
+			ig_err("cannot write recording %s: %s", record_path,
+			       strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void teardown(struct session *s)
+{
+	ig_tracer_close(s->tracer);
+	ig_reorder_free(s->reorder);
+	ig_engine_free(s->engine);
+	ig_nvml_close(s->nvml);
+	free(s->att);
+	free(s->pychecked);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int start_tracing(struct session *s, __u64 *t0)
+{
+	const struct ig_session_opts *o = s->o;
+	struct ig_tracer_opts to = {
+		.sz = sizeof(to),
+		.min_offcpu_ns = o->min_offcpu_ns,
+		.ringbuf_mb = o->ringbuf_mb,
+	};
+	struct track_ctx c = { .s = s };
+	int err, i;
+
+	s->tracer = ig_tracer_open(&to, on_kernel_record, s);
+	if (!s->tracer)
+		return 1;
+	err = ig_tracer_attach_host(s->tracer);
+	if (err)
+		return 1;
+	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
+	emit_meta(s, c.ts, o->self_argc, o->self_argv);
+	if (o->argv) {
+		char lib[PATH_MAX];
+
+		if (track_one(s->child, &c))
+			return 1;
+		if (!o->libcuda_path &&
+		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
+			attach_libcuda(s, lib, s->child, c.ts);
+		return 0;
+	}
+	for (i = 0; i < o->npids; i++) {
+		if (track_one(o->pids[i], &c))
+			return 1;
+		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
+	}
+	return c.err ? 1 : 0;
+}
+
+int ig_session_trace(const struct ig_session_opts *o)
+{
+	struct session s = { .o = o, .child = -1 };
+	pid_t *pids = NULL;
+	int go_fd = -1, err_fd = -1, rc = 1, i, werr;
+	enum ig_stop_reason why;
+	const char *why_nvml = NULL;
+	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
+	struct ig_session_opts local = *o;
+
+	if (ig_require_privileges())
+		return 1;
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
+		return 1;
+	}
+	if (o->npids) {
+		pids = calloc(o->npids, sizeof(*pids));
+		if (!pids)
+			return 1;
+		for (i = 0; i < o->npids; i++)
+			if ((pids[i] = check_target(o->pids[i])) < 0)
+				goto out;
+		local.pids = pids;
+	}
+	s.o = &local;
+	if (o->libcuda_path && access(o->libcuda_path, R_OK)) {
+		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
+		goto out;
+	}
+	if (setup_outputs(&s, &o->out, o->record_path))
+		goto out;
+	install_signals();
+	if (o->argv) {
+		s.child = spawn_paused(o->argv, &go_fd, &err_fd);
+		if (s.child < 0) {
+			ig_err("cannot start %s: %s", o->argv[0], strerror(errno));
+			goto out;
+		}
+	}
+	if (start_tracing(&s, &t0))
+		goto out;
+	if (!o->no_nvml) {
+		s.nvml = ig_nvml_open(&why_nvml);
+		if (!s.nvml)
+			ig_debug("%s", why_nvml);
+	}
+	if (o->argv && start_child(&s, go_fd, err_fd)) {
+		go_fd = err_fd = -1;
+		goto out;
+	}
+	go_fd = err_fd = -1;
+	ig_info("tracing %s (probes attached in %.0f ms)%s",
+		o->argv ? o->argv[0] : "the target processes",
+		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
+	why = trace_loop(&s, t0);
+	finish_stream(&s, why);
+	werr = ig_rec_writer_close(s.writer);
+	s.writer = NULL;
+	rc = write_reports(s.engine, &o->out);
+	if (werr) {
+		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
+		rc = 1;
+	}
+	if (why == IG_STOP_ERROR)
+		rc = 1;
+	if (s.child > 0 && !s.child_reaped)
+		ig_info("stopped tracing; %s (pid %d) keeps running", o->argv[0], s.child);
+	else if (s.child > 0 && WIFEXITED(s.child_status) && WEXITSTATUS(s.child_status))
+		ig_info("%s exited with status %d", o->argv[0], WEXITSTATUS(s.child_status));
+	else if (s.child > 0 && WIFSIGNALED(s.child_status))
+		ig_info("%s was killed by signal %d", o->argv[0], WTERMSIG(s.child_status));
+out:
+	if (go_fd >= 0)
+		close(go_fd);	/* the paused child sees EOF and exits */
+	if (err_fd >= 0)
+		close(err_fd);
+	if (s.child > 0 && !s.child_reaped && rc && !t0)
+		waitpid(s.child, NULL, 0);
+	if (s.writer)
+		ig_rec_writer_close(s.writer);
+	teardown(&s);
+	free(pids);
+	return rc;
+}
+
+struct replay {
+	struct ig_reorder *reorder;
+	bool oom;
+};
+
+static int replay_cb(const struct ig_hdr *rec, void *ctx)
+{
+	struct replay *r = ctx;
+
+	if (ig_reorder_push(r->reorder, rec)) {
+		r->oom = true;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int ig_session_report(const char *path, bool partial,
+		      const struct ig_output_opts *out)
+{
+	struct session s = {};
+	struct ig_read_result res;
+	struct replay r;
+	int err, rc = 1;
+
+	if (setup_outputs(&s, out, NULL))
+		goto out;
+	r.reorder = s.reorder;
+	r.oom = false;
+	err = ig_recording_read(path, partial, replay_cb, &r, &res);
+	if (err) {
+		ig_err("%s%s", res.error,
+		       !res.complete && !r.oom && res.records ? "; --partial analyses what is there" : "");
+		goto out;
+	}
+	if (!res.complete)
+		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
+	ig_reorder_flush(s.reorder);
+	if (out->dump) {
+		rc = fflush(stdout) ? 1 : 0;
+		goto out;
+	}
+	ig_engine_finish(s.engine);
+	rc = write_reports(s.engine, out);
+out:
+	teardown(&s);
+	return rc;
+}

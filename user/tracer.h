@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel side's lifecycle: open -> configure -> load -> attach, the
+ * tracked set, the ring buffer, the counters.  Records are handed to a
+ * callback in arrival order.
+ */
+#ifndef IG_TRACER_H
+#define IG_TRACER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "records.h"
+
+struct ig_tracer;
+
+typedef void (*ig_record_fn)(const struct ig_hdr *rec, void *ctx);
+
+struct ig_tracer_opts {
+	size_t sz;
+	__u64 min_offcpu_ns;	/* off-CPU intervals shorter are not sent */
+	__u32 ringbuf_mb;	/* 0: default (16) */
+	bool no_irq_context;	/* skip the interrupt tracepoints */
+};
+
+enum ig_uprobe_kind {
+	IG_UP_SUBMIT,		/* entry only */
+	IG_UP_TIMED,		/* entry + return */
+	IG_UP_EVENT_RECORD,	/* entry only */
+};
+
+/* Opens and loads every program (tp_btf, or raw_tp where the kernel lacks
+ * BTF-typed tracepoints).  NULL and errno set on failure. */
+struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
+				 ig_record_fn fn, void *ctx);
+/* Attaches the host tracepoints.  Negative errno. */
+int ig_tracer_attach_host(struct ig_tracer *t);
+/* Adds a process and its current threads.  Negative errno. */
+int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
+/* Drops processes that no longer exist; returns how many remain. */
+int ig_tracer_prune(struct ig_tracer *t);
+/* One libcuda entry point, for @pid only (-1: every process). */
+int ig_tracer_attach_uprobe(struct ig_tracer *t, const char *path,
+			    size_t offset, pid_t pid, __u64 cookie,
+			    enum ig_uprobe_kind kind);
+/* Consumes the ring buffer; returns records handled or negative errno. */
+int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
+/* Kernel counters summed over CPUs. */
+int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
+bool ig_tracer_uses_btf(const struct ig_tracer *t);
+unsigned int ig_tracer_nlinks(const struct ig_tracer *t);
+void ig_tracer_close(struct ig_tracer *t);
+
+/* Feature probes, shared with `idlegap check`. */
+bool ig_probe_tp_btf(const char *tp_name);
+bool ig_probe_raw_tp_exists(const char *tp_name);
+
+#endif

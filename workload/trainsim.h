@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * trainsim: a workload shaped like one data-parallel training process, with
+ * a scenario knob that decides what on the host starves the GPU.
+ *
+ *   loader workers --(pipe | shm ring)--> feeder --(driver API)--> GPU
+ *
+ * Workers read samples (page cache, cold storage, cold mmap, or a paced
+ * loopback TCP server), "decode" them on the CPU and hand whole batches to
+ * the feeder, which copies each batch to the device, launches the step's
+ * kernels and synchronizes like loss.item().
+ */
+#ifndef TRAINSIM_H
+#define TRAINSIM_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu.h"
+
+#define MAX_WORKERS 64
+#define MAX_HOGS 64
+
+enum reader { RD_CACHED, RD_COLD, RD_MMAP, RD_NET };
+enum queue_kind { Q_PIPE, Q_SHM };
+
+struct scenario {
+	const char *name;
+	const char *cause;	/* expected idlegap cause; NULL: none */
+	const char *doc;
+	enum reader reader;
+	int workers;		/* 0: 2 */
+	int kernels;
+	double kernel_us;
+	long steps;
+	int batch_samples, sample_kb, read_kb, decode_us;
+	int out_kb;		/* decoded sample handed on; 0: sample_kb */
+	int hogs, hold_ms, net_delay_us, copy_mb;
+};
+
+/* Command line, merged over the scenario's defaults (-1: not given). */
+struct opts {
+	const struct scenario *sc;
+	int workers;
+	bool threads;
+	enum queue_kind queue;
+	int prefetch;
+	const char *data_dir;
+	int data_mb;
+	int batch_samples, sample_kb, read_kb, decode_us, out_kb;
+	int kernels;
+	double kernel_us;
+	long steps;
+	double seconds;
+	bool no_sync;
+	bool direct;		/* cold reads with O_DIRECT */
+	enum stream_mode stream;
+	const char *truth;
+	int hogs, hold_ms, net_delay_us, copy_mb;
+	bool quiet;
+};
+
+struct dataset {
+	char dir[4096];
+	int nfiles;
+	size_t sample_bytes;
+};
+
+struct queue;
+
+struct run {
+	const struct opts *o;
+	struct dataset ds;
+	size_t out_bytes;	/* per sample in a batch */
+	size_t batch_bytes;
+	struct queue *q;
+	uint64_t decode_loops_per_us;
+	int pin_cpu;		/* -1: no pinning */
+	int server_port;
+	pid_t server;
+	int nworkers;
+	pid_t worker_pid[MAX_WORKERS];
+	pthread_t worker_thread[MAX_WORKERS];
+	pid_t worker_tid[MAX_WORKERS];
+	int nhogs;
+	pid_t hog_pid[MAX_HOGS];
+	pthread_t holder;
+	pid_t holder_tid;
+	bool holder_running;
+	pthread_mutex_t step_lock;	/* the lock scenario's contended lock */
+	volatile sig_atomic_t stop;
+};
+
+struct step_stats {
+	long steps;
+	uint64_t t_start, t_end;	/* CLOCK_MONOTONIC ns */
+};
+
+/* util.c */
+uint64_t mono_ns(void);
+void sleep_ns(uint64_t ns);
+void pin_self(int cpu);
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+uint64_t decode_calibrate(void);
+uint64_t decode(const unsigned char *buf, size_t n, uint64_t loops);
+
+/* loader.c */
+int dataset_prepare(struct dataset *ds, const char *dir, int nfiles,
+		    size_t sample_bytes, bool quiet);
+void dataset_warm(const struct dataset *ds);
+int workers_start(struct run *r);
+void workers_stop(struct run *r);
+
+/* queue.c */
+struct queue *queue_new(enum queue_kind kind, int workers, int prefetch,
+			size_t batch_bytes, volatile sig_atomic_t *stop);
+int queue_put(struct queue *q, int worker, uint64_t batch, const void *data,
+	      size_t n);
+int queue_get(struct queue *q, uint64_t batch, void *dst, size_t n);
+void queue_worker_side(struct queue *q, int worker);
+void queue_feeder_side(struct queue *q);
+void queue_free(struct queue *q);
+
+/* antagonist.c */
+int server_start(struct run *r);
+int hogs_start(struct run *r);
+int holder_start(struct run *r);
+void antagonists_stop(struct run *r);
+
+/* feeder.c */
+void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
+
+/* truth.c */
+void trace_path(char *out, size_t len);
+int truth_report(const struct run *r, struct gpu *g,
+		 const struct step_stats *st);
+
+#endif /* TRAINSIM_H */
