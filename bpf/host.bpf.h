@@ -150,12 +150,34 @@ static long vma_name_cb(struct task_struct *t, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* The syscall a task is blocked in, from the registers its entry saved:
+ * SYSCALL leaves the user rip in rcx and rflags in r11, and the entry code
+ * saves both beside ip and flags.  An exception (a page fault) saves the
+ * user's own rcx and r11 instead, which match only by accident.  This
+ * spares idlegap the syscall tracepoints, which would tax every syscall
+ * of every process on the machine. */
+static __always_inline long blocked_syscall(struct task_struct *t, __u64 args[3])
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr = BPF_CORE_READ(regs, orig_ax);
+
+	if (nr < 0 || BPF_CORE_READ(regs, cx) != BPF_CORE_READ(regs, ip) ||
+	    BPF_CORE_READ(regs, r11) != BPF_CORE_READ(regs, flags))
+		return -1;
+	args[0] = BPF_CORE_READ(regs, di);
+	args[1] = BPF_CORE_READ(regs, si);
+	args[2] = BPF_CORE_READ(regs, dx);
+	return nr;
+}
+
 /* Decide why @t (the current task, switching out) blocked. */
 static __always_inline void classify_block(struct ig_thread_state *ts,
 					   struct task_struct *t,
 					   unsigned int state)
 {
 	bool io = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+	__u64 args[3] = {};
+	long nr = blocked_syscall(t, args);
 	__u16 r = IG_R_OTHER;
 	__u32 cmd;
 
@@ -163,9 +185,10 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 		ts->flags |= IG_F_IOWAIT;
 	if (state & TASK_UNINTERRUPTIBLE)
 		ts->flags |= IG_F_UNINTERRUPTIBLE;
-	ts->arg = ts->sc_arg[0];
+	ts->sc_nr = nr;
+	ts->arg = args[0];
 
-	if (ts->sc_nr < 0) {
+	if (nr < 0) {
 		/* Asleep outside any syscall: a user page fault waiting for
 		 * its page, unless the task was stopped. */
 		if (state & (__TASK_STOPPED | __TASK_TRACED)) {
@@ -174,6 +197,9 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 		}
 		ts->reason = IG_R_PAGEFAULT;
 		ts->arg = ts->fault_addr;
+		/* the fault's own CPU time belongs to the wait */
+		if (ts->fault_ts > ts->t_on && ts->t_off - ts->fault_ts < 0xffffffffULL)
+			ts->pre_ns = ts->t_off - ts->fault_ts;
 		if (have_find_vma) {
 			struct vma_name v = {};
 
@@ -186,24 +212,22 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 		return;
 	}
 
-	switch (ts->sc_nr) {
+	switch (nr) {
 	case NR_read: case NR_pread64: case NR_readv: case NR_preadv:
 	case NR_preadv2: case NR_recvfrom: case NR_recvmsg: case NR_recvmmsg:
 	case NR_write: case NR_pwrite64: case NR_writev: case NR_sendto:
 	case NR_sendmsg: case NR_sendfile: case NR_fstat: case NR_fsync:
 	case NR_fdatasync: case NR_getdents: case NR_getdents64:
 	case NR_accept: case NR_accept4: case NR_connect:
-		r = classify_fd(ts, t, (long)ts->sc_arg[0], io ||
+		r = classify_fd(ts, t, (long)args[0], io ||
 				(state & TASK_UNINTERRUPTIBLE));
 		break;
 	case NR_open: case NR_stat: case NR_lstat: case NR_access:
 	case NR_openat: case NR_newfstatat: case NR_faccessat:
 	case NR_faccessat2: case NR_statx: case NR_openat2: {
 		/* path is arg 0, or arg 1 for the *at() forms */
-		const char *path = (const char *)ts->sc_arg[0];
+		const char *path = (const char *)(nr >= NR_openat ? args[1] : args[0]);
 
-		if (ts->sc_nr >= NR_openat)
-			path = (const char *)ts->sc_arg[1];
 		bpf_probe_read_user_str(ts->detail.name, IG_NAME_LEN, path);
 		ts->flags |= IG_F_DETAIL_NAME;
 		r = (io || (state & TASK_UNINTERRUPTIBLE)) ? IG_R_STORAGE
@@ -211,7 +235,7 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 		break;
 	}
 	case NR_futex:
-		cmd = ts->sc_arg[1] & FUTEX_CMD_MASK;
+		cmd = args[1] & FUTEX_CMD_MASK;
 		r = IG_R_FUTEX;
 		/* glibc mutexes wait with plain FUTEX_WAIT (lll_lock_wait);
 		 * condvars and semaphores with FUTEX_WAIT_BITSET. */
@@ -225,8 +249,7 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 		/* struct futex_waitv { u64 val; u64 uaddr; ... }[] */
 		__u64 uaddr = 0;
 
-		bpf_probe_read_user(&uaddr, sizeof(uaddr),
-				    (void *)(ts->sc_arg[0] + 8));
+		bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(args[0] + 8));
 		ts->arg = uaddr;
 		ts->flags |= IG_F_FUTEX_BITSET;
 		r = IG_R_FUTEX;
@@ -277,6 +300,8 @@ static __always_inline void on_switch_out(struct task_struct *prev, bool preempt
 	ts->waker_comm[0] = 0;
 	ts->detail.name[0] = 0;
 	ts->detail.peer.family = 0;
+	ts->sc_nr = -1;
+	ts->pre_ns = 0;
 	if (ts->cu_begin)
 		ts->flags |= IG_F_IN_CUDA_SYNC;
 
@@ -299,7 +324,10 @@ static __always_inline void on_switch_in(struct task_struct *next,
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 	struct ig_offcpu *r;
 
-	if (!ts || !ts->off)
+	if (!ts)
+		return;
+	ts->t_on = now;
+	if (!ts->off)
 		return;
 	ts->off = 0;
 	if (now - ts->t_off < min_offcpu_ns)
@@ -318,7 +346,7 @@ static __always_inline void on_switch_in(struct task_struct *next,
 	r->reason = ts->reason;
 	r->flags = ts->flags;
 	r->off_cpu = ts->off_cpu;
-	r->pad = 0;
+	r->pre_ns = ts->pre_ns;
 	__builtin_memcpy(r->waker_comm, ts->waker_comm, IG_COMM_LEN);
 	BPF_CORE_READ_STR_INTO(&r->prev_comm, prev, comm);
 	__builtin_memcpy(&r->detail, &ts->detail, sizeof(r->detail));
@@ -472,72 +500,62 @@ out:
 	return 0;
 }
 
-/* Loop-free check for "libcuda.so" in a path: only the last component
- * matters, and the loader always opens it by a name that contains it. */
-static __always_inline bool is_libcuda(const char *s, int n)
+/* A tracked process's dynamic loader changed its link map: ld.so calls
+ * _dl_debug_state() (the debuggers' rendezvous) around every load. */
+static __always_inline int handle_ld_debug(void)
 {
-	const char pat[] = "libcuda.so";
-	int i, j;
-
-	for (i = 0; i < 160; i++) {
-		if (i >= n)
-			return false;
-		for (j = 0; j < 10; j++) {
-			if (i + j >= 160 || s[(i + j) & 255] != pat[j])
-				break;
-		}
-		if (j == 10)
-			return true;
-	}
-	return false;
-}
-
-static __always_inline void watch_open(struct ig_thread_state *ts, __u32 tid,
-				       const char *upath)
-{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
 	struct ig_libopen *r;
-	int n;
 
-	r = rec_reserve(sizeof(*r), IG_REC_LIBOPEN, tid, ts->tgid,
+	if (!proc_tracked(tgid))
+		return 0;
+	stat_add(IG_STAT_LIBLOADS, 1);
+	r = rec_reserve(sizeof(*r), IG_REC_LIBOPEN, (__u32)pid_tgid, tgid,
 			bpf_ktime_get_ns());
 	if (!r)
-		return;
-	n = bpf_probe_read_user_str(r->path, sizeof(r->path), upath);
-	if (n <= 0 || !is_libcuda(r->path, n)) {
-		bpf_ringbuf_discard(r, 0);
-		return;
-	}
-	rec_submit(r);
-}
-
-static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
-
-	if (!ts)
 		return 0;
-	ts->sc_nr = id;
-	ts->sc_arg[0] = BPF_CORE_READ(regs, di);
-	ts->sc_arg[1] = BPF_CORE_READ(regs, si);
-	ts->sc_arg[2] = BPF_CORE_READ(regs, dx);
+	r->path[0] = 0;
+	rec_submit(r);
 	return 0;
 }
 
-static __always_inline int handle_sys_exit(long ret)
+/* A CPU-clock sample: which code a tracked thread runs, so its on-CPU
+ * time can be split between its own code and the CUDA driver's. */
+static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct ig_sample *r;
+	__u64 ip = ctx->regs.ip;
+	__u32 flags = 0;
 
-	if (!ts)
+	if (!bpf_map_lookup_elem(&threads, &tid))
 		return 0;
-	stat_add(IG_STAT_SYSCALLS, 1);
-	/* Only opens that succeeded: the loader tries many paths. */
-	if (watch_libcuda_open && ret >= 0 &&
-	    (ts->sc_nr == NR_openat || ts->sc_nr == NR_open))
-		watch_open(ts, tid, (const char *)(ts->sc_nr == NR_open ?
-				     ts->sc_arg[0] : ts->sc_arg[1]));
-	ts->sc_nr = -1;
+	{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 xol;
+
+	if (ip >= 0xffff800000000000ULL) {	/* x86-64 kernel half */
+		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		ip = BPF_CORE_READ(u, ip);
+		flags |= IG_SF_KERNEL;
+	}
+	/* a probed instruction runs out of line in a page of its own */
+	xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (xol && ip - xol < 4096)
+		flags |= IG_SF_UPROBE;
+	}
+	stat_add(IG_STAT_SAMPLES, 1);
+	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32,
+			bpf_ktime_get_ns());
+	if (!r)
+		return 0;
+	r->ip = ip;
+	r->flags = flags;
+	r->pad = 0;
+	rec_submit(r);
 	return 0;
 }
 
@@ -546,8 +564,10 @@ static __always_inline int handle_fault(__u64 address)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 
-	if (ts)
+	if (ts) {
 		ts->fault_addr = address;
+		ts->fault_ts = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 

@@ -79,18 +79,6 @@ int BPF_PROG(ig_exit_raw, struct task_struct *p)
 	return handle_exit(p);
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ig_sys_enter, struct pt_regs *regs, long id)
-{
-	return handle_sys_enter(regs, id);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(ig_sys_exit, struct pt_regs *regs, long ret)
-{
-	return handle_sys_exit(ret);
-}
-
 SEC("tp/exceptions/page_fault_user")
 int ig_fault(struct trace_event_raw_exceptions *ctx)
 {
@@ -138,6 +126,12 @@ int BPF_PROG(ig_hrtimer_entry) { irq_enter(); return 0; }
 SEC("raw_tp/hrtimer_expire_exit")
 int BPF_PROG(ig_hrtimer_exit) { irq_exit(); return 0; }
 
+SEC("perf_event")
+int ig_sample(struct bpf_perf_event_data *ctx)
+{
+	return handle_sample(ctx);
+}
+
 /* libcuda: attached by file and offset, one link per entry point, the
  * entry point's id and class in the attach cookie. */
 SEC("uprobe")
@@ -151,3 +145,7 @@ int BPF_KRETPROBE(ig_cu_exit) { return cu_exit(ctx); }
 
 SEC("uprobe")
 int BPF_KPROBE(ig_cu_event_record) { return cu_event_record(ctx); }
+
+/* ld.so's _dl_debug_state(), attached for every process. */
+SEC("uprobe")
+int BPF_KPROBE(ig_ld_debug) { return handle_ld_debug(); }

@@ -21,7 +21,8 @@ enum ig_rec_type {
 	IG_REC_OFFCPU = 2,	/* a tracked thread was off CPU (interval) */
 	IG_REC_BIO = 3,		/* block request issued by a tracked thread */
 	IG_REC_CUDA = 4,	/* GPU evidence from the libcuda probes */
-	IG_REC_LIBOPEN = 5,	/* a tracked process opened libcuda.so* */
+	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
+	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -118,7 +119,8 @@ struct ig_offcpu {
 	__u16 reason;		/* enum ig_reason */
 	__u16 flags;		/* IG_F_* */
 	__u32 off_cpu;		/* CPU it left */
-	__u32 pad;
+	__u32 pre_ns;		/* on CPU just before t_off but already part of
+				 * this wait (page fault: since the fault) */
 	char waker_comm[IG_COMM_LEN];
 	char prev_comm[IG_COMM_LEN];
 	union {
@@ -184,9 +186,24 @@ struct ig_cuda {
 };
 
 /* ---- IG_REC_LIBOPEN ---- */
+/* The dynamic loader of a tracked process changed its link map (dlopen,
+ * dlclose, start-up): user space looks for a new libcuda in its maps. */
 struct ig_libopen {
 	struct ig_hdr h;
-	char path[256];
+	char path[256];		/* unused by the loader hook: "" */
+};
+
+/* ---- IG_REC_SAMPLE ---- */
+#define IG_SF_KERNEL	(1u << 0)	/* in the kernel: ip is the user
+					 * address it entered from */
+#define IG_SF_UPROBE	(1u << 1)	/* in the uprobe out-of-line page:
+					 * running a probed (libcuda)
+					 * instruction */
+struct ig_sample {
+	struct ig_hdr h;
+	__u64 ip;		/* user instruction pointer */
+	__u32 flags;		/* IG_SF_* */
+	__u32 pad;
 };
 
 /*
@@ -334,7 +351,8 @@ enum ig_stat {
 	IG_STAT_CUDA_HITS,	/* libcuda probe hits, all APIs */
 	IG_STAT_LAUNCHES,	/* submissions absorbed in the kernel */
 	IG_STAT_SWITCHES,	/* tracked context switches seen */
-	IG_STAT_SYSCALLS,	/* tracked syscalls seen */
+	IG_STAT_LIBLOADS,	/* library loads of tracked processes */
+	IG_STAT_SAMPLES,	/* on-CPU samples of tracked threads */
 	IG_STAT_DROPS_CUDA,	/* drops among CUDA records */
 	IG_STAT__MAX,
 };
@@ -353,9 +371,10 @@ struct ig_proc_state {
  * progress: filled at switch-out and by the wakeup, emitted at switch-in. */
 struct ig_thread_state {
 	__u32 tgid;
-	__s32 sc_nr;		/* syscall in progress, -1: none */
-	__u64 sc_arg[3];
+	__u32 pad2;
 	__u64 fault_addr;	/* last user page fault */
+	__u64 fault_ts;		/* when it began */
+	__u64 t_on;		/* last switched in */
 
 	__u8 off;		/* switched out, record pending */
 	__u8 pad0;
@@ -363,6 +382,8 @@ struct ig_thread_state {
 	__u16 flags;
 	__u16 pad1;
 	__u32 off_cpu;
+	__s32 sc_nr;		/* syscall it blocked in, -1: none */
+	__u32 pre_ns;
 	__u64 t_off;
 	__u64 t_wake;
 	__u64 arg;

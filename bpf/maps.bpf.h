@@ -15,7 +15,6 @@
 const volatile __u64 min_offcpu_ns = 0;	/* shorter intervals are not emitted */
 const volatile __u64 min_api_ns = 2000;	/* shorter timed API calls neither */
 const volatile __u64 busy_query_gap_ns = 500000; /* NOT_READY rate limit */
-const volatile bool watch_libcuda_open = true;
 const volatile bool have_find_vma = true;	/* bpf_find_vma() (5.17+) */
 
 struct stream_key {
@@ -170,10 +169,17 @@ static __always_inline void *rec_reserve(__u32 size, __u16 type, __u32 tid,
 	return h;
 }
 
+/* Wakes the consumer only when the ring fills up: it also drains the ring
+ * on a timer, so a record costs no wakeup and no context switch (on a
+ * small machine those would be taken from the traced job). */
 static __always_inline void rec_submit(void *rec)
 {
+	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+
 	stat_add(IG_STAT_EVENTS, 1);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, avail > size / 8 ? BPF_RB_FORCE_WAKEUP
+						 : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline bool proc_tracked(__u32 tgid)
@@ -191,7 +197,6 @@ static __always_inline struct ig_thread_state *thread_get(__u32 tid, __u32 tgid)
 	if (ts || !proc_tracked(tgid))
 		return ts;
 	zero.tgid = tgid;
-	zero.sc_nr = -1;
 	if (bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&threads, &tid)) {
 		stat_add(IG_STAT_MAP_FULL, 1);

@@ -12,7 +12,7 @@
 
 enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
-	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP,
+	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 };
 
 const char *argp_program_version = "idlegap " IG_VERSION;
@@ -46,6 +46,7 @@ static const struct argp_option options[] = {
 	{ "min-offcpu-us", OPT_MIN_OFFCPU, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
 	{ "no-nvml", OPT_NO_NVML, NULL, 0, "Do not sample dashboard utilization", 0 },
+	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, -1: all)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
@@ -153,6 +154,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			usage_error(st, "--ringbuf-mb must be a power of two");
 		break;
 	case OPT_NO_NVML: c->s.no_nvml = true; break;
+	case OPT_SAMPLE_HZ:
+		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
+		break;
 	case OPT_DEPTH:
 		c->s.out.engine.max_depth = parse_long(st, "--max-depth", arg, 1, 64);
 		break;
@@ -208,6 +212,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 	memset(c, 0, sizeof(*c));
 	c->s.pids = c->pids;
 	c->s.min_offcpu_ns = 1000;
+	c->s.sample_hz = 997;
 	c->s.self_argc = argc;
 	c->s.self_argv = argv;
 	c->s.out.engine.sz = sizeof(c->s.out.engine);

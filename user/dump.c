@@ -61,6 +61,13 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	case IG_REC_CUDA:
 		dump_cuda(f, (const void *)r);
 		break;
+	case IG_REC_SAMPLE: {
+		const struct ig_sample *x = (const void *)r;
+
+		fprintf(f, " ip=%#llx%s%s", (ull)x->ip, x->flags & IG_SF_KERNEL ? " kernel" : "",
+			x->flags & IG_SF_UPROBE ? " uprobe" : "");
+		break;
+	}
 	case IG_REC_LIBOPEN:
 		fprintf(f, " path=%.256s", ((const struct ig_libopen *)r)->path);
 		break;

@@ -14,6 +14,7 @@ _Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
 _Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
 _Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
 _Static_assert(sizeof(struct ig_libopen) == 24 + 256, "ig_libopen layout");
+_Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
@@ -25,6 +26,7 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_BIO: return sizeof(struct ig_bio);
 	case IG_REC_CUDA: return sizeof(struct ig_cuda);
 	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
+	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
 	case IG_REC_META: return sizeof(struct ig_meta);
 	case IG_REC_TASK: return sizeof(struct ig_task);
 	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
@@ -45,6 +47,7 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_BIO: return "bio";
 	case IG_REC_CUDA: return "cuda";
 	case IG_REC_LIBOPEN: return "libopen";
+	case IG_REC_SAMPLE: return "sample";
 	case IG_REC_META: return "meta";
 	case IG_REC_TASK: return "task";
 	case IG_REC_PYRT: return "pyrt";

@@ -29,6 +29,10 @@
 #define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
+/* libcuda may be loaded at any time: look again this often, and this soon
+ * after the loader says a library was loaded */
+#define RESCAN_EVERY_NS		(2000ULL * 1000 * 1000)
+#define RESCAN_SOON_NS		(20ULL * 1000 * 1000)
 
 extern char **environ;
 static volatile sig_atomic_t stop_signal;
@@ -37,6 +41,13 @@ struct attached {
 	pid_t pid;
 	dev_t dev;
 	ino_t ino;
+	bool mapped;		/* its code ranges were recorded */
+};
+
+/* A tracked process whose libcuda is not probed yet. */
+struct watch {
+	pid_t tgid;
+	__u64 due;
 };
 
 struct session {
@@ -52,6 +63,11 @@ struct session {
 	size_t natt, capatt;
 	pid_t *pychecked;
 	size_t npy, cappy;
+	struct watch *watch;
+	size_t nwatch, capwatch;
+	struct attached *lds;		/* dynamic loaders hooked */
+	size_t nld, capld;
+	pid_t ld_pid;			/* hook_loader()'s process */
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -162,6 +178,75 @@ static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
 	emit(s, &r.h);
 }
 
+static bool grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	p = realloc(*v, c * elem);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = c;
+	return true;
+}
+
+struct cuda_maps {
+	struct session *s;
+	pid_t pid;
+	__u64 ts;
+	dev_t dev;
+	ino_t ino;
+	bool found;
+};
+
+static int note_ino(const struct ig_map_entry *m, void *ctx)
+{
+	struct cuda_maps *c = ctx;
+
+	if (m->inode == c->ino)
+		c->found = true;
+	return c->found;
+}
+
+static bool maps_have(pid_t pid, ino_t ino)
+{
+	struct cuda_maps c = { .ino = ino };
+
+	ig_proc_for_each_map(pid, note_ino, &c);
+	return c.found;
+}
+
+static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
+{
+	struct cuda_maps *c = ctx;
+	struct ig_mapping r = {
+		.h = { .type = IG_REC_MAPPING, .size = sizeof(r), .tid = c->pid,
+		       .tgid = c->pid, .ts = c->ts },
+		.start = m->start, .end = m->end, .offset = m->offset,
+	};
+
+	if (m->inode != c->ino || m->perms[2] != 'x')
+		return 0;
+	ig_strcpy(r.path, sizeof(r.path), m->path);
+	emit(c->s, &r.h);
+	return 0;
+}
+
+/* The driver's code in the process, so samples there count as driver
+ * time; once it is mapped (a launched command maps it after exec). */
+static void emit_cuda_maps(struct session *s, struct attached *a, __u64 ts)
+{
+	struct cuda_maps c = { s, a->pid, ts, a->dev, a->ino, false };
+
+	if (a->mapped || a->pid <= 0 || !maps_have(a->pid, a->ino))
+		return;
+	ig_proc_for_each_map(a->pid, emit_cuda_map, &c);
+	a->mapped = true;
+}
+
 static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64 ts)
 {
 	struct ig_libcuda rec = {
@@ -179,18 +264,13 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 	}
 	for (i = 0; i < s->natt; i++)
 		if (s->att[i].pid == pid && s->att[i].dev == st.st_dev &&
-		    s->att[i].ino == st.st_ino)
+		    s->att[i].ino == st.st_ino) {
+			emit_cuda_maps(s, &s->att[i], ts);
 			return;
-	if (s->natt == s->capatt) {
-		size_t cap = s->capatt ? s->capatt * 2 : 16;
-		struct attached *v = realloc(s->att, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		s->att = v;
-		s->capatt = cap;
-	}
-	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino };
+		}
+	if (!grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
+		return;
+	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino, false };
 	err = ig_cuda_attach(s->tracer, path, pid, &info);
 	if (err) {
 		ig_warn("pid %d: no CUDA probes attached to %s: %s", pid, path,
@@ -204,16 +284,84 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 	ig_strcpy(rec.version, sizeof(rec.version), info.version);
 	ig_strcpy(rec.path, sizeof(rec.path), path);
 	emit(s, &rec.h);
+	emit_cuda_maps(s, &s->att[s->natt - 1], ts);
 }
 
-/* A tracked process opened libcuda.so* after attach (dlopen). */
-static void on_libopen(struct session *s, const struct ig_libopen *r)
+/* Hooks the dynamic loader a process uses (once per loader file), so that
+ * its later library loads are seen. */
+static int hook_loader(const struct ig_map_entry *m, void *ctx)
 {
-	char name[sizeof(r->path) + 1], path[PATH_MAX];
+	struct session *s = ctx;
+	char path[PATH_MAX];
+	const char *base = strrchr(m->path, '/');
+	struct stat st;
+	size_t i;
+	int err;
 
-	ig_strcpy(name, sizeof(name), r->path);
-	ig_cuda_proc_path(r->h.tgid, name, path, sizeof(path));
-	attach_libcuda(s, path, r->h.tgid, r->h.ts);
+	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
+		return 0;
+	ig_cuda_proc_path(s->ld_pid, m->path, path, sizeof(path));
+	if (stat(path, &st))
+		return 1;
+	for (i = 0; i < s->nld; i++)
+		if (s->lds[i].dev == st.st_dev && s->lds[i].ino == st.st_ino)
+			return 1;
+	if (!grow((void **)&s->lds, &s->capld, s->nld, sizeof(*s->lds)))
+		return 1;
+	s->lds[s->nld++] = (struct attached){ 0, st.st_dev, st.st_ino, false };
+	err = ig_tracer_attach_ld(s->tracer, path);
+	if (err)
+		ig_warn("%s: cannot hook library loads: %s (libcuda loaded later is found within %llu s)",
+			path, strerror(-err), RESCAN_EVERY_NS / 1000000000ULL);
+	return 1;
+}
+
+static void watch_set(struct session *s, pid_t tgid, __u64 due)
+{
+	size_t i;
+
+	for (i = 0; i < s->nwatch; i++)
+		if (s->watch[i].tgid == tgid) {
+			if (due < s->watch[i].due)
+				s->watch[i].due = due;
+			return;
+		}
+	if (!grow((void **)&s->watch, &s->capwatch, s->nwatch, sizeof(*s->watch)))
+		return;
+	s->watch[s->nwatch++] = (struct watch){ tgid, due };
+}
+
+static void watch_drop(struct session *s, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nwatch; i++)
+		if (s->watch[i].tgid == tgid)
+			s->watch[i--] = s->watch[--s->nwatch];
+}
+
+/* Looks for libcuda in the processes that are due; attaches it. */
+static void rescan(struct session *s, __u64 now)
+{
+	char lib[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < s->nwatch; i++) {
+		struct watch *w = &s->watch[i];
+
+		if (w->due > now)
+			continue;
+		s->ld_pid = w->tgid;
+		ig_proc_for_each_map(w->tgid, hook_loader, s);
+		if (!ig_proc_exists(w->tgid)) {
+			s->watch[i--] = s->watch[--s->nwatch];
+		} else if (!ig_cuda_find_in_maps(w->tgid, lib, sizeof(lib))) {
+			attach_libcuda(s, lib, w->tgid, now);
+			s->watch[i--] = s->watch[--s->nwatch];
+		} else {
+			w->due = now + RESCAN_EVERY_NS;
+		}
+	}
 }
 
 static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
@@ -227,13 +375,28 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 			pyrt_check(s, rec->tgid, rec->ts - 1);
 		break;
 	case IG_REC_PROC:
-		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC)
+		switch (((const struct ig_proc *)rec)->kind) {
+		case IG_PROC_EXEC:
 			pyrt_forget(s, rec->tgid);
+			/* a new image may load libcuda */
+			__attribute__((fallthrough));
+		case IG_PROC_FORK:
+			if (!s->o->libcuda_path)
+				watch_set(s, rec->tgid, rec->ts + RESCAN_SOON_NS);
+			break;
+		case IG_PROC_GROUP_EXIT:
+			watch_drop(s, rec->tgid);
+			break;
+		}
+		break;
+	case IG_REC_LIBOPEN:
+		/* the interpreter may come in a library (embedding) too */
+		pyrt_forget(s, rec->tgid);
+		if (!s->o->libcuda_path)
+			watch_set(s, rec->tgid, rec->ts + RESCAN_SOON_NS);
 		break;
 	}
 	emit(s, rec);
-	if (rec->type == IG_REC_LIBOPEN)
-		on_libopen(s, (const struct ig_libopen *)rec);
 }
 
 static void to_engine(const struct ig_hdr *rec, void *ctx)
@@ -301,10 +464,14 @@ static int track_one(pid_t pid, void *ctx)
 	emit_task(s, pid, pid, c->ts);
 	ig_proc_for_each_thread(pid, emit_thread, c);
 	pyrt_check(s, pid, c->ts);
+	s->ld_pid = pid;
+	ig_proc_for_each_map(pid, hook_loader, s);
 	if (s->o->libcuda_path)
 		attach_libcuda(s, s->o->libcuda_path, pid, c->ts);
 	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
 		attach_libcuda(s, lib, pid, c->ts);
+	else
+		watch_set(s, pid, c->ts + RESCAN_EVERY_NS);
 	return 0;
 }
 
@@ -405,6 +572,23 @@ static void sample_nvml(struct session *s, __u64 ts)
 	}
 }
 
+/* Sleep until the ring fills, 50 ms pass, or a rescan is due. */
+static int poll_timeout_ms(const struct session *s)
+{
+	__u64 now = now_ns(CLOCK_MONOTONIC), ms = 50;
+	size_t i;
+
+	for (i = 0; i < s->nwatch; i++) {
+		__u64 due = s->watch[i].due;
+
+		if (due <= now)
+			return 0;
+		if ((due - now) / 1000000 + 1 < ms)
+			ms = (due - now) / 1000000 + 1;
+	}
+	return (int)ms;
+}
+
 static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 {
 	__u64 deadline = s->o->duration_s > 0 ?
@@ -414,7 +598,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 	int n;
 
 	for (;;) {
-		n = ig_tracer_poll(s->tracer, 100);
+		n = ig_tracer_poll(s->tracer, poll_timeout_ms(s));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return IG_STOP_ERROR;
@@ -429,6 +613,8 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			sample_nvml(s, now);
 			next_nvml = now + NVML_EVERY_NS;
 		}
+		if (s->nwatch)
+			rescan(s, now);
 		if (stop_signal)
 			return IG_STOP_SIGNAL;
 		if (deadline && now >= deadline)
@@ -531,6 +717,8 @@ static void teardown(struct session *s)
 	ig_nvml_close(s->nvml);
 	free(s->att);
 	free(s->pychecked);
+	free(s->watch);
+	free(s->lds);
 }
 
 static void install_signals(void)
@@ -560,8 +748,17 @@ static int start_tracing(struct session *s, __u64 *t0)
 	err = ig_tracer_attach_host(s->tracer);
 	if (err)
 		return 1;
+	if (o->sample_hz) {
+		err = ig_tracer_attach_sampling(s->tracer, o->sample_hz);
+		if (err)
+			ig_warn("no CPU-clock sampling (%s): time inside launches counts as host compute",
+				strerror(-err));
+	}
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
+	/* this machine's own loader: what a launched command uses */
+	s->ld_pid = getpid();
+	ig_proc_for_each_map(getpid(), hook_loader, s);
 	if (o->argv) {
 		char lib[PATH_MAX];
 
@@ -570,6 +767,8 @@ static int start_tracing(struct session *s, __u64 *t0)
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
 			attach_libcuda(s, lib, s->child, c.ts);
+		/* until it maps libcuda, which names the driver's code */
+		watch_set(s, s->child, c.ts + RESCAN_SOON_NS);
 		return 0;
 	}
 	for (i = 0; i < o->npids; i++) {

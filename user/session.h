@@ -26,6 +26,7 @@ struct ig_session_opts {
 	const char *libcuda_path;	/* --libcuda */
 	__u64 min_offcpu_ns;
 	unsigned int ringbuf_mb;
+	unsigned int sample_hz;		/* on-CPU samples, 0: none */
 	bool no_nvml;
 	int self_argc;			/* idlegap's own command line */
 	char **self_argv;

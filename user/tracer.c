@@ -4,10 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include "elfsym.h"
 #include "idlegap.skel.h"
 #include "log.h"
 #include "procfs.h"
@@ -205,7 +208,6 @@ int ig_tracer_attach_host(struct ig_tracer *t)
 		s->progs.ig_exec_btf, s->progs.ig_exec_raw,
 		s->progs.ig_switch_btf, s->progs.ig_switch_raw,
 		s->progs.ig_waking_btf, s->progs.ig_waking_raw,
-		s->progs.ig_sys_enter, s->progs.ig_sys_exit,
 		s->progs.ig_fault,
 		s->progs.ig_rq_issue_btf, s->progs.ig_rq_issue_raw,
 		s->progs.ig_rq_complete_btf, s->progs.ig_rq_complete_raw,
@@ -311,11 +313,66 @@ int ig_tracer_attach_uprobe(struct ig_tracer *t, const char *path,
 	return keep_link(t, l);
 }
 
+int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
+{
+	struct ig_elf_sym sym;
+	struct bpf_link *l;
+	int err = ig_elf_find_sym(path, "_dl_debug_state", &sym);
+
+	if (err)
+		return err;
+	l = bpf_program__attach_uprobe(t->skel->progs.ig_ld_debug, false, -1,
+				       path, sym.file_off);
+	if (!l)
+		return -errno;
+	return keep_link(t, l);
+}
+
+int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz)
+{
+	int ncpu = libbpf_num_possible_cpus(), cpu, fd, err, n = 0;
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(a),
+		.sample_freq = hz,
+		.freq = 1,
+	};
+	struct bpf_link *l;
+
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)	/* possible but offline */
+				continue;
+			return -errno;
+		}
+		l = bpf_program__attach_perf_event(t->skel->progs.ig_sample, fd);
+		if (!l) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		err = keep_link(t, l);	/* the link owns the fd */
+		if (err)
+			return err;
+		n++;
+	}
+	return n ? 0 : -ENODEV;
+}
+
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 {
-	int n = ring_buffer__poll(t->rb, timeout_ms);
+	/* Woken early only when the ring fills (see rec_submit()); what
+	 * came meanwhile is consumed after the wait either way. */
+	int n = ring_buffer__poll(t->rb, timeout_ms), m;
 
-	return n == -EINTR ? 0 : n;
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(t->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
 }
 
 static int sum_percpu(int fd, __u32 nkeys, __u64 *out)

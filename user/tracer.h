@@ -42,6 +42,12 @@ int ig_tracer_prune(struct ig_tracer *t);
 int ig_tracer_attach_uprobe(struct ig_tracer *t, const char *path,
 			    size_t offset, pid_t pid, __u64 cookie,
 			    enum ig_uprobe_kind kind);
+/* The dynamic loader's _dl_debug_state() in @path, for every process:
+ * tells when a tracked process loads a library.  Negative errno. */
+int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);
+/* CPU-clock samples at @hz on every CPU (tracked threads only are
+ * recorded).  Negative errno. */
+int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz);
 /* Consumes the ring buffer; returns records handled or negative errno. */
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
 /* Kernel counters summed over CPUs. */

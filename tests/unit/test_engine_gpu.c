@@ -189,7 +189,11 @@ static void test_processes_devices(void **state)
 	ts_free(&s);
 }
 
-/* A synchronous copy is unresolved while it runs, never busy. */
+/*
+ * A synchronous copy is unresolved while it runs, never busy, and drained
+ * only at its return: it may wait for earlier work (a wakeup early in the
+ * call) and then stage and copy without waiting again.
+ */
 static void test_sync_copy(void **state)
 {
 	struct tstream s = { 0 };
@@ -203,20 +207,78 @@ static void test_sync_copy(void **state)
 	   .tid = 100, .ts = 10 * MS, .stream = L, .nsub = 1);
 	CU(&s, .kind = IG_CU_SYNC_END, .api = IG_API_cuMemcpyHtoD_v2,
 	   .tid = 100, .ts = 30 * MS, .stream = L, .t_begin = 10 * MS,
-	   .t_wake = 29 * MS, .last_submit = 10 * MS, .flags = IG_CF_BLOCKED);
+	   .t_wake = 12 * MS, .last_submit = 10 * MS, .flags = IG_CF_BLOCKED);
 	t_submit(&s, 100, 100, 40 * MS, L);
 	t_sync(&s, 100, 100, 41 * MS, 50 * MS, 51 * MS, L, 40 * MS);
 	t_end(&s, 100 * MS);
 	ts_feed(&s, e);
 	j = report(e);
 
-	assert_span(j, 10, 11, 19);
-	/* the gap starts inside the copy call, after its last wakeup */
-	assert_near(cause_s(j, "causes", "cuda_api"), S(1), EPS);
-	assert_near(detail_s(j, "causes", "cuda_api", "api", "api",
-			     "cuMemcpyHtoD_v2"), S(1), EPS);
+	/* busy [40, 50], idle [30, 40], unresolved [10, 30] */
+	assert_span(j, 10, 10, 20);
 	assert_near(cause_s(j, "causes", "host_compute"), S(10), EPS);
+	assert_near(cause_s(j, "causes", "cuda_api"), 0, EPS);
+	/* the copy call itself is what the unresolved time was spent in */
+	assert_near(cause_s(j, "unresolved_causes", "cuda_api"), S(20), EPS);
 	assert_int_equal(ji(j, "gpu.submissions"), 2);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/*
+ * A sync that was woken (by a lock holder, say) and then ran for long
+ * before returning: the wakeup does not mark the GPU's completion, the
+ * return does.
+ */
+static void test_wake_then_spin(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	OFF(&s, .tid = 100, .t_off = 21 * MS, .t_wake = 22 * MS,
+	    .t_on = 22 * MS, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_PLAIN | IG_F_IN_CUDA_SYNC);
+	/* on CPU from 22 to the return at 30: spinning on the GPU */
+	t_sync(&s, 100, 100, 20 * MS, 22 * MS, 30 * MS, L, 10 * MS);
+	t_submit(&s, 100, 100, 40 * MS, L);
+	t_sync(&s, 100, 100, 41 * MS, 0, 50 * MS, L, 40 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	/* idle from the return (30), not from the wakeup (22) */
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 30 * MS);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 40 * MS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+
+	/* woken, then preempted (polling) before a quick return */
+	memset(&s, 0, sizeof(s));
+	e = new_engine(0, 0);
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	OFF(&s, .tid = 100, .t_off = 21 * MS, .t_wake = 22 * MS,
+	    .t_on = 22 * MS + 10 * US, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_PLAIN | IG_F_IN_CUDA_SYNC);
+	OFF(&s, .tid = 100, .t_off = 22 * MS + 50 * US, .t_on = 29 * MS + 950 * US,
+	    .reason = IG_R_PREEMPT, .flags = IG_F_IN_CUDA_SYNC);
+	t_sync(&s, 100, 100, 20 * MS, 22 * MS, 30 * MS, L, 10 * MS);
+	t_submit(&s, 100, 100, 40 * MS, L);
+	t_sync(&s, 100, 100, 41 * MS, 0, 50 * MS, L, 40 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 30 * MS);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);
@@ -470,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_late_drain),
 		cmocka_unit_test(test_processes_devices),
 		cmocka_unit_test(test_sync_copy),
+		cmocka_unit_test(test_wake_then_spin),
 		cmocka_unit_test(test_never_synced),
 		cmocka_unit_test(test_queries),
 		cmocka_unit_test(test_event_sync),

@@ -94,9 +94,10 @@ static void test_other_names(void **state)
 	assert_string_equal(ig_cause_name(IG_C_WAIT_UNTRACKED),
 			    "wait_untracked");
 	assert_null(ig_cause_name(IG_C__MAX));
-	assert_string_equal(ig_engine_rec_name(IG_REC_OFFCPU), "offcpu");
-	assert_string_equal(ig_engine_rec_name(IG_REC_NVML), "nvml");
-	assert_null(ig_engine_rec_name(0x999));
+	assert_string_equal(ig_rec_type_name(IG_REC_OFFCPU), "offcpu");
+	assert_string_equal(ig_rec_type_name(IG_REC_NVML), "nvml");
+	assert_string_equal(ig_rec_type_name(IG_REC_SAMPLE), "sample");
+	assert_string_equal(ig_rec_type_name(0x999), "unknown");
 	assert_string_equal(ig_cuda_kind_name(IG_CU_QUERY_BUSY),
 			    "query_busy");
 	assert_string_equal(ig_stop_reason_name(IG_STOP_SIGNAL), "signal");

@@ -15,7 +15,9 @@
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
 
-enum seg_state { ST_UNKNOWN, ST_ONCPU, ST_RUNNABLE, ST_BLOCKED };
+/* ST_PRE: on CPU, but already inside the wait that follows (the CPU part
+ * of a page fault before it sleeps for the page). */
+enum seg_state { ST_UNKNOWN, ST_ONCPU, ST_PRE, ST_RUNNABLE, ST_BLOCKED };
 
 struct seg {
 	enum seg_state st;
@@ -107,9 +109,13 @@ static bool seg_next(struct seg_it *it, struct seg *s)
 				s->st = ST_RUNNABLE;
 				s->y = min64(iv->t_on, it->b);
 			}
+		} else if (iv && iv->pre_ns && t >= iv->t_off - iv->pre_ns) {
+			s->iv = iv;
+			s->st = ST_PRE;
+			s->y = min64(iv->t_off, it->b);
 		} else {
 			s->st = ST_ONCPU;
-			s->y = min64(iv ? iv->t_off : IG_NS_INF, it->b);
+			s->y = min64(iv ? iv->t_off - iv->pre_ns : IG_NS_INF, it->b);
 		}
 		s->y = min64(s->y, it->hi);
 	}
@@ -206,6 +212,54 @@ static void emit_api(struct walk *w, uint32_t api, uint64_t ns)
 		name ? name : "?", ns);
 }
 
+static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
+			  uint64_t *n, uint64_t *c)
+{
+	uint32_t i = ig_ring_upper(&th->samples, offsetof(struct ig_sample_ref, t),
+				   x ? x - 1 : 0);
+
+	*n = *c = 0;
+	for (; i < th->samples.len; i++) {
+		const struct ig_sample_ref *r = ig_ring_at(&th->samples, i);
+
+		if (r->t >= y)
+			break;
+		(*n)++;
+		*c += r->cuda;
+	}
+}
+
+/* How far around an on-CPU stretch too short to hold a sample the
+ * thread's samples still tell what it was running. */
+#define SAMPLE_REACH_NS 10000000ULL
+
+/*
+ * On CPU outside any timed driver call: the thread's own code, or driver
+ * code that has no return probe (launches: timing them would double their
+ * probe cost).  The CPU-clock samples give the proportion: those inside
+ * [x, y), or for a stretch shorter than the sampling period, those of the
+ * thread nearby.  With none, the time is the thread's own.
+ */
+static void emit_sampled(struct walk *w, const struct ig_thread *th,
+			 uint64_t x, uint64_t y)
+{
+	uint64_t n, c, cu;
+
+	count_samples(th, x, y, &n, &c);
+	if (!n)
+		count_samples(th, x > SAMPLE_REACH_NS ? x - SAMPLE_REACH_NS : 0,
+			      y + SAMPLE_REACH_NS, &n, &c);
+	if (!c) {
+		emit_host(w, th, y - x);
+		return;
+	}
+	cu = (y - x) * c / n;
+	det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
+		"driver code (sampled)", cu);
+	if (y - x > cu)
+		emit_host(w, th, y - x - cu);
+}
+
 /* On CPU over [x, y): inside a timed driver call or not. */
 static void emit_oncpu(struct walk *w, const struct ig_thread *th,
 		       uint64_t x, uint64_t y)
@@ -226,11 +280,11 @@ static void emit_oncpu(struct walk *w, const struct ig_thread *th,
 			api = th->open_api;
 		}
 		if (s0 >= y || s1 <= t) {
-			emit_host(w, th, y - t);
+			emit_sampled(w, th, t, y);
 			return;
 		}
 		if (s0 > t) {
-			emit_host(w, th, s0 - t);
+			emit_sampled(w, th, t, s0);
 			t = s0;
 		}
 		emit_api(w, api, min64(s1, y) - t);
@@ -339,7 +393,7 @@ static void holder_states(const struct ig_thread *h, uint64_t x, uint64_t y,
 
 	seg_init(&it, h, x, y);
 	while (seg_next(&it, &s)) {
-		if (s.st == ST_ONCPU)
+		if (s.st == ST_ONCPU || s.st == ST_PRE)
 			out[0] += s.y - s.x;
 		else if (s.st == ST_RUNNABLE)
 			out[1] += s.y - s.x;
@@ -484,6 +538,14 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			break;
 		case ST_ONCPU:
 			emit_oncpu(w, th, s.x, s.y);
+			break;
+		case ST_PRE:
+			if (s.iv->reason == IG_R_PAGEFAULT)
+				emit_fault(w, th, s.iv, s.y - s.x);
+			else if (s.iv->reason == IG_R_STORAGE)
+				emit_storage(w, th, s.iv, s.y - s.x);
+			else
+				emit_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_RUNNABLE:
 			emit_runnable(w, s.iv, s.y - s.x);

@@ -223,6 +223,7 @@ static void thread_reset(struct ig_thread *t, uint64_t seen)
 {
 	ig_ring_free(&t->ivals);
 	ig_ring_free(&t->spans);
+	ig_ring_free(&t->samples);
 	t->first_seen = seen;
 	t->exit_ts = IG_NS_INF;
 	t->known_until = seen;
@@ -265,6 +266,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	t->tgid = tgid ? tgid : tid;
 	ig_ring_init(&t->ivals, sizeof(struct ig_ival));
 	ig_ring_init(&t->spans, sizeof(struct ig_span));
+	ig_ring_init(&t->samples, sizeof(struct ig_sample_ref));
 	thread_reset(t, seen);
 	thread_link_proc(t, p);
 	t->next = e->thr_head;
@@ -287,6 +289,7 @@ static void thread_free(struct ig_engine *e, struct ig_thread *t)
 		t->next->prev = t->prev;
 	ig_ring_free(&t->ivals);
 	ig_ring_free(&t->spans);
+	ig_ring_free(&t->samples);
 	free(t);
 	e->nthreads--;
 	e->threads_freed++;
@@ -328,6 +331,11 @@ static void thread_prune(struct ig_thread *t, uint64_t cutoff)
 	if (n) {
 		ig_ring_pop_front(&t->spans, n);
 		ig_ring_trim(&t->spans);
+	}
+	n = ig_ring_upper(&t->samples, offsetof(struct ig_sample_ref, t), cutoff - 1);
+	if (n) {
+		ig_ring_pop_front(&t->samples, n);
+		ig_ring_trim(&t->samples);
 	}
 }
 
@@ -542,10 +550,13 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 	iv->waker_tgid = r->waker_tgid;
 	iv->prev_tid = r->prev_tid;
 	iv->prev_tgid = r->prev_tgid;
-	iv->cpu = r->h.cpu;
+	iv->cpu = IG_HDR_CPU(r->h.cpu);
 	iv->reason = r->reason;
 	iv->flags = r->flags;
 	iv->syscall = r->syscall;
+	/* the wait's on-CPU start cannot reach back before the last switch-in */
+	iv->pre_ns = t_off - t->last_on < r->pre_ns ? (uint32_t)(t_off - t->last_on)
+						   : r->pre_ns;
 	memcpy(&iv->detail, &r->detail, sizeof(iv->detail));
 	iv->detail.name[IG_NAME_LEN - 1] = '\0';
 	iv->dev = (r->reason == IG_R_STORAGE || (r->flags & IG_F_IOWAIT)) ?
@@ -687,6 +698,46 @@ static void on_mapping(struct ig_engine *e, const struct ig_mapping *r)
 	p->nmaps++;
 }
 
+/* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
+static bool ip_in_libcuda(const struct ig_process *p, uint64_t ip)
+{
+	uint32_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip < p->maps[lo - 1].end &&
+	       strstr(p->maps[lo - 1].path, "libcuda.so");
+}
+
+static void on_sample(struct ig_engine *e, const struct ig_sample *r)
+{
+	struct ig_thread *t = ig_thread_find(e, r->h.tid);
+	struct ig_sample_ref *s, *last;
+
+	if (!t || !t->proc)
+		return;
+	last = ig_ring_back(&t->samples);
+	if (last && last->t > r->h.ts)
+		return;		/* keys stay ordered */
+	if (e->cutoff > t->hist_from)
+		thread_prune(t, e->cutoff);
+	s = ig_ring_push(&t->samples);
+	if (!s)
+		return;
+	s->t = r->h.ts;
+	/* the out-of-line page runs instructions of probed libcuda code */
+	s->cuda = (r->flags & IG_SF_UPROBE) || ip_in_libcuda(t->proc, r->ip);
+	s->pad = 0;
+	e->nsamples++;
+	e->nsamples_cuda += s->cuda;
+}
+
 static void on_nvml(struct ig_engine *e, const struct ig_nvml *r)
 {
 	uint32_t i;
@@ -815,10 +866,24 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	return e;
 }
 
+/* The kernel could not reserve ring space on this CPU since its previous
+ * record: evidence in between may be missing.  User space records carry
+ * cpu 0 and no flag. */
+static void lost_before(struct ig_engine *e, const struct ig_hdr *rec)
+{
+	uint32_t cpu = IG_HDR_CPU(rec->cpu);
+	uint64_t from = cpu < IG_MAX_CPUS && e->cpu_last[cpu] ? e->cpu_last[cpu]
+							       : e->first_ts;
+
+	e->lost_marks++;
+	ig_gpu_mark_lost(e, from, rec->ts);
+}
+
 void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	union {
 		struct ig_offcpu o;
+		struct ig_sample sm;
 		struct ig_cuda c;
 		struct ig_proc p;
 		struct ig_task t;
@@ -840,9 +905,17 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	if (rec->ts > e->now)
 		e->now = rec->ts;
 
+	if (rec->cpu & IG_HDR_LOST_BEFORE)
+		lost_before(e, rec);
+	if (IG_HDR_CPU(rec->cpu) < IG_MAX_CPUS)
+		e->cpu_last[IG_HDR_CPU(rec->cpu)] = rec->ts;
+
 	switch (rec->type) {
 	case IG_REC_OFFCPU:
 		on_offcpu(e, REC(struct ig_offcpu, rec, tmp.o));
+		break;
+	case IG_REC_SAMPLE:
+		on_sample(e, REC(struct ig_sample, rec, tmp.sm));
 		break;
 	case IG_REC_CUDA:
 		on_cuda(e, REC(struct ig_cuda, rec, tmp.c));

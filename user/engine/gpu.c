@@ -695,12 +695,42 @@ static void on_sync_begin(struct ig_engine *e, struct ig_process *p,
 	dev_advance(e, d);
 }
 
+/* Longest on-CPU stretch between a sync's last wakeup and its return that
+ * still lets the wakeup stand for the GPU's completion: returning from the
+ * driver takes microseconds (plus the return probe's own cost). */
+#define WAKE_TO_RETURN_NS	200000ULL
+
+/*
+ * Was the sync's last wakeup the one that ended its wait?  A driver that
+ * blocked on an internal lock and then polled the GPU would be woken by
+ * the lock's holder before the GPU finished, and run (or be preempted and
+ * run again) until it returns.  The wakeup stands only if the thread went
+ * from it straight back to returning: no later off-CPU interval, and a
+ * short run.
+ */
+static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
+{
+	const struct ig_thread *t = ig_thread_find(e, c->h.tid);
+	const struct ig_ival *iv = t ? ig_ring_back(&t->ivals) : NULL;
+
+	if (!iv || iv->t_on < c->t_wake)
+		return true;	/* its interval was too short to be sent */
+	if (iv->t_wake != c->t_wake)
+		return false;	/* off CPU again after the wakeup */
+	return c->h.ts - iv->t_on <= WAKE_TO_RETURN_NS;
+}
+
 static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 			const struct ig_cuda *c)
 {
 	bool blocked = (c->flags & IG_CF_BLOCKED) != 0;
-	uint64_t dpt = blocked && c->t_wake ? c->t_wake : c->h.ts;
 	bool copy = ig_api_class_of(c->api) == IG_AC_SYNC_COPY;
+	/* A sync's last wakeup is when the GPU finished (it submits nothing
+	 * itself).  A synchronous copy may wait for earlier work, then stage
+	 * and copy without waiting again: only its return proves the copy's
+	 * own work done. */
+	uint64_t dpt = blocked && c->t_wake && !copy &&
+		       woke_to_return(e, c) ? c->t_wake : c->h.ts;
 
 	count_subs(e, p, c, false);
 	if (c->ret != 0)	/* an error return proves nothing */

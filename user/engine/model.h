@@ -26,6 +26,7 @@
 #define IG_DET_SHOW		8	/* ... of which the report lists */
 #define IG_BIO_RECENT		8	/* per thread: names a storage wait */
 #define IG_MAX_DEVICES		64
+#define IG_MAX_CPUS		1024	/* per-CPU record order, for losses */
 #define IG_MAX_BIODEVS		32
 #define IG_MAX_LIBCUDA		64
 #define IG_MAX_MAPS		8192	/* file mappings kept per process */
@@ -47,6 +48,7 @@ struct ig_ival {
 	uint16_t reason;
 	uint16_t flags;
 	int32_t syscall;
+	uint32_t pre_ns;	/* on CPU before t_off, already in this wait */
 	union {
 		char name[IG_NAME_LEN];
 		struct ig_net_peer peer;
@@ -58,6 +60,13 @@ struct ig_span {
 	uint64_t t1;		/* key */
 	uint64_t t0;
 	uint32_t api;
+	uint32_t pad;
+};
+
+/* A CPU-clock sample of a thread: was it running CUDA driver code? */
+struct ig_sample_ref {
+	uint64_t t;		/* key */
+	uint32_t cuda;
 	uint32_t pad;
 };
 
@@ -83,6 +92,7 @@ struct ig_thread {
 	struct ig_bio_ref bio[IG_BIO_RECENT];
 	struct ig_ring ivals;	/* struct ig_ival by t_on */
 	struct ig_ring spans;	/* struct ig_span by t1 */
+	struct ig_ring samples;	/* struct ig_sample_ref by t */
 	struct ig_process *proc;
 	struct ig_thread *proc_next;
 	struct ig_thread *prev, *next;	/* engine-wide list */
@@ -243,6 +253,9 @@ struct ig_engine {
 	uint64_t window_ns;
 	int max_depth;
 	long max_gaps;
+	uint64_t cpu_last[IG_MAX_CPUS];	/* newest record per CPU */
+	uint64_t lost_marks;		/* records flagged IG_HDR_LOST_BEFORE */
+	uint64_t nsamples, nsamples_cuda;
 
 	uint64_t now;
 	uint64_t first_ts, meta_ts, end_ts;

@@ -173,26 +173,6 @@ const char *ig_cause_name(unsigned int cause)
 	return cause < IG_C__MAX ? causes[cause] : NULL;
 }
 
-const char *ig_engine_rec_name(unsigned int type)
-{
-	switch (type) {
-	case IG_REC_PROC: return "proc";
-	case IG_REC_OFFCPU: return "offcpu";
-	case IG_REC_BIO: return "bio";
-	case IG_REC_CUDA: return "cuda";
-	case IG_REC_LIBOPEN: return "libopen";
-	case IG_REC_META: return "meta";
-	case IG_REC_TASK: return "task";
-	case IG_REC_PYRT: return "pyrt";
-	case IG_REC_STATS: return "stats";
-	case IG_REC_END: return "end";
-	case IG_REC_LIBCUDA: return "libcuda";
-	case IG_REC_MAPPING: return "mapping";
-	case IG_REC_NVML: return "nvml";
-	}
-	return NULL;
-}
-
 static const char *const cuda_kinds[IG_CU__MAX] = {
 	[IG_CU_SUBMIT] = "submit",
 	[IG_CU_SYNC_BEGIN] = "sync_begin",

@@ -38,8 +38,6 @@ int ig_api_is_sync_copy(unsigned int api);
 const char *ig_reason_name(unsigned int reason);
 /* JSON cause identifier; NULL outside enum ig_cause. */
 const char *ig_cause_name(unsigned int cause);
-/* Short lowercase record type name ("offcpu"); NULL if unknown. */
-const char *ig_engine_rec_name(unsigned int type);
 /* CUDA record kind name ("submit"); NULL if unknown. */
 const char *ig_cuda_kind_name(unsigned int kind);
 /* "duration", "signal", ...; NULL if unknown. */

@@ -180,6 +180,8 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "submissions", ju64(e->submissions));
 	add(g, "launches", ju64(e->launches));
 	add(g, "evidence_lost", json_object_new_boolean(e->evidence_lost));
+	add(g, "samples", ju64(e->nsamples));
+	add(g, "samples_in_driver", ju64(e->nsamples_cuda));
 	return g;
 }
 
@@ -349,7 +351,7 @@ static jo *events_json(const struct ig_engine *e)
 {
 	static const unsigned int types[] = {
 		IG_REC_PROC, IG_REC_OFFCPU, IG_REC_BIO, IG_REC_CUDA,
-		IG_REC_LIBOPEN, IG_REC_META, IG_REC_TASK, IG_REC_PYRT,
+		IG_REC_LIBOPEN, IG_REC_SAMPLE, IG_REC_META, IG_REC_TASK, IG_REC_PYRT,
 		IG_REC_STATS, IG_REC_END, IG_REC_LIBCUDA, IG_REC_MAPPING,
 		IG_REC_NVML,
 	};
@@ -367,7 +369,7 @@ static jo *events_json(const struct ig_engine *e)
 		unsigned int slot = t < IG_REC_USER_BASE ? t :
 				    8 + t - IG_REC_USER_BASE;
 
-		add(bt, ig_engine_rec_name(t), ju64(e->by_type[slot]));
+		add(bt, ig_rec_type_name(t), ju64(e->by_type[slot]));
 	}
 	add(bt, "other", ju64(other));
 	add(o, "by_type", bt);
@@ -382,7 +384,7 @@ static jo *events_json(const struct ig_engine *e)
 	add(k, "cuda_hits", ju64(st[IG_STAT_CUDA_HITS]));
 	add(k, "launches", ju64(st[IG_STAT_LAUNCHES]));
 	add(k, "switches", ju64(st[IG_STAT_SWITCHES]));
-	add(k, "syscalls", ju64(st[IG_STAT_SYSCALLS]));
+	add(k, "library_loads", ju64(st[IG_STAT_LIBLOADS]));
 	add(k, "cuda_drops", ju64(st[IG_STAT_DROPS_CUDA]));
 	add(o, "kernel", k);
 	add(o, "user_lost", ju64(e->stats.user_lost));

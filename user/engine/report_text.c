@@ -232,9 +232,12 @@ static void events_section(FILE *out, const struct ig_engine *e)
 	else
 		fprintf(out, ", drop counters not recorded");
 	fprintf(out, "%s\n", e->have_end ? "" : " (recording incomplete)");
-	fprintf(out, "CUDA: %llu submissions, %llu launches\n\n",
+	fprintf(out, "CUDA: %llu submissions, %llu launches\n",
 		(unsigned long long)e->submissions,
 		(unsigned long long)e->launches);
+	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
+		(unsigned long long)e->nsamples,
+		(unsigned long long)e->nsamples_cuda);
 
 	for (i = 1; i < IG_R__MAX; i++)
 		total += e->offcpu_ns[i];
