@@ -490,6 +490,15 @@ static void *device_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	/* A GPU completes its work whatever the host CPUs are busy with: run
+	 * at real-time priority where allowed, so completions (and the
+	 * wakeups of threads waiting for them) are not late under host load.
+	 * The thread sleeps between ops, so it takes little CPU. */
+	{
+		struct sched_param sp = { .sched_priority = 1 };
+
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
 	snprintf(name, sizeof(name), "simgpu-s%d", s->id);
 	pthread_setname_np(pthread_self(), name);
 	if (CPU_COUNT(&sim.cpus))

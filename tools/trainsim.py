@@ -3,10 +3,12 @@
 """trainsim.py: a Python training loop whose feeder fights for the GIL.
 
 The feeder (main thread) drives the CUDA driver API through ctypes, like a
-framework's Python front end: per step one pinned host-to-device copy, K
-kernels of D microseconds, and a stream synchronize (loss.item()).  ctypes
-releases the GIL around every foreign call, so after each call the feeder
-must take it back from the --threads threads that run pure-Python code.
+framework's Python front end: per step a little Python work to collate the
+batch, one pinned host-to-device copy, K kernels of D microseconds, and a
+stream synchronize (loss.item()).  Like a framework's op dispatch, the
+feeder holds the GIL while it enqueues work, and releases it while it waits
+for the GPU; after the wait it must take it back from the --threads threads
+that run pure-Python code, while the GPU has nothing to do.
 
 Scenarios:
   gil      GIL-holding threads starve the feeder (expected cause: gil)
@@ -84,9 +86,15 @@ class Driver:
         "cuGetErrorName": [CUresult, ctypes.POINTER(ctypes.c_char_p)],
     }
 
+    # Entry points that wait for the GPU: called without the GIL.
+    WAITS = ("cuStreamSynchronize", "cuCtxSynchronize", "cuMemcpyDtoH_v2")
+
     def __init__(self):
         self.set_trace = False
+        # PyDLL keeps the GIL during the call (enqueueing work), CDLL
+        # releases it (waiting for the GPU)
         self.lib = ctypes.CDLL("libcuda.so.1")
+        self.held = ctypes.PyDLL("libcuda.so.1")
         try:
             self.lib.simgpu_version
             self.sim = True
@@ -97,13 +105,15 @@ class Driver:
             tmp = os.environ.get("TMPDIR") or "/tmp"
             os.environ["SIMGPU_TRACE"] = tmp + "/trainsim-py-trace.%p"
             self.set_trace = True
+        self.fns = {}
         for name, args in self.SIGS.items():
-            fn = getattr(self.lib, name)
+            fn = getattr(self.lib if name in self.WAITS else self.held, name)
             fn.argtypes = args
             fn.restype = CUresult
+            self.fns[name] = fn
 
     def __call__(self, name, *args):
-        r = getattr(self.lib, name)(*args)
+        r = self.fns[name](*args)
         if r:
             s = ctypes.c_char_p()
             self.lib.cuGetErrorName(r, ctypes.byref(s))
@@ -184,6 +194,14 @@ class Gpu:
         self.d("cuDevicePrimaryCtxRelease_v2", self.dev)
 
 
+def collate(host, step):
+    """A little Python work per step, as a data pipeline's collate_fn."""
+    x = step
+    for k in range(300):
+        x = (x * 31 + k) % 1000003
+    ctypes.memset(host, x & 0xff, 64)
+
+
 def gil_hog(stop, tids, i):
     """Pure-Python work: holds the GIL except when the interpreter's switch
     interval makes it hand over."""
@@ -213,7 +231,7 @@ def run(args, gpu):
     try:
         while steps < args.steps and (deadline is None or
                                       mono_ns() < deadline):
-            ctypes.memset(host, steps & 0xff, 64)  # "collate" the batch
+            collate(host, steps)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(args.kernels):
                 gpu.spin_ns(kernel_ns)

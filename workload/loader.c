@@ -4,8 +4,8 @@
  *
  * How a worker gets a sample decides where it blocks:
  *   cached  read() from the page cache (the healthy case);
- *   cold    POSIX_FADV_DONTNEED drops the file's pages first and
- *           FADV_RANDOM turns off readahead (or --direct: O_DIRECT), so
+ *   cold    O_DIRECT (or --buffered: POSIX_FADV_DONTNEED drops the
+ *           file's pages first and FADV_RANDOM turns off readahead), so
  *           every read() waits for block IO;
  *   mmap    the same drop, then the file is mapped with MADV_RANDOM and
  *           copied out: one major page fault per page;

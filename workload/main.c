@@ -59,7 +59,7 @@ enum {
 	OPT_THREADS = 256, OPT_QUEUE, OPT_PREFETCH, OPT_DATA, OPT_DATA_MB,
 	OPT_BATCH, OPT_SAMPLE_KB, OPT_READ_KB, OPT_DECODE_US, OPT_NO_SYNC,
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
-	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT,
+	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
 };
 
 static const char doc[] =
@@ -99,7 +99,8 @@ static const struct argp_option options[] = {
 	{ "read-kb", OPT_READ_KB, "KB", 0, "read() size", 2 },
 	{ "decode-us", OPT_DECODE_US, "US", 0, "CPU work per sample, microseconds", 2 },
 	{ "out-kb", OPT_OUT_KB, "KB", 0, "Decoded sample size handed to the feeder", 2 },
-	{ "direct", OPT_DIRECT, NULL, 0, "storage: read with O_DIRECT", 2 },
+	{ "direct", OPT_DIRECT, NULL, 0, "storage: read with O_DIRECT (the default)", 2 },
+	{ "buffered", OPT_BUFFERED, NULL, 0, "storage: read through the page cache, dropping each file first", 2 },
 	{ "hogs", OPT_HOGS, "N", 0, "CPU hog processes pinned with the loader", 3 },
 	{ "hold-ms", OPT_HOLD_MS, "MS", 0, "Hold the step lock MS at a time", 3 },
 	{ "net-delay-us", OPT_NET_DELAY, "US", 0, "Sample server delay per reply", 3 },
@@ -169,6 +170,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_DECODE_US: o->decode_us = (int)num(st, arg, 0, 1e9); break;
 	case OPT_OUT_KB: o->out_kb = (int)num(st, arg, 1, 1 << 20); break;
 	case OPT_DIRECT: o->direct = true; break;
+	case OPT_BUFFERED: o->buffered = true; break;
 	case OPT_HOGS: o->hogs = (int)num(st, arg, 0, MAX_HOGS); break;
 	case OPT_HOLD_MS: o->hold_ms = (int)num(st, arg, 0, 1e6); break;
 	case OPT_NET_DELAY: o->net_delay_us = (int)num(st, arg, 0, 1e9); break;
@@ -226,6 +228,10 @@ static void merge_defaults(struct opts *o)
 	DEFAULT(hold_ms);
 	DEFAULT(net_delay_us);
 	DEFAULT(copy_mb);
+	/* cold reads bypass the page cache unless asked not to: dropping
+	 * each file from the cache costs CPU time a cold read does not */
+	if (sc->reader == RD_COLD && !o->buffered)
+		o->direct = true;
 	if ((size_t)o->copy_mb << 20 &&
 	    ((size_t)o->copy_mb << 20) < (size_t)o->batch_samples *
 					 ((size_t)o->out_kb << 10))

@@ -58,6 +58,7 @@ struct opts {
 	double seconds;
 	bool no_sync;
 	bool direct;		/* cold reads with O_DIRECT */
+	bool buffered;		/* cold reads through the page cache */
 	enum stream_mode stream;
 	const char *truth;
 	int hogs, hold_ms, net_delay_us, copy_mb;
