@@ -1,0 +1,82 @@
+#!/bin/sh
+# idlegap against ground truth on the simulated GPU: every trainsim
+# scenario runs under `idlegap run`; known idle gaps are checked against
+# the simulator's trace (precision, recall) and the report's causes against
+# the scenario's.  Needs root.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
+
+SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync"
+# shellcheck disable=SC2086
+"$IG_TOP/tools/accuracy.py" --json --seconds 6 --keep "$TMP/runs" $SCEN > "$TMP/acc.json" 2> "$TMP/acc.err"
+is "$?" 0 "every scenario ran under idlegap"
+sed 's/^/# /' "$TMP/acc.err"
+
+/usr/bin/python3 - "$TMP/acc.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+n = 1		# the shell's test above
+def check(ok, name, why=""):
+    global n
+    n += 1
+    print(("ok %d - %s" if ok else "not ok %d - %s") % (n, name))
+    if not ok and why:
+        print("#   " + why)
+def waiting(r):
+    """Causes over idle + unresolved time, for scenarios whose waiting is
+    inside driver calls or between back-to-back launches."""
+    idle, unres = r["idle_share"], r["unresolved_share"]
+    tot = {}
+    for c, s in r["causes"].items():
+        tot[c] = tot.get(c, 0) + s * idle
+    for c, s in r["unresolved"].items():
+        tot[c] = tot.get(c, 0) + s * unres
+    total = sum(tot.values()) or 1
+    best = max(tot, key=tot.get) if tot else None
+    return best, (tot.get(best, 0) / total if best else 0)
+
+for r in rows:
+    s = r["scenario"]
+    nosync = "--no-sync" in s
+    print("# %s: precision %s recall %s (outside sync copies %s) idle %.2f unresolved %.2f first %s %.2f" % (
+        s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
+        r["first_cause"], r["first_share"] or 0))
+    check(r["dropped"] == 0, "%s: no evidence dropped" % s)
+    if r["precision"] is not None:
+        check(r["precision"] >= 0.99, "%s: known idle precision >= 0.99" % s,
+              "precision %.4f, %.3f s marked idle were busy" % (r["precision"], r["marked_busy_s"]))
+    if nosync:
+        check(r["idle_share"] < 0.01 and r["unresolved_share"] > 0.9,
+              "%s: never synchronising, the time is unresolved, not guessed" % s)
+        continue
+    if r["true_idle_s"] >= 0.05:
+        # inside a synchronous copy the host stages the data itself:
+        # nothing can prove the GPU idle there (it is unresolved)
+        rec = r["recall_outside_calls"]
+        check(rec is not None and rec >= 0.90,
+              "%s: recall of idle gaps >= 1 ms (outside synchronous copies) >= 0.90" % s,
+              "recall %s (all gaps: %.3f) of %.3f s" % (rec, r["recall"], r["true_idle_s"]))
+    if r["causes"]:
+        check(abs(r["shares_sum"] - 1) <= 0.01, "%s: shares sum to 1" % s)
+    if r["expected"] is None:
+        check(r["idle_of_wall"] <= 0.10, "%s: GPU idle <= 10%% of wall time" % s,
+              "idle %.3f of wall" % r["idle_of_wall"])
+    elif s in ("launch", "sync_copy"):
+        best, share = waiting(r)
+        check(r["unresolved_share"] >= 0.5,
+              "%s: time inside driver calls is marked unresolved, not idle" % s)
+        check(best == r["expected"] and share >= 0.6,
+              "%s: %s leads the GPU's waiting time with >= 0.6" % (s, r["expected"]),
+              "first %s %.2f" % (best, share))
+    else:
+        check(r["first_cause"] == r["expected"] and r["first_share"] >= 0.6,
+              "%s: %s ranked first with share >= 0.6" % (s, r["expected"]),
+              "first %s %.2f, all %s" % (r["first_cause"], r["first_share"] or 0, r["causes"]))
+    if s == "gil":
+        check(r["causes"].get("lock", 0) < 0.05, "gil: not blamed on lock")
+    if s == "lock":
+        check(r["causes"].get("gil", 0) < 0.05, "lock: not blamed on the GIL")
+print("1..%d" % n)
+PY
+

@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: idlegap's cost and accuracy, measured side by side in one run.
+
+Absolute times on shared machines are noise; every row compares runs made
+back to back here (interleaved, median of several rounds) and prints the
+ratio, its target and PASS/MISS.
+
+USAGE
+    tools/bench.py [--quick] [--rows 1,2,...] [--json FILE]
+        --quick   shorter runs (the memory row traces 60 s, not 300 s)
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+import accuracy  # noqa: E402
+
+B = os.path.join(TOP, "build")
+IG = os.path.join(B, "idlegap")
+FAKE = os.path.join(B, "tests", "fakecuda")
+FAKELIB = os.path.join(FAKE, "libcuda.so.1")
+APP = os.path.join(FAKE, "fakecuda_app")
+BARE = os.path.join(B, "tools", "bareprobe")
+GENREC = os.path.join(B, "tools", "genrec")
+SYSLOOP = os.path.join(B, "tests", "progs", "sysloop")
+STORM = os.path.join(B, "tests", "progs", "yieldstorm")
+TRAINSIM = os.path.join(B, "trainsim")
+SIMENV = dict(os.environ, LD_LIBRARY_PATH=os.path.join(B, "simgpu"))
+
+rows = []
+
+
+def out(cmd, env=None, timeout=900):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=env, timeout=timeout)
+    if p.returncode:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
+                                                p.stderr.strip()[-500:]))
+    return p.stdout
+
+
+def traced(cmd, *ig_args, env=None):
+    return [IG, "run", "-q", *ig_args, "--"] + cmd
+
+
+def row(num, name, value, target, ok, note=""):
+    r = dict(row=num, name=name, value=value, target=target,
+             result="PASS" if ok else "MISS", note=note)
+    rows.append(r)
+    print("%-3s %-44s %14s %12s  %s%s" % (num, name, value, target, r["result"],
+                                          "  " + note if note else ""),
+          flush=True)
+    return r
+
+
+def median_of(fns, rounds):
+    """Runs the functions interleaved `rounds` times; medians in order."""
+    vals = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, f in enumerate(fns):
+            vals[i].append(f())
+    return [statistics.median(v) for v in vals]
+
+
+# ---- 1. per-hit probe cost against the floor -------------------------------
+
+def probe_cost(quick):
+    n = 100000 if quick else 300000
+    costs = {}
+    for fn, sym, ret in (("launch", "cuLaunchKernel", False),
+                         ("sync", "cuStreamSynchronize", True),
+                         ("query", "cuStreamQuery", True)):
+        loop = [APP, "--loop", str(n), fn]
+        bare = [BARE] + (["-r"] if ret else []) + [FAKELIB, sym, "--"] + loop
+        mine = traced(loop, "--libcuda", FAKELIB, "--no-nvml")
+        untr, b, m = median_of([lambda: float(out(loop)),
+                                lambda: float(out(bare)),
+                                lambda: float(out(mine))], 3 if quick else 5)
+        added_bare, added_mine = b - untr, m - untr
+        ratio = added_mine / added_bare if added_bare > 0 else float("inf")
+        costs[fn] = dict(untraced_ns=untr, bare_ns=b, idlegap_ns=m,
+                         bare_added_ns=added_bare, idlegap_added_ns=added_mine)
+        row("1", "probe cost per hit: %s (%s)" % (fn, "entry+return" if ret else "entry"),
+            "%.2fx" % ratio, "<= 1.15x", ratio <= 1.15,
+            "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
+    return costs
+
+
+# ---- 2. syscall path ---------------------------------------------------------
+
+def syscall_cost(quick):
+    n = 1000000 if quick else 3000000
+    for kind in ("read", "futex"):
+        loop = [SYSLOOP, str(n), kind]
+        u, t = median_of([lambda: float(out(loop)),
+                          lambda: float(out(traced(loop, "--no-nvml")))],
+                         3 if quick else 5)
+        row("2", "syscall path: %s" % kind, "%.3fx" % (t / u), "<= 1.10x",
+            t / u <= 1.10, "%.0f ns vs %.0f ns untraced" % (t, u))
+
+
+# ---- 3. end to end on the workload --------------------------------------------
+
+def trainsim_run(scenario, tracedrun, tmp):
+    truth = os.path.join(tmp, "t.json")
+    rep = os.path.join(tmp, "r.json")
+    cmd = [TRAINSIM, "-s", scenario, "-q", "--truth", truth]
+    if tracedrun:
+        cmd = traced(cmd, "--no-nvml", "--json", rep)
+    t0 = time.monotonic()
+    out(cmd, env=SIMENV)
+    wall = time.monotonic() - t0
+    with open(truth) as f:
+        tj = json.load(f)
+    hits = 0
+    if tracedrun:
+        with open(rep) as f:
+            rj = json.load(f)
+        hits = rj["events"]["kernel"]["cuda_hits"]
+    return wall, tj["steps_per_s"], hits
+
+
+def end_to_end(quick, costs):
+    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    rounds = 2 if quick else 3
+    for scenario in ("healthy", "launch"):
+        res = {False: [], True: []}
+        for _ in range(rounds):
+            for tr in (False, True):
+                res[tr].append(trainsim_run(scenario, tr, tmp))
+        wu = statistics.median(r[0] for r in res[False])
+        wt = statistics.median(r[0] for r in res[True])
+        su = statistics.median(r[1] for r in res[False])
+        st = statistics.median(r[1] for r in res[True])
+        note = "%.2f s vs %.2f s, %.0f vs %.0f steps/s" % (wt, wu, st, su)
+        if scenario == "healthy":
+            row("3", "end to end: healthy wall time traced/untraced",
+                "%.3fx" % (wt / wu), "<= 1.02x", wt / wu <= 1.02, note)
+        else:
+            hits = statistics.median(r[2] for r in res[True])
+            floor = hits * costs["launch"]["bare_added_ns"] / 1e9
+            added = wt - wu
+            ratio = added / floor if floor > 0 else float("inf")
+            row("3", "end to end: launch added wall / probe floor",
+                "%.2fx" % ratio, "<= 1.15x", ratio <= 1.15,
+                "%s; +%.2f s for %d hits x %.0f ns = %.2f s" %
+                (note, added, hits, costs["launch"]["bare_added_ns"], floor))
+
+
+# ---- 4. aggregator throughput ---------------------------------------------------
+
+def replay_throughput(quick):
+    n = 2000000 if quick else 10000000
+    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    rec = os.path.join(tmp, "big.igrec")
+    nrec = int(out([GENREC, rec, str(n)]))
+    best = None
+    for _ in range(3):
+        t0 = time.monotonic()
+        out(["taskset", "-c", "0", IG, "report", "-q", rec])
+        dt = time.monotonic() - t0
+        best = dt if best is None else min(best, dt)
+    rate = nrec / best
+    row("4", "replay: records/s on one core", "%.2fM" % (rate / 1e6), ">= 2M",
+        rate >= 2e6, "%d records in %.2f s" % (nrec, best))
+    os.unlink(rec)
+
+
+def live_throughput(quick):
+    secs = 10 if quick else 30
+    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    rep = os.path.join(tmp, "r.json")
+    cmd = traced([STORM, str(secs), "1"], "--no-nvml", "--sample-hz", "0",
+                 "--json", rep)
+    out(cmd)
+    with open(rep) as f:
+        rj = json.load(f)
+    total, dropped = rj["events"]["total"], rj["events"]["dropped"]
+    rate = total / rj["duration_s"]
+    row("4", "live: %d s of a context-switch storm" % secs,
+        "%.0fk/s, %d lost" % (rate / 1e3, dropped), ">= 200k/s, 0",
+        rate >= 200e3 and dropped == 0, "%d records" % total)
+
+
+# ---- 5. memory -------------------------------------------------------------------
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def memory(quick):
+    secs = 60 if quick else 300
+    cmd = traced([TRAINSIM, "-s", "storage", "-q", "-t", str(secs),
+                  "-n", "100000000"], "--no-nvml")
+    p = subprocess.Popen(cmd, env=SIMENV, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    samples = []
+    t0 = time.monotonic()
+    while p.poll() is None:
+        time.sleep(5)
+        try:
+            samples.append((time.monotonic() - t0, rss_kb(p.pid)))
+        except OSError:
+            break
+    p.wait()
+    if not samples:
+        row("5", "memory", "no samples", "<= 64 MiB", False)
+        return
+    peak = max(s[1] for s in samples) / 1024
+    after1 = [s[1] for s in samples if s[0] >= min(60, secs / 2)]
+    first = after1[0] / 1024 if after1 else peak
+    last = samples[-1][1] / 1024
+    flat = last - first <= max(2.0, 0.05 * first)
+    row("5", "memory: peak RSS over %d s of storage" % secs, "%.1f MiB" % peak,
+        "<= 64 MiB", peak <= 64)
+    row("5", "memory: growth after the first minute", "%+.1f MiB" % (last - first),
+        "flat", flat, "%.1f MiB at %.0f s, %.1f MiB at the end" %
+        (first, min(60, secs / 2), last))
+
+
+# ---- 6. attach latency ------------------------------------------------------------
+
+def attach_latency(quick):
+    job = subprocess.Popen([TRAINSIM, "-s", "healthy", "-q", "-t", "30"],
+                           env=SIMENV, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    vals = []
+    try:
+        time.sleep(1)
+        for _ in range(3 if quick else 5):
+            t0 = time.monotonic()
+            p = subprocess.Popen([IG, "attach", "-p", str(job.pid), "-d", "1",
+                                  "-q", "--no-nvml"], stderr=subprocess.PIPE,
+                                 text=True)
+            line = p.stderr.readline()
+            dt = time.monotonic() - t0
+            p.wait()
+            if "tracing" not in line:
+                raise RuntimeError("attach: " + line)
+            vals.append(dt)
+    finally:
+        job.kill()
+        job.wait()
+    v = statistics.median(vals)
+    row("6", "attach latency: start to probes attached", "%.0f ms" % (v * 1e3),
+        "<= 1000 ms", v <= 1.0, "median of %d, running trainsim" % len(vals))
+
+
+# ---- 7. accuracy ---------------------------------------------------------------------
+
+def accuracy_tables(quick):
+    scen = ["healthy", "storage", "pagefault", "cpu", "lock", "network",
+            "launch", "sync_copy", "gil"]
+    res = []
+    for s in scen:
+        res.append(accuracy.run(s, [], 6 if quick else None))
+    res.append(accuracy.run("healthy", ["--no-sync"], 6 if quick else None))
+    print()
+    print("7   GPU idle gaps against the simulator's trace (precision target"
+          " >= 0.99, recall >= 0.90)")
+    print("    and attribution: the scenario's cause against idlegap's first")
+    accuracy.table(res)
+    for r in res:
+        r["row"] = "7"
+    rows.extend(dict(row="7", name="accuracy " + r["scenario"],
+                     value=r, target="", result="", note="") for r in res)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("make bench: tracing needs root: sudo make bench", file=sys.stderr)
+        return 1
+    want = set(a.rows.split(","))
+    print("%-3s %-44s %14s %12s  %s" % ("row", "what", "measured", "target",
+                                        "result"))
+    costs = None
+    if "1" in want or "3" in want:
+        costs = probe_cost(a.quick)
+    if "2" in want:
+        syscall_cost(a.quick)
+    if "3" in want:
+        end_to_end(a.quick, costs)
+    if "4" in want:
+        replay_throughput(a.quick)
+        live_throughput(a.quick)
+    if "5" in want:
+        memory(a.quick)
+    if "6" in want:
+        attach_latency(a.quick)
+    if "7" in want:
+        accuracy_tables(a.quick)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
