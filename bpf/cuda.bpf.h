@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * libcuda uprobes.  A uprobe hit costs microseconds, so the programs keep
- * per-process and per-stream state in maps and emit a record only when it
- * changes what user space can know about the GPU (DESIGN.md §3): the first
- * submission on a stream after a drain, sync ends, query results.
+ * per-stream state in a map and emit a record only when it changes what
+ * user space can know about the GPU (DESIGN.md §3): the first submission on
+ * a stream after a sync or query returned, sync ends, query results.  A
+ * launch costs one map lookup.
  *
- * Ordering: a drain bumps proc->epoch with a full barrier after the sync
- * returned; a submission stores last_submit, then reads the epoch after a
- * full barrier.  Either the sync sees the submission (and claims nothing)
- * or the submission sees the new epoch (and is emitted).
+ * Ordering: a returning sync sets the stream's `announce`, then (after a
+ * full barrier) reads its last submission; a submission stores
+ * last_submit, then (after a full barrier) reads `announce`.  Either the
+ * sync sees the submission (and proves nothing drained) or the submission
+ * sees `announce` (and is reported).
  */
 #ifndef IG_CUDA_BPF_H
 #define IG_CUDA_BPF_H
@@ -32,13 +34,14 @@ static __always_inline __u64 stream_key_of(__u64 h, bool ptsz, __u32 tid)
 	return h;
 }
 
+/* Per entry point; user space derives the totals (one map update per
+ * hit is all the hot path can afford). */
 static __always_inline void count_hit(__u32 api)
 {
 	__u64 *v = bpf_map_lookup_elem(&api_hits, &api);
 
 	if (v)
 		*v += 1;
-	stat_add(IG_STAT_CUDA_HITS, 1);
 }
 
 static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
@@ -51,6 +54,7 @@ static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
 		return st;
 	/* The per-thread default stream synchronizes with the legacy one. */
 	zero.blocking = (stream & IG_STREAM_PTD_BIT) || stream == IG_STREAM_LEGACY;
+	zero.announce = 1;
 	if (bpf_map_update_elem(&streams, &k, &zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&streams, &k)) {
 		stat_add(IG_STAT_MAP_FULL, 1);
@@ -59,16 +63,20 @@ static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
 	return bpf_map_lookup_elem(&streams, &k);
 }
 
-static __always_inline bool stream_pending(struct ig_proc_state *ps,
-					   struct stream_state *st)
+static __always_inline bool stream_pending(struct stream_state *st)
 {
-	__u64 d = st->drain_ts;
+	return st->last_submit > st->drain_ts;
+}
 
-	if (ps->ctx_drain_ts > d)
-		d = ps->ctx_drain_ts;
-	if (st->blocking && ps->legacy_drain_ts > d)
-		d = ps->legacy_drain_ts;
-	return st->last_submit > d;
+/* A sync or query on the stream returned: report its next submission, and
+ * say whether work submitted after @begin (by another thread) is there,
+ * which leaves the stream not proven drained. */
+static __always_inline bool announce_busy_since(struct stream_state *st,
+						__u64 begin)
+{
+	st->announce = 1;
+	__sync_fetch_and_add(&st->nreturns, 1);	/* full barrier (lock xadd) */
+	return st->last_submit > begin;
 }
 
 static __always_inline struct ig_cuda *cuda_rec(__u32 kind, __u32 api, __u32 tid,
@@ -97,24 +105,16 @@ static __always_inline struct ig_cuda *cuda_rec(__u32 kind, __u32 api, __u32 tid
 static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 				   __u64 stream, __u64 now, __u32 flags)
 {
-	struct ig_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
-	struct stream_state *st;
+	struct stream_state *st = stream_get(tgid, stream);
 	struct ig_cuda *r;
 	__u64 prev;
-	__u32 epoch;
 
-	if (!ps)
-		return;
-	st = stream_get(tgid, stream);
 	if (!st)
 		return;
 	prev = st->last_submit;
 	st->last_submit = now;
-	ps->last_submit_any = now;
-	__sync_fetch_and_add(&st->nsub, 1);
-	epoch = ps->epoch;
-	stat_add(IG_STAT_LAUNCHES, 1);
-	if (st->have_epoch && st->emitted_epoch == epoch)
+	__sync_fetch_and_add(&st->nsub, 1);	/* full barrier */
+	if (!st->announce)
 		return;
 	r = cuda_rec(IG_CU_SUBMIT, api, tid, tgid, now, stream);
 	if (!r)
@@ -124,8 +124,7 @@ static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 	r->flags = flags;
 	rec_submit(r);
 	st->nsub = 0;
-	st->have_epoch = 1;
-	st->emitted_epoch = epoch;
+	st->announce = 0;
 }
 
 static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
@@ -181,15 +180,11 @@ static __always_inline int cu_enter(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
 	struct ig_thread_state *ts = thread_get(tid, tgid);
-	struct ig_proc_state *ps;
 	struct stream_state *st;
 	__u64 now = bpf_ktime_get_ns();
 
 	count_hit(api);
 	if (!ts)
-		return 0;
-	ps = bpf_map_lookup_elem(&procs, &tgid);
-	if (!ps)
 		return 0;
 	ts->cu_cookie_api = api;
 	ts->cu_class = cls;
@@ -204,8 +199,8 @@ static __always_inline int cu_enter(struct pt_regs *ctx)
 	case IG_AC_STREAM_QUERY:
 		ts->cu_obj = stream_key_of(PT_REGS_PARM1(ctx), ptsz, tid);
 		st = stream_get(tgid, ts->cu_obj);
-		/* Nothing pending: the call learns nothing new. */
-		if (st && !stream_pending(ps, st) && cls == IG_AC_STREAM_SYNC)
+		/* Nothing pending: the sync learns nothing new. */
+		if (st && !stream_pending(st) && cls == IG_AC_STREAM_SYNC)
 			ts->cu_emit = 0;
 		break;
 	case IG_AC_EVENT_SYNC:
@@ -243,18 +238,34 @@ static __always_inline int cu_enter(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void drain_stream(struct ig_proc_state *ps, __u32 tgid,
-					 __u64 stream, __u64 now)
-{
-	struct stream_state *st = stream_get(tgid, stream);
+/* A whole-context sync (every stream of the process) or a synchronous
+ * copy on the legacy stream (the legacy stream, and the streams that
+ * synchronize with it) returned. */
+struct drain_all {
+	__u32 tgid;
+	bool legacy_only;	/* only blocking streams */
+	bool ok;		/* the sync succeeded: drained what it waited for */
+	__u64 begin, now;
+	__u64 last;		/* newest submission among them */
+	bool partial;		/* some was submitted during the call */
+};
 
-	if (st)
-		st->drain_ts = now;
+static long drain_cb(struct bpf_map *map, struct stream_key *k,
+		     struct stream_state *st, struct drain_all *d)
+{
+	if (k->tgid != d->tgid || (d->legacy_only && !st->blocking))
+		return 0;
+	if (announce_busy_since(st, d->begin))
+		d->partial = true;
+	else if (d->ok)
+		st->drain_ts = d->now;
+	if (st->last_submit > d->last)
+		d->last = st->last_submit;
+	return 0;
 }
 
 /* Return of a sync call: what drained, and since when. */
-static __always_inline void sync_exit(struct ig_thread_state *ts,
-				      struct ig_proc_state *ps, __u32 tid,
+static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 				      __u32 tgid, __u64 now, long rc)
 {
 	struct stream_state *st = NULL;
@@ -271,24 +282,27 @@ static __always_inline void sync_exit(struct ig_thread_state *ts,
 		st = stream_get(tgid, stream);
 		if (!st)
 			return;
-		last = st->last_submit;
-		if (last > ts->cu_begin)
+		if (announce_busy_since(st, ts->cu_begin))
 			flags |= IG_CF_PARTIAL;
 		else if (rc == CUDA_SUCCESS)
 			st->drain_ts = now;
+		last = st->last_submit;
 		break;
 	case IG_AC_CTX_SYNC:
-	case IG_AC_SYNC_COPY:
-		last = ps->last_submit_any;
-		if (last > ts->cu_begin)
+	case IG_AC_SYNC_COPY: {
+		struct drain_all d = {
+			.tgid = tgid, .legacy_only = cls == IG_AC_SYNC_COPY,
+			.ok = rc == CUDA_SUCCESS, .begin = ts->cu_begin, .now = now,
+		};
+
+		bpf_for_each_map_elem(&streams, drain_cb, &d, 0);
+		if (d.partial)
 			flags |= IG_CF_PARTIAL;
-		else if (rc == CUDA_SUCCESS && cls == IG_AC_CTX_SYNC)
-			ps->ctx_drain_ts = now;
-		else if (rc == CUDA_SUCCESS)
-			ps->legacy_drain_ts = now;
+		last = d.last;
 		if (cls == IG_AC_CTX_SYNC)
 			stream = 0;
 		break;
+	}
 	case IG_AC_EVENT_SYNC:
 		ev = bpf_map_lookup_elem(&events, &ek);
 		if (!ev) {
@@ -299,17 +313,15 @@ static __always_inline void sync_exit(struct ig_thread_state *ts,
 		st = stream_get(tgid, stream);
 		if (!st)
 			return;
-		last = st->last_submit;
-		if (last > ev->record_ts) {
+		if (announce_busy_since(st, ev->record_ts)) {
 			flags |= IG_CF_EVENT_PARTIAL;
 		} else if (rc == CUDA_SUCCESS) {
 			flags |= IG_CF_EVENT_ALL;
 			st->drain_ts = now;
 		}
+		last = st->last_submit;
 		break;
 	}
-	if (rc == CUDA_SUCCESS && !(flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)))
-		__sync_fetch_and_add(&ps->epoch, 1);
 	r = cuda_rec(IG_CU_SYNC_END, ts->cu_cookie_api, tid, tgid, now, stream);
 	if (!r)
 		return;
@@ -328,11 +340,10 @@ static __always_inline void sync_exit(struct ig_thread_state *ts,
 
 /* Return of a query: CUDA_SUCCESS proves drained at the return,
  * CUDA_ERROR_NOT_READY proves pending work at the entry. */
-static __always_inline void query_exit(struct ig_thread_state *ts,
-				       struct ig_proc_state *ps, __u32 tid,
+static __always_inline void query_exit(struct ig_thread_state *ts, __u32 tid,
 				       __u32 tgid, __u64 now, long rc)
 {
-	__u64 stream = ts->cu_obj, since = 0;
+	__u64 stream = ts->cu_obj, since = ts->cu_begin;
 	struct stream_state *st;
 	struct ig_cuda *r;
 	__u32 flags = 0;
@@ -345,21 +356,19 @@ static __always_inline void query_exit(struct ig_thread_state *ts,
 			return;
 		stream = ev->stream;
 		since = ev->record_ts;
+		flags |= IG_CF_EVENT_ALL;
 	}
 	st = stream_get(tgid, stream);
 	if (!st)
 		return;
 	if (rc == CUDA_SUCCESS) {
-		if (!stream_pending(ps, st))
+		if (!stream_pending(st))
 			return;		/* nothing new */
-		if (ts->cu_class == IG_AC_EVENT_QUERY && st->last_submit > since)
-			return;		/* only older work is done */
-		if (ts->cu_class == IG_AC_EVENT_QUERY)
-			flags |= IG_CF_EVENT_ALL;
-		if (st->last_submit > ts->cu_begin)
-			return;		/* submitted meanwhile */
+		/* work submitted after the event (or during the call) is not
+		 * proven done */
+		if (announce_busy_since(st, since < ts->cu_begin ? since : ts->cu_begin))
+			return;
 		st->drain_ts = now;
-		__sync_fetch_and_add(&ps->epoch, 1);
 		r = cuda_rec(IG_CU_QUERY_DONE, ts->cu_cookie_api, tid, tgid,
 			     now, stream);
 	} else if (rc == CUDA_ERROR_NOT_READY) {
@@ -423,11 +432,10 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
-	struct ig_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
 	long rc = PT_REGS_RC(ctx);
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!ts || !ps || !ts->cu_begin)
+	if (!ts || !ts->cu_begin)
 		return 0;
 	switch (ts->cu_class) {
 	case IG_AC_STREAM_SYNC:
@@ -435,11 +443,11 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 	case IG_AC_EVENT_SYNC:
 	case IG_AC_SYNC_COPY:
 		if (ts->cu_emit)
-			sync_exit(ts, ps, tid, tgid, now, (int)rc);
+			sync_exit(ts, tid, tgid, now, (int)rc);
 		break;
 	case IG_AC_STREAM_QUERY:
 	case IG_AC_EVENT_QUERY:
-		query_exit(ts, ps, tid, tgid, now, (int)rc);
+		query_exit(ts, tid, tgid, now, (int)rc);
 		break;
 	default:
 		api_exit(ts, tid, tgid, now, (int)rc);

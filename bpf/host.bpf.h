@@ -279,15 +279,12 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 	ts->reason = r;
 }
 
-static __always_inline void on_switch_out(struct task_struct *prev, bool preempt,
+static __always_inline void on_switch_out(struct ig_thread_state *ts,
+					  struct task_struct *prev, bool preempt,
 					  __u64 now, __u32 cpu)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
-	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 	unsigned int state;
 
-	if (!ts)
-		return;
 	stat_add(IG_STAT_SWITCHES, 1);
 	ts->off = 1;
 	ts->t_off = now;
@@ -316,16 +313,12 @@ static __always_inline void on_switch_out(struct task_struct *prev, bool preempt
 	classify_block(ts, bpf_get_current_task_btf(), state);
 }
 
-static __always_inline void on_switch_in(struct task_struct *next,
+static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
 					 struct task_struct *prev,
 					 __u64 now, __u32 cpu)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
-	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 	struct ig_offcpu *r;
 
-	if (!ts)
-		return;
 	ts->t_on = now;
 	if (!ts->off)
 		return;
@@ -353,22 +346,39 @@ static __always_inline void on_switch_in(struct task_struct *next,
 	rec_submit(r);
 }
 
+/* Runs on every context switch of the machine: the untracked case is two
+ * map lookups.  @btf: the tasks are BTF pointers (tp_btf), read directly;
+ * a constant, so each flavour keeps only its own reads. */
 static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
-					 struct task_struct *next)
+					 struct task_struct *next, bool btf)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 ptid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	__u32 ntid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	struct ig_thread_state *pts = bpf_map_lookup_elem(&threads, &ptid);
+	struct ig_thread_state *nts = bpf_map_lookup_elem(&threads, &ntid);
+	__u64 now = 0;
+	__u32 cpu = 0;
 
-	on_switch_out(prev, preempt, now, cpu);
-	on_switch_in(next, prev, now, cpu);
+	if (pts) {
+		now = bpf_ktime_get_ns();
+		cpu = bpf_get_smp_processor_id();
+		on_switch_out(pts, prev, preempt, now, cpu);
+	}
+	if (nts) {
+		if (!now) {
+			now = bpf_ktime_get_ns();
+			cpu = bpf_get_smp_processor_id();
+		}
+		on_switch_in(nts, ntid, prev, now, cpu);
+	}
 	return 0;
 }
 
 /* Runs in the waker's context: current is who woke @p, unless we are in
  * an interrupt, which the per-CPU depth counter tells. */
-static __always_inline int handle_waking(struct task_struct *p)
+static __always_inline int handle_waking(struct task_struct *p, bool btf)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 	struct cpu_state *cs;
 	__u64 pid_tgid, now;

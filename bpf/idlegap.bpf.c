@@ -19,26 +19,26 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ig_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(preempt, prev, next);
+	return handle_switch(preempt, prev, next, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(ig_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(preempt, prev, next);
+	return handle_switch(preempt, prev, next, false);
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ig_waking_btf, struct task_struct *p)
 {
-	return handle_waking(p);
+	return handle_waking(p, true);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(ig_waking_raw, struct task_struct *p)
 {
-	return handle_waking(p);
+	return handle_waking(p, false);
 }
 
 SEC("tp_btf/sched_process_fork")

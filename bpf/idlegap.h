@@ -348,8 +348,9 @@ enum ig_stat {
 	IG_STAT_EVENTS = 0,	/* records submitted */
 	IG_STAT_DROPS,		/* bpf_ringbuf_reserve failed */
 	IG_STAT_MAP_FULL,	/* a map update failed */
-	IG_STAT_CUDA_HITS,	/* libcuda probe hits, all APIs */
-	IG_STAT_LAUNCHES,	/* submissions absorbed in the kernel */
+	IG_STAT_CUDA_HITS,	/* libcuda probe hits, all APIs (user space
+				 * sums them from the per-API counts) */
+	IG_STAT_LAUNCHES,	/* submissions, likewise */
 	IG_STAT_SWITCHES,	/* tracked context switches seen */
 	IG_STAT_LIBLOADS,	/* library loads of tracked processes */
 	IG_STAT_SAMPLES,	/* on-CPU samples of tracked threads */
@@ -360,11 +361,8 @@ enum ig_stat {
 /* Map values user space creates when it tracks a process.
  * A tracked process: every thread of it, and every descendant, is traced. */
 struct ig_proc_state {
-	__u32 epoch;		/* bumped on every drain evidence */
+	__u32 flags;		/* none yet: membership is what matters */
 	__u32 pad;
-	__u64 last_submit_any;	/* last submission on any stream */
-	__u64 ctx_drain_ts;	/* last whole-context drain */
-	__u64 legacy_drain_ts;	/* last drain of legacy + blocking streams */
 };
 
 /* Per tracked thread.  The off-CPU fields describe the interval in

@@ -25,14 +25,15 @@ struct stream_key {
 
 struct stream_state {
 	__u64 last_submit;
-	__u64 drain_ts;		/* last drain of this stream alone */
+	__u64 drain_ts;		/* last proven drained */
 	__u64 busy_emit_ts;	/* last QUERY_BUSY emitted */
-	__u32 emitted_epoch;	/* proc epoch of the last SUBMIT emitted */
 	__u32 nsub;		/* submissions since the last record */
 	__u32 flags;		/* cuStreamCreate flags */
-	__u8 have_epoch;
+	__u32 announce;		/* report the next submission: a sync or
+				 * query returned since the last report */
+	__u32 nreturns;		/* syncs and queries returned on it */
 	__u8 blocking;		/* known to sync with the legacy stream */
-	__u16 pad;
+	__u8 pad[3];
 };
 
 struct event_key {

@@ -61,6 +61,9 @@ ok "uprobes: _ptsz launches use the per-thread stream" -- \
 	grep -q "kind=submit api=cuLaunchKernel_ptsz stream=0x80000000" "$TMP/cuda.txt"
 ok "uprobes: a NOT_READY query is busy evidence" -- grep -q "kind=query_busy .*ret=600" "$TMP/cuda.txt"
 ok "uprobes: a timed API call is recorded" -- grep -q "kind=api api=cuMemAlloc_v2" "$TMP/cuda.txt"
+IDLEGAP_NO_UPROBE_MULTI=1 "$IG" run -q -o "$TMP/each.igrec" --libcuda "$FAKE/libcuda.so.1" -- "$FAKE/fakecuda_app" 5 10 2>/dev/null
+ok "uprobes: one link per probe (kernels before 6.6) sees the same calls" -- \
+	sh -c "'$IG' report --dump '$TMP/each.igrec' | grep -q 'stats .*cuLaunchKernel=50 .*cuStreamSynchronize=5 '"
 FAKECUDA_WAIT_MS=300 "$IG" run -q -o "$TMP/dl.igrec" -- "$FAKE/fakecuda_app" 2 1 2>/dev/null
 dump "$TMP/dl.igrec" > "$TMP/dl.txt"
 ok "uprobes: a libcuda opened after start is found and probed" -- \

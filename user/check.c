@@ -64,6 +64,9 @@ static void check_kernel(void)
 	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) > 0 &&
 	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
 	     true, "uprobes", "libcuda entry points (kprobes themselves are not used)");
+	line(ig_probe_uprobe_multi(), false, "multi-uprobe links",
+	     "%s", ig_probe_uprobe_multi() ? "one link per library: fast attach and detach" :
+	     "not available: one link per entry point (slow to detach)");
 	line(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0, true,
 	     "ring buffer", "event transport");
 	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,

@@ -242,18 +242,19 @@ static bool is_ptsz(const char *name)
 int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
 		   struct ig_libcuda_info *info)
 {
+	struct ig_uprobe_spec *specs = NULL;
 	struct scan_ctx c = {};
-	size_t i, k;
+	size_t i, k, n = 0;
 	int err;
 
 	memset(info, 0, sizeof(*info));
 	snprintf(info->path, sizeof(info->path), "%s", path);
 	ig_cuda_version(path, info->version, sizeof(info->version));
 	err = scan(path, &c);
-	if (err) {
-		free(c.v);
-		return err;
-	}
+	if (!err && c.n && !(specs = calloc(c.n, sizeof(*specs))))
+		err = -ENOMEM;
+	if (err)
+		goto out;
 	info->nsyms = c.n;
 	for (i = 0; i < c.n; i++) {
 		unsigned int api = c.v[i].api, cls = ig_api_class_of(api);
@@ -269,16 +270,19 @@ int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
 			ig_debug("%s: %s is an alias, not attached twice", path, name);
 			continue;
 		}
-		err = ig_tracer_attach_uprobe(t, path, c.v[i].off, pid,
-					      IG_COOKIE(api, cls, is_ptsz(name),
-							dev_arg(api)),
-					      kind_of(cls));
-		if (err) {
-			ig_warn("%s: cannot probe %s: %s", path, name, strerror(-err));
-			continue;
-		}
-		info->nattached++;
+		specs[n].offset = c.v[i].off;
+		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), dev_arg(api));
+		specs[n++].kind = kind_of(cls);
 	}
+	err = ig_tracer_attach_uprobes(t, path, pid, specs, n);
+	if (err > 0) {
+		info->nattached = err;
+		err = 0;
+	} else if (!err) {
+		err = -ENOENT;
+	}
+out:
+	free(specs);
 	free(c.v);
-	return info->nattached ? 0 : -ENOENT;
+	return err;
 }

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "elfsym.h"
+#include "engine/names.h"
 #include "idlegap.skel.h"
 #include "log.h"
 #include "procfs.h"
@@ -22,9 +23,53 @@ struct ig_tracer {
 	ig_record_fn fn;
 	void *ctx;
 	bool btf;		/* tp_btf programs loaded (else raw_tp) */
+	bool multi;		/* uprobes attached through multi-uprobe links */
 	struct bpf_link **links;
 	unsigned int nlinks, cap;
+	int *fds;		/* multi-uprobe link fds */
+	unsigned int nfds, capfds;
 };
+
+/*
+ * BPF_LINK_CREATE of BPF_TRACE_UPROBE_MULTI (Linux 6.6), as the kernel's
+ * union bpf_attr lays it out: the installed UAPI headers predate it.  One
+ * such link carries all of a library's probes, and removing it waits for
+ * one RCU grace period, where one perf-event link per probe waits for one
+ * each (seconds for a driver's hundred entry points).
+ */
+#define IG_BPF_TRACE_UPROBE_MULTI	48
+#define IG_BPF_F_UPROBE_MULTI_RETURN	1
+
+struct ig_uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+bool ig_probe_uprobe_multi(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = IG_BPF_TRACE_UPROBE_MULTI);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
 
 static struct btf *vmlinux_btf(void)
 {
@@ -131,6 +176,19 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	}
 	t->btf = ig_probe_tp_btf("sched_switch");
 	pick_flavour(t->skel, t->btf);
+	t->multi = !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
+	if (t->multi) {
+		struct bpf_program *up[] = {
+			t->skel->progs.ig_cu_submit, t->skel->progs.ig_cu_enter,
+			t->skel->progs.ig_cu_exit, t->skel->progs.ig_cu_event_record,
+			t->skel->progs.ig_ld_debug,
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(up) / sizeof(up[0]); i++)
+			bpf_program__set_expected_attach_type(up[i],
+				(enum bpf_attach_type)IG_BPF_TRACE_UPROBE_MULTI);
+	}
 	t->skel->rodata->min_offcpu_ns = opts->min_offcpu_ns;
 	t->skel->rodata->have_find_vma =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
@@ -283,34 +341,140 @@ int ig_tracer_prune(struct ig_tracer *t)
 	return n;
 }
 
-int ig_tracer_attach_uprobe(struct ig_tracer *t, const char *path,
-			    size_t offset, pid_t pid, __u64 cookie,
-			    enum ig_uprobe_kind kind)
+static int keep_fd(struct ig_tracer *t, int fd)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
-	struct bpf_program *entry = kind == IG_UP_SUBMIT ? t->skel->progs.ig_cu_submit :
-				    kind == IG_UP_EVENT_RECORD ? t->skel->progs.ig_cu_event_record :
-				    t->skel->progs.ig_cu_enter;
-	struct bpf_link *l;
-	int err;
+	if (t->nfds == t->capfds) {
+		unsigned int cap = t->capfds ? t->capfds * 2 : 16;
+		int *v = realloc(t->fds, cap * sizeof(*v));
 
-	/* Return probe first: an entry without its return would leave a
-	 * call marked in progress. */
-	if (kind == IG_UP_TIMED) {
-		o.retprobe = true;
-		l = bpf_program__attach_uprobe_opts(t->skel->progs.ig_cu_exit,
-						    pid, path, offset, &o);
-		if (!l)
-			return -errno;
-		err = keep_link(t, l);
-		if (err)
-			return err;
-		o.retprobe = false;
+		if (!v) {
+			close(fd);
+			return -ENOMEM;
+		}
+		t->fds = v;
+		t->capfds = cap;
 	}
-	l = bpf_program__attach_uprobe_opts(entry, pid, path, offset, &o);
-	if (!l)
+	t->fds[t->nfds++] = fd;
+	return 0;
+}
+
+/* One multi-uprobe link: @n offsets of @path, each with its cookie. */
+static int link_multi(struct ig_tracer *t, struct bpf_program *p,
+		      const char *path, pid_t pid, const unsigned long *offs,
+		      const __u64 *cookies, __u32 n, bool ret)
+{
+	struct ig_uprobe_multi_attr a = {
+		.prog_fd = bpf_program__fd(p),
+		.attach_type = IG_BPF_TRACE_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offs,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = n,
+		.multi_flags = ret ? IG_BPF_F_UPROBE_MULTI_RETURN : 0,
+		.pid = pid > 0 ? (__u32)pid : 0,
+	};
+	int fd;
+
+	if (!n)
+		return 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	if (fd < 0)
 		return -errno;
-	return keep_link(t, l);
+	return keep_fd(t, fd);
+}
+
+static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k)
+{
+	return k == IG_UP_SUBMIT ? t->skel->progs.ig_cu_submit :
+	       k == IG_UP_EVENT_RECORD ? t->skel->progs.ig_cu_event_record :
+	       t->skel->progs.ig_cu_enter;
+}
+
+static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
+			const struct ig_uprobe_spec *specs, size_t n)
+{
+	enum { GROUPS = 4 };	/* submit, timed entry, timed return, record */
+	unsigned long *offs = calloc(n * GROUPS, sizeof(*offs));
+	__u64 *cookies = calloc(n * GROUPS, sizeof(*cookies));
+	__u32 cnt[GROUPS] = {};
+	size_t i;
+	int g, err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		g = specs[i].kind == IG_UP_SUBMIT ? 0 :
+		    specs[i].kind == IG_UP_EVENT_RECORD ? 3 : 1;
+		offs[g * n + cnt[g]] = specs[i].offset;
+		cookies[g * n + cnt[g]++] = specs[i].cookie;
+		if (g == 1) {
+			offs[2 * n + cnt[2]] = specs[i].offset;
+			cookies[2 * n + cnt[2]++] = specs[i].cookie;
+		}
+	}
+	/* return probes first: an entry without its return would leave a
+	 * call marked in progress */
+	err = link_multi(t, t->skel->progs.ig_cu_exit, path, pid, offs + 2 * n,
+			 cookies + 2 * n, cnt[2], true);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_enter, path, pid,
+				 offs + n, cookies + n, cnt[1], false);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_submit, path, pid, offs,
+				 cookies, cnt[0], false);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_event_record, path, pid,
+				 offs + 3 * n, cookies + 3 * n, cnt[3], false);
+out:
+	free(offs);
+	free(cookies);
+	return err ? err : (int)n;
+}
+
+/* Per-probe perf-event links: kernels without multi-uprobe links. */
+static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
+		       const struct ig_uprobe_spec *specs, size_t n)
+{
+	size_t i;
+	int ok = 0, err = 0;
+
+	for (i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = specs[i].cookie);
+		struct bpf_link *l;
+
+		if (specs[i].kind == IG_UP_TIMED) {
+			o.retprobe = true;
+			l = bpf_program__attach_uprobe_opts(t->skel->progs.ig_cu_exit,
+							    pid, path, specs[i].offset, &o);
+			if (!l || keep_link(t, l)) {
+				err = -errno;
+				continue;
+			}
+			o.retprobe = false;
+		}
+		l = bpf_program__attach_uprobe_opts(entry_prog(t, specs[i].kind), pid,
+						    path, specs[i].offset, &o);
+		if (!l || keep_link(t, l)) {
+			err = -errno;
+			continue;
+		}
+		ok++;
+	}
+	return ok ? ok : err;
+}
+
+int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+			     const struct ig_uprobe_spec *specs, size_t n)
+{
+	return t->multi ? attach_multi(t, path, pid, specs, n) :
+			  attach_each(t, path, pid, specs, n);
+}
+
+bool ig_tracer_uses_multi(const struct ig_tracer *t)
+{
+	return t->multi;
 }
 
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
@@ -321,6 +485,13 @@ int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
 
 	if (err)
 		return err;
+	if (t->multi) {
+		unsigned long off = sym.file_off;
+		__u64 cookie = 0;
+
+		return link_multi(t, t->skel->progs.ig_ld_debug, path, -1, &off,
+				  &cookie, 1, false);
+	}
 	l = bpf_program__attach_uprobe(t->skel->progs.ig_ld_debug, false, -1,
 				       path, sym.file_off);
 	if (!l)
@@ -401,10 +572,18 @@ static int sum_percpu(int fd, __u32 nkeys, __u64 *out)
 int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s)
 {
 	int err = sum_percpu(bpf_map__fd(t->skel->maps.stats), IG_STAT__MAX, s->stat);
+	unsigned int api, cls;
 
 	if (!err)
 		err = sum_percpu(bpf_map__fd(t->skel->maps.api_hits), IG_API__MAX,
 				 s->api_hits);
+	s->stat[IG_STAT_CUDA_HITS] = s->stat[IG_STAT_LAUNCHES] = 0;
+	for (api = 1; !err && api < IG_API__MAX; api++) {
+		cls = ig_api_class_of(api);
+		s->stat[IG_STAT_CUDA_HITS] += s->api_hits[api];
+		if (cls <= IG_AC_SUBMIT_NOSTREAM && cls != 0)
+			s->stat[IG_STAT_LAUNCHES] += s->api_hits[api];
+	}
 	return err;
 }
 
@@ -425,6 +604,9 @@ void ig_tracer_close(struct ig_tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
+	for (i = 0; i < t->nfds; i++)
+		close(t->fds[i]);
+	free(t->fds);
 	for (i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);

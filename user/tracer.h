@@ -38,10 +38,18 @@ int ig_tracer_attach_host(struct ig_tracer *t);
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Drops processes that no longer exist; returns how many remain. */
 int ig_tracer_prune(struct ig_tracer *t);
-/* One libcuda entry point, for @pid only (-1: every process). */
-int ig_tracer_attach_uprobe(struct ig_tracer *t, const char *path,
-			    size_t offset, pid_t pid, __u64 cookie,
-			    enum ig_uprobe_kind kind);
+struct ig_uprobe_spec {
+	size_t offset;		/* in the file */
+	__u64 cookie;		/* IG_COOKIE() */
+	enum ig_uprobe_kind kind;
+};
+
+/* libcuda entry points of @path, for @pid only (-1: every process).
+ * Returns how many were attached, or a negative errno. */
+int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+			     const struct ig_uprobe_spec *specs, size_t n);
+/* Whether the kernel takes one link for many uprobes (Linux 6.6+). */
+bool ig_tracer_uses_multi(const struct ig_tracer *t);
 /* The dynamic loader's _dl_debug_state() in @path, for every process:
  * tells when a tracked process loads a library.  Negative errno. */
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);
@@ -59,5 +67,8 @@ void ig_tracer_close(struct ig_tracer *t);
 /* Feature probes, shared with `idlegap check`. */
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
+/* One link for many uprobes (Linux 6.6+); IDLEGAP_NO_UPROBE_MULTI in the
+ * environment makes idlegap use one perf-event link per probe instead. */
+bool ig_probe_uprobe_multi(void);
 
 #endif
