@@ -13,7 +13,7 @@ SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--
 is "$?" 0 "every scenario ran under idlegap"
 sed 's/^/# /' "$TMP/acc.err"
 
-/usr/bin/python3 - "$TMP/acc.json" <<'PY'
+/usr/bin/python3 - "$TMP/acc.json" "$TMP/count" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
 n = 1		# the shell's test above
@@ -77,6 +77,22 @@ for r in rows:
         check(r["causes"].get("lock", 0) < 0.05, "gil: not blamed on lock")
     if s == "lock":
         check(r["causes"].get("gil", 0) < 0.05, "lock: not blamed on the GIL")
-print("1..%d" % n)
+open(sys.argv[2], "w").write(str(n))
 PY
+_n=$(cat "$TMP/count")
 
+# The same answer from the recording as from the live run it came from.
+for s in storage gil; do
+	"$IG" report -q --gaps -1 --json "$TMP/replay-$s.json" "$TMP/runs/$s/run.igrec"
+	ok "$s: idlegap report on the recording gives the live run's answer" -- \
+		/usr/bin/python3 - "$TMP/runs/$s/idlegap.json" "$TMP/replay-$s.json" <<'PY'
+import json, sys
+live, replay = (json.load(open(f)) for f in sys.argv[1:3])
+diff = [k for k in ("gpu", "causes", "unresolved_causes", "processes",
+                    "events", "offcpu", "duration_s") if live.get(k) != replay.get(k)]
+for k in diff:
+    print("# differs: %s" % k)
+sys.exit(1 if diff else 0)
+PY
+done
+done_testing
