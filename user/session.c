@@ -158,15 +158,8 @@ static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
 
 	if (pyrt_checked(s, tgid))
 		return;
-	if (s->npy == s->cappy) {
-		size_t cap = s->cappy ? s->cappy * 2 : 64;
-		pid_t *v = realloc(s->pychecked, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		s->pychecked = v;
-		s->cappy = cap;
-	}
+	if (!ig_grow((void **)&s->pychecked, &s->cappy, s->npy, sizeof(*s->pychecked)))
+		return;
 	s->pychecked[s->npy++] = tgid;
 	if (ig_pyrt_find(tgid, &info))
 		return;
@@ -176,21 +169,6 @@ static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
 	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", tgid,
 		 (unsigned long long)r.start, (unsigned long long)r.end, info.path);
 	emit(s, &r.h);
-}
-
-static bool grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	p = realloc(*v, c * elem);
-	if (!p)
-		return false;
-	*v = p;
-	*cap = c;
-	return true;
 }
 
 struct cuda_maps {
@@ -268,7 +246,7 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 			emit_cuda_maps(s, &s->att[i], ts);
 			return;
 		}
-	if (!grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
+	if (!ig_grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
 		return;
 	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino, false };
 	err = ig_cuda_attach(s->tracer, path, pid, &info);
@@ -306,7 +284,7 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 	for (i = 0; i < s->nld; i++)
 		if (s->lds[i].dev == st.st_dev && s->lds[i].ino == st.st_ino)
 			return 1;
-	if (!grow((void **)&s->lds, &s->capld, s->nld, sizeof(*s->lds)))
+	if (!ig_grow((void **)&s->lds, &s->capld, s->nld, sizeof(*s->lds)))
 		return 1;
 	s->lds[s->nld++] = (struct attached){ 0, st.st_dev, st.st_ino, false };
 	err = ig_tracer_attach_ld(s->tracer, path);
@@ -326,7 +304,7 @@ static void watch_set(struct session *s, pid_t tgid, __u64 due)
 				s->watch[i].due = due;
 			return;
 		}
-	if (!grow((void **)&s->watch, &s->capwatch, s->nwatch, sizeof(*s->watch)))
+	if (!ig_grow((void **)&s->watch, &s->capwatch, s->nwatch, sizeof(*s->watch)))
 		return;
 	s->watch[s->nwatch++] = (struct watch){ tgid, due };
 }

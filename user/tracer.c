@@ -16,6 +16,7 @@
 #include "log.h"
 #include "procfs.h"
 #include "tracer.h"
+#include "util.h"
 
 struct ig_tracer {
 	struct idlegap_bpf *skel;
@@ -25,9 +26,9 @@ struct ig_tracer {
 	bool btf;		/* tp_btf programs loaded (else raw_tp) */
 	bool multi;		/* uprobes attached through multi-uprobe links */
 	struct bpf_link **links;
-	unsigned int nlinks, cap;
+	size_t nlinks, caplinks;
 	int *fds;		/* multi-uprobe link fds */
-	unsigned int nfds, capfds;
+	size_t nfds, capfds;
 };
 
 /*
@@ -218,16 +219,9 @@ fail:
 
 static int keep_link(struct ig_tracer *t, struct bpf_link *l)
 {
-	if (t->nlinks == t->cap) {
-		unsigned int cap = t->cap ? t->cap * 2 : 64;
-		struct bpf_link **v = realloc(t->links, cap * sizeof(*v));
-
-		if (!v) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		t->links = v;
-		t->cap = cap;
+	if (!ig_grow((void **)&t->links, &t->caplinks, t->nlinks, sizeof(*t->links))) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
 	}
 	t->links[t->nlinks++] = l;
 	return 0;
@@ -343,16 +337,9 @@ int ig_tracer_prune(struct ig_tracer *t)
 
 static int keep_fd(struct ig_tracer *t, int fd)
 {
-	if (t->nfds == t->capfds) {
-		unsigned int cap = t->capfds ? t->capfds * 2 : 16;
-		int *v = realloc(t->fds, cap * sizeof(*v));
-
-		if (!v) {
-			close(fd);
-			return -ENOMEM;
-		}
-		t->fds = v;
-		t->capfds = cap;
+	if (!ig_grow((void **)&t->fds, &t->capfds, t->nfds, sizeof(*t->fds))) {
+		close(fd);
+		return -ENOMEM;
 	}
 	t->fds[t->nfds++] = fd;
 	return 0;
@@ -472,11 +459,6 @@ int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			  attach_each(t, path, pid, specs, n);
 }
 
-bool ig_tracer_uses_multi(const struct ig_tracer *t)
-{
-	return t->multi;
-}
-
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
 {
 	struct ig_elf_sym sym;
@@ -590,11 +572,6 @@ int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s)
 bool ig_tracer_uses_btf(const struct ig_tracer *t)
 {
 	return t->btf;
-}
-
-unsigned int ig_tracer_nlinks(const struct ig_tracer *t)
-{
-	return t->nlinks;
 }
 
 void ig_tracer_close(struct ig_tracer *t)

@@ -48,8 +48,7 @@ struct ig_uprobe_spec {
  * Returns how many were attached, or a negative errno. */
 int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			     const struct ig_uprobe_spec *specs, size_t n);
-/* Whether the kernel takes one link for many uprobes (Linux 6.6+). */
-bool ig_tracer_uses_multi(const struct ig_tracer *t);
+
 /* The dynamic loader's _dl_debug_state() in @path, for every process:
  * tells when a tracked process loads a library.  Negative errno. */
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);
@@ -61,7 +60,6 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
 /* Kernel counters summed over CPUs. */
 int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
 bool ig_tracer_uses_btf(const struct ig_tracer *t);
-unsigned int ig_tracer_nlinks(const struct ig_tracer *t);
 void ig_tracer_close(struct ig_tracer *t);
 
 /* Feature probes, shared with `idlegap check`. */

@@ -2,6 +2,8 @@
 #ifndef IG_UTIL_H
 #define IG_UTIL_H
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Copies what fits of @src into @dst[n], always terminated. */
@@ -11,6 +13,23 @@ static inline void ig_strcpy(char *dst, size_t n, const char *src)
 
 	memcpy(dst, src, len);
 	dst[len] = 0;
+}
+
+/* Makes room for element @n of the array *@v (capacity *@cap elements of
+ * @elem bytes), doubling it; false when out of memory. */
+static inline bool ig_grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	p = realloc(*v, c * elem);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = c;
+	return true;
 }
 
 #endif

@@ -534,6 +534,7 @@ static void count_subs(struct ig_engine *e, struct ig_process *p,
 	p->launches += n;
 }
 
+/* Work was enqueued on the stream the record names. */
 static void on_submit(struct ig_engine *e, struct ig_process *p,
 		      const struct ig_cuda *c)
 {
@@ -674,25 +675,9 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 static void on_sync_begin(struct ig_engine *e, struct ig_process *p,
 			  const struct ig_cuda *c)
 {
-	struct ig_stream *s;
-	struct ig_device *d;
-
-	if (ig_api_class_of(c->api) != IG_AC_SYNC_COPY)
-		return;
 	/* a synchronous copy is a submission on the stream it names */
-	count_subs(e, p, c, true);
-	p->on_gpu = true;
-	s = stream_get(e, p, stream_key(c));
-	if (!s)
-		return;
-	d = s->dev;
-	dev_activate(d, c->h.ts);
-	d->last_ev = max64(d->last_ev, c->h.ts);
-	if (s->pending)
-		s->kpu = max64(s->kpu, c->h.ts);
-	else
-		stream_open(s, c->h.ts, c->h.ts, c->h.tid, c->h.tgid);
-	dev_advance(e, d);
+	if (ig_api_class_of(c->api) == IG_AC_SYNC_COPY)
+		on_submit(e, p, c);
 }
 
 /* Longest on-CPU stretch between a sync's last wakeup and its return that

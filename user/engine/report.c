@@ -160,3 +160,13 @@ size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 	}
 	return n;
 }
+
+const struct ig_biodev *ig_biodev_find(const struct ig_engine *e, uint32_t dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nbiodev; i++)
+		if (e->biodev[i].dev == dev)
+			return &e->biodev[i];
+	return NULL;
+}

@@ -25,6 +25,8 @@ size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
 uint64_t ig_detail_ns(const struct ig_detail *d);
 double ig_share(uint64_t part, uint64_t whole);
 uint64_t ig_duration_ns(const struct ig_engine *e);
+/* Read statistics of a block device, NULL if none were seen. */
+const struct ig_biodev *ig_biodev_find(const struct ig_engine *e, uint32_t dev);
 /* "8:0" */
 void ig_fmt_dev(uint32_t dev, char *buf, size_t n);
 /* Processes for the report, by pid; caller frees. */

@@ -185,17 +185,6 @@ static jo *gpu_json(const struct ig_engine *e)
 	return g;
 }
 
-static const struct ig_biodev *biodev_find(const struct ig_engine *e,
-					   uint32_t dev)
-{
-	uint32_t i;
-
-	for (i = 0; i < e->nbiodev; i++)
-		if (e->biodev[i].dev == dev)
-			return &e->biodev[i];
-	return NULL;
-}
-
 static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
 {
 	jo *o = json_object_new_object();
@@ -211,7 +200,7 @@ static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
 	case IG_D_DEVICE:
 		ig_fmt_dev((uint32_t)d->k, buf, sizeof(buf));
 		add(o, "dev", jstr(buf));
-		b = biodev_find(e, (uint32_t)d->k);
+		b = ig_biodev_find(e, (uint32_t)d->k);
 		if (b) {
 			add(o, "reads", ju64(b->reads));
 			add(o, "read_p50_ms", jms(ig_hist_quantile(&b->lat, 0.5)));

@@ -34,17 +34,6 @@ static void fit(char *s, size_t w)
 	memcpy(s, "...", 3);
 }
 
-static const struct ig_biodev *biodev_find(const struct ig_engine *e,
-					   uint32_t dev)
-{
-	uint32_t i;
-
-	for (i = 0; i < e->nbiodev; i++)
-		if (e->biodev[i].dev == dev)
-			return &e->biodev[i];
-	return NULL;
-}
-
 static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 			 char *buf, size_t n)
 {
@@ -57,7 +46,7 @@ static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 		break;
 	case IG_D_DEVICE:
 		ig_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
-		b = biodev_find(e, (uint32_t)d->k);
+		b = ig_biodev_find(e, (uint32_t)d->k);
 		if (b)
 			snprintf(buf, n, "dev %s, reads p50 %.1f ms p99 %.1f ms",
 				 dev, ig_hist_quantile(&b->lat, 0.5) / 1e6,
