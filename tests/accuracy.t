@@ -13,7 +13,7 @@ SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--
 is "$?" 0 "every scenario ran under idlegap"
 sed 's/^/# /' "$TMP/acc.err"
 
-/usr/bin/python3 - "$TMP/acc.json" "$TMP/count" <<'PY'
+/usr/bin/python3 - "$TMP/acc.json" "$TMP/count" "$IG_TOP" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
 n = 1		# the shell's test above
@@ -23,18 +23,9 @@ def check(ok, name, why=""):
     print(("ok %d - %s" if ok else "not ok %d - %s") % (n, name))
     if not ok and why:
         print("#   " + why)
-def waiting(r):
-    """Causes over idle + unresolved time, for scenarios whose waiting is
-    inside driver calls or between back-to-back launches."""
-    idle, unres = r["idle_share"], r["unresolved_share"]
-    tot = {}
-    for c, s in r["causes"].items():
-        tot[c] = tot.get(c, 0) + s * idle
-    for c, s in r["unresolved"].items():
-        tot[c] = tot.get(c, 0) + s * unres
-    total = sum(tot.values()) or 1
-    best = max(tot, key=tot.get) if tot else None
-    return best, (tot.get(best, 0) / total if best else 0)
+sys.dont_write_bytecode = True
+sys.path.insert(0, "%s/tools" % sys.argv[3])
+from accuracy import waiting_first  # causes over idle + unresolved time
 
 for r in rows:
     s = r["scenario"]
@@ -63,7 +54,8 @@ for r in rows:
         check(r["idle_of_wall"] <= 0.10, "%s: GPU idle <= 10%% of wall time" % s,
               "idle %.3f of wall" % r["idle_of_wall"])
     elif s in ("launch", "sync_copy"):
-        best, share = waiting(r)
+        best, share = waiting_first(r)
+        share = share or 0
         check(r["unresolved_share"] >= 0.5,
               "%s: time inside driver calls is marked unresolved, not idle" % s)
         check(best == r["expected"] and share >= 0.6,

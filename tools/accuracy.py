@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 import truth  # noqa: E402
@@ -120,21 +121,36 @@ def score(scenario, extra, tj, rj, calls=()):
     return s
 
 
+def waiting_first(r):
+    """The first cause of the GPU's waiting time: known idle and
+    unresolved together, each weighted by its share of the span."""
+    tot = {}
+    for c, sh in r["causes"].items():
+        tot[c] = tot.get(c, 0) + sh * r["idle_share"]
+    for c, sh in r["unresolved"].items():
+        tot[c] = tot.get(c, 0) + sh * r["unresolved_share"]
+    if not tot:
+        return None, None
+    best = max(tot, key=tot.get)
+    return best, tot[best] / sum(tot.values())
+
+
 def fmt(v, spec="%.3f"):
     return "-" if v is None else spec % v
 
 
 def table(rows, out=sys.stdout):
-    out.write("%-20s %6s %6s %6s %5s %5s %-14s %-14s %5s\n" % (
+    out.write("%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s\n" % (
         "scenario", "prec", "recall", "rec-oc", "idle", "unres", "true cause",
-        "idlegap first", "share"))
+        "idle: first", "share", "idle+unres", "share"))
     for r in rows:
-        out.write("%-20s %6s %6s %6s %5s %5s %-14s %-14s %5s\n" % (
-            r["scenario"][:20], fmt(r["precision"]), fmt(r["recall"]),
+        wf, ws = waiting_first(r)
+        out.write("%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s\n" % (
+            r["scenario"][:18], fmt(r["precision"], "%.3f"), fmt(r["recall"]),
             fmt(r["recall_outside_calls"]),
             fmt(r["idle_share"], "%.2f"), fmt(r["unresolved_share"], "%.2f"),
             r["expected"] or "none", r["first_cause"] or "-",
-            fmt(r["first_share"], "%.2f")))
+            fmt(r["first_share"], "%.2f"), wf or "-", fmt(ws, "%.2f")))
 
 
 def main():

@@ -337,6 +337,7 @@ static void test_unresolved_causes(void **state)
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j, *c;
+	char *txt, *u, *n;
 	double sum = 0, share = 0;
 	size_t i;
 
@@ -365,6 +366,14 @@ static void test_unresolved_causes(void **state)
 		    EPS);
 	assert_int_equal(json_object_array_length(
 		jpath(j, "gpu.unresolved_list")), 1);
+	/* more unresolved than idle time: the text leads with it */
+	txt = report_text(e);
+	u = strstr(txt, "While the GPU state was unresolved");
+	n = strstr(txt, "No known idle gap");
+	assert_non_null(u);
+	assert_non_null(n);
+	assert_true(u < n);
+	free(txt);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);

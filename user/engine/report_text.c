@@ -139,6 +139,20 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 			n - shown);
 }
 
+/* Host probes cannot prove idle time between launches or inside
+ * synchronous copies; say what the host did then when it matters. */
+static void unresolved_part(FILE *out, const struct ig_engine *e,
+			    const struct ig_gpu_totals *t)
+{
+	if (!t->unres_ns || pct(t->unres_ns, t->span_ns) < 1.0)
+		return;
+	fprintf(out, "While the GPU state was unresolved: %.3f s (what the "
+		"host did while no\nevidence could tell idle from busy)\n",
+		sec(t->unres_ns));
+	causes_table(out, e, &e->unres, 5);
+	fprintf(out, "\n");
+}
+
 static void gpu_section(FILE *out, const struct ig_engine *e,
 			const struct ig_gpu_totals *t)
 {
@@ -161,6 +175,11 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");
 	fprintf(out, "\n");
+	/* the larger of the two first: when most of the GPU's waiting could
+	 * not be proven idle (back-to-back launches, synchronous copies), what
+	 * the host did then is the answer */
+	if (t->unres_ns > t->idle_ns)
+		unresolved_part(out, e, t);
 	if (!t->idle_ns) {
 		fprintf(out, "No known idle gap%s.\n\n", t->unres_ns ?
 			" (the GPU's state was never proven idle)" : "");
@@ -173,14 +192,8 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		causes_table(out, e, &e->idle, IG_C__MAX);
 		fprintf(out, "\n");
 	}
-	/* host probes cannot prove idle time between launches or inside
-	 * synchronous copies; say what the host did then when it matters */
-	if (t->unres_ns && pct(t->unres_ns, t->span_ns) >= 1.0) {
-		fprintf(out, "While the GPU state was unresolved: %.3f s\n",
-			sec(t->unres_ns));
-		causes_table(out, e, &e->unres, 5);
-		fprintf(out, "\n");
-	}
+	if (t->unres_ns <= t->idle_ns)
+		unresolved_part(out, e, t);
 }
 
 static void processes_section(FILE *out, const struct ig_engine *e)
