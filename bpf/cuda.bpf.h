@@ -129,28 +129,29 @@ static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 
 static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
 {
+	/* Every register load up front, at fixed context offsets: the
+	 * verifier refuses a context pointer the compiler has offset first. */
+	__u64 sp = PT_REGS_SP(ctx), a1 = PT_REGS_PARM1(ctx);
+	__u64 a2 = PT_REGS_PARM2(ctx), a4 = PT_REGS_PARM4(ctx), a6 = ctx->r9;
 	__u64 h = 0;
 
 	switch (cls) {
 	case IG_AC_LAUNCH_STACK9:
 		/* x86-64: args 7.. on the stack above the return address */
-		bpf_probe_read_user(&h, sizeof(h), (void *)(PT_REGS_SP(ctx) + 24));
+		bpf_probe_read_user(&h, sizeof(h), (void *)(sp + 24));
 		break;
-	case IG_AC_LAUNCH_EX: {
+	case IG_AC_LAUNCH_EX:
 		/* CUlaunchConfig: seven unsigned ints, then hStream at 32 */
-		void *cfg = (void *)PT_REGS_PARM1(ctx);
-
-		bpf_probe_read_user(&h, sizeof(h), cfg + 32);
+		bpf_probe_read_user(&h, sizeof(h), (void *)(a1 + 32));
 		break;
-	}
 	case IG_AC_STREAM_ARG2:
-		h = PT_REGS_PARM2(ctx);
+		h = a2;
 		break;
 	case IG_AC_STREAM_ARG4:
-		h = PT_REGS_PARM4(ctx);
+		h = a4;
 		break;
 	case IG_AC_STREAM_ARG6:
-		h = ctx->r9;
+		h = a6;
 		break;
 	}
 	return h;
