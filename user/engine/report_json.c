@@ -99,23 +99,25 @@ static jo *processes_json(const struct ig_engine *e)
 	return a;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct ig_gap *x = a, *y = b;
+
+	return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
 static jo *spans_json(const struct ig_gaplist *l)
 {
 	struct ig_gap *g = malloc((l->n + 1) * sizeof(*g));
 	jo *a = json_object_new_array();
-	size_t i, j;
+	size_t i;
 
 	if (!g)
 		return a;
 	/* the heap keeps the longest; list them in time order */
-	memcpy(g, l->g, l->n * sizeof(*g));
-	for (i = 1; i < l->n; i++) {
-		struct ig_gap t = g[i];
-
-		for (j = i; j > 0 && g[j - 1].t0 > t.t0; j--)
-			g[j] = g[j - 1];
-		g[j] = t;
-	}
+	if (l->n)
+		memcpy(g, l->g, l->n * sizeof(*g));
+	qsort(g, l->n, sizeof(*g), by_start);
 	for (i = 0; i < l->n; i++) {
 		jo *o = json_object_new_object();
 
