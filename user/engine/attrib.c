@@ -318,23 +318,6 @@ static void fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
 	}
 }
 
-static const char *map_lookup(const struct ig_process *p, uint64_t addr)
-{
-	uint32_t lo = 0, hi = p ? p->nmaps : 0;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && addr < p->maps[lo - 1].end)
-		return p->maps[lo - 1].path;
-	return NULL;
-}
-
 static const char *ival_name(const struct ig_ival *iv)
 {
 	return iv->detail.name[0] ? iv->detail.name : NULL;
@@ -358,7 +341,7 @@ static void emit_fault(struct walk *w, const struct ig_thread *th,
 	const char *name = ival_name(iv);
 
 	if (!name)
-		name = map_lookup(th->proc, iv->arg);
+		name = ig_map_lookup(th->proc, iv->arg);
 	det_add(c, IG_D_FILE, 0, th->tgid, 0, name ? name : "[anon]", ns);
 	if (iv->dev)
 		det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);

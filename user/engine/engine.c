@@ -698,21 +698,29 @@ static void on_mapping(struct ig_engine *e, const struct ig_mapping *r)
 	p->nmaps++;
 }
 
-/* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
-static bool ip_in_libcuda(const struct ig_process *p, uint64_t ip)
+const char *ig_map_lookup(const struct ig_process *p, uint64_t addr)
 {
-	uint32_t lo = 0, hi = p->nmaps;
+	uint32_t lo = 0, hi = p ? p->nmaps : 0;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start <= ip)
+		if (p->maps[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && ip < p->maps[lo - 1].end &&
-	       strstr(p->maps[lo - 1].path, "libcuda.so");
+	if (lo && addr < p->maps[lo - 1].end)
+		return p->maps[lo - 1].path;
+	return NULL;
+}
+
+/* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
+static bool ip_in_libcuda(const struct ig_process *p, uint64_t ip)
+{
+	const char *path = ig_map_lookup(p, ip);
+
+	return path && strstr(path, "libcuda.so");
 }
 
 static void on_sample(struct ig_engine *e, const struct ig_sample *r)

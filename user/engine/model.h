@@ -329,6 +329,8 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
 void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts);
 void ig_gpu_finish(struct ig_engine *e);
 void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1);
+/* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
+const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
 uint64_t ig_gpu_keep_from(const struct ig_engine *e);
 /* End of the device's counted span (after ig_gpu_finish). */
 uint64_t ig_gpu_span_end(const struct ig_device *d);
