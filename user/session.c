@@ -67,7 +67,6 @@ struct session {
 	size_t nwatch, capwatch;
 	struct attached *lds;		/* dynamic loaders hooked */
 	size_t nld, capld;
-	pid_t ld_pid;			/* hook_loader()'s process */
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -180,23 +179,6 @@ struct cuda_maps {
 	bool found;
 };
 
-static int note_ino(const struct ig_map_entry *m, void *ctx)
-{
-	struct cuda_maps *c = ctx;
-
-	if (m->inode == c->ino)
-		c->found = true;
-	return c->found;
-}
-
-static bool maps_have(pid_t pid, ino_t ino)
-{
-	struct cuda_maps c = { .ino = ino };
-
-	ig_proc_for_each_map(pid, note_ino, &c);
-	return c.found;
-}
-
 static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
 {
 	struct cuda_maps *c = ctx;
@@ -210,6 +192,7 @@ static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
 		return 0;
 	ig_strcpy(r.path, sizeof(r.path), m->path);
 	emit(c->s, &r.h);
+	c->found = true;
 	return 0;
 }
 
@@ -219,10 +202,10 @@ static void emit_cuda_maps(struct session *s, struct attached *a, __u64 ts)
 {
 	struct cuda_maps c = { s, a->pid, ts, a->dev, a->ino, false };
 
-	if (a->mapped || a->pid <= 0 || !maps_have(a->pid, a->ino))
+	if (a->mapped || a->pid <= 0)
 		return;
 	ig_proc_for_each_map(a->pid, emit_cuda_map, &c);
-	a->mapped = true;
+	a->mapped = c.found;
 }
 
 static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64 ts)
@@ -265,11 +248,17 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 	emit_cuda_maps(s, &s->att[s->natt - 1], ts);
 }
 
+struct loader_ctx {
+	struct session *s;
+	pid_t pid;
+};
+
 /* Hooks the dynamic loader a process uses (once per loader file), so that
  * its later library loads are seen. */
 static int hook_loader(const struct ig_map_entry *m, void *ctx)
 {
-	struct session *s = ctx;
+	struct session *s = ((struct loader_ctx *)ctx)->s;
+	pid_t pid = ((struct loader_ctx *)ctx)->pid;
 	char path[PATH_MAX];
 	const char *base = strrchr(m->path, '/');
 	struct stat st;
@@ -278,7 +267,7 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 
 	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
 		return 0;
-	ig_cuda_proc_path(s->ld_pid, m->path, path, sizeof(path));
+	ig_cuda_proc_path(pid, m->path, path, sizeof(path));
 	if (stat(path, &st))
 		return 1;
 	for (i = 0; i < s->nld; i++)
@@ -292,6 +281,13 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 		ig_warn("%s: cannot hook library loads: %s (libcuda loaded later is found within %llu s)",
 			path, strerror(-err), RESCAN_EVERY_NS / 1000000000ULL);
 	return 1;
+}
+
+static void hook_loaders(struct session *s, pid_t pid)
+{
+	struct loader_ctx c = { s, pid };
+
+	ig_proc_for_each_map(pid, hook_loader, &c);
 }
 
 static void watch_set(struct session *s, pid_t tgid, __u64 due)
@@ -329,8 +325,7 @@ static void rescan(struct session *s, __u64 now)
 
 		if (w->due > now)
 			continue;
-		s->ld_pid = w->tgid;
-		ig_proc_for_each_map(w->tgid, hook_loader, s);
+		hook_loaders(s, w->tgid);
 		if (!ig_proc_exists(w->tgid)) {
 			s->watch[i--] = s->watch[--s->nwatch];
 		} else if (!ig_cuda_find_in_maps(w->tgid, lib, sizeof(lib))) {
@@ -442,8 +437,7 @@ static int track_one(pid_t pid, void *ctx)
 	emit_task(s, pid, pid, c->ts);
 	ig_proc_for_each_thread(pid, emit_thread, c);
 	pyrt_check(s, pid, c->ts);
-	s->ld_pid = pid;
-	ig_proc_for_each_map(pid, hook_loader, s);
+	hook_loaders(s, pid);
 	if (s->o->libcuda_path)
 		attach_libcuda(s, s->o->libcuda_path, pid, c->ts);
 	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
@@ -735,8 +729,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
 	/* this machine's own loader: what a launched command uses */
-	s->ld_pid = getpid();
-	ig_proc_for_each_map(getpid(), hook_loader, s);
+	hook_loaders(s, getpid());
 	if (o->argv) {
 		char lib[PATH_MAX];
 
