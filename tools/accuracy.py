@@ -53,7 +53,10 @@ def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=()):
     os.makedirs(tmp, exist_ok=True)
     truth_path = os.path.join(tmp, "truth.json")
     report_path = os.path.join(tmp, "idlegap.json")
-    env = dict(os.environ, LD_LIBRARY_PATH=SIMGPU,
+    # the simulated driver first; on a machine with a GPU (no build/simgpu)
+    # the loader falls through to the real one
+    env = dict(os.environ, LD_LIBRARY_PATH=":".join(
+                   p for p in (SIMGPU, os.environ.get("LD_LIBRARY_PATH")) if p),
                SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp)
     rec_path = os.path.join(tmp, "run.igrec")
     cmd = [IDLEGAP, "run", "-q", "--gaps", "-1", "--json", report_path,

@@ -1,0 +1,51 @@
+#!/bin/sh
+# The checks that need a real NVIDIA GPU, in one go, on a machine where
+# `make all test-progs bench-tools` has been run (or its build/ copied in):
+#   1. the kernel and driver: do tracepoints and uprobes work here?
+#   2. trainsim with the real PTX kernel, scored against its own
+#      %globaltimer truth (tools/accuracy.py);
+#   3. a small PyTorch training loop under idlegap, its known idle gaps
+#      checked against torch.profiler's GPU timeline (tools/torchcheck.py);
+#   4. which libcuda entry points fired, and the driver version.
+# Usage (root):  tools/realgpu.sh [OUTDIR]      (default /tmp/idlegap-realgpu)
+# Scenarios: REALGPU_SCENARIOS (default: all trainsim scenarios).
+set -u
+cd "$(dirname "$0")/.."
+out=${1:-/tmp/idlegap-realgpu}
+mkdir -p "$out"
+py=${PYTHON:-python3}
+scen=${REALGPU_SCENARIOS:-healthy storage pagefault cpu lock network launch sync_copy}
+log() { printf '== %s\n' "$*"; }
+
+log "host: $(uname -r), $(nproc) CPUs"
+nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader || {
+	echo "realgpu: no NVIDIA GPU (nvidia-smi failed)" >&2; exit 1; }
+log "BTF: $(ls -l /sys/kernel/btf/vmlinux 2>&1)"
+log "libcuda: $(ldconfig -p | grep 'libcuda.so.1 ' | head -1)"
+
+log "idlegap check"
+build/idlegap check 2>&1 | tee "$out/check.txt"
+
+log "trainsim on the real driver, scored against its own truth"
+for s in $scen; do
+	timeout 240 "$py" tools/accuracy.py --json --keep "$out/acc-$s" "$s" \
+		> "$out/acc-$s.json" 2> "$out/acc-$s.err" ||
+		{ echo "$s: FAILED: $(tail -3 "$out/acc-$s.err")"; continue; }
+	"$py" - "$out/acc-$s.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r = r[0] if isinstance(r, list) else r
+print("%-10s precision %s recall %s true-idle %.2f idle %.2f unresolved %.2f first %s %s" % (
+    r["scenario"], r.get("precision"), r.get("recall"), r["true_idle_share"],
+    r["idle_share"], r["unresolved_share"], r.get("first_cause"), r.get("first_share")))
+PY
+done
+
+log "PyTorch training loop under idlegap, against torch.profiler"
+rm -f "$out/torch-prof.json"
+timeout 300 build/idlegap run --gaps -1 --json "$out/torch-report.json" \
+	-o "$out/torch.igrec" -- "$py" tools/torchcheck.py train \
+	--trace "$out/torch-prof.json" > "$out/torch-run.txt" 2>&1
+echo "exit $?"; tail -40 "$out/torch-run.txt"
+"$py" tools/torchcheck.py compare "$out/torch-prof.json" \
+	"$out/torch-report.json" | tee "$out/torch-compare.json"

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""idlegap against torch.profiler on a real GPU.
+
+USAGE
+    torchcheck.py train --trace PROFILE.json [--seconds S] [--workers N]
+                        [--item-ms MS] [--threads]
+        A small training loop whose DataLoader workers spend MS of CPU
+        per sample, so the GPU waits on the host.  torch.profiler records
+        the GPU's kernel and copy timeline into PROFILE.json (Chrome trace
+        format), with a marker that maps its clock onto CLOCK_MONOTONIC.
+        Run it under idlegap:
+            idlegap run --gaps -1 --json R.json -- torchcheck.py train ...
+    torchcheck.py compare PROFILE.json R.json [--min-gap-ms 1]
+        Scores idlegap's known idle gaps (R.json gpu.gap_list) against the
+        profiler's GPU timeline: precision (of the time idlegap called idle,
+        the share with no kernel, copy or memset on the GPU) and recall (of
+        the GPU's idle time in gaps of at least --min-gap-ms inside the
+        profiled window, the share idlegap called idle).  Prints JSON.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+MARK = "idlegap_clock_mark"
+
+
+def train(a):
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    class Slow(torch.utils.data.Dataset):
+        def __len__(self):
+            return 1 << 20
+
+        def __getitem__(self, i):
+            end = time.perf_counter() + a.item_ms / 1000.0
+            x = 0.0
+            while time.perf_counter() < end:  # host-side preprocessing
+                x += 1.0
+            return torch.randn(512), torch.randint(0, 10, ()).long()
+
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(),
+                                torch.nn.Linear(2048, 2048), torch.nn.ReLU(),
+                                torch.nn.Linear(2048, 10)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    dl = torch.utils.data.DataLoader(Slow(), batch_size=32,
+                                     num_workers=a.workers)
+    it = iter(dl)
+    for _ in range(3):  # warm-up outside the profiled window
+        x, y = next(it)
+        torch.nn.functional.cross_entropy(model(x.to(dev)), y.to(dev)).item()
+    torch.cuda.synchronize()
+    steps = 0
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+        with record_function(MARK):
+            mono = time.monotonic_ns()
+        end = time.monotonic() + a.seconds
+        while time.monotonic() < end:
+            x, y = next(it)
+            loss = torch.nn.functional.cross_entropy(model(x.to(dev)),
+                                                     y.to(dev))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss.item()  # a sync per step, as most training loops have
+            steps += 1
+        torch.cuda.synchronize()
+    p.export_chrome_trace(a.trace)
+    with open(a.trace) as f:
+        tr = json.load(f)
+    tr["idlegap_mark_monotonic_ns"] = mono
+    with open(a.trace, "w") as f:
+        json.dump(tr, f)
+    print("torchcheck: %d steps in %.1f s" % (steps, a.seconds))
+
+
+def merge(ivs):
+    out = []
+    for s, e in sorted(ivs):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def overlap(a, b):
+    """Total length of the intersection of two merged interval lists."""
+    i = j = 0
+    tot = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            tot += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tot
+
+
+def gpu_busy(tr):
+    """GPU activity from the profile, in CLOCK_MONOTONIC ns."""
+    ev = tr["traceEvents"]
+    mark = [e for e in ev if e.get("name") == MARK and e.get("ph") == "X"]
+    if not mark:
+        sys.exit("torchcheck: no clock marker in the profile")
+    off = tr["idlegap_mark_monotonic_ns"] - int(float(mark[0]["ts"]) * 1000)
+    busy = [(int(float(e["ts"]) * 1000) + off,
+             int((float(e["ts"]) + float(e.get("dur", 0))) * 1000) + off)
+            for e in ev if e.get("ph") == "X" and
+            e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    return merge(busy)
+
+
+def compare(a):
+    with open(a.profile) as f:
+        busy = gpu_busy(json.load(f))
+    with open(a.report) as f:
+        rep = json.load(f)
+    lo, hi = busy[0][0], busy[-1][1]
+    gaps = merge([(max(g["start_ns"], lo), min(g["end_ns"], hi))
+                  for g in rep["gpu"]["gap_list"]
+                  if g["end_ns"] > lo and g["start_ns"] < hi])
+    marked = sum(e - s for s, e in gaps)
+    wrong = overlap(gaps, busy)
+    # true idle: holes between GPU activity, of at least min-gap
+    holes = [(busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)
+             if busy[i + 1][0] - busy[i][1] >= a.min_gap_ms * 1e6]
+    true_idle = sum(e - s for s, e in holes)
+    found = overlap(merge(holes), gaps)
+    span = hi - lo
+    out = {
+        "window_s": span / 1e9,
+        "gpu_busy_s": sum(e - s for s, e in busy) / 1e9,
+        "true_idle_s": true_idle / 1e9,
+        "true_gaps": len(holes),
+        "marked_idle_s": marked / 1e9,
+        "marked_busy_s": wrong / 1e9,
+        "precision": (marked - wrong) / marked if marked else None,
+        "recall": found / true_idle if true_idle else None,
+        "idlegap_gaps_in_window": len(gaps),
+        "api_hits": rep.get("cuda", {}).get("api_hits"),
+        "libcuda": rep.get("cuda", {}).get("libcuda"),
+        "first_cause": (rep.get("causes") or [{}])[0].get("cause"),
+    }
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--trace", required=True)
+    t.add_argument("--seconds", type=float, default=8.0)
+    t.add_argument("--workers", type=int, default=2)
+    t.add_argument("--item-ms", type=float, default=0.5)
+    c = sub.add_parser("compare")
+    c.add_argument("profile")
+    c.add_argument("report")
+    c.add_argument("--min-gap-ms", type=float, default=1.0)
+    a = ap.parse_args()
+    train(a) if a.cmd == "train" else compare(a)
+
+
+if __name__ == "__main__":
+    main()
