@@ -37,11 +37,14 @@ CITE = re.compile(r"docs/design\.md((?:[ ,]*(?:and )?§\d+(?:\.\d+)*)+)")
 
 def lines(name):
     try:
-        with open(os.path.join(top, name), encoding="utf-8") as f:
-            for i, l in enumerate(f, 1):
-                yield i, l
-    except (UnicodeDecodeError, OSError):
+        with open(os.path.join(top, name), "rb") as f:
+            data = f.read()
+    except OSError:
         return
+    if b"\0" in data[:65536]:
+        return		# binary data (recordings, corpora) cites nothing
+    for i, l in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        yield i, l
 
 if mode == "sections":
     print(len(heads))
