@@ -2,7 +2,7 @@
 /*
  * libcuda uprobes.  A uprobe hit costs microseconds, so the programs keep
  * per-stream state in a map and emit a record only when it changes what
- * user space can know about the GPU (DESIGN.md §3): the first submission on
+ * user space can know of the GPU (docs/design.md §4.3): first submission on
  * a stream after a sync or query returned, sync ends, query results.  A
  * launch costs one map lookup.
  *

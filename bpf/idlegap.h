@@ -142,7 +142,7 @@ struct ig_bio {
 
 /* ---- IG_REC_CUDA ---- */
 
-/* What a CUDA record proves (DESIGN.md §3). */
+/* What a CUDA record proves (docs/design.md §4.1, §4.3). */
 enum ig_cuda_kind {
 	IG_CU_SUBMIT = 1,	/* first submission on a stream since the
 				 * process's last drain evidence */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Finding libcuda (DESIGN.md §3) and attaching idlegap's probes to its
+ * Finding libcuda (docs/design.md §3.6) and attaching idlegap's probes to its
  * entry points by file and offset.  A symbol a driver version lacks is
  * skipped; the caller gets the counts.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Where CPython's _PyRuntime object lives in a process.  The GIL's mutex
- * and condition variable are inside it (DESIGN.md §4), so a futex wait on
+ * and condition variable are in it (docs/design.md §5.6), so a futex wait on
  * an address in [start, end) is a GIL wait, with no Python symbols needed.
  */
 #ifndef IG_PYRT_H

@@ -35,7 +35,7 @@ struct ig_task {
 };
 
 /* The interpreter's _PyRuntime object in a process: futex words inside it
- * belong to the GIL (DESIGN.md §4).  start == end == 0: not Python. */
+ * belong to the GIL (docs/design.md §5.6).  start == end == 0: not Python. */
 struct ig_pyrt {
 	struct ig_hdr h;	/* tgid */
 	__u64 start;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Attribution (DESIGN.md §4): walk the feeder's timeline over a gap and give
+ * Attribution (docs/design.md §5): walk the feeder's timeline over a gap; give
  * every nanosecond to one cause.  Local IPC waits follow the thread that
  * woke the feeder, recursively and bounded; everything else is decided by
  * the thread's own state.
@@ -481,7 +481,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 			th->tgid, 0, th->comm, ns);
 		return;
 	case IG_R_FUTEX:
-		/* CPython's GIL lives inside _PyRuntime (DESIGN.md §4) */
+		/* CPython's GIL is inside _PyRuntime (docs/design.md §5.6) */
 		if (in_pyrt(th, iv->arg)) {
 			emit_gil(w, iv, x, y);
 			return;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The GPU evidence model (DESIGN.md §3).
+ * The GPU evidence model (docs/design.md §4).
  *
  * Each stream is either pending (work submitted, not yet proven complete)
  * or drained.  A device is known idle while none of its streams is pending,

@@ -9,7 +9,7 @@
 
 #include "records.h"
 
-/* Attribution causes (DESIGN.md §4); the names are the JSON identifiers. */
+/* Attribution causes (docs/design.md §5.5); names are the JSON identifiers. */
 enum ig_cause {
 	IG_C_STORAGE,
 	IG_C_PAGE_FAULT,

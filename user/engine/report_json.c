@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The JSON report (DESIGN.md §5).  Field names are a contract: add, never
+ * The JSON report (docs/design.md §7.4). Field names are a contract: add, never
  * rename.  Numbers are printed with fixed precision so that scripts see
  * 17.4, not 17.399999999999999.
  */
