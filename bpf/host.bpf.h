@@ -374,13 +374,56 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-/* Runs in the waker's context: current is who woke @p, unless we are in
- * an interrupt, which the per-CPU depth counter tells. */
-static __always_inline int handle_waking(struct task_struct *p, bool btf)
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/* The first vector of device interrupts (arch/x86/include/asm/irq_vectors.h). */
+#define FIRST_EXTERNAL_VECTOR	0x20
+
+/*
+ * Is @cur running an interrupt: a device completion, network RX, a timer,
+ * a softirq?  The kernel exports no plain sign: the per-CPU preempt count
+ * is no BTF-typed symbol without KALLSYMS_ALL, and a depth counter kept by
+ * the irq tracepoints drifts, since the kernel skips a BPF program that
+ * fires while it already runs on the CPU.  Where the code runs tells:
+ *  - x86-64 runs interrupts that arrive in the kernel, and softirqs, on a
+ *    per-CPU stack of their own: the tracepoint's arguments (@ctx, on the
+ *    kernel stack even when the BPF program has a private stack) then lie
+ *    outside @cur's task stack, task->stack up to the user registers;
+ *  - an interrupt that arrives in user mode runs on the task stack, right
+ *    above the registers it saved there, which are then neither a
+ *    syscall's (rcx == rip, r11 == rflags, as blocked_syscall() reads
+ *    them) nor a page fault's (an error code below the first device
+ *    vector): a system vector saves -1, a device interrupt its vector.
+ */
+static __always_inline bool in_irq_context(void *ctx, struct task_struct *cur)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	__u64 sp = 0, top = 0, base = (__u64)BPF_CORE_READ(cur, stack);
+	long orig_ax;
+
+	bpf_probe_read_kernel(&sp, sizeof(sp), &ctx);
+	bpf_probe_read_kernel(&top, sizeof(top), &regs);
+	top += sizeof(struct pt_regs);
+	if (sp < base || sp >= top)
+		return true;
+	if (!(BPF_CORE_READ(regs, cs) & 3))
+		return false;		/* a kernel thread's own frame */
+	orig_ax = BPF_CORE_READ(regs, orig_ax);
+	if (orig_ax >= 0 && BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
+	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+		return false;		/* in a syscall */
+	return orig_ax < 0 || orig_ax >= FIRST_EXTERNAL_VECTOR;
+}
+
+/* Runs in the waker's context (@ctx: the tracepoint's arguments): current
+ * is who woke @p, unless it is an interrupt, which lands on any task, or a
+ * kernel thread (a kworker or ksoftirqd completing IO). */
+static __always_inline int handle_waking(void *ctx, struct task_struct *p,
+					 bool btf)
 {
 	__u32 tid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
-	struct cpu_state *cs;
+	struct task_struct *cur;
 	__u64 pid_tgid, now;
 
 	if (!ts)
@@ -390,32 +433,24 @@ static __always_inline int handle_waking(struct task_struct *p, bool btf)
 		ts->cu_wake = now;
 	if (!ts->off || ts->reason == IG_R_PREEMPT)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
 	ts->t_wake = now;
+	cur = bpf_get_current_task_btf();
+	pid_tgid = bpf_get_current_pid_tgid();
+	/* the idle task wakes others only from interrupts */
+	if (!(__u32)pid_tgid || in_irq_context(ctx, cur)) {
+		/* not a wakeup by the interrupted task: name no one */
+		ts->waker_tid = 0;
+		ts->waker_tgid = 0;
+		ts->waker_comm[0] = 0;
+		ts->flags |= IG_F_WAKER_IRQ;
+		return 0;
+	}
 	ts->waker_tid = (__u32)pid_tgid;
 	ts->waker_tgid = pid_tgid >> 32;
 	bpf_get_current_comm(ts->waker_comm, sizeof(ts->waker_comm));
-	cs = this_cpu();
-	if (cs && cs->irq_depth > 0)
-		ts->flags |= IG_F_WAKER_IRQ;
+	if (BPF_CORE_READ(cur, flags) & PF_KTHREAD)
+		ts->flags |= IG_F_WAKER_KERNEL;
 	return 0;
-}
-
-static __always_inline void irq_enter(void)
-{
-	struct cpu_state *cs = this_cpu();
-
-	if (cs)
-		cs->irq_depth++;
-}
-
-static __always_inline void irq_exit(void)
-{
-	struct cpu_state *cs = this_cpu();
-
-	/* attach may happen inside an interrupt: never go below zero */
-	if (cs && cs->irq_depth > 0)
-		cs->irq_depth--;
 }
 
 static __always_inline void emit_proc(struct task_struct *t, __u32 kind,

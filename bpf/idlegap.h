@@ -97,6 +97,8 @@ enum ig_reason {
 #define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
 #define IG_F_NEW_THREAD		(1u << 8)	/* first switch-in: never ran */
+#define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
+						 * ksoftirqd, idle): a completion */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */

@@ -112,11 +112,11 @@ struct {
 	__type(value, __u64);
 } api_hits SEC(".maps");
 
-/* Per CPU: interrupt nesting depth, and whether a reserve failed since the
- * last record this CPU emitted. */
+/* Per CPU: whether a reserve failed since the last record this CPU
+ * emitted. */
 struct cpu_state {
-	__s32 irq_depth;
 	__u32 lost;
+	__u32 pad;
 };
 
 struct {

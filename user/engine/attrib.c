@@ -357,14 +357,26 @@ static void emit_network(struct walk *w, const struct ig_ival *iv,
 		iv->detail.peer.proto, peer, ns);
 }
 
+/* Woken from an interrupt, or by a kernel thread completing something
+ * (kworker, ksoftirqd, the idle task): no user task woke the thread. */
+static bool woken_by_kernel(const struct ig_ival *iv)
+{
+	return iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL) ||
+	       !iv->waker_tid;
+}
+
 static void emit_untracked(struct walk *w, const struct ig_ival *iv,
 			   uint64_t ns)
 {
-	const char *comm = iv->flags & IG_F_WAKER_IRQ ?
-			   "[irq]" : ig_comm_of(w->e, iv->waker_tid);
-
+	/* an interrupt names no task: not the one it landed on */
+	if (iv->flags & IG_F_WAKER_IRQ) {
+		det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER, 0, 0,
+			0, "[irq]", ns);
+		return;
+	}
 	det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
-		iv->waker_tid, iv->waker_tgid, 0, comm, ns);
+		iv->waker_tid, iv->waker_tgid, 0,
+		ig_comm_of(w->e, iv->waker_tid), ns);
 }
 
 /* What the GIL holder did while we waited: on CPU, runnable, blocked. */
@@ -385,15 +397,47 @@ static void holder_states(const struct ig_thread *h, uint64_t x, uint64_t y,
 	}
 }
 
-static void emit_gil(struct walk *w, const struct ig_ival *iv, uint64_t x,
-		     uint64_t y)
+/*
+ * The thread that held the GIL: the one whose release woke the waiter.
+ * A wait that timed out (CPython's waiters wake every switch interval to
+ * ask for the GIL) was woken by a timer: the holder is then the thread
+ * whose release ends the waiter's next waits on the same lock.
+ */
+#define GIL_LOOKAHEAD 32
+
+static const struct ig_ival *gil_release(const struct ig_thread *th,
+					 const struct ig_ival *iv)
 {
-	const struct ig_thread *h = ig_thread_find(w->e, iv->waker_tid);
+	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
+				   iv->t_on), n;
+
+	for (n = 0; woken_by_kernel(iv); n++) {
+		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
+			return NULL;
+		iv = ival_at(th, i + n);
+		if (iv->reason != IG_R_FUTEX && iv->reason != IG_R_PREEMPT)
+			return NULL;
+	}
+	return iv;
+}
+
+static void emit_gil(struct walk *w, const struct ig_thread *th,
+		     const struct ig_ival *iv, uint64_t x, uint64_t y)
+{
+	const struct ig_ival *rel = gil_release(th, iv);
+	const struct ig_thread *h;
 	struct ig_detail *d;
 
-	d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, iv->waker_tid,
-		    iv->waker_tgid, 0, ig_comm_of(w->e, iv->waker_tid), y - x);
-	if (h && iv->waker_tid)
+	if (!rel) {
+		d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
+			    "holder not seen", y - x);
+		return;
+	}
+	h = ig_thread_find(w->e, rel->waker_tid);
+	d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
+		    rel->waker_tgid, 0, ig_comm_of(w->e, rel->waker_tid),
+		    y - x);
+	if (h)
 		holder_states(h, x, y, d->aux);
 }
 
@@ -419,17 +463,19 @@ static void follow(struct walk *w, const struct ig_ival *iv, uint64_t x,
 	char why[IG_NAME_LEN];
 	int i;
 
+	if (iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL)) {
+		emit_untracked(w, iv, y - x);
+		return;
+	}
 	if (!iv->waker_tid) {
 		emit_unknown(w, y - x, "waker not recorded");
 		return;
 	}
-	wk = iv->flags & IG_F_WAKER_IRQ ? NULL :
-	     ig_thread_find(w->e, iv->waker_tid);
+	wk = ig_thread_find(w->e, iv->waker_tid);
 	if (!wk) {
 		const struct ig_process *p = ig_process_find(w->e, iv->waker_tgid);
 
-		if (!(iv->flags & IG_F_WAKER_IRQ) && p &&
-		    p->exit_ts == IG_NS_INF && iv->waker_tgid)
+		if (p && p->exit_ts == IG_NS_INF)
 			emit_unknown(w, y - x, "waker thread not seen");
 		else
 			emit_untracked(w, iv, y - x);
@@ -483,7 +529,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	case IG_R_FUTEX:
 		/* CPython's GIL lives inside _PyRuntime (DESIGN.md §4) */
 		if (in_pyrt(th, iv->arg)) {
-			emit_gil(w, iv, x, y);
+			emit_gil(w, th, iv, x, y);
 			return;
 		}
 		/* glibc mutexes wait with plain FUTEX_WAIT; condition
