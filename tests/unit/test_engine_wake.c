@@ -140,11 +140,51 @@ static void test_gil_timeout(void **state)
 	done(j, e, &s);
 }
 
+/* Woken onto an idle CPU: the latency until it ran belongs to the wait
+ * (here storage), and the idle task is never "who ran instead"; a thread
+ * preempted on a busy CPU and moved to an idle one is starved, by no one
+ * named. */
+static void test_idle_cpu(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *c, *d;
+	size_t i;
+
+	(void)state;
+	begin(&s);
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 20 * MS,
+	    .t_on = 22 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+	    .name = "a.bin", .prev_comm = "swapper/1", .cpu = 1);
+	OFF(&s, .tid = 100, .t_off = 30 * MS, .t_wake = 30 * MS,
+	    .t_on = 33 * MS, .reason = IG_R_PREEMPT, .prev_comm = "swapper/0");
+	OFF(&s, .tid = 100, .t_off = 40 * MS, .t_wake = 45 * MS,
+	    .t_on = 47 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+	    .name = "b.bin", .prev_tid = 555, .prev_comm = "stress", .cpu = 2);
+	j = finish(&s, e);
+
+	assert_near(detail_s(j, "causes", "storage", "file", "file",
+			     "a.bin"), S(11), EPS);
+	assert_near(detail_s(j, "causes", "storage", "file", "file",
+			     "b.bin"), S(5), EPS);
+	assert_near(cause_s(j, "causes", "cpu_starvation"), S(5), EPS);
+	assert_near(detail_s(j, "causes", "cpu_starvation", "process", "comm",
+			     "stress"), S(2), EPS);
+	c = jpath(jcause(j, "causes", "cpu_starvation"), "details");
+	for (i = 0; i < json_object_array_length(c); i++) {
+		d = json_object_array_get_idx(c, i);
+		assert_false(!strcmp(json_object_get_string(jpath(d, "kind")),
+				     "process") && ji(d, "pid") == 0);
+	}
+	done(j, e, &s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interrupt_wakers),
 		cmocka_unit_test(test_gil_timeout),
+		cmocka_unit_test(test_idle_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

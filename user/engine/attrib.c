@@ -293,13 +293,17 @@ static void emit_oncpu(struct walk *w, const struct ig_thread *th,
 	}
 }
 
+/* Runnable but not running; who ran instead is the task switched out
+ * for it, never the idle task: a thread moved off a busy CPU onto an idle
+ * one names no one. */
 static void emit_runnable(struct walk *w, const struct ig_ival *iv,
 			  uint64_t ns)
 {
 	struct ig_cause_acc *c = cause(w, IG_C_CPU_STARVATION, ns);
-	const char *comm = ig_comm_of(w->e, iv->prev_tid);
 
-	det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0, comm, ns);
+	if (iv->prev_tid)
+		det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0,
+			ig_comm_of(w->e, iv->prev_tid), ns);
 	det_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
 }
 
@@ -577,7 +581,13 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 				emit_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_RUNNABLE:
-			emit_runnable(w, s.iv, s.y - s.x);
+			/* woken onto an idle CPU: the wakeup's latency is
+			 * part of the wait it ends, not starvation */
+			if (!s.iv->prev_tid && s.iv->t_wake &&
+			    s.iv->reason != IG_R_PREEMPT)
+				emit_blocked(w, th, s.iv, s.x, s.y);
+			else
+				emit_runnable(w, s.iv, s.y - s.x);
 			break;
 		case ST_BLOCKED:
 			emit_blocked(w, th, s.iv, s.x, s.y);
