@@ -9,6 +9,7 @@
 #define IG_HOST_BPF_H
 
 #include "maps.bpf.h"
+#include "files.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -122,6 +123,8 @@ static __always_inline __u16 classify_fd(struct ig_thread_state *ts,
 	}
 	file_name(f, ts->detail.name);
 	ts->flags |= IG_F_DETAIL_NAME;
+	if (mode == S_IFREG && io)
+		note_file(ts, t, f);
 	if (mode == S_IFREG || mode == S_IFBLK)
 		return io ? IG_R_STORAGE : IG_R_OTHER;
 	/* anon inodes are named after their kind: "[eventfd]" */
