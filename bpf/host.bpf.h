@@ -393,10 +393,11 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
  *    kernel stack even when the BPF program has a private stack) then lie
  *    outside @cur's task stack, task->stack up to the user registers;
  *  - an interrupt that arrives in user mode runs on the task stack, right
- *    above the registers it saved there, which are then neither a
- *    syscall's (rcx == rip, r11 == rflags, as blocked_syscall() reads
- *    them) nor a page fault's (an error code below the first device
- *    vector): a system vector saves -1, a device interrupt its vector.
+ *    above the registers it saved there, which are then no syscall's
+ *    (rcx == rip, r11 == rflags, as blocked_syscall() reads them).  The
+ *    entry code sets orig_ax to -1 for interrupts and exceptions alike,
+ *    so a page fault taken in user mode reads as an interrupt too: a
+ *    wakeup from inside one (an mmap_lock hand-off) names no waker.
  */
 static __always_inline bool in_irq_context(void *ctx, struct task_struct *cur)
 {

@@ -10,8 +10,11 @@
  *   reader    reads its own dataset cold (O_DIRECT, or dropped from the
  *             page cache first), file after file;
  *   faulter   maps the same files after dropping them and touches every
- *             page, so its reads come from page faults;
- *   burner    computes 4 ms, sleeps 1 ms, over and over.
+ *             page, so its reads come from page faults (with readahead,
+ *             as most readers of mapped files have);
+ *   burner    computes 2 ms, sleeps 3 ms, over and over: a CPU taken
+ *             40% of the time, as a busy neighbour's share of a
+ *             2-CPU machine.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +79,6 @@ static void fault_cold(const struct dataset *ds, int idx)
 	close(fd);
 	if (m == MAP_FAILED)
 		return;
-	madvise((void *)m, ds->sample_bytes, MADV_RANDOM);
 	for (off = 0; off < ds->sample_bytes && !nb_stop; off += 4096)
 		sum += m[off];
 	munmap((void *)m, ds->sample_bytes);
@@ -89,10 +91,10 @@ static void burn(void)
 	uint64_t end;
 
 	while (!nb_stop) {
-		end = mono_ns() + 4000000;
+		end = mono_ns() + 2000000;
 		while (mono_ns() < end)
 			x = x * 6364136223846793005ull + 1;
-		sleep_ns(1000000);
+		sleep_ns(3000000);
 	}
 }
 
