@@ -104,6 +104,7 @@ static void test_paths_and_mounts(void **state)
 	j = report(e);
 
 	assert_near(cause_s(j, "causes", "storage"), S(35), EPS);
+	assert_int_equal(ji(j, "events.by_type.file"), NFILES + 1);
 	/* the mount has all its files' time, and counts them */
 	d = detail(j, "mount", "mount", "/mnt/data");
 	assert_non_null(d);

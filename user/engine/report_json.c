@@ -371,7 +371,7 @@ static jo *events_json(const struct ig_engine *e)
 		IG_REC_PROC, IG_REC_OFFCPU, IG_REC_BIO, IG_REC_CUDA,
 		IG_REC_LIBOPEN, IG_REC_SAMPLE, IG_REC_META, IG_REC_TASK, IG_REC_PYRT,
 		IG_REC_STATS, IG_REC_END, IG_REC_LIBCUDA, IG_REC_MAPPING,
-		IG_REC_NVML,
+		IG_REC_NVML, IG_REC_FILE,
 	};
 	jo *o = json_object_new_object(), *bt = json_object_new_object();
 	jo *ck = json_object_new_object(), *k = json_object_new_object();
