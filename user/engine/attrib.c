@@ -393,15 +393,30 @@ static bool woken_by_kernel(const struct ig_ival *iv)
 	       !iv->waker_tid;
 }
 
+/*
+ * Woken by no task: an interrupt ended a timed wait (its timeout ran out,
+ * or a signal came), or a kernel thread completed something (a kworker,
+ * ksoftirqd).  Neither is a process outside the tracked set, and neither
+ * is the task the interrupt landed on.
+ */
+static void emit_kernel_woken(struct walk *w, const struct ig_thread *th,
+			      const struct ig_ival *iv, uint64_t ns)
+{
+	char why[IG_NAME_LEN];
+
+	if (iv->flags & IG_F_WAKER_IRQ) {
+		det_add(cause(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
+			th->tgid, 0, th->comm, ns);
+		return;
+	}
+	snprintf(why, sizeof(why), "woken by kernel thread %s",
+		 ig_comm_of(w->e, iv->waker_tid));
+	emit_unknown(w, ns, why);
+}
+
 static void emit_untracked(struct walk *w, const struct ig_ival *iv,
 			   uint64_t ns)
 {
-	/* an interrupt names no task: not the one it landed on */
-	if (iv->flags & IG_F_WAKER_IRQ) {
-		det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER, 0, 0,
-			0, "[irq]", ns);
-		return;
-	}
 	det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
 		iv->waker_tid, iv->waker_tgid, 0,
 		ig_comm_of(w->e, iv->waker_tid), ns);
@@ -484,15 +499,15 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			uint64_t a, uint64_t b);
 
 /* Blocked on local IPC: the time is what the waker was doing. */
-static void follow(struct walk *w, const struct ig_ival *iv, uint64_t x,
-		   uint64_t y)
+static void follow(struct walk *w, const struct ig_thread *th,
+		   const struct ig_ival *iv, uint64_t x, uint64_t y)
 {
 	const struct ig_thread *wk;
 	char why[IG_NAME_LEN];
 	int i;
 
 	if (iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL)) {
-		emit_untracked(w, iv, y - x);
+		emit_kernel_woken(w, th, iv, y - x);
 		return;
 	}
 	if (!iv->waker_tid) {
@@ -577,7 +592,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	default:
 		break;
 	}
-	follow(w, iv, x, y);
+	follow(w, th, iv, x, y);
 }
 
 static void walk_thread(struct walk *w, const struct ig_thread *th,
