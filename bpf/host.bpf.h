@@ -571,15 +571,30 @@ static __always_inline int handle_ld_debug(void)
 
 /* A CPU-clock sample: which code a tracked thread runs, so its on-CPU
  * time can be split between its own code and the CUDA driver's. */
+/*
+ * In the kernel, handling a page fault taken in user mode: the saved user
+ * registers are no syscall's (orig_ax -1, set for exceptions and
+ * interrupts alike), and a fault began since the thread last ran (a fault
+ * that slept ends that test; an interrupt from user mode is brief).
+ */
+static __always_inline bool in_user_fault(struct pt_regs *u,
+					  const struct ig_thread_state *ts)
+{
+	return BPF_CORE_READ(u, orig_ax) == -1 && ts->fault_ts &&
+	       ts->fault_ts >= ts->t_on;
+}
+
 static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
+	struct ig_thread_state *ts;
 	struct ig_sample *r;
 	__u64 ip = ctx->regs.ip;
 	__u32 flags = 0;
 
-	if (!bpf_map_lookup_elem(&threads, &tid))
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (!ts)
 		return 0;
 	{
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -590,6 +605,8 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 
 		ip = BPF_CORE_READ(u, ip);
 		flags |= IG_SF_KERNEL;
+		if (in_user_fault(u, ts))
+			flags |= IG_SF_FAULT;
 	}
 	/* a probed instruction runs out of line in a page of its own */
 	xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);

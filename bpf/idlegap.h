@@ -223,6 +223,8 @@ struct ig_file {
 #define IG_SF_UPROBE	(1u << 1)	/* in the uprobe out-of-line page:
 					 * running a probed (libcuda)
 					 * instruction */
+#define IG_SF_FAULT	(1u << 2)	/* in the kernel, handling a page
+					 * fault of ip */
 struct ig_sample {
 	struct ig_hdr h;
 	__u64 ip;		/* user instruction pointer */

@@ -213,20 +213,45 @@ static void emit_api(struct walk *w, uint32_t api, uint64_t ns)
 		name ? name : "?", ns);
 }
 
+static void emit_fault(struct walk *w, const struct ig_thread *th,
+		       const struct ig_ival *iv, uint64_t ns);
+
+/* On CPU in the kernel handling page faults (sampled): part of the fault
+ * the thread is about to wait on, or of the one it just waited on. */
+static void emit_fault_cpu(struct walk *w, const struct ig_thread *th,
+			   uint64_t x, uint64_t ns)
+{
+	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
+				   x);
+
+	if (i < th->ivals.len && ival_at(th, i)->reason == IG_R_PAGEFAULT)
+		emit_fault(w, th, ival_at(th, i), ns);
+	else if (i > 0 && ival_at(th, i - 1)->reason == IG_R_PAGEFAULT)
+		emit_fault(w, th, ival_at(th, i - 1), ns);
+	else
+		det_add(cause(w, IG_C_PAGE_FAULT, ns), IG_D_FILE, 0, th->tgid,
+			0, "fault handling (sampled)", ns);
+}
+
+struct sampled {
+	uint64_t n, cuda, fault;
+};
+
 static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
-			  uint64_t *n, uint64_t *c)
+			  struct sampled *c)
 {
 	uint32_t i = ig_ring_upper(&th->samples, offsetof(struct ig_sample_ref, t),
 				   x ? x - 1 : 0);
 
-	*n = *c = 0;
+	memset(c, 0, sizeof(*c));
 	for (; i < th->samples.len; i++) {
 		const struct ig_sample_ref *r = ig_ring_at(&th->samples, i);
 
 		if (r->t >= y)
 			break;
-		(*n)++;
-		*c += r->cuda;
+		c->n++;
+		c->cuda += r->cuda;
+		c->fault += r->fault;
 	}
 }
 
@@ -244,21 +269,26 @@ static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
 static void emit_sampled(struct walk *w, const struct ig_thread *th,
 			 uint64_t x, uint64_t y)
 {
-	uint64_t n, c, cu;
+	uint64_t cu, pf;
+	struct sampled c;
 
-	count_samples(th, x, y, &n, &c);
-	if (!n)
+	count_samples(th, x, y, &c);
+	if (!c.n)
 		count_samples(th, x > SAMPLE_REACH_NS ? x - SAMPLE_REACH_NS : 0,
-			      y + SAMPLE_REACH_NS, &n, &c);
-	if (!c) {
+			      y + SAMPLE_REACH_NS, &c);
+	if (!c.cuda && !c.fault) {
 		emit_host(w, th, y - x);
 		return;
 	}
-	cu = (y - x) * c / n;
-	det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
-		"driver code (sampled)", cu);
-	if (y - x > cu)
-		emit_host(w, th, y - x - cu);
+	cu = (y - x) * c.cuda / c.n;
+	pf = (y - x) * c.fault / c.n;
+	if (cu)
+		det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
+			"driver code (sampled)", cu);
+	if (pf)
+		emit_fault_cpu(w, th, x, pf);
+	if (y - x > cu + pf)
+		emit_host(w, th, y - x - cu - pf);
 }
 
 /* On CPU over [x, y): inside a timed driver call or not. */

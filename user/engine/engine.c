@@ -742,7 +742,7 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	s->t = r->h.ts;
 	/* the out-of-line page runs instructions of probed libcuda code */
 	s->cuda = (r->flags & IG_SF_UPROBE) || ip_in_libcuda(t->proc, r->ip);
-	s->pad = 0;
+	s->fault = !!(r->flags & IG_SF_FAULT);
 	e->nsamples++;
 	e->nsamples_cuda += s->cuda;
 }

@@ -67,7 +67,7 @@ struct ig_span {
 struct ig_sample_ref {
 	uint64_t t;		/* key */
 	uint32_t cuda;
-	uint32_t pad;
+	uint32_t fault;		/* in the kernel, in a page fault */
 };
 
 struct ig_bio_ref {
