@@ -9,6 +9,7 @@
 #define IG_HOST_BPF_H
 
 #include "maps.bpf.h"
+#include "files.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -122,6 +123,8 @@ static __always_inline __u16 classify_fd(struct ig_thread_state *ts,
 	}
 	file_name(f, ts->detail.name);
 	ts->flags |= IG_F_DETAIL_NAME;
+	if (mode == S_IFREG && io)
+		note_file(ts, t, f);
 	if (mode == S_IFREG || mode == S_IFBLK)
 		return io ? IG_R_STORAGE : IG_R_OTHER;
 	/* anon inodes are named after their kind: "[eventfd]" */
@@ -374,13 +377,57 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-/* Runs in the waker's context: current is who woke @p, unless we are in
- * an interrupt, which the per-CPU depth counter tells. */
-static __always_inline int handle_waking(struct task_struct *p, bool btf)
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/* The first vector of device interrupts (arch/x86/include/asm/irq_vectors.h). */
+#define FIRST_EXTERNAL_VECTOR	0x20
+
+/*
+ * Is @cur running an interrupt: a device completion, network RX, a timer,
+ * a softirq?  The kernel exports no plain sign: the per-CPU preempt count
+ * is no BTF-typed symbol without KALLSYMS_ALL, and a depth counter kept by
+ * the irq tracepoints drifts, since the kernel skips a BPF program that
+ * fires while it already runs on the CPU.  Where the code runs tells:
+ *  - x86-64 runs interrupts that arrive in the kernel, and softirqs, on a
+ *    per-CPU stack of their own: the tracepoint's arguments (@ctx, on the
+ *    kernel stack even when the BPF program has a private stack) then lie
+ *    outside @cur's task stack, task->stack up to the user registers;
+ *  - an interrupt that arrives in user mode runs on the task stack, right
+ *    above the registers it saved there, which are then no syscall's
+ *    (rcx == rip, r11 == rflags, as blocked_syscall() reads them).  The
+ *    entry code sets orig_ax to -1 for interrupts and exceptions alike,
+ *    so a page fault taken in user mode reads as an interrupt too: a
+ *    wakeup from inside one (an mmap_lock hand-off) names no waker.
+ */
+static __always_inline bool in_irq_context(void *ctx, struct task_struct *cur)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	__u64 sp = 0, top = 0, base = (__u64)BPF_CORE_READ(cur, stack);
+	long orig_ax;
+
+	bpf_probe_read_kernel(&sp, sizeof(sp), &ctx);
+	bpf_probe_read_kernel(&top, sizeof(top), &regs);
+	top += sizeof(struct pt_regs);
+	if (sp < base || sp >= top)
+		return true;
+	if (!(BPF_CORE_READ(regs, cs) & 3))
+		return false;		/* a kernel thread's own frame */
+	orig_ax = BPF_CORE_READ(regs, orig_ax);
+	if (orig_ax >= 0 && BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
+	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
+		return false;		/* in a syscall */
+	return orig_ax < 0 || orig_ax >= FIRST_EXTERNAL_VECTOR;
+}
+
+/* Runs in the waker's context (@ctx: the tracepoint's arguments): current
+ * is who woke @p, unless it is an interrupt, which lands on any task, or a
+ * kernel thread (a kworker or ksoftirqd completing IO). */
+static __always_inline int handle_waking(void *ctx, struct task_struct *p,
+					 bool btf)
 {
 	__u32 tid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	struct ig_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
-	struct cpu_state *cs;
+	struct task_struct *cur;
 	__u64 pid_tgid, now;
 
 	if (!ts)
@@ -390,32 +437,24 @@ static __always_inline int handle_waking(struct task_struct *p, bool btf)
 		ts->cu_wake = now;
 	if (!ts->off || ts->reason == IG_R_PREEMPT)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
 	ts->t_wake = now;
+	cur = bpf_get_current_task_btf();
+	pid_tgid = bpf_get_current_pid_tgid();
+	/* the idle task wakes others only from interrupts */
+	if (!(__u32)pid_tgid || in_irq_context(ctx, cur)) {
+		/* not a wakeup by the interrupted task: name no one */
+		ts->waker_tid = 0;
+		ts->waker_tgid = 0;
+		ts->waker_comm[0] = 0;
+		ts->flags |= IG_F_WAKER_IRQ;
+		return 0;
+	}
 	ts->waker_tid = (__u32)pid_tgid;
 	ts->waker_tgid = pid_tgid >> 32;
 	bpf_get_current_comm(ts->waker_comm, sizeof(ts->waker_comm));
-	cs = this_cpu();
-	if (cs && cs->irq_depth > 0)
-		ts->flags |= IG_F_WAKER_IRQ;
+	if (BPF_CORE_READ(cur, flags) & PF_KTHREAD)
+		ts->flags |= IG_F_WAKER_KERNEL;
 	return 0;
-}
-
-static __always_inline void irq_enter(void)
-{
-	struct cpu_state *cs = this_cpu();
-
-	if (cs)
-		cs->irq_depth++;
-}
-
-static __always_inline void irq_exit(void)
-{
-	struct cpu_state *cs = this_cpu();
-
-	/* attach may happen inside an interrupt: never go below zero */
-	if (cs && cs->irq_depth > 0)
-		cs->irq_depth--;
 }
 
 static __always_inline void emit_proc(struct task_struct *t, __u32 kind,
@@ -532,15 +571,30 @@ static __always_inline int handle_ld_debug(void)
 
 /* A CPU-clock sample: which code a tracked thread runs, so its on-CPU
  * time can be split between its own code and the CUDA driver's. */
+/*
+ * In the kernel, handling a page fault taken in user mode: the saved user
+ * registers are no syscall's (orig_ax -1, set for exceptions and
+ * interrupts alike), and a fault began since the thread last ran (a fault
+ * that slept ends that test; an interrupt from user mode is brief).
+ */
+static __always_inline bool in_user_fault(struct pt_regs *u,
+					  const struct ig_thread_state *ts)
+{
+	return BPF_CORE_READ(u, orig_ax) == -1 && ts->fault_ts &&
+	       ts->fault_ts >= ts->t_on;
+}
+
 static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
+	struct ig_thread_state *ts;
 	struct ig_sample *r;
 	__u64 ip = ctx->regs.ip;
 	__u32 flags = 0;
 
-	if (!bpf_map_lookup_elem(&threads, &tid))
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (!ts)
 		return 0;
 	{
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -551,6 +605,8 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 
 		ip = BPF_CORE_READ(u, ip);
 		flags |= IG_SF_KERNEL;
+		if (in_user_fault(u, ts))
+			flags |= IG_SF_FAULT;
 	}
 	/* a probed instruction runs out of line in a page of its own */
 	xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);

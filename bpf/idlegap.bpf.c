@@ -32,13 +32,13 @@ int BPF_PROG(ig_switch_raw, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ig_waking_btf, struct task_struct *p)
 {
-	return handle_waking(p, true);
+	return handle_waking(ctx, p, true);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(ig_waking_raw, struct task_struct *p)
 {
-	return handle_waking(p, false);
+	return handle_waking(ctx, p, false);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -110,21 +110,6 @@ int BPF_PROG(ig_rq_complete_raw, struct request *rq, int error,
 {
 	return handle_rq_complete(rq, error, nr_bytes);
 }
-
-/* Interrupt context, so that a wakeup from a timer, a softirq or a device
- * interrupt is not blamed on the task it happened to interrupt. */
-SEC("raw_tp/irq_handler_entry")
-int BPF_PROG(ig_irq_entry) { irq_enter(); return 0; }
-SEC("raw_tp/irq_handler_exit")
-int BPF_PROG(ig_irq_exit) { irq_exit(); return 0; }
-SEC("raw_tp/softirq_entry")
-int BPF_PROG(ig_softirq_entry) { irq_enter(); return 0; }
-SEC("raw_tp/softirq_exit")
-int BPF_PROG(ig_softirq_exit) { irq_exit(); return 0; }
-SEC("raw_tp/hrtimer_expire_entry")
-int BPF_PROG(ig_hrtimer_entry) { irq_enter(); return 0; }
-SEC("raw_tp/hrtimer_expire_exit")
-int BPF_PROG(ig_hrtimer_exit) { irq_exit(); return 0; }
 
 SEC("perf_event")
 int ig_sample(struct bpf_perf_event_data *ctx)

@@ -23,6 +23,7 @@ enum ig_rec_type {
 	IG_REC_CUDA = 4,	/* GPU evidence from the libcuda probes */
 	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
 	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
+	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -97,6 +98,9 @@ enum ig_reason {
 #define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
 #define IG_F_NEW_THREAD		(1u << 8)	/* first switch-in: never ran */
+#define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
+						 * ksoftirqd, idle): a completion */
+#define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */
@@ -193,12 +197,34 @@ struct ig_libopen {
 	char path[256];		/* unused by the loader hook: "" */
 };
 
+/* ---- IG_REC_FILE ---- */
+/* The first wait on a file (per inode, while the kernel remembers it):
+ * its path from the process's own root (its mount namespace, its chroot),
+ * one component per slot, the file's own name first. */
+#define IG_PATH_DEPTH	16
+#define IG_FILEF_TRUNC	(1u << 0)	/* deeper than IG_PATH_DEPTH */
+#define IG_FILE_KEY(dev, ino)	(((__u64)(dev) << 32) ^ (__u64)(ino))
+
+struct ig_file {
+	struct ig_hdr h;
+	__u64 key;		/* IG_FILE_KEY(s_dev, i_ino): ig_offcpu.arg */
+	__u32 s_dev;		/* the file system's device, as stat() says */
+	__u16 ncomp;		/* slots filled */
+	__u16 nmount;		/* of them, below the file's mount point */
+	__u32 flags;		/* IG_FILEF_* */
+	__u32 pad;
+	char fstype[16];	/* "ext4", "nfs4", "overlay", "fuse.sshfs" ... */
+	char comp[IG_PATH_DEPTH][IG_NAME_LEN];
+};
+
 /* ---- IG_REC_SAMPLE ---- */
 #define IG_SF_KERNEL	(1u << 0)	/* in the kernel: ip is the user
 					 * address it entered from */
 #define IG_SF_UPROBE	(1u << 1)	/* in the uprobe out-of-line page:
 					 * running a probed (libcuda)
 					 * instruction */
+#define IG_SF_FAULT	(1u << 2)	/* in the kernel, handling a page
+					 * fault of ip */
 struct ig_sample {
 	struct ig_hdr h;
 	__u64 ip;		/* user instruction pointer */

@@ -98,6 +98,22 @@ struct {
 	__type(value, struct bio_state);
 } bios SEC(".maps");
 
+/* Files whose path was sent (IG_REC_FILE), by key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} files_sent SEC(".maps");
+
+/* Where a file's path is put together before it is sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ig_file);
+} file_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IG_STAT__MAX);
@@ -112,11 +128,11 @@ struct {
 	__type(value, __u64);
 } api_hits SEC(".maps");
 
-/* Per CPU: interrupt nesting depth, and whether a reserve failed since the
- * last record this CPU emitted. */
+/* Per CPU: whether a reserve failed since the last record this CPU
+ * emitted. */
 struct cpu_state {
-	__s32 irq_depth;
 	__u32 lost;
+	__u32 pad;
 };
 
 struct {

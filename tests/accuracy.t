@@ -1,15 +1,17 @@
 #!/bin/sh
 # idlegap against ground truth on the simulated GPU: every trainsim
-# scenario runs under `idlegap run`; known idle gaps are checked against
-# the simulator's trace (precision, recall) and the report's causes against
-# the scenario's.  Needs root.
+# scenario runs under `idlegap run`, alone and then beside an untraced
+# neighbour job (cold disk reads, page faults, CPU bursts: a shared host);
+# known idle gaps are checked against the simulator's trace (precision,
+# recall) and the report's causes against the scenario's.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
 
 SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync"
 # shellcheck disable=SC2086
-"$IG_TOP/tools/accuracy.py" --json --seconds 6 --keep "$TMP/runs" $SCEN > "$TMP/acc.json" 2> "$TMP/acc.err"
+"$IG_TOP/tools/accuracy.py" --json --seconds 6 --neighbour --neighbour-seconds 4 \
+	--keep "$TMP/runs" $SCEN > "$TMP/acc.json" 2> "$TMP/acc.err"
 is "$?" 0 "every scenario ran under idlegap"
 sed 's/^/# /' "$TMP/acc.err"
 
@@ -29,6 +31,8 @@ from accuracy import waiting_first  # causes over idle + unresolved time
 
 for r in rows:
     s = r["scenario"]
+    nb = r.get("neighbour")
+    base = s[:-len(" +nb")] if nb else s
     nosync = "--no-sync" in s
     print("# %s: precision %s recall %s (outside sync copies %s) idle %.2f unresolved %.2f first %s %.2f" % (
         s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
@@ -41,7 +45,10 @@ for r in rows:
         check(r["idle_share"] < 0.01 and r["unresolved_share"] > 0.9,
               "%s: never synchronising, the time is unresolved, not guessed" % s)
         continue
-    if r["true_idle_s"] >= 0.05:
+    # beside a neighbour a starved host reaches its sync after the GPU
+    # drained: that idle time is honestly unresolved, so recall is shown,
+    # not held to the bar of a job alone
+    if r["true_idle_s"] >= 0.05 and not nb:
         # inside a synchronous copy the host stages the data itself:
         # nothing can prove the GPU idle there (it is unresolved)
         rec = r["recall_outside_calls"]
@@ -53,22 +60,33 @@ for r in rows:
     if r["expected"] is None:
         check(r["idle_of_wall"] <= 0.10, "%s: GPU idle <= 10%% of wall time" % s,
               "idle %.3f of wall" % r["idle_of_wall"])
-    elif s in ("launch", "sync_copy"):
+    elif base in ("launch", "sync_copy"):
         best, share = waiting_first(r)
         share = share or 0
         check(r["unresolved_share"] >= 0.5,
               "%s: time inside driver calls is marked unresolved, not idle" % s)
-        check(best == r["expected"] and share >= 0.6,
-              "%s: %s leads the GPU's waiting time with >= 0.6" % (s, r["expected"]),
+        want = 0 if nb else 0.6	# beside a neighbour: it leads
+        check(best == r["expected"] and share >= want,
+              "%s: %s leads the GPU's waiting time with >= %.1f" % (s, r["expected"], want),
               "first %s %.2f" % (best, share))
+    elif nb:
+        # the neighbour takes CPUs and the disk: the cause still leads
+        check(r["first_cause"] == r["expected"],
+              "%s: %s ranked first" % (s, r["expected"]),
+              "first %s %.2f, all %s" % (r["first_cause"], r["first_share"] or 0, r["causes"]))
     else:
         check(r["first_cause"] == r["expected"] and r["first_share"] >= 0.6,
               "%s: %s ranked first with share >= 0.6" % (s, r["expected"]),
               "first %s %.2f, all %s" % (r["first_cause"], r["first_share"] or 0, r["causes"]))
-    if s == "gil":
-        check(r["causes"].get("lock", 0) < 0.05, "gil: not blamed on lock")
-    if s == "lock":
-        check(r["causes"].get("gil", 0) < 0.05, "lock: not blamed on the GIL")
+    if nb and r["causes"]:
+        # an interrupt or a kworker never makes a wait untracked
+        check(r["causes"].get("wait_untracked", 0) < 0.05,
+              "%s: no wait blamed on the untraced neighbour" % s,
+              "wait_untracked %.2f" % r["causes"].get("wait_untracked", 0))
+    if base == "gil":
+        check(r["causes"].get("lock", 0) < 0.05, "%s: not blamed on lock" % s)
+    if base == "lock":
+        check(r["causes"].get("gil", 0) < 0.05, "%s: not blamed on the GIL" % s)
 open(sys.argv[2], "w").write(str(n))
 PY
 _n=$(cat "$TMP/count")

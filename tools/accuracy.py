@@ -5,10 +5,15 @@ on the simulated driver and scores the report against the simulator's
 trace.
 
 USAGE
-    accuracy.py [--seconds S] [--json] [--keep DIR] SCENARIO[:ARGS]...
+    accuracy.py [--seconds S] [--json] [--keep DIR] [--neighbour]
+                [--neighbour-seconds S] SCENARIO[:ARGS]...
         SCENARIO is a trainsim scenario (`gil` runs tools/trainsim.py);
         ARGS are extra trainsim arguments separated by commas, e.g.
         `healthy:--no-sync`.  Prints one row per scenario, or JSON.
+        --neighbour runs every scenario a second time beside an untraced
+        neighbour job (`trainsim --neighbour`: cold disk reads, page
+        faults, CPU bursts), as on a shared host; --neighbour-seconds
+        shortens that pass (default: --seconds).
 
 Per scenario: precision and recall of the known idle gaps (tools/truth.py),
 recall outside synchronous copies ("rec-oc": inside them the host stages
@@ -47,8 +52,41 @@ def workload_cmd(scenario, extra, seconds, truth_path):
     return cmd + ["-q", "--truth", truth_path] + extra
 
 
-def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=()):
-    """Runs one scenario under idlegap; returns the scores as a dict."""
+class Neighbour:
+    """An untraced job beside the traced one: started apart from
+    `idlegap run`, which traces every descendant of what it runs."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([TRAINSIM, "--neighbour", "-q"],
+                                  stdout=subprocess.DEVNULL,
+                                  start_new_session=True)
+        return self
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+def prepare_neighbour():
+    """Writes the neighbour's dataset before any run is timed."""
+    subprocess.run([TRAINSIM, "--neighbour", "-q", "-t", "0.1"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=(),
+        neighbour=False):
+    """Runs one scenario under idlegap, alone or beside an untraced
+    neighbour; returns the scores as a dict."""
+    if neighbour:
+        with Neighbour():
+            r = run(scenario, extra, seconds, keep, idlegap_args)
+        r["neighbour"] = True
+        r["scenario"] += " +nb"
+        return r
     tmp = keep or tempfile.mkdtemp(prefix="idlegap-acc.")
     os.makedirs(tmp, exist_ok=True)
     truth_path = os.path.join(tmp, "truth.json")
@@ -107,6 +145,7 @@ def score(scenario, extra, tj, rj, calls=()):
     span = (gpu["busy_s"] + gpu["idle_s"] + gpu["unresolved_s"]) or 1.0
     s.update(
         scenario=scenario + ("" if not extra else " " + " ".join(extra)),
+        neighbour=False,
         expected=tj.get("expected_cause"),
         true_idle_share=tj["gpu"]["idle_share"],
         wall_s=tj.get("wall_s"),
@@ -148,8 +187,11 @@ def table(rows, out=sys.stdout):
         "idle: first", "share", "idle+unres", "share"))
     for r in rows:
         wf, ws = waiting_first(r)
+        name = r["scenario"]
+        if r.get("neighbour"):	# keep the mark when the name is cut
+            name = name[:-len(" +nb")][:14] + " +nb"
         out.write("%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s\n" % (
-            r["scenario"][:18], fmt(r["precision"], "%.3f"), fmt(r["recall"]),
+            name[:18], fmt(r["precision"], "%.3f"), fmt(r["recall"]),
             fmt(r["recall_outside_calls"]),
             fmt(r["idle_share"], "%.2f"), fmt(r["unresolved_share"], "%.2f"),
             r["expected"] or "none", r["first_cause"] or "-",
@@ -163,13 +205,22 @@ def main():
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", metavar="DIR")
+    ap.add_argument("--neighbour", action="store_true",
+                    help="also run each scenario beside an untraced job")
+    ap.add_argument("--neighbour-seconds", type=float, metavar="S")
     a = ap.parse_args()
     rows = []
-    for spec in a.scenarios:
-        name, _, args = spec.partition(":")
-        extra = [x for x in args.split(",") if x]
-        keep = os.path.join(a.keep, name) if a.keep else None
-        rows.append(run(name, extra, a.seconds, keep))
+    if a.neighbour:
+        prepare_neighbour()
+    for nb in (False, True) if a.neighbour else (False,):
+        for spec in a.scenarios:
+            name, _, args = spec.partition(":")
+            extra = [x for x in args.split(",") if x]
+            keep = os.path.join(a.keep, name + ("+nb" if nb else "")) \
+                if a.keep else None
+            secs = a.neighbour_seconds if nb and a.neighbour_seconds \
+                else a.seconds
+            rows.append(run(name, extra, secs, keep, neighbour=nb))
     if a.json:
         json.dump(rows, sys.stdout, indent=1)
         print()

@@ -283,13 +283,19 @@ def accuracy_tables(quick):
     scen = ["healthy", "storage", "pagefault", "cpu", "lock", "network",
             "launch", "sync_copy", "gil"]
     res = []
-    for s in scen:
-        res.append(accuracy.run(s, [], 6 if quick else None))
-    res.append(accuracy.run("healthy", ["--no-sync"], 6 if quick else None))
+    # alone, then beside an untraced neighbour job (a shared host)
+    accuracy.prepare_neighbour()
+    for nb in (False, True):
+        secs = (4 if nb else 6) if quick else None
+        for s in scen:
+            res.append(accuracy.run(s, [], secs, neighbour=nb))
+        res.append(accuracy.run("healthy", ["--no-sync"], secs,
+                                neighbour=nb))
     print()
     print("7   GPU idle gaps against the simulator's trace (precision target"
           " >= 0.99, recall >= 0.90)")
-    print("    and attribution: the scenario's cause against idlegap's first")
+    print("    and attribution: the scenario's cause against idlegap's first;"
+          " +nb: beside an untraced neighbour")
     accuracy.table(res)
     for r in res:
         r["row"] = "7"

@@ -64,8 +64,9 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	case IG_REC_SAMPLE: {
 		const struct ig_sample *x = (const void *)r;
 
-		fprintf(f, " ip=%#llx%s%s", (ull)x->ip, x->flags & IG_SF_KERNEL ? " kernel" : "",
-			x->flags & IG_SF_UPROBE ? " uprobe" : "");
+		fprintf(f, " ip=%#llx%s%s%s", (ull)x->ip, x->flags & IG_SF_KERNEL ? " kernel" : "",
+			x->flags & IG_SF_UPROBE ? " uprobe" : "",
+			x->flags & IG_SF_FAULT ? " fault" : "");
 		break;
 	}
 	case IG_REC_LIBOPEN:

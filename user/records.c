@@ -15,6 +15,8 @@ _Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
 _Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
 _Static_assert(sizeof(struct ig_libopen) == 24 + 256, "ig_libopen layout");
 _Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
+_Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
+	       "ig_file layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
@@ -27,6 +29,7 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_CUDA: return sizeof(struct ig_cuda);
 	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
 	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
+	case IG_REC_FILE: return sizeof(struct ig_file);
 	case IG_REC_META: return sizeof(struct ig_meta);
 	case IG_REC_TASK: return sizeof(struct ig_task);
 	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
@@ -48,6 +51,7 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_CUDA: return "cuda";
 	case IG_REC_LIBOPEN: return "libopen";
 	case IG_REC_SAMPLE: return "sample";
+	case IG_REC_FILE: return "file";
 	case IG_REC_META: return "meta";
 	case IG_REC_TASK: return "task";
 	case IG_REC_PYRT: return "pyrt";

@@ -264,19 +264,9 @@ int ig_tracer_attach_host(struct ig_tracer *t)
 		s->progs.ig_rq_issue_btf, s->progs.ig_rq_issue_raw,
 		s->progs.ig_rq_complete_btf, s->progs.ig_rq_complete_raw,
 	};
-	struct bpf_program *optional[] = {
-		s->progs.ig_irq_entry, s->progs.ig_irq_exit,
-		s->progs.ig_softirq_entry, s->progs.ig_softirq_exit,
-		s->progs.ig_hrtimer_entry, s->progs.ig_hrtimer_exit,
-	};
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
-		err = attach_prog(t, optional[i], false);
-		if (err)
-			return err;
-	}
 	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		err = attach_prog(t, required[i], true);
 		if (err)

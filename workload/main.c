@@ -23,8 +23,8 @@ static const struct scenario scenarios[] = {
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50 },
 	{ .name = "storage", .cause = "storage", .reader = RD_COLD,
 	  .doc = "workers read() samples cold from disk",
-	  .kernels = 2, .kernel_us = 250, .steps = 1000, .batch_samples = 24,
-	  .sample_kb = 128, .read_kb = 128, .decode_us = 0, .out_kb = 16 },
+	  .kernels = 2, .kernel_us = 250, .steps = 600, .batch_samples = 4,
+	  .sample_kb = 1024, .read_kb = 1024, .decode_us = 0, .out_kb = 16 },
 	{ .name = "pagefault", .cause = "page_fault", .reader = RD_MMAP,
 	  .doc = "a worker faults in cold mmap'd samples", .workers = 1,
 	  .kernels = 2, .kernel_us = 500, .steps = 700, .batch_samples = 4,
@@ -60,6 +60,7 @@ enum {
 	OPT_BATCH, OPT_SAMPLE_KB, OPT_READ_KB, OPT_DECODE_US, OPT_NO_SYNC,
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
 	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
+	OPT_NEIGHBOUR,
 };
 
 static const char doc[] =
@@ -74,7 +75,8 @@ static const char doc[] =
 "    trainsim --list                       # scenarios and their causes\n"
 "    trainsim -s storage --truth t.json    # cold reads starve the GPU\n"
 "    trainsim -s cpu --threads --queue shm # loader threads, shm ring\n"
-"    trainsim -s healthy -n 50 -k 4 -d 500 # 50 steps of 4 x 500 us\n";
+"    trainsim -s healthy -n 50 -k 4 -d 500 # 50 steps of 4 x 500 us\n"
+"    trainsim --neighbour &                # an untraced job beside one\n";
 
 static const struct argp_option options[] = {
 	{ "scenario", 's', "NAME", 0, "What starves the GPU (default healthy)", 0 },
@@ -92,7 +94,7 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, NULL, 0, "Workers are threads, not processes", 2 },
 	{ "queue", OPT_QUEUE, "KIND", 0, "pipe (default) or shm", 2 },
 	{ "prefetch", OPT_PREFETCH, "N", 0, "Batches in flight per worker (default 2)", 2 },
-	{ "data", OPT_DATA, "DIR", 0, "Dataset directory (default /tmp/idlegap-trainsim)", 2 },
+	{ "data", OPT_DATA, "DIR", 0, "Dataset directory (default /tmp/idlegap-trainsim[-SHAPE])", 2 },
 	{ "data-mb", OPT_DATA_MB, "MB", 0, "Dataset size (default 64)", 2 },
 	{ "batch", OPT_BATCH, "N", 0, "Samples per batch", 2 },
 	{ "sample-kb", OPT_SAMPLE_KB, "KB", 0, "Sample size", 2 },
@@ -106,6 +108,10 @@ static const struct argp_option options[] = {
 	{ "net-delay-us", OPT_NET_DELAY, "US", 0, "Sample server delay per reply", 3 },
 	{ "truth", OPT_TRUTH, "FILE", 0, "Write ground truth JSON (- for stdout)", 4 },
 	{ "quiet", 'q', NULL, 0, "No summary", 4 },
+	{ "neighbour", OPT_NEIGHBOUR, NULL, 0,
+	  "Be another job on the host instead, for idlegap not to trace: "
+	  "cold disk reads, page faults and CPU bursts until stopped (or -t); "
+	  "start it apart from the traced run", 5 },
 	{ 0 },
 };
 
@@ -151,7 +157,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_LIST: list_scenarios(); break;
 	case 'n': o->steps = num(st, arg, 1, 1e12); break;
-	case 't': o->seconds = strtod(arg, NULL); break;
+	case 't':
+		o->seconds = strtod(arg, NULL);
+		o->seconds_given = true;
+		break;
 	case 'k': o->kernels = (int)num(st, arg, 0, 1e7); break;
 	case 'd':
 		num(st, arg, 0, 1e9);
@@ -176,6 +185,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_NET_DELAY: o->net_delay_us = (int)num(st, arg, 0, 1e9); break;
 	case OPT_TRUTH: o->truth = arg; break;
 	case 'q': o->quiet = true; break;
+	case OPT_NEIGHBOUR: o->neighbour = true; break;
 	case OPT_QUEUE:
 		if (!strcmp(arg, "pipe"))
 			o->queue = Q_PIPE;
@@ -297,11 +307,24 @@ static void start_host_side(struct run *r)
 		die("cannot start CPU hogs");
 }
 
+/* One directory per dataset shape: runs of scenarios with other sample
+ * sizes, at the same time or one after the other, never rewrite it. */
+static const char *default_data_dir(const struct opts *o)
+{
+	static char dir[64];
+
+	if (o->sample_kb == 128 && o->data_mb == 64)
+		return "/tmp/idlegap-trainsim";
+	snprintf(dir, sizeof(dir), "/tmp/idlegap-trainsim-%dMx%dk",
+		 o->data_mb, o->sample_kb);
+	return dir;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {
 		.sc = &scenarios[0], .workers = -1, .prefetch = 2,
-		.data_dir = "/tmp/idlegap-trainsim", .data_mb = 64,
+		.data_mb = 64,
 		.seconds = 15, .kernels = -1, .kernel_us = -1, .steps = -1,
 		.batch_samples = -1, .sample_kb = -1, .read_kb = -1,
 		.decode_us = -1, .out_kb = -1, .hogs = -1, .hold_ms = -1,
@@ -316,7 +339,13 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
+	if (o.neighbour)
+		return neighbour_run(o.data_dir ? o.data_dir :
+				     "/tmp/idlegap-neighbour",
+				     o.seconds_given ? o.seconds : 0, o.quiet);
 	merge_defaults(&o);
+	if (!o.data_dir)
+		o.data_dir = default_data_dir(&o);
 	run.o = &o;
 	/* No SA_RESTART: a blocked read() or sem_wait() returns, and the run
 	 * ends cleanly with its summary and truth. */

@@ -63,6 +63,8 @@ struct opts {
 	const char *truth;
 	int hogs, hold_ms, net_delay_us, copy_mb;
 	bool quiet;
+	bool neighbour;		/* be the untraced neighbour instead */
+	bool seconds_given;
 };
 
 struct dataset {
@@ -131,6 +133,9 @@ int server_start(struct run *r);
 int hogs_start(struct run *r);
 int holder_start(struct run *r);
 void antagonists_stop(struct run *r);
+
+/* neighbour.c */
+int neighbour_run(const char *dir, double seconds, bool quiet);
 
 /* feeder.c */
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);

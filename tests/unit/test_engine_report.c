@@ -346,7 +346,8 @@ static void test_unresolved_causes(void **state)
 	t_task(&s, 0, 100, 100, 1, "python3");
 	t_submit(&s, 100, 100, 10 * MS, L);
 	OFF(&s, .tid = 100, .t_off = 12 * MS, .t_wake = 15 * MS,
-	    .t_on = 16 * MS, .reason = IG_R_STORAGE, .name = "/x");
+	    .t_on = 16 * MS, .reason = IG_R_STORAGE, .name = "/x",
+	    .prev_tid = 555, .prev_comm = "stress");
 	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 19 * MS);
 	t_end(&s, 100 * MS);
 	ts_feed(&s, e);

@@ -37,6 +37,7 @@ union rec {
 	struct ig_meta mt;
 	struct ig_stats st;
 	struct ig_libcuda l;
+	struct ig_file f;
 };
 
 struct tstream {

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "engine/model.h"
+#include "engine/files.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
 
@@ -212,20 +213,45 @@ static void emit_api(struct walk *w, uint32_t api, uint64_t ns)
 		name ? name : "?", ns);
 }
 
+static void emit_fault(struct walk *w, const struct ig_thread *th,
+		       const struct ig_ival *iv, uint64_t ns);
+
+/* On CPU in the kernel handling page faults (sampled): part of the fault
+ * the thread is about to wait on, or of the one it just waited on. */
+static void emit_fault_cpu(struct walk *w, const struct ig_thread *th,
+			   uint64_t x, uint64_t ns)
+{
+	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
+				   x);
+
+	if (i < th->ivals.len && ival_at(th, i)->reason == IG_R_PAGEFAULT)
+		emit_fault(w, th, ival_at(th, i), ns);
+	else if (i > 0 && ival_at(th, i - 1)->reason == IG_R_PAGEFAULT)
+		emit_fault(w, th, ival_at(th, i - 1), ns);
+	else
+		det_add(cause(w, IG_C_PAGE_FAULT, ns), IG_D_FILE, 0, th->tgid,
+			0, "fault handling (sampled)", ns);
+}
+
+struct sampled {
+	uint64_t n, cuda, fault;
+};
+
 static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
-			  uint64_t *n, uint64_t *c)
+			  struct sampled *c)
 {
 	uint32_t i = ig_ring_upper(&th->samples, offsetof(struct ig_sample_ref, t),
 				   x ? x - 1 : 0);
 
-	*n = *c = 0;
+	memset(c, 0, sizeof(*c));
 	for (; i < th->samples.len; i++) {
 		const struct ig_sample_ref *r = ig_ring_at(&th->samples, i);
 
 		if (r->t >= y)
 			break;
-		(*n)++;
-		*c += r->cuda;
+		c->n++;
+		c->cuda += r->cuda;
+		c->fault += r->fault;
 	}
 }
 
@@ -243,21 +269,26 @@ static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
 static void emit_sampled(struct walk *w, const struct ig_thread *th,
 			 uint64_t x, uint64_t y)
 {
-	uint64_t n, c, cu;
+	uint64_t cu, pf;
+	struct sampled c;
 
-	count_samples(th, x, y, &n, &c);
-	if (!n)
+	count_samples(th, x, y, &c);
+	if (!c.n)
 		count_samples(th, x > SAMPLE_REACH_NS ? x - SAMPLE_REACH_NS : 0,
-			      y + SAMPLE_REACH_NS, &n, &c);
-	if (!c) {
+			      y + SAMPLE_REACH_NS, &c);
+	if (!c.cuda && !c.fault) {
 		emit_host(w, th, y - x);
 		return;
 	}
-	cu = (y - x) * c / n;
-	det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
-		"driver code (sampled)", cu);
-	if (y - x > cu)
-		emit_host(w, th, y - x - cu);
+	cu = (y - x) * c.cuda / c.n;
+	pf = (y - x) * c.fault / c.n;
+	if (cu)
+		det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
+			"driver code (sampled)", cu);
+	if (pf)
+		emit_fault_cpu(w, th, x, pf);
+	if (y - x > cu + pf)
+		emit_host(w, th, y - x - cu - pf);
 }
 
 /* On CPU over [x, y): inside a timed driver call or not. */
@@ -293,13 +324,17 @@ static void emit_oncpu(struct walk *w, const struct ig_thread *th,
 	}
 }
 
+/* Runnable but not running; who ran instead is the task switched out
+ * for it, never the idle task: a thread moved off a busy CPU onto an idle
+ * one names no one. */
 static void emit_runnable(struct walk *w, const struct ig_ival *iv,
 			  uint64_t ns)
 {
 	struct ig_cause_acc *c = cause(w, IG_C_CPU_STARVATION, ns);
-	const char *comm = ig_comm_of(w->e, iv->prev_tid);
 
-	det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0, comm, ns);
+	if (iv->prev_tid)
+		det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0,
+			ig_comm_of(w->e, iv->prev_tid), ns);
 	det_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
 }
 
@@ -323,13 +358,36 @@ static const char *ival_name(const struct ig_ival *iv)
 	return iv->detail.name[0] ? iv->detail.name : NULL;
 }
 
+/* The file's mount takes the time too, exactly: many files each get
+ * little, and fewer than they earned once the table evicts. */
+static void emit_mount(struct walk *w, struct ig_cause_acc *c,
+		       struct ig_fileinfo *fi, uint64_t ns)
+{
+	uint8_t bit = w->set == &w->e->idle ? IG_FILE_IN_IDLE
+					     : IG_FILE_IN_UNRES;
+	struct ig_detail *d;
+
+	if (!fi->mount)
+		return;
+	d = det_add(c, IG_D_MOUNT, 0, 0, fi->mount, "", ns);
+	if (!(fi->counted & bit)) {
+		fi->counted |= bit;
+		d->aux[0]++;
+	}
+}
+
 static void emit_storage(struct walk *w, const struct ig_thread *th,
 			 const struct ig_ival *iv, uint64_t ns)
 {
 	struct ig_cause_acc *c = cause(w, IG_C_STORAGE, ns);
 	const char *name = ival_name(iv);
+	struct ig_fileinfo *fi = iv->flags & IG_F_FILE_KEY ?
+				 ig_file_find(w->e, iv->arg) : NULL;
 
-	det_add(c, IG_D_FILE, 0, th->tgid, 0, name ? name : "?", ns);
+	det_add(c, IG_D_FILE, 0, th->tgid, fi ? fi->key : 0,
+		name ? name : "?", ns);
+	if (fi)
+		emit_mount(w, c, fi, ns);
 	if (iv->dev)
 		det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
 }
@@ -357,14 +415,41 @@ static void emit_network(struct walk *w, const struct ig_ival *iv,
 		iv->detail.peer.proto, peer, ns);
 }
 
+/* Woken from an interrupt, or by a kernel thread completing something
+ * (kworker, ksoftirqd, the idle task): no user task woke the thread. */
+static bool woken_by_kernel(const struct ig_ival *iv)
+{
+	return iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL) ||
+	       !iv->waker_tid;
+}
+
+/*
+ * Woken by no task: an interrupt ended a timed wait (its timeout ran out,
+ * or a signal came), or a kernel thread completed something (a kworker,
+ * ksoftirqd).  Neither is a process outside the tracked set, and neither
+ * is the task the interrupt landed on.
+ */
+static void emit_kernel_woken(struct walk *w, const struct ig_thread *th,
+			      const struct ig_ival *iv, uint64_t ns)
+{
+	char why[IG_NAME_LEN];
+
+	if (iv->flags & IG_F_WAKER_IRQ) {
+		det_add(cause(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
+			th->tgid, 0, th->comm, ns);
+		return;
+	}
+	snprintf(why, sizeof(why), "woken by kernel thread %s",
+		 ig_comm_of(w->e, iv->waker_tid));
+	emit_unknown(w, ns, why);
+}
+
 static void emit_untracked(struct walk *w, const struct ig_ival *iv,
 			   uint64_t ns)
 {
-	const char *comm = iv->flags & IG_F_WAKER_IRQ ?
-			   "[irq]" : ig_comm_of(w->e, iv->waker_tid);
-
 	det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
-		iv->waker_tid, iv->waker_tgid, 0, comm, ns);
+		iv->waker_tid, iv->waker_tgid, 0,
+		ig_comm_of(w->e, iv->waker_tid), ns);
 }
 
 /* What the GIL holder did while we waited: on CPU, runnable, blocked. */
@@ -385,15 +470,47 @@ static void holder_states(const struct ig_thread *h, uint64_t x, uint64_t y,
 	}
 }
 
-static void emit_gil(struct walk *w, const struct ig_ival *iv, uint64_t x,
-		     uint64_t y)
+/*
+ * The thread that held the GIL: the one whose release woke the waiter.
+ * A wait that timed out (CPython's waiters wake every switch interval to
+ * ask for the GIL) was woken by a timer: the holder is then the thread
+ * whose release ends the waiter's next waits on the same lock.
+ */
+#define GIL_LOOKAHEAD 32
+
+static const struct ig_ival *gil_release(const struct ig_thread *th,
+					 const struct ig_ival *iv)
 {
-	const struct ig_thread *h = ig_thread_find(w->e, iv->waker_tid);
+	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
+				   iv->t_on), n;
+
+	for (n = 0; woken_by_kernel(iv); n++) {
+		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
+			return NULL;
+		iv = ival_at(th, i + n);
+		if (iv->reason != IG_R_FUTEX && iv->reason != IG_R_PREEMPT)
+			return NULL;
+	}
+	return iv;
+}
+
+static void emit_gil(struct walk *w, const struct ig_thread *th,
+		     const struct ig_ival *iv, uint64_t x, uint64_t y)
+{
+	const struct ig_ival *rel = gil_release(th, iv);
+	const struct ig_thread *h;
 	struct ig_detail *d;
 
-	d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, iv->waker_tid,
-		    iv->waker_tgid, 0, ig_comm_of(w->e, iv->waker_tid), y - x);
-	if (h && iv->waker_tid)
+	if (!rel) {
+		d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
+			    "holder not seen", y - x);
+		return;
+	}
+	h = ig_thread_find(w->e, rel->waker_tid);
+	d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
+		    rel->waker_tgid, 0, ig_comm_of(w->e, rel->waker_tid),
+		    y - x);
+	if (h)
 		holder_states(h, x, y, d->aux);
 }
 
@@ -412,24 +529,26 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			uint64_t a, uint64_t b);
 
 /* Blocked on local IPC: the time is what the waker was doing. */
-static void follow(struct walk *w, const struct ig_ival *iv, uint64_t x,
-		   uint64_t y)
+static void follow(struct walk *w, const struct ig_thread *th,
+		   const struct ig_ival *iv, uint64_t x, uint64_t y)
 {
 	const struct ig_thread *wk;
 	char why[IG_NAME_LEN];
 	int i;
 
+	if (iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL)) {
+		emit_kernel_woken(w, th, iv, y - x);
+		return;
+	}
 	if (!iv->waker_tid) {
 		emit_unknown(w, y - x, "waker not recorded");
 		return;
 	}
-	wk = iv->flags & IG_F_WAKER_IRQ ? NULL :
-	     ig_thread_find(w->e, iv->waker_tid);
+	wk = ig_thread_find(w->e, iv->waker_tid);
 	if (!wk) {
 		const struct ig_process *p = ig_process_find(w->e, iv->waker_tgid);
 
-		if (!(iv->flags & IG_F_WAKER_IRQ) && p &&
-		    p->exit_ts == IG_NS_INF && iv->waker_tgid)
+		if (p && p->exit_ts == IG_NS_INF)
 			emit_unknown(w, y - x, "waker thread not seen");
 		else
 			emit_untracked(w, iv, y - x);
@@ -483,7 +602,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	case IG_R_FUTEX:
 		/* CPython's GIL is inside _PyRuntime (docs/design.md §5.6) */
 		if (in_pyrt(th, iv->arg)) {
-			emit_gil(w, iv, x, y);
+			emit_gil(w, th, iv, x, y);
 			return;
 		}
 		/* glibc mutexes wait with plain FUTEX_WAIT; condition
@@ -503,7 +622,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	default:
 		break;
 	}
-	follow(w, iv, x, y);
+	follow(w, th, iv, x, y);
 }
 
 static void walk_thread(struct walk *w, const struct ig_thread *th,
@@ -531,7 +650,13 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 				emit_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_RUNNABLE:
-			emit_runnable(w, s.iv, s.y - s.x);
+			/* woken onto an idle CPU: the wakeup's latency is
+			 * part of the wait it ends, not starvation */
+			if (!s.iv->prev_tid && s.iv->t_wake &&
+			    s.iv->reason != IG_R_PREEMPT)
+				emit_blocked(w, th, s.iv, s.x, s.y);
+			else
+				emit_runnable(w, s.iv, s.y - s.x);
 			break;
 		case ST_BLOCKED:
 			emit_blocked(w, th, s.iv, s.x, s.y);

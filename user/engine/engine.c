@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "engine/files.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
 
@@ -741,7 +742,7 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	s->t = r->h.ts;
 	/* the out-of-line page runs instructions of probed libcuda code */
 	s->cuda = (r->flags & IG_SF_UPROBE) || ip_in_libcuda(t->proc, r->ip);
-	s->pad = 0;
+	s->fault = !!(r->flags & IG_SF_FAULT);
 	e->nsamples++;
 	e->nsamples_cuda += s->cuda;
 }
@@ -958,6 +959,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_MAPPING:
 		on_mapping(e, REC(struct ig_mapping, rec, tmp.m));
 		break;
+	case IG_REC_FILE:
+		ig_files_on_rec(e, rec);	/* a bad one names no file */
+		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));
 		break;
@@ -1062,6 +1066,7 @@ void ig_engine_free(struct ig_engine *e)
 	}
 	ig_htab_free(&e->threads);
 	ig_htab_free(&e->procs);
+	ig_files_free(e);
 	ig_hist_free(&e->gap_hist);
 	for (i = 0; i < e->nbiodev; i++)
 		ig_hist_free(&e->biodev[i].lat);

@@ -67,7 +67,7 @@ struct ig_span {
 struct ig_sample_ref {
 	uint64_t t;		/* key */
 	uint32_t cuda;
-	uint32_t pad;
+	uint32_t fault;		/* in the kernel, in a page fault */
 };
 
 struct ig_bio_ref {
@@ -185,6 +185,7 @@ enum ig_dkind {
 	IG_D_API,
 	IG_D_THREAD,
 	IG_D_WHY,
+	IG_D_MOUNT,	/* k: ig_mount_at() id; aux[0]: files */
 };
 
 /* One line of detail under a cause; the key is (kind, tid, pid, k, name). */
@@ -265,6 +266,7 @@ struct ig_engine {
 
 	struct ig_htab threads;	/* tid -> ig_thread */
 	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_files *files;	/* waited-on files' paths (files.c) */
 	struct ig_thread *thr_head;
 	uint32_t nthreads, nprocs;
 	uint64_t threads_freed, procs_freed;

@@ -133,6 +133,7 @@ const char *ig_dkind_name(uint8_t kind)
 	case IG_D_API: return "api";
 	case IG_D_THREAD: return "thread";
 	case IG_D_WHY: return "why";
+	case IG_D_MOUNT: return "mount";
 	}
 	return "?";
 }
@@ -140,7 +141,7 @@ const char *ig_dkind_name(uint8_t kind)
 size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 {
 	static const uint8_t kinds[IG_C__MAX][3] = {
-		[IG_C_STORAGE] = { IG_D_FILE, IG_D_DEVICE },
+		[IG_C_STORAGE] = { IG_D_MOUNT, IG_D_FILE, IG_D_DEVICE },
 		[IG_C_PAGE_FAULT] = { IG_D_FILE, IG_D_DEVICE },
 		[IG_C_CPU_STARVATION] = { IG_D_PROCESS, IG_D_CPU },
 		[IG_C_GIL] = { IG_D_HOLDER },

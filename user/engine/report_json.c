@@ -10,6 +10,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "engine/report.h"
+#include "engine/files.h"
 
 typedef struct json_object jo;
 
@@ -187,6 +188,27 @@ static jo *gpu_json(const struct ig_engine *e)
 	return g;
 }
 
+static void mount_json(const struct ig_engine *e, jo *o, uint32_t id)
+{
+	const struct ig_mount *m = ig_mount_at(e, id);
+
+	add(o, "mount", m ? jstr(m->path) : NULL);
+	add(o, "fstype", m ? jstr(m->fstype) : NULL);
+}
+
+/* Where the file is: its path as the process names it, its mount. */
+static void file_json(const struct ig_engine *e, jo *o,
+		      const struct ig_detail *d)
+{
+	const struct ig_fileinfo *fi = d->k ? ig_file_find(e, d->k) : NULL;
+
+	if (fi)
+		add(o, "path", jstr(fi->path));
+	else
+		add(o, "path", d->name[0] == '/' ? jstr(d->name) : NULL);
+	mount_json(e, o, fi ? fi->mount : 0);
+}
+
 static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
 {
 	jo *o = json_object_new_object();
@@ -198,6 +220,11 @@ static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
 	case IG_D_FILE:
 		add(o, "file", jstr(d->name));
 		add(o, "pid", ju64(d->pid));
+		file_json(e, o, d);
+		break;
+	case IG_D_MOUNT:
+		mount_json(e, o, (uint32_t)d->k);
+		add(o, "files", ju64(d->aux[0]));
 		break;
 	case IG_D_DEVICE:
 		ig_fmt_dev((uint32_t)d->k, buf, sizeof(buf));
@@ -344,7 +371,7 @@ static jo *events_json(const struct ig_engine *e)
 		IG_REC_PROC, IG_REC_OFFCPU, IG_REC_BIO, IG_REC_CUDA,
 		IG_REC_LIBOPEN, IG_REC_SAMPLE, IG_REC_META, IG_REC_TASK, IG_REC_PYRT,
 		IG_REC_STATS, IG_REC_END, IG_REC_LIBCUDA, IG_REC_MAPPING,
-		IG_REC_NVML,
+		IG_REC_NVML, IG_REC_FILE,
 	};
 	jo *o = json_object_new_object(), *bt = json_object_new_object();
 	jo *ck = json_object_new_object(), *k = json_object_new_object();

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/report.h"
+#include "engine/files.h"
 
 #define LABEL_W		56	/* detail label column */
 #define SHOW_DETAILS	2	/* per cause in the text report */
@@ -34,15 +35,40 @@ static void fit(char *s, size_t w)
 	memcpy(s, "...", 3);
 }
 
+/* 1234567 -> "1,234,567" */
+static void thousands(uint64_t v, char *buf, size_t n)
+{
+	char raw[24];
+	size_t len, i, at = 0;
+
+	len = (size_t)snprintf(raw, sizeof(raw), "%llu", (unsigned long long)v);
+	for (i = 0; i < len && at + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[at++] = ',';
+		buf[at++] = raw[i];
+	}
+	buf[at] = '\0';
+}
+
 static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 			 char *buf, size_t n)
 {
+	const struct ig_fileinfo *fi;
 	const struct ig_biodev *b;
+	const struct ig_mount *m;
 	char dev[32];
 
 	switch (d->kind) {
 	case IG_D_FILE:
-		snprintf(buf, n, "%s", d->name);
+		fi = d->k ? ig_file_find(e, d->k) : NULL;
+		snprintf(buf, n, "%s", fi ? fi->path : d->name);
+		break;
+	case IG_D_MOUNT:
+		m = ig_mount_at(e, (uint32_t)d->k);
+		thousands(d->aux[0], dev, sizeof(dev));
+		snprintf(buf, n, "reading %s file%s under %s (%s)", dev,
+			 d->aux[0] == 1 ? "" : "s", m ? m->path : "?",
+			 m ? m->fstype : "?");
 		break;
 	case IG_D_DEVICE:
 		ig_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
