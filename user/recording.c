@@ -218,9 +218,11 @@ static __u64 find_end(struct reader *r, size_t off)
 	}
 	if (!last || block_at(r, last, &bh) != BLK_OK)
 		return ~0ULL;
-	for (o = 0; bh.len - o >= sizeof(h); o += h.size) {
+	for (o = 0; o < bh.len; o += h.size) {
+		if (bh.len - o < sizeof(h))
+			return ~0ULL;
 		memcpy(&h, r->p + last + sizeof(bh) + o, sizeof(h));
-		if (h.size < sizeof(h))
+		if (h.size < sizeof(h) || h.size > bh.len - o)
 			return ~0ULL;
 	}
 	if (h.type != IG_REC_END || h.ts > ~0ULL - IG_REC_SLACK_AFTER_NS)
