@@ -6,11 +6,14 @@
 . "$(dirname "$0")/lib.sh"
 REC=$IG_TOP/tests/fuzz/corpus/cpu.igrec
 
-one_line() {	# NAME WANT_RC CMD...: exit status and a single stderr line
+# NAME WANT_RC CMD...: exit status and a single stderr line (which holds
+# $says when that is set)
+one_line() {
 	_name=$1; _want=$2; shift 2
 	"$@" 2> "$TMP/err"
 	_rc=$?
-	if [ $_rc = "$_want" ] && [ "$(wc -l < "$TMP/err")" = 1 ]; then
+	if [ $_rc = "$_want" ] && [ "$(wc -l < "$TMP/err")" = 1 ] &&
+	   grep -q -- "${says:-}" "$TMP/err"; then
 		pass "$_name: exit $_want, '$(cat "$TMP/err")'"
 	else
 		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err"
@@ -18,11 +21,14 @@ one_line() {	# NAME WANT_RC CMD...: exit status and a single stderr line
 }
 
 # --- write errors ---------------------------------------------------------
+says="No space left on device"
 one_line "text report to a full disk" 1 sh -c "'$IG' report '$REC' > /dev/full"
 one_line "--json to a full disk" 1 "$IG" report -q --json /dev/full "$REC"
 one_line "--json - to a full disk" 1 sh -c "'$IG' report --json - '$REC' > /dev/full"
 one_line "--dump to a full disk" 1 sh -c "'$IG' report --dump '$REC' > /dev/full"
+says="No such file or directory"
 one_line "--json into a missing directory" 1 "$IG" report --json "$TMP/no/such/x.json" "$REC"
+says=
 "$IG" report --json /dev/null "$REC" > /dev/null 2> "$TMP/err"
 is "$?:$(cat "$TMP/err")" "0:" "--json to a device that takes it: exit 0, quiet"
 

@@ -635,15 +635,16 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 }
 
 /* Flushes @f and closes it (stdout is only flushed): 1 and one line when
- * what was written did not all get there. */
-static int close_output(FILE *f, const char *what)
+ * what was written did not all get there; @werr is the errno of a write
+ * that failed before, when known. */
+static int close_output(FILE *f, const char *what, int werr)
 {
 	int err = 0;
 
 	if (fflush(f))
 		err = errno;
 	else if (ferror(f))
-		err = EIO;
+		err = werr > 0 ? werr : EIO;
 	if (f != stdout && fclose(f) && !err)
 		err = errno;
 	if (!err)
@@ -660,21 +661,21 @@ static int write_reports(struct session *s, const struct ig_output_opts *out)
 
 	if (!out->quiet && !json_stdout) {
 		err = ig_engine_report_text(s->engine, stdout);
-		if (err && err != -EIO) {
+		if (err && !ferror(stdout)) {
 			ig_err("cannot make the report: %s", strerror(-err));
 			rc = 1;
 		}
-		rc |= close_output(stdout, "the report to standard output");
+		rc |= close_output(stdout, "the report to standard output", -err);
 	}
 	if (f) {
 		s->json = NULL;
 		err = ig_engine_report_json(s->engine, f);
-		if (err && err != -EIO) {
+		if (err && !ferror(f)) {
 			ig_err("cannot make the JSON report: %s", strerror(-err));
 			rc = 1;
 		}
 		rc |= close_output(f, json_stdout ? "the JSON report to standard output" :
-				   out->json_path);
+				   out->json_path, -err);
 	}
 	return rc;
 }
@@ -929,7 +930,7 @@ int ig_session_report(const char *path, bool partial,
 		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
 	ig_reorder_flush(s.reorder);
 	if (out->dump) {
-		rc = close_output(stdout, "the records to standard output");
+		rc = close_output(stdout, "the records to standard output", 0);
 		goto out;
 	}
 	ig_engine_finish(s.engine);

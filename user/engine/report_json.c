@@ -488,7 +488,7 @@ static jo *dashboard_json(const struct ig_engine *e)
 
 int ig_engine_report_json(struct ig_engine *e, FILE *out)
 {
-	const char *stop;
+	const char *stop, *txt;
 	jo *r;
 	int err = 0;
 
@@ -515,10 +515,13 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "block", block_json(e));
 	add(r, "cuda", cuda_json(e));
 	add(r, "dashboard", dashboard_json(e));
-	if (fprintf(out, "%s\n", json_object_to_json_string_ext(r,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
-		err = -EIO;
+	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	errno = 0;	/* a failed write's cause, for the caller's message */
+	if (!txt)
+		err = -ENOMEM;
+	else if (fputs(txt, out) == EOF || fputc('\n', out) == EOF)
+		err = errno ? -errno : -EIO;
 	json_object_put(r);
 	return err;
 }
