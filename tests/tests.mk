@@ -36,3 +36,4 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)$(CC) $(CFLAGS) $(WARN) $< -o $@ -lpthread
 
 test-progs: $(TEST_HELPERS)
+include tests/fuzz/fuzz.mk

@@ -48,7 +48,7 @@ static const struct argp_option options[] = {
 	{ "no-nvml", OPT_NO_NVML, NULL, 0, "Do not sample dashboard utilization", 0 },
 	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
-	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, -1: all)", 0 },
+	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{},
 };
@@ -70,8 +70,43 @@ static long parse_long(struct argp_state *st, const char *what, const char *s,
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || *end || end == s || v < lo || v > hi) {
-		argp_error(st, "invalid %s: '%s'", what, s);
+		argp_error(st, "invalid %s: '%s' (from %ld to %ld)", what, s, lo, hi);
 		bad = true;
+		return lo;
+	}
+	return v;
+}
+
+/* One message for every bad size, naming what is accepted. */
+static unsigned int parse_ringbuf(struct argp_state *st, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 1 || v > 1024 || (v & (v - 1))) {
+		argp_error(st, "invalid --ringbuf-mb: '%s' (a power of two from 1 to 1024)", s);
+		bad = true;
+		return 16;
+	}
+	return v;
+}
+
+/* Seconds: finite, more than 0, and at most a year (the deadline must
+ * fit the clock arithmetic). */
+static double parse_duration(struct argp_state *st, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v > 0) || !(v <= IG_MAX_DURATION_S)) {
+		argp_error(st, "invalid duration: '%s' (seconds, more than 0 and at most %d)",
+			   s, IG_MAX_DURATION_S);
+		bad = true;
+		return 0;
 	}
 	return v;
 }
@@ -123,7 +158,6 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct ig_cli *c = st->input;
-	char *end;
 
 	switch (key) {
 	case 'p':
@@ -133,10 +167,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			parse_pids(st, c, arg);
 		break;
 	case 'd':
-		errno = 0;
-		c->s.duration_s = strtod(arg, &end);
-		if (errno || *end || end == arg || !(c->s.duration_s > 0))
-			usage_error(st, "invalid duration");
+		c->s.duration_s = parse_duration(st, arg);
 		break;
 	case 'j': c->s.out.json_path = arg; break;
 	case 'o': c->s.record_path = arg; break;
@@ -149,9 +180,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		c->s.min_offcpu_ns = parse_long(st, "--min-offcpu-us", arg, 0, 1000000) * 1000;
 		break;
 	case OPT_RINGBUF:
-		c->s.ringbuf_mb = parse_long(st, "--ringbuf-mb", arg, 1, 1024);
-		if (c->s.ringbuf_mb & (c->s.ringbuf_mb - 1))
-			usage_error(st, "--ringbuf-mb must be a power of two");
+		c->s.ringbuf_mb = parse_ringbuf(st, arg);
 		break;
 	case OPT_NO_NVML: c->s.no_nvml = true; break;
 	case OPT_SAMPLE_HZ:
@@ -162,6 +191,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_GAPS:
 		c->s.out.engine.max_gaps_json = parse_long(st, "--gaps", arg, -1, INT_MAX);
+		if (!c->s.out.engine.max_gaps_json)	/* none listed */
+			c->s.out.engine.max_gaps_json = IG_GAPS_NONE;
 		break;
 	case ARGP_KEY_ARG:
 		if (c->cmd == IG_CMD_REPORT && !c->recording) {

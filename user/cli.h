@@ -8,6 +8,7 @@
 #include "session.h"
 
 #define IG_MAX_PIDS 64
+#define IG_MAX_DURATION_S (366 * 24 * 3600)	/* -d */
 
 enum ig_cmd { IG_CMD_NONE, IG_CMD_CHECK, IG_CMD_ATTACH, IG_CMD_RUN, IG_CMD_REPORT };
 

@@ -3,18 +3,25 @@
 #include <inttypes.h>
 #include <sys/socket.h>
 #include "dump.h"
+#include "escape.h"
 #include "engine/names.h"
 
 typedef unsigned long long ull;
 
+/* The target's strings, escaped: at most 256 bytes each, two at a time. */
+#define ESC(i, field) ig_esc(esc[i], sizeof(esc[i]), (field), sizeof(field))
+#define ESC_BUF char esc[2][IG_ESC_SIZE(256)]
+
 static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 {
-	fprintf(f, " off=%llu wake=%llu reason=%s syscall=%d arg=%#llx flags=%#x waker=%u/%u/%.16s prev=%u/%.16s",
+	ESC_BUF;
+
+	fprintf(f, " off=%llu wake=%llu reason=%s syscall=%d arg=%#llx flags=%#x waker=%u/%u/%s prev=%u/%s",
 		(ull)o->t_off, (ull)o->t_wake, ig_reason_name(o->reason), o->syscall,
-		(ull)o->arg, o->flags, o->waker_tid, o->waker_tgid, o->waker_comm,
-		o->prev_tid, o->prev_comm);
+		(ull)o->arg, o->flags, o->waker_tid, o->waker_tgid,
+		ESC(0, o->waker_comm), o->prev_tid, ESC(1, o->prev_comm));
 	if (o->flags & IG_F_DETAIL_NAME) {
-		fprintf(f, " name=%.64s", o->detail.name);
+		fprintf(f, " name=%s", ESC(0, o->detail.name));
 	} else if (o->reason == IG_R_SOCKET) {
 		char a[INET6_ADDRSTRLEN] = "?";
 
@@ -36,6 +43,8 @@ static void dump_cuda(FILE *f, const struct ig_cuda *c)
 
 void ig_dump_record(FILE *f, const struct ig_hdr *r)
 {
+	ESC_BUF;
+
 	fprintf(f, "%llu %s tid=%u pid=%u cpu=%u%s", (ull)r->ts,
 		ig_rec_type_name(r->type), r->tid, r->tgid, IG_HDR_CPU(r->cpu),
 		r->cpu & IG_HDR_LOST_BEFORE ? " lost_before" : "");
@@ -43,8 +52,8 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	case IG_REC_PROC: {
 		const struct ig_proc *p = (const void *)r;
 
-		fprintf(f, " kind=%u ppid=%u comm=%.16s name=%.64s", p->kind, p->ppid,
-			p->comm, p->name);
+		fprintf(f, " kind=%u ppid=%u comm=%s name=%s", p->kind, p->ppid,
+			ESC(0, p->comm), ESC(1, p->name));
 		break;
 	}
 	case IG_REC_OFFCPU:
@@ -70,26 +79,28 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		break;
 	}
 	case IG_REC_LIBOPEN:
-		fprintf(f, " path=%.256s", ((const struct ig_libopen *)r)->path);
+		fprintf(f, " path=%s", ESC(0, ((const struct ig_libopen *)r)->path));
 		break;
 	case IG_REC_META: {
 		const struct ig_meta *m = (const void *)r;
 
-		fprintf(f, " version=%u host=%.64s kernel=%.64s ncpus=%u command=%.256s",
-			m->version, m->host, m->kernel, m->ncpus, m->command);
+		fprintf(f, " version=%u host=%s kernel=%s ncpus=%u", m->version,
+			ESC(0, m->host), ESC(1, m->kernel), m->ncpus);
+		fprintf(f, " command=%s", ESC(0, m->command));
 		break;
 	}
 	case IG_REC_TASK: {
 		const struct ig_task *t = (const void *)r;
 
-		fprintf(f, " ppid=%u comm=%.16s exe=%.128s", t->ppid, t->comm, t->exe);
+		fprintf(f, " ppid=%u comm=%s exe=%s", t->ppid, ESC(0, t->comm),
+			ESC(1, t->exe));
 		break;
 	}
 	case IG_REC_PYRT: {
 		const struct ig_pyrt *p = (const void *)r;
 
-		fprintf(f, " start=%#llx end=%#llx path=%.128s", (ull)p->start,
-			(ull)p->end, p->path);
+		fprintf(f, " start=%#llx end=%#llx path=%s", (ull)p->start,
+			(ull)p->end, ESC(0, p->path));
 		break;
 	}
 	case IG_REC_STATS: {
@@ -115,15 +126,15 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	case IG_REC_LIBCUDA: {
 		const struct ig_libcuda *l = (const void *)r;
 
-		fprintf(f, " attached=%u symbols=%u version=%.32s path=%.192s",
-			l->nattached, l->nsyms, l->version, l->path);
+		fprintf(f, " attached=%u symbols=%u version=%s path=%s",
+			l->nattached, l->nsyms, ESC(0, l->version), ESC(1, l->path));
 		break;
 	}
 	case IG_REC_MAPPING: {
 		const struct ig_mapping *m = (const void *)r;
 
-		fprintf(f, " start=%#llx end=%#llx offset=%#llx path=%.128s",
-			(ull)m->start, (ull)m->end, (ull)m->offset, m->path);
+		fprintf(f, " start=%#llx end=%#llx offset=%#llx path=%s",
+			(ull)m->start, (ull)m->end, (ull)m->offset, ESC(0, m->path));
 		break;
 	}
 	case IG_REC_NVML: {

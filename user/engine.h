@@ -13,12 +13,14 @@
 
 struct ig_engine;
 
+#define IG_GAPS_NONE (-2)
+
 struct ig_engine_opts {
 	size_t sz;
 	int max_depth;		/* waker walk depth (0: default 4) */
 	double window_s;	/* thread history kept (0: default 60 s) */
 	int max_gaps_json;	/* gaps listed in --json (0: default 1000,
-				 * -1: all) */
+				 * -1: all, IG_GAPS_NONE: none) */
 	bool verbose;
 };
 

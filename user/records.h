@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include "../bpf/idlegap.h"
 
-#define IG_FORMAT_VERSION 1
+#define IG_FORMAT_VERSION 2	/* 2: records in checksummed blocks */
 
 /* First record of every stream: what was traced, where, with which clock. */
 struct ig_meta {

@@ -18,6 +18,7 @@
 #include "nvml.h"
 #include "procfs.h"
 #include "pyrt.h"
+#include "outfile.h"
 #include "recording.h"
 #include "reorder.h"
 #include "session.h"
@@ -56,6 +57,7 @@ struct session {
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
 	struct ig_rec_writer *writer;
+	FILE *json;		/* --json, opened up front */
 	int write_err;
 	bool oom;
 	__u64 nrecords;
@@ -632,28 +634,73 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	ig_engine_finish(s->engine);
 }
 
-static int write_reports(struct ig_engine *e, const struct ig_output_opts *out)
+/* Flushes @f and closes it (stdout is only flushed): 1 and one line when
+ * what was written did not all get there; @werr is the errno of a write
+ * that failed before, when known. */
+static int close_output(FILE *f, const char *what, int werr)
 {
-	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
 	int err = 0;
 
-	if (!out->quiet && !json_stdout)
-		err = ig_engine_report_text(e, stdout);
-	if (out->json_path) {
-		FILE *f = json_stdout ? stdout : fopen(out->json_path, "we");
+	if (fflush(f))
+		err = errno;
+	else if (ferror(f))
+		err = werr > 0 ? werr : EIO;
+	if (f != stdout && fclose(f) && !err)
+		err = errno;
+	if (!err)
+		return 0;
+	ig_err("cannot write %s: %s", what, strerror(err));
+	return 1;
+}
 
-		if (!f) {
-			ig_err("cannot write %s: %s", out->json_path, strerror(errno));
-			return 1;
+static int write_reports(struct session *s, const struct ig_output_opts *out)
+{
+	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
+	int rc = 0, err;
+	FILE *f = s->json;
+
+	if (!out->quiet && !json_stdout) {
+		err = ig_engine_report_text(s->engine, stdout);
+		if (err && !ferror(stdout)) {
+			ig_err("cannot make the report: %s", strerror(-err));
+			rc = 1;
 		}
-		err |= ig_engine_report_json(e, f);
-		if (f != stdout && fclose(f)) {
-			ig_err("cannot write %s: %s", out->json_path, strerror(errno));
-			return 1;
-		}
+		rc |= close_output(stdout, "the report to standard output", -err);
 	}
-	fflush(stdout);
-	return err ? 1 : 0;
+	if (f) {
+		s->json = NULL;
+		err = ig_engine_report_json(s->engine, f);
+		if (err && !ferror(f)) {
+			ig_err("cannot make the JSON report: %s", strerror(-err));
+			rc = 1;
+		}
+		rc |= close_output(f, json_stdout ? "the JSON report to standard output" :
+				   out->json_path, -err);
+	}
+	return rc;
+}
+
+/* Up front, as the recording: a bad --json path fails before the run. */
+static int open_json(struct session *s, const char *path)
+{
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		s->json = stdout;
+		return 0;
+	}
+	fd = ig_outfile_open(path);
+	if (fd < 0) {
+		ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
+		return 1;
+	}
+	s->json = fdopen(fd, "w");
+	if (!s->json) {
+		ig_err("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	return 0;
 }
 
 static int setup_outputs(struct session *s, const struct ig_output_opts *out,
@@ -674,15 +721,19 @@ static int setup_outputs(struct session *s, const struct ig_output_opts *out,
 		s->writer = ig_rec_writer_open(record_path);
 		if (!s->writer) {
 			ig_err("cannot write recording %s: %s", record_path,
-			       strerror(errno));
+			       ig_outfile_strerror(-errno));
 			return 1;
 		}
 	}
+	if (out->json_path && !out->dump && open_json(s, out->json_path))
+		return 1;
 	return 0;
 }
 
 static void teardown(struct session *s)
 {
+	if (s->json && s->json != stdout)
+		fclose(s->json);
 	ig_tracer_close(s->tracer);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
@@ -809,7 +860,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	finish_stream(&s, why);
 	werr = ig_rec_writer_close(s.writer);
 	s.writer = NULL;
-	rc = write_reports(s.engine, &o->out);
+	rc = write_reports(&s, &o->out);
 	if (werr) {
 		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
 		rc = 1;
@@ -866,19 +917,24 @@ int ig_session_report(const char *path, bool partial,
 	r.oom = false;
 	err = ig_recording_read(path, partial, replay_cb, &r, &res);
 	if (err) {
-		ig_err("%s%s", res.error,
-		       !res.complete && !r.oom && res.records ? "; --partial analyses what is there" : "");
+		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
+		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
+		       "; --partial analyses what is there");
 		goto out;
 	}
+	if (res.skipped_blocks)
+		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
+			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
+			res.skipped_bytes);
 	if (!res.complete)
 		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
 	ig_reorder_flush(s.reorder);
 	if (out->dump) {
-		rc = fflush(stdout) ? 1 : 0;
+		rc = close_output(stdout, "the records to standard output", 0);
 		goto out;
 	}
 	ig_engine_finish(s.engine);
-	rc = write_reports(s.engine, out);
+	rc = write_reports(&s, out);
 out:
 	teardown(&s);
 	return rc;

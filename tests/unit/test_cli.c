@@ -101,6 +101,88 @@ static void bad_usage(void **state)
 	stderr = saved;
 }
 
+/* Parses with stderr caught; returns the status, *msg what was printed. */
+static int parse_err(struct ig_cli *c, char *msg, size_t n, const char **argv, int argc)
+{
+	FILE *saved = stderr;
+	size_t k;
+	int rc;
+
+	stderr = tmpfile();
+	assert_non_null(stderr);
+	rc = parse(c, argc, argv);
+	rewind(stderr);
+	k = fread(msg, 1, n - 1, stderr);
+	msg[k] = 0;
+	fclose(stderr);
+	stderr = saved;
+	return rc;
+}
+
+#define PARSE_ERR(c, msg, ...) ({ const char *v_[] = { "idlegap", __VA_ARGS__, NULL }; \
+	parse_err(c, msg, sizeof(msg), v_, sizeof(v_) / sizeof(v_[0]) - 1); })
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/* Durations that overflow the deadline: refused, not a 60 ms run. */
+static void duration_bounded(void **state)
+{
+	const char *bad[] = { "1e100", "inf", "-inf", "nan", "-1", "0", "1e9", "" };
+	struct ig_cli c;
+	char msg[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(PARSE_ERR(&c, msg, "attach", "-p", "1", "-d", bad[i]), 2);
+		assert_int_equal(count(msg, "invalid duration"), 1);
+		assert_non_null(strstr(msg, "at most"));
+	}
+	assert_int_equal(PARSE(&c, "attach", "-p", "1", "-d", "86400"), 0);
+	assert_true(c.s.duration_s == 86400);
+}
+
+/* One message per bad ring size, naming the range. */
+static void ringbuf_range_named(void **state)
+{
+	const char *bad[] = { "-1", "0", "3", "4096", "x" };
+	struct ig_cli c;
+	char msg[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(PARSE_ERR(&c, msg, "run", "--ringbuf-mb", bad[i], "--", "true"), 2);
+		assert_int_equal(count(msg, "invalid"), 1);
+		assert_non_null(strstr(msg, "power of two from 1 to 1024"));
+	}
+	assert_int_equal(PARSE(&c, "run", "--ringbuf-mb", "1024", "--", "true"), 0);
+	assert_int_equal(c.s.ringbuf_mb, 1024);
+}
+
+/* --gaps 0 lists none (the engine's 0 means its default). */
+static void gaps_zero_is_none(void **state)
+{
+	struct ig_cli c;
+	char msg[512];
+
+	(void)state;
+	assert_int_equal(PARSE(&c, "report", "--gaps", "0", "f"), 0);
+	assert_int_equal(c.s.out.engine.max_gaps_json, IG_GAPS_NONE);
+	assert_int_equal(PARSE(&c, "report", "--gaps", "-1", "f"), 0);
+	assert_int_equal(c.s.out.engine.max_gaps_json, -1);
+	assert_int_equal(PARSE(&c, "report", "f"), 0);
+	assert_int_equal(c.s.out.engine.max_gaps_json, 0);
+	assert_int_equal(PARSE_ERR(&c, msg, "report", "--gaps", "-2", "f"), 2);
+}
+
 static void help_exits_zero(void **state)
 {
 	struct ig_cli c;
@@ -123,6 +205,9 @@ int main(void)
 		cmocka_unit_test(report_and_check),
 		cmocka_unit_test(bad_usage),
 		cmocka_unit_test(help_exits_zero),
+		cmocka_unit_test(duration_bounded),
+		cmocka_unit_test(ringbuf_range_named),
+		cmocka_unit_test(gaps_zero_is_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -859,7 +859,9 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	if (e->window_ns < 1000000)
 		e->window_ns = 1000000;
 	e->max_gaps = e->o.max_gaps_json ? e->o.max_gaps_json : 1000;
-	if (e->max_gaps < 0)
+	if (e->max_gaps == IG_GAPS_NONE)
+		e->max_gaps = 0;
+	else if (e->max_gaps < 0)
 		e->max_gaps = -1;
 	e->gaps.limit = e->max_gaps;
 	e->unres_list.limit = e->max_gaps;

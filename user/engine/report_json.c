@@ -515,7 +515,7 @@ static jo *dashboard_json(const struct ig_engine *e)
 
 int ig_engine_report_json(struct ig_engine *e, FILE *out)
 {
-	const char *stop;
+	const char *stop, *txt;
 	jo *r;
 	int err = 0;
 
@@ -532,6 +532,8 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "stop_reason", stop ? jstr(stop) : NULL);
 	add(r, "meta", meta_json(e));
 	add(r, "processes", processes_json(e));
+	/* exited ones dropped from the table (fork storms): not listed */
+	add(r, "processes_not_kept", ju64(e->procs_freed));
 	add(r, "gpu", gpu_json(e));
 	add(r, "causes", causes_json(e, &e->idle));
 	add(r, "unresolved_causes", causes_json(e, &e->unres));
@@ -540,10 +542,13 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "block", block_json(e));
 	add(r, "cuda", cuda_json(e));
 	add(r, "dashboard", dashboard_json(e));
-	if (fprintf(out, "%s\n", json_object_to_json_string_ext(r,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
-		err = -EIO;
+	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	errno = 0;	/* a failed write's cause, for the caller's message */
+	if (!txt)
+		err = -ENOMEM;
+	else if (fputs(txt, out) == EOF || fputc('\n', out) == EOF)
+		err = errno ? -errno : -EIO;
 	json_object_put(r);
 	return err;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/report.h"
 #include "engine/files.h"
+#include "escape.h"
 
 #define LABEL_W		56	/* detail label column */
 #define SHOW_DETAILS	2	/* per cause in the text report */
@@ -27,11 +28,14 @@ static double pct(uint64_t part, uint64_t whole)
 /* Keep the end of long labels (file names matter at their tail). */
 static void fit(char *s, size_t w)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s), from;
 
 	if (n <= w)
 		return;
-	memmove(s + 3, s + n - (w - 3), w - 3 + 1);
+	/* from a character's start: no stray UTF-8 continuation bytes */
+	for (from = n - (w - 3); ((unsigned char)s[from] & 0xc0) == 0x80; from++)
+		;
+	memmove(s + 3, s + from, n - from + 1);
 	memcpy(s, "...", 3);
 }
 
@@ -50,25 +54,36 @@ static void thousands(uint64_t v, char *buf, size_t n)
 	buf[at] = '\0';
 }
 
+/* The escaped end of @path: the label shows a path's tail (fit()). */
+static char *esc_tail(char *buf, size_t n, const char *path)
+{
+	size_t len = strlen(path), keep = (n - 1) / 4;
+
+	return ig_esc(buf, n, path + (len > keep ? len - keep : 0), keep);
+}
+
 static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 			 char *buf, size_t n)
 {
+	char dev[32], nm[IG_ESC_SIZE(sizeof(d->name))], pth[IG_ESC_SIZE(48)];
 	const struct ig_fileinfo *fi;
 	const struct ig_biodev *b;
 	const struct ig_mount *m;
-	char dev[32];
 
+	/* names are the target's: never raw to the terminal */
+	ig_esc(nm, sizeof(nm), d->name, sizeof(d->name));
 	switch (d->kind) {
 	case IG_D_FILE:
 		fi = d->k ? ig_file_find(e, d->k) : NULL;
-		snprintf(buf, n, "%s", fi ? fi->path : d->name);
+		snprintf(buf, n, "%s", fi ? esc_tail(pth, sizeof(pth), fi->path) : nm);
 		break;
 	case IG_D_MOUNT:
 		m = ig_mount_at(e, (uint32_t)d->k);
 		thousands(d->aux[0], dev, sizeof(dev));
 		snprintf(buf, n, "reading %s file%s under %s (%s)", dev,
-			 d->aux[0] == 1 ? "" : "s", m ? m->path : "?",
-			 m ? m->fstype : "?");
+			 d->aux[0] == 1 ? "" : "s",
+			 m ? esc_tail(pth, sizeof(pth), m->path) : "?",
+			 m ? ig_esc(nm, sizeof(nm), m->fstype, sizeof(m->fstype)) : "?");
 		break;
 	case IG_D_DEVICE:
 		ig_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
@@ -81,7 +96,7 @@ static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 			snprintf(buf, n, "dev %s", dev);
 		break;
 	case IG_D_PROCESS:
-		snprintf(buf, n, "ran instead: pid %u (%s)", d->pid, d->name);
+		snprintf(buf, n, "ran instead: pid %u (%s)", d->pid, nm);
 		break;
 	case IG_D_CPU:
 		snprintf(buf, n, "on cpu %llu", (unsigned long long)d->k);
@@ -92,25 +107,25 @@ static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 		break;
 	case IG_D_WAKER:
 		snprintf(buf, n, "woken by tid %u (%s, pid %u)", d->tid,
-			 d->name, d->pid);
+			 nm, d->pid);
 		break;
 	case IG_D_HOLDER:
 		snprintf(buf, n, "holder tid %u (%s), on cpu %.0f%%", d->tid,
-			 d->name, pct(d->aux[0], d->aux[0] + d->aux[1] +
+			 nm, pct(d->aux[0], d->aux[0] + d->aux[1] +
 					       d->aux[2]));
 		break;
 	case IG_D_PEER:
-		snprintf(buf, n, "peer %s", d->name);
+		snprintf(buf, n, "peer %s", nm);
 		break;
 	case IG_D_API:
-		snprintf(buf, n, "%s", d->name);
+		snprintf(buf, n, "%s", nm);
 		break;
 	case IG_D_THREAD:
-		snprintf(buf, n, "tid %u (%s, pid %u)", d->tid, d->name,
+		snprintf(buf, n, "tid %u (%s, pid %u)", d->tid, nm,
 			 d->pid);
 		break;
 	case IG_D_WHY:
-		snprintf(buf, n, "%s", d->name);
+		snprintf(buf, n, "%s", nm);
 		break;
 	default:
 		snprintf(buf, n, "?");
@@ -142,7 +157,7 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 	unsigned int order[IG_C__MAX];
 	size_t n = ig_causes_sorted(s, order), i, k, nd, shown = 0;
 	const struct ig_detail *top[SHOW_DETAILS];
-	char label[128];
+	char label[IG_ESC_SIZE(IG_NAME_LEN) + 64];
 
 	fprintf(out, "  %-18s %10s %9s\n", "cause", "time(s)", "share(%)");
 	for (i = 0; i < n && shown < max_causes; i++) {
@@ -226,17 +241,23 @@ static void processes_section(FILE *out, const struct ig_engine *e)
 {
 	const struct ig_process **v;
 	size_t n = ig_procs_sorted(e, &v), i;
-	char exe[sizeof(((struct ig_process *)0)->exe)];
+	char exe[IG_ESC_SIZE(sizeof(((struct ig_process *)0)->exe))];
+	char comm[IG_ESC_SIZE(IG_COMM_LEN)];
 
-	fprintf(out, "Processes: %zu\n", n);
+	fprintf(out, "Processes: %zu", n);
+	if (e->procs_freed)	/* the table is capped: say so */
+		fprintf(out, " listed; %llu more exited and were not kept",
+			(unsigned long long)e->procs_freed);
+	fprintf(out, "\n");
 	fprintf(out, "  %8s %8s %8s %8s  %-16s %s\n", "pid", "ppid",
 		"threads", "subs(n)", "comm", "exe");
 	for (i = 0; i < n && i < 20; i++) {
-		snprintf(exe, sizeof(exe), "%s", v[i]->exe);
+		ig_esc(exe, sizeof(exe), v[i]->exe, sizeof(v[i]->exe));
 		fit(exe, 22);
 		fprintf(out, "  %8u %8u %8u %8llu  %-16s %s\n", v[i]->pid,
 			v[i]->ppid, v[i]->nthreads_seen,
-			(unsigned long long)v[i]->submissions, v[i]->comm, exe);
+			(unsigned long long)v[i]->submissions,
+			ig_esc(comm, sizeof(comm), v[i]->comm, sizeof(v[i]->comm)), exe);
 	}
 	if (n > 20)
 		fprintf(out, "  (%zu more in the JSON report)\n", n - 20);
@@ -318,9 +339,10 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
 	}
-	fprintf(out, "traced %.3f s: %u GPU%s with work, %u processes%s\n",
+	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
-		e->nprocs, e->have_end ? "" : " (recording incomplete)");
+		(unsigned long long)(e->nprocs + e->procs_freed),
+		e->have_end ? "" : " (recording incomplete)");
 	if (t.ndevs)
 		gpu_section(out, e, &t);
 	else

@@ -1,0 +1,41 @@
+# `make fuzz`: a libFuzzer harness (clang, ASan, UBSan) over the whole
+# `report` path, seeded with the small real recordings in tests/fuzz/corpus.
+# FUZZ_SECONDS=600 make fuzz for a long run; tests/fuzz.t runs a fixed
+# number of inputs in `make test`.
+FUZZ_CC     ?= clang
+FUZZ_FLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	       -fno-sanitize-recover=undefined
+FUZZ_SRCS   := $(filter-out user/main.c,$(USER_SRCS))
+FUZZ_OBJS   := $(patsubst user/%.c,$(BUILD)/fuzz/%.o,$(FUZZ_SRCS))
+FUZZ_BIN    := $(BUILD)/fuzz/fuzz_report
+FUZZ_SECONDS ?= 60
+
+$(BUILD)/fuzz/%.o: user/%.c | $(BPF_SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ_BIN): tests/fuzz/fuzz_report.c $(FUZZ_OBJS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ $(LIBS)
+
+fuzz-bin: $(FUZZ_BIN)
+
+# Built for `make test` where clang can link a libFuzzer program
+# (libclang-rt-dev); tests/fuzz.t says SKIP otherwise.
+FUZZ_PROBE := printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o /dev/null 2>/dev/null
+fuzz-maybe: | $(BPF_SKELS)
+	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_BIN) || $(MAKE) --no-print-directory $(FUZZ_BIN); fi
+
+test-progs: fuzz-maybe
+
+# New inputs go to $(BUILD)/fuzz/corpus; the checked-in seeds stay as they are.
+fuzz: $(FUZZ_BIN)
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
+	$(Q)$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -timeout=20 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus tests/fuzz/corpus
+
+.PHONY: fuzz fuzz-bin fuzz-maybe
+-include $(FUZZ_OBJS:.o=.d)
