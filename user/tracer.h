@@ -29,7 +29,7 @@ enum ig_uprobe_kind {
 };
 
 /* Opens and loads every program (tp_btf, or raw_tp where the kernel lacks
- * BTF-typed tracepoints).  NULL and errno set on failure. */
+ * a BTF-typed tracepoint, hook by hook).  NULL and errno set on failure. */
 struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 				 ig_record_fn fn, void *ctx);
 /* Attaches the host tracepoints.  Negative errno. */
@@ -61,6 +61,20 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
 int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
 bool ig_tracer_uses_btf(const struct ig_tracer *t);
 void ig_tracer_close(struct ig_tracer *t);
+
+/* The kernel tracepoints idlegap hooks, in attach order.  @required: a
+ * session cannot start without it; @btf: has a tp_btf flavour (else raw_tp
+ * only). */
+struct ig_hook_info {
+	const char *tp;
+	bool required;
+	bool btf;
+};
+extern const struct ig_hook_info ig_hooks[];
+extern const size_t ig_nhooks;
+/* What to do about an attach error (negative errno), or NULL. */
+const char *ig_attach_hint(int err);
+bool ig_tracer_uses_multi(const struct ig_tracer *t);
 
 /* Feature probes, shared with `idlegap check`. */
 bool ig_probe_tp_btf(const char *tp_name);
