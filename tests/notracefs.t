@@ -2,8 +2,10 @@
 # A host as it comes: tracefs and debugfs not mounted (a fresh VM, a pod).
 # In a private mount namespace with both unmounted, `check` says ready and
 # a short `run` of trainsim traces the simulated GPU, without mounting
-# anything.  Without privileges `check` blames them, not the kernel, and
-# its verdict is the one `run` then gives.  Needs root and unshare(1).
+# anything.  `check` predicts `run`: the same probes and choices, and
+# without the kernel's BTF or without privileges it blames that, not the
+# verifier or the kernel, and its verdict is the one `run` then gives.
+# Needs root and unshare(1).
 if [ -z "${IG_PRIVATE_NS:-}" ] && [ "$(id -u)" = 0 ] &&
    unshare -m --propagation private true 2> /dev/null; then
 	IG_PRIVATE_NS=1 exec unshare -m --propagation private "$0" "$@"
@@ -37,6 +39,33 @@ ok "run: no hook failed to attach" -- sh -c '! grep -qi "cannot attach\|unavaila
 busy=$(json "$TMP/run.json" 'j["gpu"]["busy_s"] > 0')
 is "$busy" True "run: the GPU's work was seen through the libcuda probes"
 is "$(trace_mounts)" "" "run: mounted neither tracefs nor debugfs"
+
+# --- check predicts run: the same probes, the same choices ------------------
+"$IG" check -v > "$TMP/checkv.txt" 2>&1
+is "$(grep -c 'probing multi-uprobe links' "$TMP/checkv.txt")" 1 \
+	"check: multi-uprobe links probed once (its line and the tracer share the answer)"
+is "$(grep -c 'probing tp_btf sched_switch$' "$TMP/checkv.txt")" 1 \
+	"check: sched_switch's tp_btf flavour probed once"
+is "$(grep 'probing tp_btf' "$TMP/checkv.txt" | sort | uniq -d)" "" \
+	"check: each hook's tp_btf flavour probed once"
+ok "check: sys_enter/sys_exit are not listed (no hook uses them)" -- \
+	sh -c '! grep -q "sys_enter\|sys_exit" "$1"' _ "$TMP/check.txt"
+IDLEGAP_NO_UPROBE_MULTI=1 "$IG" check > "$TMP/nomulti.txt" 2>&1
+ok "check, IDLEGAP_NO_UPROBE_MULTI: says multi-uprobe links are off, as run has them" -- \
+	grep -q '^  --   multi-uprobe links .*off' "$TMP/nomulti.txt"
+ok "check, IDLEGAP_NO_UPROBE_MULTI: uprobes attach as perf-event links" -- \
+	grep -q '^  ok   uprobes attach .*(perf-event links)' "$TMP/nomulti.txt"
+
+# a kernel without BTF, as user space sees it: /sys/kernel/btf hidden
+nobtf() { unshare -m --propagation private sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' _ "$@"; }
+nobtf "$IG" check > "$TMP/nobtf.txt" 2> "$TMP/nobtf.err"
+is "$?" 1 "check without kernel BTF: not ready"
+ok "check without kernel BTF: names the fix (CONFIG_DEBUG_INFO_BTF)" -- \
+	grep -q '^  FAIL BTF .*kernel lacks BTF.*CONFIG_DEBUG_INFO_BTF=y' "$TMP/nobtf.txt"
+is "$(grep -c '^  FAIL' "$TMP/nobtf.txt")" 1 "check without kernel BTF: the one FAIL is BTF (the verifier is not blamed)"
+grep '^  FAIL' "$TMP/nobtf.txt" | sed 's/^/# /'
+nobtf "$IG" run -q -- true > /dev/null 2>&1
+is "$?" 1 "run without kernel BTF: fails, as check predicted"
 
 # --- without privileges ----------------------------------------------------
 command -v setpriv > /dev/null || { skip "non-root check" "no setpriv"; done_testing; exit; }

@@ -46,25 +46,28 @@ static bool tracefs_mounted(void)
 /* Kernel features, each probed by loading a program: that needs the
  * privileges, so without them they are not checked at all (a refusal for
  * want of privileges says nothing about the kernel). */
-static void check_features(void)
+static void check_features(bool btf)
 {
-	bool multi = ig_probe_uprobe_multi();
+	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi();
 	size_t i, nbtf = 0, n = 0;
 
+	/* the same (cached) probes pick run's flavours */
 	for (i = 0; i < ig_nhooks; i++)
 		if (ig_hooks[i].btf) {
 			n++;
 			nbtf += ig_probe_tp_btf(ig_hooks[i].tp);
 		}
-	line(nbtf == n, false, "BTF tracepoints (tp_btf)", "%zu of %zu hooks%s", nbtf, n,
-	     nbtf == n ? "" : ": raw_tp used for the others");
+	if (btf)
+		line(nbtf == n, false, "BTF tracepoints (tp_btf)", "%zu of %zu hooks%s", nbtf, n,
+		     nbtf == n ? "" : ": raw_tp used for the others");
 	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) > 0,
 	     false, "raw tracepoints", "interrupt context%s", nbtf == n ? "" : ", hooks without tp_btf");
 	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) > 0 &&
 	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
 	     false, "uprobes", "libcuda entry points (kprobes themselves are not used)");
-	line(multi, false, "multi-uprobe links", "%s", multi ?
-	     "one link per library: fast attach and detach" :
+	line(use, false, "multi-uprobe links", "%s", use ?
+	     "one link per library: fast attach and detach" : multi ?
+	     "off (IDLEGAP_NO_UPROBE_MULTI): one link per entry point" :
 	     "not available: one link per entry point (slow to detach)");
 	line(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0, false,
 	     "ring buffer", "event transport");
@@ -74,7 +77,8 @@ static void check_features(void)
 				     NULL) > 0, false, "bpf_find_vma", "names the file behind a page fault");
 }
 
-static void check_kernel(bool priv)
+/* Returns whether the kernel has BTF: without it nothing loads. */
+static bool check_kernel(bool priv)
 {
 	struct utsname u;
 	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -83,7 +87,7 @@ static void check_kernel(bool priv)
 	uname(&u);
 	printf("kernel %s\n", u.release);
 	line(btf, true, "BTF", "%s", btf ? "/sys/kernel/btf/vmlinux" :
-	     "missing: the kernel needs CONFIG_DEBUG_INFO_BTF=y");
+	     "kernel lacks BTF (no /sys/kernel/btf/vmlinux): boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	line(true, false, "tracefs", "%s", tracefs_mounted() ?
 	     "mounted (not needed)" : "not mounted (not needed: hooks attach without it)");
 	for (i = 0; btf && i < ig_nhooks; i++) {
@@ -94,9 +98,10 @@ static void check_kernel(bool priv)
 		     "missing: wakeups from interrupts are not told apart");
 	}
 	if (priv)
-		check_features();
+		check_features(btf);
 	else
 		line(false, false, "kernel features", "not checked: probing them loads BPF programs, which needs privileges");
+	return btf;
 }
 
 static void on_record(const struct ig_hdr *rec, void *ctx)
@@ -273,14 +278,16 @@ int ig_check(pid_t pid, const char *libcuda)
 	struct ig_tracer *t = NULL;
 	struct ig_nvml *n;
 	char lib[PATH_MAX];
-	bool priv = ig_require_privileges() == 0;
+	bool priv = ig_require_privileges() == 0, btf;
 
 	nfail = 0;
 	printf("idlegap check\n");
 	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" :
 	     "not root: run with sudo");
-	check_kernel(priv);
-	if (priv && (t = check_load()))
+	btf = check_kernel(priv);
+	if (priv && !btf)
+		line(false, false, "BPF programs load", "not tried: they need the kernel's BTF (see above)");
+	else if (priv && (t = check_load()))
 		check_uprobes(t);
 	if (pid > 0)
 		check_target(t, pid, libcuda);

@@ -56,7 +56,7 @@ struct ig_uprobe_multi_attr {
 	__u32 pad;
 };
 
-bool ig_probe_uprobe_multi(void)
+static bool probe_uprobe_multi(void)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -64,12 +64,29 @@ bool ig_probe_uprobe_multi(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = IG_BPF_TRACE_UPROBE_MULTI);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
+	int fd;
 
+	ig_debug("probing multi-uprobe links");
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
 		return false;
 	close(fd);
 	return true;
+}
+
+/* Probed once per process: `check` reports the answer `run` acts on. */
+bool ig_probe_uprobe_multi(void)
+{
+	static int have = -1;
+
+	if (have < 0)
+		have = probe_uprobe_multi();
+	return have;
+}
+
+bool ig_use_uprobe_multi(void)
+{
+	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
 }
 
 static struct btf *vmlinux_btf(void)
@@ -105,7 +122,7 @@ bool ig_probe_raw_tp_exists(const char *tp)
 /* Loads "return 0" as a BTF-typed tracepoint program: the only reliable
  * way to know the kernel takes them (some kernels lack the tracing
  * program type that fentry needs yet accept tp_btf, others neither). */
-bool ig_probe_tp_btf(const char *tp)
+static bool probe_tp_btf(const char *tp)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -117,6 +134,7 @@ bool ig_probe_tp_btf(const char *tp)
 
 	if (id <= 0)
 		return false;
+	ig_debug("probing tp_btf %s", tp);
 	o.attach_btf_id = id;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
@@ -153,6 +171,22 @@ const struct ig_hook_info ig_hooks[] = {
 	{ "hrtimer_expire_entry", false, false }, { "hrtimer_expire_exit", false, false },
 };
 const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
+
+/* Probed once per hook and process: `check` reports the flavours that
+ * `run` loads. */
+bool ig_probe_tp_btf(const char *tp)
+{
+	static signed char known[sizeof(ig_hooks) / sizeof(ig_hooks[0])];
+	size_t i;
+
+	for (i = 0; i < ig_nhooks && strcmp(ig_hooks[i].tp, tp); i++)
+		;
+	if (i == ig_nhooks)
+		return probe_tp_btf(tp);
+	if (!known[i])
+		known[i] = probe_tp_btf(tp) ? 1 : -1;
+	return known[i] > 0;
+}
 
 /* The programs of ig_hooks[i]: @btf is NULL for raw_tp-only hooks. */
 static void hook_progs(struct idlegap_bpf *s, size_t i, struct bpf_program **btf,
@@ -214,7 +248,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 		goto fail;
 	}
 	pick_flavours(t);
-	t->multi = !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
+	t->multi = ig_use_uprobe_multi();
 	if (t->multi) {
 		struct bpf_program *up[] = {
 			t->skel->progs.ig_cu_submit, t->skel->progs.ig_cu_enter,
