@@ -8,8 +8,9 @@ ratio, its target and PASS/MISS.
 
 USAGE
     tools/bench.py [--quick] [--rows 1,2,...] [--json FILE]
-        --quick   shorter runs, under 6 minutes in all (the memory row
-                  traces 60 s, not 300 s); also BENCH_QUICK=1
+        --quick   shorter runs, under 6 minutes in all: fewer probe hits and
+                  syscalls, half the training steps, the memory row traces
+                  30 s (not 300 s), accuracy runs 4 s; also BENCH_QUICK=1
 
 Interrupted (SIGINT, SIGTERM, SIGHUP), it stops every process it started,
 and their children, and exits 128 + the signal's number: a traced workload
@@ -188,7 +189,7 @@ def median_of(fns, rounds):
 # ---- 1. per-hit probe cost against the floor -------------------------------
 
 def probe_cost(quick):
-    n = 100000 if quick else 300000
+    n = 30000 if quick else 300000
     costs = {}
     for fn, sym, ret in (("launch", "cuLaunchKernel", False),
                          ("sync", "cuStreamSynchronize", True),
@@ -212,7 +213,7 @@ def probe_cost(quick):
 # ---- 2. syscall path ---------------------------------------------------------
 
 def syscall_cost(quick):
-    n = 1000000 if quick else 3000000
+    n = 300000 if quick else 3000000
     for kind in ("read", "futex"):
         loop = [SYSLOOP, str(n), kind]
         u, t = median_of([lambda: float(out(loop)),
@@ -224,12 +225,18 @@ def syscall_cost(quick):
 
 # ---- 3. end to end on the workload --------------------------------------------
 
-def trainsim_run(scenario, mode, tmp):
+# --quick: half the scenario's default steps (300 for both)
+QUICK_STEPS = {"healthy": 150, "launch": 150}
+
+
+def trainsim_run(scenario, mode, tmp, quick):
     """One trainsim run: untraced, under an empty uprobe on cuLaunchKernel
     ("bare"), or under idlegap.  Returns (job wall s, steps/s, probe hits)."""
     truth = os.path.join(tmp, "t.json")
     rep = os.path.join(tmp, "r.json")
     cmd = [TRAINSIM, "-s", scenario, "-q", "--truth", truth]
+    if quick:
+        cmd += ["-n", str(QUICK_STEPS[scenario])]
     if mode == "idlegap":
         cmd = traced(cmd, "--no-nvml", "--json", rep)
     elif mode == "bare":
@@ -256,7 +263,7 @@ def end_to_end(quick, costs):
         res = {m: [] for m in modes}
         for _ in range(rounds):
             for m in modes:
-                res[m].append(trainsim_run(scenario, m, tmp))
+                res[m].append(trainsim_run(scenario, m, tmp, quick))
         med = {m: (statistics.median(r[0] for r in res[m]),
                    statistics.median(r[1] for r in res[m])) for m in modes}
         wu, su = med["untraced"]
@@ -301,7 +308,7 @@ def replay_throughput(quick):
 
 
 def live_throughput(quick):
-    secs = 10 if quick else 30
+    secs = 5 if quick else 30
     tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
     rep = os.path.join(tmp, "r.json")
     cmd = traced([STORM, str(secs), "1"], "--no-nvml", "--sample-hz", "0",
@@ -331,7 +338,7 @@ def rss_kb(pid):
 
 
 def memory(quick):
-    secs = 60 if quick else 300
+    secs = 30 if quick else 300
     cmd = traced([TRAINSIM, "-s", "storage", "-q", "-t", str(secs),
                   "-n", "100000000"], "--no-nvml")
     p = popen(cmd, env=SIMENV, stdout=subprocess.DEVNULL,
@@ -358,7 +365,8 @@ def memory(quick):
     flat = last - first <= max(2.0, 0.05 * first)
     row("5", "memory: peak RSS over %d s of storage" % secs, "%.1f MiB" % peak,
         "<= 64 MiB", peak <= 64)
-    row("5", "memory: growth after the first minute", "%+.1f MiB" % (last - first),
+    row("5", "memory: growth after the first %.0f s" % min(60, secs / 2),
+        "%+.1f MiB" % (last - first),
         "flat", flat, "%.1f MiB at %.0f s, %.1f MiB at the end" %
         (first, min(60, secs / 2), last))
 
@@ -399,8 +407,8 @@ def accuracy_tables(quick):
             "launch", "sync_copy", "gil"]
     res = []
     for s in scen:
-        res.append(accuracy.run(s, [], 6 if quick else None))
-    res.append(accuracy.run("healthy", ["--no-sync"], 6 if quick else None))
+        res.append(accuracy.run(s, [], 4 if quick else None))
+    res.append(accuracy.run("healthy", ["--no-sync"], 4 if quick else None))
     print()
     print("7   GPU idle gaps against the simulator's trace (precision target"
           " >= 0.99, recall >= 0.90)")
