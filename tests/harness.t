@@ -22,11 +22,11 @@ for sig in INT TERM HUP; do
 	i=0
 	# wait for the traced workload itself
 	until [ -n "$(for p in $(marked "$mark"); do grep -lx trainsim /proc/$p/comm 2> /dev/null; done)" ] ||
-	      [ $i -ge 100 ]; do
+	      [ $i -ge 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	ok "bench ($sig): a traced trainsim was running" -- test $i -lt 100
+	ok "bench ($sig): a traced trainsim was running" -- test $i -lt 300
 	sleep 0.5
 	kill -$sig $bench
 	wait $bench
