@@ -19,9 +19,11 @@ left running would skew whatever runs next.
 """
 
 import argparse
+import atexit
 import ctypes
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -142,6 +144,17 @@ def stop_all(grace=3.0):
     return descendants()
 
 
+_scratch = []
+
+
+def scratch():
+    """A fresh directory, removed when bench ends (or is interrupted)."""
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="idlegap-bench."))
+        atexit.register(shutil.rmtree, _scratch[0], True)
+    return tempfile.mkdtemp(dir=_scratch[0])
+
+
 def on_signal(sig, _frame):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
@@ -150,6 +163,8 @@ def on_signal(sig, _frame):
     print("\nbench: interrupted by %s; its processes are stopped%s" %
           (name, "" if not left else " but for %s" % left),
           file=sys.stderr, flush=True)
+    if _scratch:
+        shutil.rmtree(_scratch[0], True)
     os._exit(128 + sig)
 
 
@@ -256,7 +271,7 @@ def trainsim_run(scenario, mode, tmp, quick):
 
 
 def end_to_end(quick, costs):
-    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    tmp = scratch()
     rounds = 3 if quick else 5
     for scenario in ("healthy", "launch"):
         modes = ("untraced", "idlegap") if scenario == "healthy" else \
@@ -293,7 +308,7 @@ def end_to_end(quick, costs):
 
 def replay_throughput(quick):
     n = 2000000 if quick else 10000000
-    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    tmp = scratch()
     rec = os.path.join(tmp, "big.igrec")
     nrec = int(out([GENREC, rec, str(n)]))
     best = None
@@ -310,7 +325,7 @@ def replay_throughput(quick):
 
 def live_throughput(quick):
     secs = 5 if quick else 30
-    tmp = tempfile.mkdtemp(prefix="idlegap-bench.")
+    tmp = scratch()
     rep = os.path.join(tmp, "r.json")
     cmd = traced([STORM, str(secs), "1"], "--no-nvml", "--sample-hz", "0",
                  "--json", rep)
