@@ -2,8 +2,10 @@
 /*
  * idlegap's BPF programs.  Thin SEC() wrappers around the logic in
  * host.bpf.h (scheduler, syscalls, faults, block IO) and cuda.bpf.h
- * (libcuda uprobes).  Scheduler hooks come in two flavours: tp_btf, and
- * raw_tp for kernels without BTF-typed tracepoints; user space loads one.
+ * (libcuda uprobes).  Scheduler, block and fault hooks come in two
+ * flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
+ * user space loads one of each.  No hook needs tracefs or debugfs mounted:
+ * tracepoints attach by name, uprobes by file and offset.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -79,10 +81,18 @@ int BPF_PROG(ig_exit_raw, struct task_struct *p)
 	return handle_exit(p);
 }
 
-SEC("tp/exceptions/page_fault_user")
-int ig_fault(struct trace_event_raw_exceptions *ctx)
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(ig_fault_btf, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
 {
-	return handle_fault(ctx->address);
+	return handle_fault(address);
+}
+
+SEC("raw_tp/page_fault_user")
+int BPF_PROG(ig_fault_raw, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return handle_fault(address);
 }
 
 SEC("tp_btf/block_rq_issue")

@@ -37,49 +37,71 @@ static void line(bool ok, bool essential, const char *what, const char *fmt, ...
 		nfail++;
 }
 
-static void check_kernel(void)
+static bool tracefs_mounted(void)
 {
-	static const char *const tps[] = {
-		"sched_switch", "sched_waking", "sched_process_fork",
-		"sched_process_exec", "sched_process_exit", "sys_enter",
-		"sys_exit", "page_fault_user", "block_rq_issue",
-		"block_rq_complete", "irq_handler_entry", "softirq_entry",
-		"hrtimer_expire_entry",
-	};
+	return access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	       access("/sys/kernel/debug/tracing/events", F_OK) == 0;
+}
+
+/* Kernel features, each probed by loading a program: that needs the
+ * privileges, so without them they are not checked at all (a refusal for
+ * want of privileges says nothing about the kernel). */
+static void check_features(bool btf)
+{
+	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi();
+	size_t i, nbtf = 0, n = 0;
+
+	/* the same (cached) probes pick run's flavours */
+	for (i = 0; i < ig_nhooks; i++)
+		if (ig_hooks[i].btf) {
+			n++;
+			nbtf += ig_probe_tp_btf(ig_hooks[i].tp);
+		}
+	if (btf)
+		line(nbtf == n, false, "BTF tracepoints (tp_btf)", "%zu of %zu hooks%s", nbtf, n,
+		     nbtf == n ? "" : ": raw_tp used for the others");
+	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) > 0,
+	     false, "raw tracepoints", "interrupt context%s", nbtf == n ? "" : ", hooks without tp_btf");
+	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) > 0 &&
+	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
+	     false, "uprobes", "libcuda entry points (kprobes themselves are not used)");
+	line(use, false, "multi-uprobe links", "%s", use ?
+	     "one link per library: fast attach and detach" : multi ?
+	     "off (IDLEGAP_NO_UPROBE_MULTI): one link per entry point" :
+	     "not available: one link per entry point (slow to detach)");
+	line(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0, false,
+	     "ring buffer", "event transport");
+	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
+				     NULL) > 0, false, "attach cookies", "one program for all entry points");
+	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma,
+				     NULL) > 0, false, "bpf_find_vma", "names the file behind a page fault");
+}
+
+/* Returns whether the kernel has BTF: without it nothing loads. */
+static bool check_kernel(bool priv)
+{
 	struct utsname u;
-	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0, tpbtf;
+	bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	size_t i;
 
 	uname(&u);
 	printf("kernel %s\n", u.release);
 	line(btf, true, "BTF", "%s", btf ? "/sys/kernel/btf/vmlinux" :
-	     "missing: the kernel needs CONFIG_DEBUG_INFO_BTF=y");
-	tpbtf = ig_probe_tp_btf("sched_switch");
-	line(tpbtf, false, "BTF tracepoints (tp_btf)", "%s", tpbtf ?
-	     "used for scheduler and block hooks" : "not available: raw_tp used instead");
-	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) > 0,
-	     true, "raw tracepoints", "syscalls, interrupts%s", tpbtf ? "" : ", scheduler, block");
-	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) > 0,
-	     true, "tracepoints", "page faults");
-	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) > 0 &&
-	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
-	     true, "uprobes", "libcuda entry points (kprobes themselves are not used)");
-	line(ig_probe_uprobe_multi(), false, "multi-uprobe links",
-	     "%s", ig_probe_uprobe_multi() ? "one link per library: fast attach and detach" :
-	     "not available: one link per entry point (slow to detach)");
-	line(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0, true,
-	     "ring buffer", "event transport");
-	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
-				     NULL) > 0, true, "attach cookies", "one program for all entry points");
-	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma,
-				     NULL) > 0, false, "bpf_find_vma", "names the file behind a page fault");
-	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		bool ok = ig_probe_raw_tp_exists(tps[i]);
-		bool essential = strncmp(tps[i], "irq", 3) && strncmp(tps[i], "soft", 4) &&
-				 strncmp(tps[i], "hrtimer", 7);
+	     "kernel lacks BTF (no /sys/kernel/btf/vmlinux): boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	line(true, false, "tracefs", "%s", tracefs_mounted() ?
+	     "mounted (not needed)" : "not mounted (not needed: hooks attach without it)");
+	for (i = 0; btf && i < ig_nhooks; i++) {
+		bool ok = ig_probe_raw_tp_exists(ig_hooks[i].tp);
 
-		line(ok, essential, tps[i], "%s", ok ? "present" : "missing");
+		line(ok, ig_hooks[i].required, ig_hooks[i].tp, "%s",
+		     ok ? "present" : ig_hooks[i].required ? "missing" :
+		     "missing: wakeups from interrupts are not told apart");
 	}
+	if (priv)
+		check_features(btf);
+	else
+		line(false, false, "kernel features", "not checked: probing them loads BPF programs, which needs privileges");
+	return btf;
 }
 
 static void on_record(const struct ig_hdr *rec, void *ctx)
@@ -88,8 +110,17 @@ static void on_record(const struct ig_hdr *rec, void *ctx)
 	(void)ctx;
 }
 
-/* The real thing: the verifier must accept every program. */
-static void check_load(void)
+static const char *fix(int err)
+{
+	const char *h = ig_attach_hint(err);
+
+	return h ? h : "";
+}
+
+/* The real thing, as `run` does it: every program loads, the host hooks
+ * attach, CPU-clock sampling starts.  The tracer stays open for the
+ * uprobe attach checks. */
+static struct ig_tracer *check_load(void)
 {
 	struct ig_tracer_opts o = { .sz = sizeof(o) };
 	struct ig_tracer *t;
@@ -97,14 +128,57 @@ static void check_load(void)
 
 	t = ig_tracer_open(&o, on_record, NULL);
 	if (!t) {
-		line(false, true, "BPF programs load", "%s", strerror(errno));
-		return;
+		err = -errno;
+		line(false, true, "BPF programs load", "%s: %s", strerror(-err),
+		     err == -EPERM || err == -EACCES ? fix(err) :
+		     "the verifier refused them (idlegap -v check shows its log)");
+		return NULL;
 	}
 	err = ig_tracer_attach_host(t);
-	line(!err, true, "BPF programs load+attach", "%s",
+	line(!err, true, "BPF programs load+attach", "%s%s%s",
 	     err ? strerror(-err) : ig_tracer_uses_btf(t) ? "all (tp_btf flavour)" :
-	     "all (raw_tp flavour)");
-	ig_tracer_close(t);
+	     "all (tp_btf where the kernel has it, else raw_tp)",
+	     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
+	if (err) {
+		ig_tracer_close(t);
+		return NULL;
+	}
+	err = ig_tracer_attach_sampling(t, 997);
+	line(!err, false, "CPU-clock sampling", "%s", err ? strerror(-err) :
+	     "time inside launches is told apart from host compute");
+	return t;
+}
+
+struct ld_ctx {
+	char path[PATH_MAX];
+};
+
+static int find_ld(const struct ig_map_entry *m, void *ctx)
+{
+	struct ld_ctx *c = ctx;
+	const char *base = strrchr(m->path, '/');
+
+	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
+		return 0;
+	ig_cuda_proc_path(getpid(), m->path, c->path, sizeof(c->path));
+	return 1;
+}
+
+/* uprobes by file and offset, as `run` hooks the loader of what it starts. */
+static void check_uprobes(struct ig_tracer *t)
+{
+	struct ld_ctx c = { "" };
+	int err;
+
+	ig_proc_for_each_map(getpid(), find_ld, &c);
+	if (!c.path[0]) {
+		line(false, false, "uprobes attach", "no dynamic loader mapped here to try them on");
+		return;
+	}
+	err = ig_tracer_attach_ld(t, c.path);
+	line(!err, true, "uprobes attach", "%s%s%s%s", err ? strerror(-err) : c.path,
+	     err ? "" : ig_tracer_uses_multi(t) ? " (multi-uprobe link)" : " (perf-event links)",
+	     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 }
 
 struct sym_ctx {
@@ -123,8 +197,9 @@ static void sym_cb(unsigned int api, const char *name, size_t off, void *ctx)
 	c->byclass[ig_api_class_of(api) & 31]++;
 }
 
-static void check_libcuda(const char *path, const char *where)
+static void check_libcuda(struct ig_tracer *t, const char *path, const char *where)
 {
+	struct ig_libcuda_info info;
 	struct sym_ctx c = {};
 	char version[32], missing[1024] = "";
 	size_t off = 0;
@@ -153,9 +228,18 @@ static void check_libcuda(const char *path, const char *where)
 					off ? " " : "", ig_api_name(api));
 	if (off)
 		printf("       skipped (not in this driver): %s\n", missing);
+	if (!t || !c.n)
+		return;
+	err = ig_cuda_attach(t, path, getpid(), &info);
+	if (!err && info.nattached)
+		line(true, true, "probes attach", "%u of %u entry points", info.nattached,
+		     info.nsyms);
+	else
+		line(false, true, "probes attach", "%s%s%s", err ? strerror(-err) : "none attached",
+		     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 }
 
-static void check_target(pid_t pid, const char *libcuda)
+static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 {
 	char comm[64] = "", lib[PATH_MAX];
 	struct ig_pyrt_info py;
@@ -173,9 +257,9 @@ static void check_target(pid_t pid, const char *libcuda)
 		return;
 	}
 	if (libcuda)
-		check_libcuda(libcuda, "--libcuda");
+		check_libcuda(t, libcuda, "--libcuda");
 	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
-		check_libcuda(lib, "mapped by the process");
+		check_libcuda(t, lib, "mapped by the process");
 	else
 		line(false, false, "libcuda", "not mapped: the process has not loaded the CUDA driver (yet)");
 	err = ig_pyrt_find(pid, &py);
@@ -191,28 +275,32 @@ int ig_check(pid_t pid, const char *libcuda)
 {
 	extern char **environ;
 	const char *why = NULL;
+	struct ig_tracer *t = NULL;
 	struct ig_nvml *n;
 	char lib[PATH_MAX];
-	bool priv = ig_require_privileges() == 0;
+	bool priv = ig_require_privileges() == 0, btf;
 
 	nfail = 0;
 	printf("idlegap check\n");
 	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" :
 	     "not root: run with sudo");
-	check_kernel();
-	if (priv)
-		check_load();
+	btf = check_kernel(priv);
+	if (priv && !btf)
+		line(false, false, "BPF programs load", "not tried: they need the kernel's BTF (see above)");
+	else if (priv && (t = check_load()))
+		check_uprobes(t);
 	if (pid > 0)
-		check_target(pid, libcuda);
+		check_target(t, pid, libcuda);
 	else if (libcuda)
-		check_libcuda(libcuda, "--libcuda");
+		check_libcuda(t, libcuda, "--libcuda");
 	else if (!ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
-		check_libcuda(lib, "what `idlegap run` would load");
+		check_libcuda(t, lib, "what `idlegap run` would load");
 	else
 		printf("libcuda: not found on the loader path (use --libcuda PATH, or -p PID of a GPU process)\n");
 	n = ig_nvml_open(&why);
 	printf("dashboard utilization: %s\n", n ? "NVML present, sampled during runs" : why);
 	ig_nvml_close(n);
+	ig_tracer_close(t);
 	printf("%s\n", nfail ? "NOT READY: see the FAIL lines above" : "ready");
 	return nfail ? 1 : 0;
 }

@@ -23,7 +23,7 @@ struct ig_tracer {
 	struct ring_buffer *rb;
 	ig_record_fn fn;
 	void *ctx;
-	bool btf;		/* tp_btf programs loaded (else raw_tp) */
+	bool btf;		/* every hook with a BTF flavour loaded as tp_btf */
 	bool multi;		/* uprobes attached through multi-uprobe links */
 	struct bpf_link **links;
 	size_t nlinks, caplinks;
@@ -56,7 +56,7 @@ struct ig_uprobe_multi_attr {
 	__u32 pad;
 };
 
-bool ig_probe_uprobe_multi(void)
+static bool probe_uprobe_multi(void)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -64,12 +64,29 @@ bool ig_probe_uprobe_multi(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = IG_BPF_TRACE_UPROBE_MULTI);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
+	int fd;
 
+	ig_debug("probing multi-uprobe links");
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
 		return false;
 	close(fd);
 	return true;
+}
+
+/* Probed once per process: `check` reports the answer `run` acts on. */
+bool ig_probe_uprobe_multi(void)
+{
+	static int have = -1;
+
+	if (have < 0)
+		have = probe_uprobe_multi();
+	return have;
+}
+
+bool ig_use_uprobe_multi(void)
+{
+	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
 }
 
 static struct btf *vmlinux_btf(void)
@@ -105,7 +122,7 @@ bool ig_probe_raw_tp_exists(const char *tp)
 /* Loads "return 0" as a BTF-typed tracepoint program: the only reliable
  * way to know the kernel takes them (some kernels lack the tracing
  * program type that fentry needs yet accept tp_btf, others neither). */
-bool ig_probe_tp_btf(const char *tp)
+static bool probe_tp_btf(const char *tp)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -117,6 +134,7 @@ bool ig_probe_tp_btf(const char *tp)
 
 	if (id <= 0)
 		return false;
+	ig_debug("probing tp_btf %s", tp);
 	o.attach_btf_id = id;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
@@ -136,26 +154,74 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Exactly one flavour of each scheduler/block hook is loaded. */
-static void pick_flavour(struct idlegap_bpf *s, bool btf)
+/*
+ * The kernel hooks, in attach order: forks first, so that a thread or
+ * child created while the initial set is enumerated is caught by the
+ * tracepoint.  Those with a BTF flavour load as tp_btf where the kernel
+ * takes it, else as raw_tp; none needs tracefs.  The interrupt hooks are
+ * optional: without them wakeups from interrupts are not told apart.
+ */
+const struct ig_hook_info ig_hooks[] = {
+	{ "sched_process_fork", true, true }, { "sched_process_exit", true, true },
+	{ "sched_process_exec", true, true }, { "sched_switch", true, true },
+	{ "sched_waking", true, true }, { "page_fault_user", true, true },
+	{ "block_rq_issue", true, true }, { "block_rq_complete", true, true },
+};
+const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
+
+/* Probed once per hook and process: `check` reports the flavours that
+ * `run` loads. */
+bool ig_probe_tp_btf(const char *tp)
 {
-	struct bpf_program *btfp[] = {
-		s->progs.ig_switch_btf, s->progs.ig_waking_btf,
-		s->progs.ig_fork_btf, s->progs.ig_exec_btf,
-		s->progs.ig_exit_btf, s->progs.ig_rq_issue_btf,
-		s->progs.ig_rq_complete_btf,
-	};
-	struct bpf_program *rawp[] = {
-		s->progs.ig_switch_raw, s->progs.ig_waking_raw,
-		s->progs.ig_fork_raw, s->progs.ig_exec_raw,
-		s->progs.ig_exit_raw, s->progs.ig_rq_issue_raw,
-		s->progs.ig_rq_complete_raw,
-	};
+	static signed char known[sizeof(ig_hooks) / sizeof(ig_hooks[0])];
 	size_t i;
 
-	for (i = 0; i < sizeof(btfp) / sizeof(btfp[0]); i++) {
-		bpf_program__set_autoload(btfp[i], btf);
-		bpf_program__set_autoload(rawp[i], !btf);
+	for (i = 0; i < ig_nhooks && strcmp(ig_hooks[i].tp, tp); i++)
+		;
+	if (i == ig_nhooks)
+		return probe_tp_btf(tp);
+	if (!known[i])
+		known[i] = probe_tp_btf(tp) ? 1 : -1;
+	return known[i] > 0;
+}
+
+/* The programs of ig_hooks[i]: @btf is NULL for raw_tp-only hooks. */
+static void hook_progs(struct idlegap_bpf *s, size_t i, struct bpf_program **btf,
+		       struct bpf_program **raw)
+{
+	struct bpf_program *const p[][2] = {
+		{ s->progs.ig_fork_btf, s->progs.ig_fork_raw },
+		{ s->progs.ig_exit_btf, s->progs.ig_exit_raw },
+		{ s->progs.ig_exec_btf, s->progs.ig_exec_raw },
+		{ s->progs.ig_switch_btf, s->progs.ig_switch_raw },
+		{ s->progs.ig_waking_btf, s->progs.ig_waking_raw },
+		{ s->progs.ig_fault_btf, s->progs.ig_fault_raw },
+		{ s->progs.ig_rq_issue_btf, s->progs.ig_rq_issue_raw },
+		{ s->progs.ig_rq_complete_btf, s->progs.ig_rq_complete_raw },
+	};
+
+	_Static_assert(sizeof(p) / sizeof(p[0]) == sizeof(ig_hooks) / sizeof(ig_hooks[0]),
+		       "one pair of programs per hook");
+	*btf = p[i][0];
+	*raw = p[i][1];
+}
+
+/* Exactly one flavour of each hook is loaded, chosen hook by hook. */
+static void pick_flavours(struct ig_tracer *t)
+{
+	struct bpf_program *btf, *raw;
+	bool use;
+	size_t i;
+
+	t->btf = true;
+	for (i = 0; i < ig_nhooks; i++) {
+		hook_progs(t->skel, i, &btf, &raw);
+		if (!btf)
+			continue;
+		use = ig_probe_tp_btf(ig_hooks[i].tp);
+		t->btf &= use;
+		bpf_program__set_autoload(btf, use);
+		bpf_program__set_autoload(raw, !use);
 	}
 }
 
@@ -175,9 +241,8 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 		ig_err("cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	t->btf = ig_probe_tp_btf("sched_switch");
-	pick_flavour(t->skel, t->btf);
-	t->multi = !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
+	pick_flavours(t);
+	t->multi = ig_use_uprobe_multi();
 	if (t->multi) {
 		struct bpf_program *up[] = {
 			t->skel->progs.ig_cu_submit, t->skel->progs.ig_cu_enter,
@@ -203,7 +268,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 		       strerror(-err));
 		goto fail;
 	}
-	ig_debug("loaded %s scheduler hooks", t->btf ? "tp_btf" : "raw_tp");
+	ig_debug("loaded %s hooks", t->btf ? "tp_btf" : "tp_btf and raw_tp");
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -227,48 +292,69 @@ static int keep_link(struct ig_tracer *t, struct bpf_link *l)
 	return 0;
 }
 
+/* What to do about a hook that does not attach, in words. */
+const char *ig_attach_hint(int err)
+{
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return "not permitted: run as root (sudo)";
+	case ENOENT:
+		return "this kernel lacks the tracepoint";
+	case EINVAL:
+	case EOPNOTSUPP:
+	case 524:	/* the kernel's ENOTSUPP */
+		return "this kernel cannot attach BPF programs there";
+	default:
+		return NULL;
+	}
+}
+
 static int attach_prog(struct ig_tracer *t, struct bpf_program *p, bool required)
 {
 	struct bpf_link *l;
+	const char *hint;
+	int err;
 
 	if (!bpf_program__autoload(p))
 		return 0;
 	l = bpf_program__attach(p);
-	if (!l) {
-		int err = -errno;
-
-		if (required) {
-			ig_err("cannot attach %s: %s", bpf_program__section_name(p),
-			       strerror(-err));
-			return err;
-		}
-		ig_warn("%s unavailable (%s): %s", bpf_program__section_name(p),
-			strerror(-err), "wakeups from interrupts are not told apart");
-		return 0;
+	if (l)
+		return keep_link(t, l);
+	err = -errno;
+	hint = ig_attach_hint(err);
+	if (required) {
+		ig_err("cannot attach %s: %s%s%s", bpf_program__section_name(p),
+		       strerror(-err), hint ? ": " : "", hint ? hint : "");
+		return err;
 	}
-	return keep_link(t, l);
+	ig_warn("%s unavailable (%s): %s", bpf_program__section_name(p),
+		strerror(-err), "wakeups from interrupts are not told apart");
+	return 0;
 }
 
 int ig_tracer_attach_host(struct ig_tracer *t)
 {
-	struct idlegap_bpf *s = t->skel;
-	/* Forks first: a thread or child created while the initial set is
-	 * enumerated is then caught by the tracepoint. */
-	struct bpf_program *required[] = {
-		s->progs.ig_fork_btf, s->progs.ig_fork_raw,
-		s->progs.ig_exit_btf, s->progs.ig_exit_raw,
-		s->progs.ig_exec_btf, s->progs.ig_exec_raw,
-		s->progs.ig_switch_btf, s->progs.ig_switch_raw,
-		s->progs.ig_waking_btf, s->progs.ig_waking_raw,
-		s->progs.ig_fault,
-		s->progs.ig_rq_issue_btf, s->progs.ig_rq_issue_raw,
-		s->progs.ig_rq_complete_btf, s->progs.ig_rq_complete_raw,
-	};
+	struct bpf_program *btf, *raw;
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		err = attach_prog(t, required[i], true);
+	/* optional ones first: attaching them may warn, not fail */
+	for (i = 0; i < ig_nhooks; i++) {
+		if (ig_hooks[i].required)
+			continue;
+		hook_progs(t->skel, i, &btf, &raw);
+		err = attach_prog(t, raw, false);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < ig_nhooks; i++) {
+		if (!ig_hooks[i].required)
+			continue;
+		hook_progs(t->skel, i, &btf, &raw);
+		err = attach_prog(t, btf, true);
+		if (!err)
+			err = attach_prog(t, raw, true);
 		if (err)
 			return err;
 	}
@@ -562,6 +648,11 @@ int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s)
 bool ig_tracer_uses_btf(const struct ig_tracer *t)
 {
 	return t->btf;
+}
+
+bool ig_tracer_uses_multi(const struct ig_tracer *t)
+{
+	return t->multi;
 }
 
 void ig_tracer_close(struct ig_tracer *t)

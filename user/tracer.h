@@ -29,7 +29,7 @@ enum ig_uprobe_kind {
 };
 
 /* Opens and loads every program (tp_btf, or raw_tp where the kernel lacks
- * BTF-typed tracepoints).  NULL and errno set on failure. */
+ * a BTF-typed tracepoint, hook by hook).  NULL and errno set on failure. */
 struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 				 ig_record_fn fn, void *ctx);
 /* Attaches the host tracepoints.  Negative errno. */
@@ -62,11 +62,28 @@ int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
 bool ig_tracer_uses_btf(const struct ig_tracer *t);
 void ig_tracer_close(struct ig_tracer *t);
 
+/* The kernel tracepoints idlegap hooks, in attach order.  @required: a
+ * session cannot start without it; @btf: has a tp_btf flavour (else raw_tp
+ * only). */
+struct ig_hook_info {
+	const char *tp;
+	bool required;
+	bool btf;
+};
+extern const struct ig_hook_info ig_hooks[];
+extern const size_t ig_nhooks;
+/* What to do about an attach error (negative errno), or NULL. */
+const char *ig_attach_hint(int err);
+bool ig_tracer_uses_multi(const struct ig_tracer *t);
+
 /* Feature probes, shared with `idlegap check`. */
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
-/* One link for many uprobes (Linux 6.6+); IDLEGAP_NO_UPROBE_MULTI in the
- * environment makes idlegap use one perf-event link per probe instead. */
+/* One link for many uprobes (Linux 6.6+): whether the kernel has them,
+ * and whether the tracer uses them (IDLEGAP_NO_UPROBE_MULTI in the
+ * environment makes it use one perf-event link per probe instead).  Each
+ * probe runs once per process. */
 bool ig_probe_uprobe_multi(void);
+bool ig_use_uprobe_multi(void);
 
 #endif
