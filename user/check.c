@@ -123,7 +123,8 @@ static void sym_cb(unsigned int api, const char *name, size_t off, void *ctx)
 	c->byclass[ig_api_class_of(api) & 31]++;
 }
 
-static void check_libcuda(const char *path, const char *where)
+/* @path as idlegap opens it, @name as the process names it. */
+static void check_libcuda(const char *path, const char *name, const char *where)
 {
 	struct sym_ctx c = {};
 	char version[32], missing[1024] = "";
@@ -132,14 +133,14 @@ static void check_libcuda(const char *path, const char *where)
 	int err;
 
 	err = ig_cuda_scan(path, sym_cb, &c);
-	ig_cuda_version(path, version, sizeof(version));
-	printf("libcuda %s (%s), driver version %s\n", path, where,
+	ig_cuda_version(name, version, sizeof(version));
+	printf("libcuda %s (%s), driver version %s\n", name, where,
 	       version[0] ? version : "unknown");
 	if (err) {
-		line(false, false, "entry points", "cannot read: %s", strerror(-err));
+		line(false, true, "entry points", "cannot read %s: %s", path, strerror(-err));
 		return;
 	}
-	line(c.n > 0, false, "entry points", "%u of the %u idlegap probes", c.n,
+	line(c.n > 0, true, "entry points", "%u of the %u idlegap probes", c.n,
 	     IG_API__MAX - 1);
 	line(c.byclass[IG_AC_LAUNCH_STACK9] + c.byclass[IG_AC_LAUNCH_EX] > 0, false,
 	     "launch probes", "%u", c.byclass[IG_AC_LAUNCH_STACK9] + c.byclass[IG_AC_LAUNCH_EX]);
@@ -157,7 +158,8 @@ static void check_libcuda(const char *path, const char *where)
 
 static void check_target(pid_t pid, const char *libcuda)
 {
-	char comm[64] = "", lib[PATH_MAX];
+	char comm[64] = "";
+	struct ig_cuda_lib lib;
 	struct ig_pyrt_info py;
 	bool kthread = false;
 	int err;
@@ -172,10 +174,19 @@ static void check_target(pid_t pid, const char *libcuda)
 		line(false, true, "user process", "a kernel thread cannot be traced");
 		return;
 	}
+	if (ig_proc_exited(pid)) {
+		line(false, true, "process", "exited: a zombie its parent (pid %d) has not reaped",
+		     ig_proc_ppid(pid, NULL));
+		return;
+	}
+	err = libcuda ? 0 : ig_cuda_find_in_maps(pid, &lib);
 	if (libcuda)
-		check_libcuda(libcuda, "--libcuda");
-	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
-		check_libcuda(lib, "mapped by the process");
+		check_libcuda(libcuda, libcuda, "--libcuda");
+	else if (!err)
+		check_libcuda(lib.path, lib.name, "mapped by the process");
+	else if (lib.name[0])
+		line(false, true, "libcuda", "%s is mapped but cannot be reached: %s%s", lib.name,
+		     strerror(-err), err == -EACCES ? " (needs CAP_SYS_PTRACE)" : "");
 	else
 		line(false, false, "libcuda", "not mapped: the process has not loaded the CUDA driver (yet)");
 	err = ig_pyrt_find(pid, &py);
@@ -205,9 +216,9 @@ int ig_check(pid_t pid, const char *libcuda)
 	if (pid > 0)
 		check_target(pid, libcuda);
 	else if (libcuda)
-		check_libcuda(libcuda, "--libcuda");
+		check_libcuda(libcuda, libcuda, "--libcuda");
 	else if (!ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
-		check_libcuda(lib, "what `idlegap run` would load");
+		check_libcuda(lib, lib, "what `idlegap run` would load");
 	else
 		printf("libcuda: not found on the loader path (use --libcuda PATH, or -p PID of a GPU process)\n");
 	n = ig_nvml_open(&why);

@@ -67,6 +67,7 @@ struct session {
 	size_t nwatch, capwatch;
 	struct attached *lds;		/* dynamic loaders hooked */
 	size_t nld, capld;
+	unsigned int nunprobed;	/* processes using a libcuda not probed */
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -208,7 +209,19 @@ static void emit_cuda_maps(struct session *s, struct attached *a, __u64 ts)
 	a->mapped = c.found;
 }
 
-static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64 ts)
+/* A process whose driver cannot be probed would look idle: say so now,
+ * and make the run fail at the end (see ig_session_trace). */
+static void unprobed(struct session *s, pid_t pid, const char *name, int err)
+{
+	s->nunprobed++;
+	ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
+		pid, name, strerror(-err), err == -EACCES ?
+		" (another user's process in its own mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
+}
+
+/* Probes @lib for @pid; a negative errno after saying why. */
+static int attach_libcuda(struct session *s, const struct ig_cuda_lib *lib,
+			  pid_t pid, __u64 ts)
 {
 	struct ig_libcuda rec = {
 		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
@@ -219,33 +232,62 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 	size_t i;
 	int err;
 
-	if (stat(path, &st)) {
-		ig_warn("libcuda %s: %s", path, strerror(errno));
-		return;
+	if (stat(lib->path, &st)) {
+		err = -errno;
+		unprobed(s, pid, lib->name, err);
+		return err;
 	}
 	for (i = 0; i < s->natt; i++)
 		if (s->att[i].pid == pid && s->att[i].dev == st.st_dev &&
 		    s->att[i].ino == st.st_ino) {
 			emit_cuda_maps(s, &s->att[i], ts);
-			return;
+			return 0;
 		}
 	if (!ig_grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
-		return;
+		return -ENOMEM;
 	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino, false };
-	err = ig_cuda_attach(s->tracer, path, pid, &info);
+	err = ig_cuda_attach(s->tracer, lib, pid, &info);
 	if (err) {
-		ig_warn("pid %d: no CUDA probes attached to %s: %s", pid, path,
-			strerror(-err));
-		return;
+		unprobed(s, pid, lib->name, err);
+		return err;
 	}
 	ig_debug("pid %d: %u of %u libcuda entry points probed in %s", pid,
-		 info.nattached, info.nsyms, path);
+		 info.nattached, info.nsyms, lib->path);
 	rec.nsyms = info.nsyms;
 	rec.nattached = info.nattached;
 	ig_strcpy(rec.version, sizeof(rec.version), info.version);
-	ig_strcpy(rec.path, sizeof(rec.path), path);
+	ig_strcpy(rec.path, sizeof(rec.path), info.path);
 	emit(s, &rec.h);
 	emit_cuda_maps(s, &s->att[s->natt - 1], ts);
+	return 0;
+}
+
+/* A file named in idlegap's own namespace (--libcuda, or where `run`'s
+ * loader will look). */
+static int attach_libcuda_path(struct session *s, const char *path, pid_t pid,
+			       __u64 ts)
+{
+	struct ig_cuda_lib lib;
+
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	return attach_libcuda(s, &lib, pid, ts);
+}
+
+/* libcuda as @pid maps it: 0 probed, 1 not mapped (yet), negative errno
+ * when it is mapped and cannot be probed. */
+static int attach_mapped_libcuda(struct session *s, pid_t pid, __u64 ts)
+{
+	struct ig_cuda_lib lib;
+	int err = ig_cuda_find_in_maps(pid, &lib);
+
+	if ((err == -ENOENT && !lib.name[0]) || (err && ig_proc_exited(pid)))
+		return 1;	/* not mapped, or gone meanwhile */
+	if (err) {
+		unprobed(s, pid, lib.name[0] ? lib.name : "(its maps are unreadable)", err);
+		return err;
+	}
+	return attach_libcuda(s, &lib, pid, ts);
 }
 
 struct loader_ctx {
@@ -267,8 +309,7 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 
 	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
 		return 0;
-	ig_cuda_proc_path(pid, m->path, path, sizeof(path));
-	if (stat(path, &st))
+	if (ig_proc_map_path(pid, m, path, sizeof(path)) || stat(path, &st))
 		return 1;
 	for (i = 0; i < s->nld; i++)
 		if (s->lds[i].dev == st.st_dev && s->lds[i].ino == st.st_ino)
@@ -317,7 +358,6 @@ static void watch_drop(struct session *s, pid_t tgid)
 /* Looks for libcuda in the processes that are due; attaches it. */
 static void rescan(struct session *s, __u64 now)
 {
-	char lib[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < s->nwatch; i++) {
@@ -326,14 +366,10 @@ static void rescan(struct session *s, __u64 now)
 		if (w->due > now)
 			continue;
 		hook_loaders(s, w->tgid);
-		if (!ig_proc_exists(w->tgid)) {
+		if (ig_proc_exited(w->tgid) || attach_mapped_libcuda(s, w->tgid, now) <= 0)
 			s->watch[i--] = s->watch[--s->nwatch];
-		} else if (!ig_cuda_find_in_maps(w->tgid, lib, sizeof(lib))) {
-			attach_libcuda(s, lib, w->tgid, now);
-			s->watch[i--] = s->watch[--s->nwatch];
-		} else {
+		else
 			w->due = now + RESCAN_EVERY_NS;
-		}
 	}
 }
 
@@ -408,6 +444,7 @@ struct track_ctx {
 	struct session *s;
 	__u64 ts;
 	int err;
+	bool named;		/* a target the user named, not a descendant */
 };
 
 static int emit_thread(pid_t tid, void *ctx)
@@ -424,27 +461,28 @@ static int track_one(pid_t pid, void *ctx)
 {
 	struct track_ctx *c = ctx;
 	struct session *s = c->s;
-	char lib[PATH_MAX];
 	int err = ig_tracer_track(s->tracer, pid);
 
+	if (!err && ig_proc_exited(pid))
+		err = -ESRCH;	/* a zombie: nothing left to trace */
+	if (err == -ESRCH && !c->named)
+		return 0;	/* a descendant gone meanwhile */
 	if (err == -ESRCH)
-		return 0;	/* gone meanwhile */
-	if (err) {
+		ig_err("pid %d exited before tracing started", pid);
+	else if (err)
 		ig_err("cannot track pid %d: %s", pid, strerror(-err));
-		c->err = err;
-		return err;
-	}
+	if (err)
+		return c->err = err;
 	emit_task(s, pid, pid, c->ts);
 	ig_proc_for_each_thread(pid, emit_thread, c);
 	pyrt_check(s, pid, c->ts);
 	hook_loaders(s, pid);
+	/* one that cannot be probed fails the start: nothing is lost yet */
 	if (s->o->libcuda_path)
-		attach_libcuda(s, s->o->libcuda_path, pid, c->ts);
-	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
-		attach_libcuda(s, lib, pid, c->ts);
-	else
+		err = attach_libcuda_path(s, s->o->libcuda_path, pid, c->ts);
+	else if ((err = attach_mapped_libcuda(s, pid, c->ts)) > 0)
 		watch_set(s, pid, c->ts + RESCAN_EVERY_NS);
-	return 0;
+	return c->err = err < 0 ? err : 0;
 }
 
 /* Checks a target; returns its process id or -1 after saying why. */
@@ -462,6 +500,11 @@ static pid_t check_target(pid_t pid)
 		return -1;
 	}
 	tgid = ig_proc_tgid(pid);
+	if (ig_proc_exited(tgid > 0 ? tgid : pid)) {
+		ig_err("pid %d has exited: a zombie its parent (pid %d) has not reaped; nothing to trace",
+		       pid, ig_proc_ppid(pid, NULL));
+		return -1;
+	}
 	if (tgid > 0 && tgid != pid) {
 		ig_info("pid %d is a thread of process %d: tracing the process", pid, tgid);
 		return tgid;
@@ -711,7 +754,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
 	};
-	struct track_ctx c = { .s = s };
+	struct track_ctx c = { .s = s, .named = true };
 	int err, i;
 
 	s->tracer = ig_tracer_open(&to, on_kernel_record, s);
@@ -736,15 +779,18 @@ static int start_tracing(struct session *s, __u64 *t0)
 		if (track_one(s->child, &c))
 			return 1;
 		if (!o->libcuda_path &&
-		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
-			attach_libcuda(s, lib, s->child, c.ts);
+		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
+		    attach_libcuda_path(s, lib, s->child, c.ts))
+			return 1;
 		/* until it maps libcuda, which names the driver's code */
 		watch_set(s, s->child, c.ts + RESCAN_SOON_NS);
 		return 0;
 	}
 	for (i = 0; i < o->npids; i++) {
+		c.named = true;
 		if (track_one(o->pids[i], &c))
 			return 1;
+		c.named = false;
 		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
 	}
 	return c.err ? 1 : 0;
@@ -816,6 +862,11 @@ int ig_session_trace(const struct ig_session_opts *o)
 	}
 	if (why == IG_STOP_ERROR)
 		rc = 1;
+	if (s.nunprobed) {
+		ig_err("%u process%s used a libcuda idlegap could not probe (see the warnings above): the report misses their GPU work",
+		       s.nunprobed, s.nunprobed == 1 ? "" : "es");
+		rc = 1;
+	}
 	if (s.child > 0 && !s.child_reaped)
 		ig_info("stopped tracing; %s (pid %d) keeps running", o->argv[0], s.child);
 	else if (s.child > 0 && WIFEXITED(s.child_status) && WEXITSTATUS(s.child_status))

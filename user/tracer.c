@@ -325,7 +325,7 @@ int ig_tracer_prune(struct ig_tracer *t)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (ig_proc_exists((pid_t)key))
+		if (!ig_proc_exited((pid_t)key))	/* zombies too are done */
 			n++;
 		else if (ngone < 256)
 			gone[ngone++] = key;
