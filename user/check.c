@@ -14,9 +14,9 @@
 #include "engine/names.h"
 #include "log.h"
 #include "nvml.h"
+#include "privs.h"
 #include "procfs.h"
 #include "pyrt.h"
-#include "session.h"
 #include "tracer.h"
 
 static int nfail;
@@ -203,13 +203,14 @@ int ig_check(pid_t pid, const char *libcuda)
 	extern char **environ;
 	const char *why = NULL;
 	struct ig_nvml *n;
-	char lib[PATH_MAX];
-	bool priv = ig_require_privileges() == 0;
+	char lib[PATH_MAX], missing[256];
+	struct ig_privs_target pt = { .pids = &pid, .npids = pid > 0 };
+	bool priv = ig_privs_check(&pt, missing, sizeof(missing)) == 0;
 
 	nfail = 0;
 	printf("idlegap check\n");
-	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" :
-	     "not root: run with sudo");
+	line(priv, true, "privileges", "%s%s", priv ? "may load BPF programs" : missing,
+	     priv ? "" : ": run with sudo");
 	check_kernel();
 	if (priv)
 		check_load();

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,7 +17,9 @@
 #include "pyrt.h"
 #include "recording.h"
 #include "reorder.h"
+#include "privs.h"
 #include "session.h"
+#include "spawn.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -68,6 +67,7 @@ struct session {
 	struct attached *lds;		/* dynamic loaders hooked */
 	size_t nld, capld;
 	unsigned int nunprobed;	/* processes using a libcuda not probed */
+	struct ig_run_as run_as;
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -85,24 +85,6 @@ static __u64 now_ns(clockid_t c)
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-int ig_require_privileges(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-	unsigned long long eff;
-
-	if (geteuid() == 0)
-		return 0;
-	if (!syscall(SYS_capget, &h, d)) {
-		eff = d[0].effective | ((unsigned long long)d[1].effective << 32);
-		if ((eff & (1ULL << CAP_SYS_ADMIN)) ||
-		    ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON))))
-			return 0;
-	}
-	ig_err("must run as root (or with CAP_BPF and CAP_PERFMON) to load BPF programs");
-	return 1;
 }
 
 static void emit(struct session *s, const struct ig_hdr *rec)
@@ -512,61 +494,18 @@ static pid_t check_target(pid_t pid)
 	return pid;
 }
 
-/* run: the child waits for the tracer before exec, so nothing before the
- * command's first instruction is missed.  EOF without "go": the tracer
- * died; the command is not run untraced. */
-static pid_t spawn_paused(char **argv, int *go_fd, int *err_fd)
+static int start_child(struct session *s, struct ig_child *c)
 {
-	int go[2], errp[2];
-	pid_t pid;
+	int e = ig_spawn_start(c, &s->child_status);
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	*go_fd = go[1];
-	*err_fd = errp[0];
-	return pid;
-}
-
-static int start_child(struct session *s, int go_fd, int err_fd)
-{
-	ssize_t n;
-	int e = 0;
-
-	if (write(go_fd, "g", 1) != 1) {
-		ig_err("cannot start %s: %s", s->o->argv[0], strerror(errno));
-		return 1;
-	}
-	close(go_fd);
-	n = read(err_fd, &e, sizeof(e));	/* EOF: exec succeeded */
-	close(err_fd);
-	if (n == sizeof(e)) {
-		waitpid(s->child, &s->child_status, 0);
-		s->child_reaped = true;
+	if (!e)
+		return 0;
+	s->child_reaped = true;
+	if (c->switch_failed)
+		ig_err("cannot run %s as user %u: %s", s->o->argv[0], s->run_as.uid, strerror(e));
+	else
 		ig_err("cannot run %s: %s", s->o->argv[0], strerror(e));
-		return 1;
-	}
-	return 0;
+	return 1;
 }
 
 static void sample_nvml(struct session *s, __u64 ts)
@@ -796,17 +735,52 @@ static int start_tracing(struct session *s, __u64 *t0)
 	return c.err ? 1 : 0;
 }
 
+/* Who runs the command, and whether idlegap holds what tracing needs:
+ * one line naming what is missing. */
+static int check_privileges(struct session *s)
+{
+	const struct ig_session_opts *o = s->o;
+	struct ig_privs_target t = { .pids = o->pids, .npids = o->npids };
+	char why[256];
+
+	if (o->argv && ig_run_as_resolve(o->run_user, o->as_root, &s->run_as,
+					  why, sizeof(why))) {
+		ig_err("%s", why);
+		return 1;
+	}
+	t.switch_user = s->run_as.switch_user;
+	if (ig_privs_check(&t, why, sizeof(why))) {
+		ig_err("%s: run as root (sudo), or grant them (see PRIVILEGES in idlegap(8))", why);
+		return 1;
+	}
+	return 0;
+}
+
+/* The probes are attached: keep only what the rest of the session needs
+ * (privs.h says what and why).  Before NVML may start threads: capability
+ * sets are per thread. */
+static void drop_privileges(const struct session *s)
+{
+	bool files = s->o->record_path ||
+		     (s->o->out.json_path && strcmp(s->o->out.json_path, "-"));
+	int err = ig_caps_limit(ig_privs_after_attach(files));
+
+	if (err)
+		ig_warn("cannot give up capabilities: %s", strerror(-err));
+}
+
 int ig_session_trace(const struct ig_session_opts *o)
 {
 	struct session s = { .o = o, .child = -1 };
+	struct ig_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	pid_t *pids = NULL;
-	int go_fd = -1, err_fd = -1, rc = 1, i, werr;
+	int rc = 1, i, werr;
 	enum ig_stop_reason why;
 	const char *why_nvml = NULL;
 	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
 	struct ig_session_opts local = *o;
 
-	if (ig_require_privileges())
+	if (check_privileges(&s))
 		return 1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
@@ -830,24 +804,24 @@ int ig_session_trace(const struct ig_session_opts *o)
 		goto out;
 	install_signals();
 	if (o->argv) {
-		s.child = spawn_paused(o->argv, &go_fd, &err_fd);
-		if (s.child < 0) {
-			ig_err("cannot start %s: %s", o->argv[0], strerror(errno));
+		int err = ig_spawn_paused(o->argv, &s.run_as, &child);
+
+		if (err) {
+			ig_err("cannot start %s: %s", o->argv[0], strerror(-err));
 			goto out;
 		}
+		s.child = child.pid;
 	}
 	if (start_tracing(&s, &t0))
 		goto out;
+	drop_privileges(&s);
 	if (!o->no_nvml) {
 		s.nvml = ig_nvml_open(&why_nvml);
 		if (!s.nvml)
 			ig_debug("%s", why_nvml);
 	}
-	if (o->argv && start_child(&s, go_fd, err_fd)) {
-		go_fd = err_fd = -1;
+	if (o->argv && start_child(&s, &child))
 		goto out;
-	}
-	go_fd = err_fd = -1;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
 		o->argv ? o->argv[0] : "the target processes",
 		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
@@ -874,10 +848,10 @@ int ig_session_trace(const struct ig_session_opts *o)
 	else if (s.child > 0 && WIFSIGNALED(s.child_status))
 		ig_info("%s was killed by signal %d", o->argv[0], WTERMSIG(s.child_status));
 out:
-	if (go_fd >= 0)
-		close(go_fd);	/* the paused child sees EOF and exits */
-	if (err_fd >= 0)
-		close(err_fd);
+	if (child.go_fd >= 0)
+		close(child.go_fd);	/* the paused child sees EOF and exits */
+	if (child.err_fd >= 0)
+		close(child.err_fd);
 	if (s.child > 0 && !s.child_reaped && rc && !t0)
 		waitpid(s.child, NULL, 0);
 	if (s.writer)
