@@ -124,7 +124,9 @@ int ig_privs_check(const struct ig_privs_target *t, char *why, size_t n)
 
 uint64_t ig_privs_after_attach(bool output_files)
 {
-	uint64_t keep = IG_CAP(CAP_BPF) | IG_CAP(CAP_SYS_PTRACE);
+	/* CAP_PERFMON reads maps where CAP_SYS_PTRACE is not there to */
+	uint64_t keep = IG_CAP(CAP_BPF) | (ig_caps_effective() & IG_CAP(CAP_SYS_PTRACE) ?
+		IG_CAP(CAP_SYS_PTRACE) : IG_CAP(CAP_PERFMON));
 
 	if (per_probe_links())
 		keep |= IG_CAP(CAP_SYS_ADMIN);

@@ -26,7 +26,8 @@
  *                   Linux 6.5 every bpf() command checks it
  *   CAP_SYS_PTRACE  processes that load libcuda later: their maps, and
  *                   their files through /proc/PID/root, to probe them
- *                   (multi-uprobe links need no capability of their own)
+ *                   (multi-uprobe links need no capability of their own);
+ *                   without it, CAP_PERFMON, which reads their maps
  *   CAP_SYS_ADMIN   where uprobes are perf-event links (above)
  *   CAP_DAC_OVERRIDE  while output files remain to be written (-o, --json
  *                   FILE): they may be in the sudo user's directory

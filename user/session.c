@@ -198,7 +198,7 @@ static void unprobed(struct session *s, pid_t pid, const char *name, int err)
 	s->nunprobed++;
 	ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
 		pid, name, strerror(-err), err == -EACCES ?
-		" (another user's process in its own mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
+		" (another user's process: idlegap needs CAP_SYS_PTRACE)" : "");
 }
 
 /* Probes @lib for @pid; a negative errno after saying why. */

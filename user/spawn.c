@@ -132,10 +132,10 @@ static void child(char **argv, const struct ig_run_as *ra, int go, int errfd)
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	if (read(go, &c, 1) != 1)
+		_exit(127);	/* the tracer died: never run untraced */
 	e[1] = become(ra);
 	if (!e[1]) {
-		if (read(go, &c, 1) != 1)
-			_exit(127);	/* the tracer died: never run untraced */
 		execvp(argv[0], argv);
 		e[0] = 2;
 		e[1] = errno;
