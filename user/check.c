@@ -209,8 +209,7 @@ int ig_check(pid_t pid, const char *libcuda)
 
 	nfail = 0;
 	printf("idlegap check\n");
-	line(priv, true, "privileges", "%s%s", priv ? "may load BPF programs" : missing,
-	     priv ? "" : ": run with sudo");
+	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" : missing);
 	check_kernel();
 	if (priv)
 		check_load();

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "privs.h"
 #include "tracer.h"
 
 #define TRACING		(IG_CAP(CAP_BPF) | IG_CAP(CAP_PERFMON))
+#define TRACEFS		IG_CAP(CAP_DAC_READ_SEARCH)
 #define OTHER_USER	IG_CAP(CAP_SYS_PTRACE)
-#define SWITCH_USER	(IG_CAP(CAP_SETUID) | IG_CAP(CAP_SETGID) | IG_CAP(CAP_SYS_PTRACE))
+#define SWITCH_USER	(IG_CAP(CAP_SETUID) | IG_CAP(CAP_SETGID))
 
 static int caps_get(struct __user_cap_data_struct d[2])
 {
@@ -35,15 +38,41 @@ uint64_t ig_caps_effective(void)
 	return join(d[0].effective, d[1].effective);
 }
 
-/* Can this process see into @pid's mount namespace?  The kernel asks the
- * ptrace question (same user and no more privileges, or CAP_SYS_PTRACE). */
+/* Whether @pid sees the mounts this process sees (its mount namespace and
+ * root): /proc/PID/mountinfo is anyone's to read. */
+static bool same_mounts(pid_t pid)
+{
+	char p[64];
+	FILE *a, *b;
+	int ca, cb;
+
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", pid);
+	a = fopen(p, "re");
+	b = fopen("/proc/self/mountinfo", "re");
+	do {
+		ca = a ? getc(a) : -2;
+		cb = b ? getc(b) : -3;
+	} while (ca == cb && ca != EOF);
+	if (a)
+		fclose(a);
+	if (b)
+		fclose(b);
+	return ca == EOF && cb == EOF;
+}
+
+/* Can this process open the files @pid maps?  Through /proc/PID/root when
+ * the kernel says yes to the ptrace question (same user and no more
+ * capabilities, or CAP_SYS_PTRACE); otherwise under the same names here,
+ * which are the same files only in the same mount namespace. */
 static bool reachable(pid_t pid)
 {
 	char p[64];
 	struct stat st;
 
 	snprintf(p, sizeof(p), "/proc/%d/root/", pid);
-	return !stat(p, &st) || (errno != EACCES && errno != EPERM);
+	if (!stat(p, &st) || (errno != EACCES && errno != EPERM))
+		return true;
+	return same_mounts(pid);
 }
 
 /* One perf-event link per uprobe (no multi-uprobe links: before Linux
@@ -51,6 +80,20 @@ static bool reachable(pid_t pid)
 static bool per_probe_links(void)
 {
 	return getenv("IDLEGAP_NO_UPROBE_MULTI") || !ig_probe_uprobe_multi();
+}
+
+/* tp/ programs read their tracepoint's id from tracefs, which is root's
+ * alone (mode 0700): another user needs CAP_DAC_READ_SEARCH there. */
+static bool tracefs_denied(void)
+{
+	static int needs = -1;
+
+	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events", R_OK | X_OK, AT_EACCESS) == 0 ||
+	    (errno != EACCES && errno != EPERM))
+		return false;
+	if (needs < 0)
+		needs = ig_tracer_needs_tracefs();
+	return needs;
 }
 
 static uint64_t have_caps(void)
@@ -68,6 +111,8 @@ uint64_t ig_privs_missing(const struct ig_privs_target *t)
 	/* the probe for multi-uprobe links needs the first two */
 	if ((have & TRACING) == TRACING && per_probe_links())
 		need = IG_CAP(CAP_SYS_ADMIN);
+	if (tracefs_denied())
+		need |= TRACEFS;
 	for (i = 0; t && i < t->npids; i++)
 		if (!reachable(t->pids[i]))
 			need |= OTHER_USER;
@@ -86,6 +131,7 @@ static const char *cap_name(int cap)
 	case CAP_SETGID: return "CAP_SETGID";
 	case CAP_SYS_ADMIN: return "CAP_SYS_ADMIN";
 	case CAP_DAC_OVERRIDE: return "CAP_DAC_OVERRIDE";
+	case CAP_DAC_READ_SEARCH: return "CAP_DAC_READ_SEARCH";
 	}
 	return NULL;
 }
@@ -116,23 +162,41 @@ int ig_privs_check(const struct ig_privs_target *t, char *why, size_t n)
 	if (!missing)
 		return 0;
 	ig_caps_names(missing, names, sizeof(names));
-	snprintf(why, n, "missing %s%s", names,
-		 missing & OTHER_USER && !(t && t->switch_user) ?
-		 " (a target is another user's process)" : "");
+	snprintf(why, n, "missing %s%s: %s", names,
+		 missing & OTHER_USER ?
+		 " (a target is another user's process in another mount namespace)" : "",
+		 geteuid() ? "run as root (sudo), or grant them" :
+		 "root here lacks them (a container, or a reduced capability set): grant them");
 	return 1;
+}
+
+/* Before Linux 6.5 every bpf() command (map updates for new processes,
+ * link creation) asks for CAP_BPF; since then only loading does. */
+static bool bpf_cmds_need_cap(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 5);
 }
 
 uint64_t ig_privs_after_attach(bool output_files)
 {
+	uint64_t have = ig_caps_effective();
 	/* CAP_PERFMON reads maps where CAP_SYS_PTRACE is not there to */
-	uint64_t keep = IG_CAP(CAP_BPF) | (ig_caps_effective() & IG_CAP(CAP_SYS_PTRACE) ?
-		IG_CAP(CAP_SYS_PTRACE) : IG_CAP(CAP_PERFMON));
+	uint64_t keep = have & IG_CAP(CAP_SYS_PTRACE) ? IG_CAP(CAP_SYS_PTRACE) :
+			IG_CAP(CAP_PERFMON);
 
-	if (per_probe_links())
+	if (bpf_cmds_need_cap())
+		keep |= IG_CAP(CAP_BPF);
+	/* CAP_SYS_ADMIN where it stands in for the others */
+	if (per_probe_links() || (have & TRACING) != TRACING)
 		keep |= IG_CAP(CAP_SYS_ADMIN);
 	if (output_files)
 		keep |= IG_CAP(CAP_DAC_OVERRIDE);
-	return keep;
+	return keep & have;
 }
 
 int ig_caps_limit(uint64_t keep)

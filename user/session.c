@@ -198,7 +198,7 @@ static void unprobed(struct session *s, pid_t pid, const char *name, int err)
 	s->nunprobed++;
 	ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
 		pid, name, strerror(-err), err == -EACCES ?
-		" (another user's process: idlegap needs CAP_SYS_PTRACE)" : "");
+		" (another user's process in another mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
 }
 
 /* Probes @lib for @pid; a negative errno after saying why. */
@@ -750,7 +750,7 @@ static int check_privileges(struct session *s)
 	}
 	t.switch_user = s->run_as.switch_user;
 	if (ig_privs_check(&t, why, sizeof(why))) {
-		ig_err("%s: run as root (sudo), or grant them (see PRIVILEGES in idlegap(8))", why);
+		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
 		return 1;
 	}
 	return 0;
@@ -763,10 +763,16 @@ static void drop_privileges(const struct session *s)
 {
 	bool files = s->o->record_path ||
 		     (s->o->out.json_path && strcmp(s->o->out.json_path, "-"));
-	int err = ig_caps_limit(ig_privs_after_attach(files));
+	uint64_t keep = ig_privs_after_attach(files);
+	int err = ig_caps_limit(keep);
+	char names[256];
 
+	ig_caps_names(keep, names, sizeof(names));
 	if (err)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
+	else
+		ig_debug("capabilities kept after attach: %s (probing processes that load libcuda later%s)",
+			 keep ? names : "none", files ? "; output files" : "");
 }
 
 int ig_session_trace(const struct ig_session_opts *o)

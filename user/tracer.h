@@ -68,5 +68,8 @@ bool ig_probe_raw_tp_exists(const char *tp_name);
 /* One link for many uprobes (Linux 6.6+); IDLEGAP_NO_UPROBE_MULTI in the
  * environment makes idlegap use one perf-event link per probe instead. */
 bool ig_probe_uprobe_multi(void);
+/* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
+ * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */
+bool ig_tracer_needs_tracefs(void);
 
 #endif
