@@ -10,11 +10,14 @@
  *                                       samples; it also lets /proc/PID/maps
  *                                       of any process be read
  *   attach -p PID          + CAP_SYS_PTRACE when PID is another user's (or
- *                          a more privileged) process: its files through
- *                          /proc/PID/root (a container's mounts), its exe
- *   run -- CMD             + CAP_SETUID, CAP_SETGID and CAP_SYS_PTRACE when
- *                          CMD runs as another user (sudo's invoking user,
- *                          --user)
+ *                          a more privileged) process in another mount
+ *                          namespace: its files are reached only through
+ *                          /proc/PID/root (a container's mounts).  In the
+ *                          same mounts they are opened by name here.
+ *   run -- CMD             + CAP_SETUID, CAP_SETGID when CMD runs as another
+ *                          user (sudo's invoking user, --user)
+ *   a tp/ program          + CAP_DAC_READ_SEARCH where tracefs is closed to
+ *                          this process: the tracepoint's id is read there
  *
  * CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON, as in the kernel.
  * Where there are no multi-uprobe links (before Linux 6.6, or with
@@ -22,15 +25,16 @@
  * CAP_SYS_ADMIN itself.
  *
  * After attach, a session keeps only (of what it has):
- *   CAP_BPF         bpf() on the maps it holds (the tracked set): before
- *                   Linux 6.5 every bpf() command checks it
+ *   CAP_BPF         before Linux 6.5 only, where every bpf() command (the
+ *                   tracked set's map, new links) checks it
  *   CAP_SYS_PTRACE  processes that load libcuda later: their maps, and
  *                   their files through /proc/PID/root, to probe them
  *                   (multi-uprobe links need no capability of their own);
  *                   without it, CAP_PERFMON, which reads their maps
- *   CAP_SYS_ADMIN   where uprobes are perf-event links (above)
- *   CAP_DAC_OVERRIDE  while output files remain to be written (-o, --json
- *                   FILE): they may be in the sudo user's directory
+ *   CAP_SYS_ADMIN   where uprobes are perf-event links (above), or where
+ *                   it stood in for CAP_BPF and CAP_PERFMON
+ *   CAP_DAC_OVERRIDE  when the --json FILE is yet to be created: it may be
+ *                   in the sudo user's directory (the recording is open)
  * It also empties its inheritable, ambient and bounding sets.
  * Nothing here prints: callers do.
  */
