@@ -18,10 +18,17 @@ in_ns() {	# CMD...: in a private mount namespace where $TMP/mnt holds libcuda
 		in_ns "$TMP/mnt" "$SIM" "$@"
 }
 stop() { kill "$1" 2> /dev/null; wait "$1" 2> /dev/null; }
+# mapped PID: waits (10 s at most) until PID maps libcuda
+mapped() {
+	_i=0
+	until grep -q libcuda /proc/$1/maps 2> /dev/null || [ $_i -ge 1000 ]; do
+		sleep 0.01; _i=$((_i + 1))
+	done
+}
 
 LD_LIBRARY_PATH=$TMP/mnt in_ns "$TS" -s healthy -q -n 100000 &
 job=$!
-sleep 0.5
+mapped $job
 ok "container: the job maps libcuda from its own mount namespace" -- \
 	grep -q "$TMP/mnt/libcuda.so.1" /proc/$job/maps
 ok "container: libcuda is not visible outside it" -- test ! -e "$TMP/mnt/libcuda.so.1"
@@ -50,12 +57,18 @@ ok "container, libcuda mapped after attach: the GPU work is seen" -- grep -q '^G
 # Without CAP_SYS_PTRACE another user's namespace cannot be entered.
 LD_LIBRARY_PATH=$TMP/mnt in_ns "$TS" -s healthy -q -n 100000 &
 job=$!
-sleep 0.5
+mapped $job
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+bpf,+perfmon \
 	--ambient-caps=-all,+bpf,+perfmon --bounding-set=-all,+bpf,+perfmon \
 	"$IG" attach -p $job -d 1 > "$TMP/np.txt" 2> "$TMP/np.err"
 rc=$?
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+bpf,+perfmon,+dac_read_search \
+	--ambient-caps=-all,+bpf,+perfmon,+dac_read_search --bounding-set=-all,+bpf,+perfmon,+dac_read_search \
+	"$IG" check -p $job > "$TMP/npc.txt" 2>&1
+crc=$?
 stop $job
+ok "container, no CAP_SYS_PTRACE: check -p is not ready and says why (exit $crc)" -- \
+	sh -c "test $crc = 1 && grep -q '^NOT READY' '$TMP/npc.txt' && grep -q 'FAIL.*CAP_SYS_PTRACE' '$TMP/npc.txt' && ! grep -q '^ready' '$TMP/npc.txt'"
 ok "container, no CAP_SYS_PTRACE: refused with exit 1 naming it (exit $rc)" -- \
 	sh -c "test $rc = 1 && grep -q CAP_SYS_PTRACE '$TMP/np.err'"
 ok "container, no CAP_SYS_PTRACE: no report of an idle GPU" -- \
@@ -78,14 +91,40 @@ ok "zombie: attach refuses it at once (exit $rc)" -- \
 	sh -c "test $rc = 1 && grep -q zombie '$TMP/za.err' && test \$(wc -l < '$TMP/za.err') = 1"
 stop $parent
 
+# A traced process that becomes a zombie ends the trace as one that is gone.
+sh -c "sleep 1 & echo \$! > '$TMP/dying'; exec sleep 30" &
+parent=$!
+until [ -s "$TMP/dying" ]; do sleep 0.01; done
+timeout 15 "$IG" attach -p "$(cat "$TMP/dying")" > "$TMP/zd.txt" 2> "$TMP/zd.err"
+rc=$?
+stop $parent
+ok "zombie: a target that becomes one ends the trace (exit $rc, not a timeout)" -- \
+	sh -c "test $rc != 124"
+
+# --- a pid that does not exist --------------------------------------------------
+free=$( (sleep 0 & echo $!) ); wait
+while [ -e /proc/$free ]; do free=$((free + 7919)); done
+"$IG" attach -p $free -d 1 > "$TMP/nx.txt" 2> "$TMP/nx.err"
+rc=$?
+ok "no such pid: attach is an error in one line (exit $rc)" -- \
+	sh -c "test $rc = 1 && test \$(wc -l < '$TMP/nx.err') = 1 && test ! -s '$TMP/nx.txt'"
+"$IG" check -p $free > "$TMP/nxc.txt" 2>&1
+rc=$?
+ok "no such pid: check -p is not ready (exit $rc)" -- \
+	sh -c "test $rc = 1 && ! grep -q '^ready' '$TMP/nxc.txt'"
+
 # --- a pid gone before tracing started ----------------------------------------
-# The target exits once idlegap holds BPF programs: after idlegap checked the
-# pid, before it tracks it.  Its parent reaps it at once.
+# The target exits once idlegap holds a BPF program: after idlegap looked at
+# the pid, before it tracks it.  idlegap is stopped meanwhile, so that the
+# target is gone (reaped by its parent) before idlegap goes on, however
+# slow the machine.
 (
 	sh -c "until [ -s '$TMP/igpid' ]; do sleep 0.01; done; ig=\$(cat '$TMP/igpid')
-	       until ls -l /proc/\$ig/fd 2> /dev/null | grep -q bpf-prog; do sleep 0.002; done" &
+	       until ls -l /proc/\$ig/fd 2> /dev/null | grep -q bpf-prog; do sleep 0.002; done
+	       kill -STOP \$ig" &
 	echo $! > "$TMP/gone"
 	wait
+	kill -CONT "$(cat "$TMP/igpid")"
 ) &
 until [ -s "$TMP/gone" ]; do sleep 0.01; done
 "$IG" attach -p "$(cat "$TMP/gone")" -d 2 > "$TMP/gone.txt" 2> "$TMP/gone.err" &
@@ -93,7 +132,8 @@ echo $! > "$TMP/igpid"
 wait $!
 rc=$?
 wait
-ok "gone: a target that exited before tracing is an error (exit $rc)" -- \
-	sh -c "test $rc = 1 && grep -q 'exited before tracing started' '$TMP/gone.err'"
+sed 's/^/# /' "$TMP/gone.err"
+ok "gone: a target that exited before tracing is an error in one line (exit $rc)" -- \
+	sh -c "test $rc = 1 && grep -Eq 'exited before tracing started|no such process' '$TMP/gone.err' && test \$(wc -l < '$TMP/gone.err') = 1"
 ok "gone: no report of an idle GPU" -- sh -c "! grep -q 'No GPU activity' '$TMP/gone.txt'"
 done_testing

@@ -35,6 +35,13 @@ without() { echo ",$1," | sed "s/,$2,/,/; s/^,//; s/,$//"; }
 refused() {
 	test "$2" = 1 && test "$(wc -l < "$1")" = 1 && grep -qi "missing.*CAP_$3" "$1"
 }
+# mapped PID: waits (10 s at most) until PID maps libcuda
+mapped() {
+	local i=0
+	until grep -q libcuda /proc/$1/maps 2> /dev/null || [ $i -ge 1000 ]; do
+		sleep 0.01; i=$((i + 1))
+	done
+}
 run_ts() { "$IG" run "$@" -- "$TS" -s healthy -q -n 300; }
 
 # --- report: no capability ---------------------------------------------------
@@ -100,15 +107,18 @@ ok "root without perfmon: refused up front, told to grant it (exit $rc)" -- \
 "$IG" run -q --as-root -- sh -c 'grep ^CapEff /proc/$PPID/status' > "$TMP/k.txt" 2> /dev/null
 is "$(cut -f2 "$TMP/k.txt")" "$(printf '%016x' $((1 << 19)))" \
 	"root after attach keeps CAP_SYS_PTRACE alone"
-"$IG" run -v -q -o "$TMP/k.igrec" -- sh -c 'grep ^CapEff /proc/$PPID/status' > "$TMP/k2.txt" 2> "$TMP/k2.err"
+"$IG" run -v -q --json "$TMP/k.json" -- sh -c 'grep ^CapEff /proc/$PPID/status' > "$TMP/k2.txt" 2> "$TMP/k2.err"
 is "$(cut -f2 "$TMP/k2.txt")" "$(printf '%016x' $(((1 << 19) | (1 << 1))))" \
-	"root writing a recording also keeps CAP_DAC_OVERRIDE until it is written"
+	"root with a --json FILE to write also keeps CAP_DAC_OVERRIDE"
 ok "-v says what is kept and why" -- grep -q 'capabilities kept after attach: CAP_DAC_OVERRIDE, CAP_SYS_PTRACE (probing processes that load libcuda later' "$TMP/k2.err"
+"$IG" run -q -o "$TMP/k.igrec" -- sh -c 'grep ^CapEff /proc/$PPID/status' > "$TMP/k3.txt" 2> /dev/null
+is "$(cut -f2 "$TMP/k3.txt")" "$(printf '%016x' $((1 << 19)))" \
+	"root writing a recording (open before attach) keeps CAP_SYS_PTRACE alone"
 
 # --- attach ------------------------------------------------------------------
 "$TS" -s healthy -q -n 100000 &
 job=$!
-sleep 0.5
+mapped $job
 as_user "$MIN" "$IG" attach -p $job -d 1 > "$TMP/a.txt" 2> "$TMP/a.err"
 rc=$?
 ok "attach to root's job, same mounts, as nobody with $MIN (exit $rc)" -- \
@@ -121,7 +131,7 @@ mkdir "$TMP/mnt"
 unshare -m --propagation private sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1"/ && LD_LIBRARY_PATH=$1 exec "$3" -s healthy -q -n 100000' \
 	sh "$TMP/mnt" "$IG_TOP/build/simgpu/libcuda.so.1" "$TS" &
 job=$!
-sleep 0.5
+mapped $job
 as_user "$MIN" "$IG" attach -p $job -d 1 > /dev/null 2> "$TMP/n1.err"
 rc=$?
 ok "attach to root's job in its own mounts, without sys_ptrace: refused naming it (exit $rc)" -- \

@@ -761,8 +761,8 @@ static int check_privileges(struct session *s)
  * sets are per thread. */
 static void drop_privileges(const struct session *s)
 {
-	bool files = s->o->record_path ||
-		     (s->o->out.json_path && strcmp(s->o->out.json_path, "-"));
+	/* the recording is open already; the JSON report is opened at the end */
+	bool files = s->o->out.json_path && strcmp(s->o->out.json_path, "-");
 	uint64_t keep = ig_privs_after_attach(files);
 	int err = ig_caps_limit(keep);
 	char names[256];
@@ -772,7 +772,7 @@ static void drop_privileges(const struct session *s)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
 	else
 		ig_debug("capabilities kept after attach: %s (probing processes that load libcuda later%s)",
-			 keep ? names : "none", files ? "; output files" : "");
+			 keep ? names : "none", files ? "; the --json file, not yet written" : "");
 }
 
 int ig_session_trace(const struct ig_session_opts *o)
