@@ -114,22 +114,22 @@ ok "no such pid: check -p is not ready (exit $rc)" -- \
 	sh -c "test $rc = 1 && ! grep -q '^ready' '$TMP/nxc.txt'"
 
 # --- a pid gone before tracing started ----------------------------------------
-# The target exits once idlegap holds a BPF program: after idlegap looked at
-# the pid, before it tracks it.  idlegap is stopped meanwhile, so that the
-# target is gone (reaped by its parent) before idlegap goes on, however
-# slow the machine.
-(
-	sh -c "until [ -s '$TMP/igpid' ]; do sleep 0.01; done; ig=\$(cat '$TMP/igpid')
-	       until ls -l /proc/\$ig/fd 2> /dev/null | grep -q bpf-prog; do sleep 0.002; done
-	       kill -STOP \$ig" &
-	echo $! > "$TMP/gone"
-	wait
-	kill -CONT "$(cat "$TMP/igpid")"
-) &
-until [ -s "$TMP/gone" ]; do sleep 0.01; done
-"$IG" attach -p "$(cat "$TMP/gone")" -d 2 > "$TMP/gone.txt" 2> "$TMP/gone.err" &
-echo $! > "$TMP/igpid"
-wait $!
+# idlegap has looked at the pid and waits to open its recording, a FIFO
+# with no reader yet; the target exits and is reaped; then the FIFO gets a
+# reader and idlegap goes on to load and track.  (If the recording is opened
+# before the pid is looked at, the pid is "no such process": also right.)
+mkfifo "$TMP/rec.fifo"
+sleep 30 &
+target=$!
+"$IG" attach -p $target -d 2 -o "$TMP/rec.fifo" > "$TMP/gone.txt" 2> "$TMP/gone.err" &
+ig=$!
+i=0
+until [ "$(cat /proc/$ig/wchan 2> /dev/null)" = wait_for_partner ] || [ $i -ge 1000 ]; do
+	sleep 0.01; i=$((i + 1))
+done
+stop $target
+cat "$TMP/rec.fifo" > /dev/null &
+wait $ig
 rc=$?
 wait
 sed 's/^/# /' "$TMP/gone.err"
