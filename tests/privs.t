@@ -84,6 +84,8 @@ SUDO_UID=$NOBODY SUDO_GID=$NOBODY as_root "$SW" "$IG" run -q -- \
 rc=$?
 is "$rc:$(head -1 "$TMP/s.txt")" "0:$NOBODY" "sudo run with $SW: the command runs as SUDO_UID"
 is "$(grep -c ':	0000000000000000$' "$TMP/s.txt")" 4 "sudo run: the command holds no capability"
+SUDO_UID=$NOBODY SUDO_GID=$NOBODY as_root "$SW" "$IG" run -- "$TS" -s healthy -q -n 300 > "$TMP/st.txt" 2> /dev/null
+ok "sudo run with $SW: the user's GPU work is traced (exit $?)" -- grep -q '^GPU busy' "$TMP/st.txt"
 SUDO_UID=$NOBODY SUDO_GID=$NOBODY "$IG" run -q -- sh -c 'id -u; grep -E "^Cap(Inh|Prm|Eff|Amb)" /proc/self/status' \
 	> "$TMP/sf.txt" 2> /dev/null
 is "$(head -1 "$TMP/sf.txt"):$(grep -c ':	0000000000000000$' "$TMP/sf.txt")" "$NOBODY:4" \
