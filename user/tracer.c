@@ -72,21 +72,6 @@ bool ig_probe_uprobe_multi(void)
 	return true;
 }
 
-bool ig_tracer_needs_tracefs(void)
-{
-	struct idlegap_bpf *s = idlegap_bpf__open();
-	struct bpf_program *p;
-	bool tracefs = false;
-
-	if (!s)
-		return false;
-	bpf_object__for_each_program(p, s->obj)
-		tracefs |= bpf_program__autoload(p) &&
-			   bpf_program__type(p) == BPF_PROG_TYPE_TRACEPOINT;
-	idlegap_bpf__destroy(s);
-	return tracefs;
-}
-
 static struct btf *vmlinux_btf(void)
 {
 	static struct btf *btf;
@@ -604,4 +589,19 @@ void ig_tracer_close(struct ig_tracer *t)
 	free(t->links);
 	idlegap_bpf__destroy(t->skel);
 	free(t);
+}
+
+bool ig_tracer_needs_tracefs(void)
+{
+	struct idlegap_bpf *s = idlegap_bpf__open();
+	struct bpf_program *p;
+	bool tracefs = false;
+
+	if (!s)
+		return false;
+	bpf_object__for_each_program(p, s->obj)
+		tracefs |= bpf_program__autoload(p) &&
+			   bpf_program__type(p) == BPF_PROG_TYPE_TRACEPOINT;
+	idlegap_bpf__destroy(s);
+	return tracefs;
 }
