@@ -50,9 +50,9 @@ static const struct argp_option options[] = {
 	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, -1: all)", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
-	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{},
 };
 
