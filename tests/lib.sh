@@ -2,6 +2,9 @@
 #   need_root; plan N | done_testing; ok COND... -- NAME; is GOT WANT NAME;
 #   skip NAME REASON
 set -u
+# Commands under `idlegap run` stay root, as the suite is (under sudo they
+# would run as the invoking user, who cannot write the suite's files).
+unset SUDO_UID SUDO_GID SUDO_USER
 IG_TOP=${IG_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 IG=${IG:-$IG_TOP/build/idlegap}
 _n=0

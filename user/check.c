@@ -14,9 +14,9 @@
 #include "engine/names.h"
 #include "log.h"
 #include "nvml.h"
+#include "privs.h"
 #include "procfs.h"
 #include "pyrt.h"
-#include "session.h"
 #include "tracer.h"
 
 static int nfail;
@@ -160,7 +160,7 @@ static int find_ld(const struct ig_map_entry *m, void *ctx)
 
 	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
 		return 0;
-	ig_cuda_proc_path(getpid(), m->path, c->path, sizeof(c->path));
+	snprintf(c->path, sizeof(c->path), "%s", m->path);	/* our own mounts */
 	return 1;
 }
 
@@ -197,9 +197,12 @@ static void sym_cb(unsigned int api, const char *name, size_t off, void *ctx)
 	c->byclass[ig_api_class_of(api) & 31]++;
 }
 
-static void check_libcuda(struct ig_tracer *t, const char *path, const char *where)
+/* @path as idlegap opens it, @name as the process names it. */
+static void check_libcuda(struct ig_tracer *t, const char *path, const char *name,
+			  const char *where)
 {
 	struct ig_libcuda_info info;
+	struct ig_cuda_lib lib;
 	struct sym_ctx c = {};
 	char version[32], missing[1024] = "";
 	size_t off = 0;
@@ -207,14 +210,14 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *whe
 	int err;
 
 	err = ig_cuda_scan(path, sym_cb, &c);
-	ig_cuda_version(path, version, sizeof(version));
-	printf("libcuda %s (%s), driver version %s\n", path, where,
+	ig_cuda_version(name, version, sizeof(version));
+	printf("libcuda %s (%s), driver version %s\n", name, where,
 	       version[0] ? version : "unknown");
 	if (err) {
-		line(false, false, "entry points", "cannot read: %s", strerror(-err));
+		line(false, true, "entry points", "cannot read %s: %s", path, strerror(-err));
 		return;
 	}
-	line(c.n > 0, false, "entry points", "%u of the %u idlegap probes", c.n,
+	line(c.n > 0, true, "entry points", "%u of the %u idlegap probes", c.n,
 	     IG_API__MAX - 1);
 	line(c.byclass[IG_AC_LAUNCH_STACK9] + c.byclass[IG_AC_LAUNCH_EX] > 0, false,
 	     "launch probes", "%u", c.byclass[IG_AC_LAUNCH_STACK9] + c.byclass[IG_AC_LAUNCH_EX]);
@@ -230,7 +233,9 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *whe
 		printf("       skipped (not in this driver): %s\n", missing);
 	if (!t || !c.n)
 		return;
-	err = ig_cuda_attach(t, path, getpid(), &info);
+	snprintf(lib.name, sizeof(lib.name), "%s", name);
+	snprintf(lib.path, sizeof(lib.path), "%s", path);
+	err = ig_cuda_attach(t, &lib, getpid(), &info);
 	if (!err && info.nattached)
 		line(true, true, "probes attach", "%u of %u entry points", info.nattached,
 		     info.nsyms);
@@ -241,7 +246,8 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *whe
 
 static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 {
-	char comm[64] = "", lib[PATH_MAX];
+	char comm[64] = "";
+	struct ig_cuda_lib lib;
 	struct ig_pyrt_info py;
 	bool kthread = false;
 	int err;
@@ -256,10 +262,19 @@ static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 		line(false, true, "user process", "a kernel thread cannot be traced");
 		return;
 	}
+	if (ig_proc_exited(pid)) {
+		line(false, true, "process", "exited: a zombie its parent (pid %d) has not reaped",
+		     ig_proc_ppid(pid, NULL));
+		return;
+	}
+	err = libcuda ? 0 : ig_cuda_find_in_maps(pid, &lib);
 	if (libcuda)
-		check_libcuda(t, libcuda, "--libcuda");
-	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
-		check_libcuda(t, lib, "mapped by the process");
+		check_libcuda(t, libcuda, libcuda, "--libcuda");
+	else if (!err)
+		check_libcuda(t, lib.path, lib.name, "mapped by the process");
+	else if (lib.name[0])
+		line(false, true, "libcuda", "%s is mapped but cannot be reached: %s%s", lib.name,
+		     strerror(-err), err == -EACCES ? " (needs CAP_SYS_PTRACE)" : "");
 	else
 		line(false, false, "libcuda", "not mapped: the process has not loaded the CUDA driver (yet)");
 	err = ig_pyrt_find(pid, &py);
@@ -277,13 +292,13 @@ int ig_check(pid_t pid, const char *libcuda)
 	const char *why = NULL;
 	struct ig_tracer *t = NULL;
 	struct ig_nvml *n;
-	char lib[PATH_MAX];
-	bool priv = ig_require_privileges() == 0, btf;
+	char lib[PATH_MAX], missing[256];
+	struct ig_privs_target pt = { .pids = &pid, .npids = pid > 0 };
+	bool priv = ig_privs_check(&pt, missing, sizeof(missing)) == 0, btf;
 
 	nfail = 0;
 	printf("idlegap check\n");
-	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" :
-	     "not root: run with sudo");
+	line(priv, true, "privileges", "%s", priv ? "may load BPF programs" : missing);
 	btf = check_kernel(priv);
 	if (priv && !btf)
 		line(false, false, "BPF programs load", "not tried: they need the kernel's BTF (see above)");
@@ -292,9 +307,9 @@ int ig_check(pid_t pid, const char *libcuda)
 	if (pid > 0)
 		check_target(t, pid, libcuda);
 	else if (libcuda)
-		check_libcuda(t, libcuda, "--libcuda");
+		check_libcuda(t, libcuda, libcuda, "--libcuda");
 	else if (!ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
-		check_libcuda(t, lib, "what `idlegap run` would load");
+		check_libcuda(t, lib, lib, "what `idlegap run` would load");
 	else
 		printf("libcuda: not found on the loader path (use --libcuda PATH, or -p PID of a GPU process)\n");
 	n = ig_nvml_open(&why);

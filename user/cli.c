@@ -13,6 +13,7 @@
 enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
+	OPT_USER, OPT_AS_ROOT,
 };
 
 const char *argp_program_version = "idlegap " IG_VERSION;
@@ -50,6 +51,8 @@ static const struct argp_option options[] = {
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
+	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
+	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
 	{},
 };
 
@@ -153,6 +156,10 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 		usage_error(st, "--partial and --dump apply to report");
 	else if (c->cmd == IG_CMD_RUN && c->s.npids)
 		usage_error(st, "-p applies to attach and check");
+	else if (c->cmd != IG_CMD_RUN && (c->s.run_user || c->s.as_root))
+		usage_error(st, "--user and --as-root apply to run");
+	else if (c->s.run_user && c->s.as_root)
+		usage_error(st, "--user and --as-root exclude each other");
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
@@ -183,6 +190,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		c->s.ringbuf_mb = parse_ringbuf(st, arg);
 		break;
 	case OPT_NO_NVML: c->s.no_nvml = true; break;
+	case OPT_USER: c->s.run_user = arg; break;
+	case OPT_AS_ROOT: c->s.as_root = true; break;
 	case OPT_SAMPLE_HZ:
 		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
 		break;

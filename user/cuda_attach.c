@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "cuda_attach.h"
 #include "elfsym.h"
@@ -20,9 +19,9 @@ static bool is_libcuda_name(const char *path)
 }
 
 struct maps_ctx {
-	char *path;
-	size_t n;
-	bool found;
+	pid_t pid;
+	struct ig_cuda_lib *lib;
+	int err;
 };
 
 static int maps_cb(const struct ig_map_entry *m, void *ctx)
@@ -31,45 +30,19 @@ static int maps_cb(const struct ig_map_entry *m, void *ctx)
 
 	if (m->path[0] != '/' || !is_libcuda_name(m->path))
 		return 0;
-	snprintf(c->path, c->n, "%s", m->path);
-	c->found = true;
+	snprintf(c->lib->name, sizeof(c->lib->name), "%s", m->path);
+	c->err = ig_proc_map_path(c->pid, m, c->lib->path, sizeof(c->lib->path));
 	return 1;
 }
 
-/* Same root as ours?  Then the path is usable as is. */
-static bool same_root(pid_t pid)
+int ig_cuda_find_in_maps(pid_t pid, struct ig_cuda_lib *lib)
 {
-	struct stat a, b;
-	char p[64];
+	struct maps_ctx c = { .pid = pid, .lib = lib, .err = -ENOENT };
+	int err;
 
-	snprintf(p, sizeof(p), "/proc/%d/root", pid);
-	if (stat(p, &a) || stat("/", &b))
-		return true;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-void ig_cuda_proc_path(pid_t pid, const char *path, char *out, size_t n)
-{
-	if (path[0] != '/')
-		snprintf(out, n, "/proc/%d/cwd/%s", pid, path);
-	else if (same_root(pid))
-		snprintf(out, n, "%s", path);
-	else
-		snprintf(out, n, "/proc/%d/root%s", pid, path);
-}
-
-int ig_cuda_find_in_maps(pid_t pid, char *path, size_t n)
-{
-	char found[PATH_MAX];
-	struct maps_ctx c = { .path = found, .n = sizeof(found) };
-	int err = ig_proc_for_each_map(pid, maps_cb, &c);
-
-	if (err)
-		return err;
-	if (!c.found)
-		return -ENOENT;
-	ig_cuda_proc_path(pid, found, path, n);
-	return 0;
+	lib->name[0] = lib->path[0] = 0;
+	err = ig_proc_for_each_map(pid, maps_cb, &c);
+	return err ? err : c.err;
 }
 
 static bool try_dir(const char *dir, size_t len, char *path, size_t n)
@@ -239,17 +212,18 @@ static bool is_ptsz(const char *name)
 	return n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
 }
 
-int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
+int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid,
 		   struct ig_libcuda_info *info)
 {
+	const char *path = lib->path;
 	struct ig_uprobe_spec *specs = NULL;
 	struct scan_ctx c = {};
 	size_t i, k, n = 0;
 	int err;
 
 	memset(info, 0, sizeof(*info));
-	snprintf(info->path, sizeof(info->path), "%s", path);
-	ig_cuda_version(path, info->version, sizeof(info->version));
+	snprintf(info->path, sizeof(info->path), "%s", lib->name);
+	ig_cuda_version(lib->name, info->version, sizeof(info->version));
 	err = scan(path, &c);
 	if (!err && c.n && !(specs = calloc(c.n, sizeof(*specs))))
 		err = -ENOMEM;

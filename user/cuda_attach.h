@@ -14,24 +14,29 @@
 #include "tracer.h"
 
 struct ig_libcuda_info {
-	char path[PATH_MAX];	/* as attached (may go through /proc/PID/root) */
+	char path[PATH_MAX];	/* as the process names it */
 	char version[32];	/* from the real file name: libcuda.so.VERSION */
 	unsigned int nsyms;	/* idlegap entry points the library has */
 	unsigned int nattached;	/* of which attached */
 	unsigned int naliases;	/* sharing an address with another one */
 };
 
-/* libcuda as mapped by @pid, reached through its root (containers).
- * 0, -ENOENT (not mapped), or another negative errno. */
-int ig_cuda_find_in_maps(pid_t pid, char *path, size_t n);
-/* @path as process @pid names it (relative to its cwd and root), as a
- * path this process can open. */
-void ig_cuda_proc_path(pid_t pid, const char *path, char *out, size_t n);
+struct ig_cuda_lib {
+	char name[PATH_MAX];	/* as the process names it */
+	char path[PATH_MAX];	/* as idlegap opens it: through /proc/PID/root
+				 * when the process has its own mounts */
+};
+
+/* libcuda as mapped by @pid.  0; -ENOENT with lib->name empty when it is
+ * not mapped; another negative errno with lib->name set when it is mapped
+ * but cannot be reached (-EACCES: another user's process, and no
+ * CAP_SYS_PTRACE to look into its mount namespace). */
+int ig_cuda_find_in_maps(pid_t pid, struct ig_cuda_lib *lib);
 /* Where the dynamic loader of a command run with @envp would find
  * libcuda.so.1: LD_LIBRARY_PATH, the loader cache, the default dirs. */
 int ig_cuda_find_for_exec(char *const envp[], char *path, size_t n);
-/* Attaches every known entry point of @path for @pid (-1: all). */
-int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
+/* Attaches every known entry point of @lib for @pid (-1: all). */
+int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid,
 		   struct ig_libcuda_info *info);
 
 typedef void (*ig_cuda_sym_cb)(unsigned int api, const char *name,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procfs.h"
 
@@ -92,6 +94,28 @@ bool ig_proc_exists(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	return access(path, F_OK) == 0;
+}
+
+static int count_entry(pid_t pid, void *ctx)
+{
+	(void)pid;
+	return ++*(int *)ctx > 1;	/* a second thread is enough */
+}
+
+bool ig_proc_exited(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int nthreads = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return true;
+	p = strrchr(buf, ')');
+	if (!p || (p[2] != 'Z' && p[2] != 'X'))
+		return false;
+	/* the leader called pthread_exit(): the others may still run */
+	ig_proc_for_each_thread(pid, count_entry, &nthreads);
+	return nthreads <= 1;
 }
 
 static int for_each_numeric(const char *dir, ig_pid_cb cb, void *ctx)
@@ -202,8 +226,9 @@ int ig_proc_for_each_map(pid_t pid, ig_map_cb cb, void *ctx)
 		struct ig_map_entry m = {};
 		int off = 0;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*s %" SCNu64 " %n",
-			   &m.start, &m.end, m.perms, &m.offset, &m.inode, &off) < 5)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &m.start, &m.end, m.perms, &m.offset, &m.dev_major,
+			   &m.dev_minor, &m.inode, &off) < 7)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		m.path = off ? line + off : "";
@@ -212,4 +237,38 @@ int ig_proc_for_each_map(pid_t pid, ig_map_cb cb, void *ctx)
 	free(line);
 	fclose(f);
 	return err > 0 ? 0 : err;
+}
+
+static bool same_inode(const struct ig_map_entry *m, const struct stat *st)
+{
+	return st->st_ino == m->inode && major(st->st_dev) == m->dev_major &&
+	       minor(st->st_dev) == m->dev_minor;
+}
+
+int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t n)
+{
+	struct stat st;
+	int err;
+
+	if (m->path[0] != '/')
+		return -ENOENT;
+	if (pid == getpid()) {
+		snprintf(out, n, "%s", m->path);
+		return 0;
+	}
+	/* No inode check here: overlayfs (before Linux 6.8) shows the inode
+	 * of the layer below in maps, not the one stat() sees. */
+	snprintf(out, n, "/proc/%d/root%s", pid, m->path);
+	if (!stat(out, &st))
+		return 0;
+	err = -errno;
+	if (err == -EACCES || err == -EPERM) {
+		snprintf(out, n, "%s", m->path);
+		return !stat(out, &st) && same_inode(m, &st) ? 0 : -EACCES;
+	}
+	/* " (deleted)", or replaced since it was mapped */
+	snprintf(out, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	if (!stat(out, &st))
+		return 0;
+	return err;
 }

@@ -12,6 +12,7 @@ struct ig_map_entry {
 	uint64_t start, end, offset;
 	char perms[5];
 	uint64_t inode;
+	unsigned int dev_major, dev_minor;
 	const char *path;	/* "" for anonymous mappings */
 };
 
@@ -22,6 +23,9 @@ pid_t ig_proc_ppid(pid_t pid, bool *kthread);
 /* The process (thread group) a task id belongs to, or -1. */
 pid_t ig_proc_tgid(pid_t tid);
 bool ig_proc_exists(pid_t pid);
+/* A process that has exited: gone, or a zombie its parent has not reaped
+ * (a zombie leader whose other threads still run is alive). */
+bool ig_proc_exited(pid_t pid);
 
 typedef int (*ig_pid_cb)(pid_t pid, void *ctx);
 /* Every thread of @pid. */
@@ -32,5 +36,12 @@ int ig_proc_for_each_descendant(pid_t pid, ig_pid_cb cb, void *ctx);
 typedef int (*ig_map_cb)(const struct ig_map_entry *m, void *ctx);
 /* Mappings of @pid; a callback returning non-zero stops the walk. */
 int ig_proc_for_each_map(pid_t pid, ig_map_cb cb, void *ctx);
+/* A path this process can open for the file @pid maps at @m.  The name in
+ * maps is in @pid's mount namespace (a container's), so it is reached
+ * through /proc/PID/root; when that is denied (another user's process
+ * without CAP_SYS_PTRACE), the same name here if it is the same inode;
+ * when the file was deleted or replaced, /proc/PID/map_files.  -EACCES,
+ * -ENOENT or another negative errno when none is the mapped file. */
+int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t n);
 
 #endif

@@ -26,7 +26,7 @@ static bool python_file(const char *path)
 static int map_cb(const struct ig_map_entry *m, void *ctx)
 {
 	struct find_ctx *c = ctx;
-	char file[PATH_MAX + 32];
+	char file[PATH_MAX];
 	struct ig_elf_sym sym;
 	uint64_t base;
 	bool dyn;
@@ -40,8 +40,9 @@ static int map_cb(const struct ig_map_entry *m, void *ctx)
 			return 0;
 	if (c->ntried < 4)
 		snprintf(c->tried[c->ntried++], PATH_MAX, "%s", m->path);
-	/* Through the process's root: it may live in a container. */
-	snprintf(file, sizeof(file), "/proc/%d/root%s", c->pid, m->path);
+	/* it may live in a container: in the process's mount namespace */
+	if (ig_proc_map_path(c->pid, m, file, sizeof(file)))
+		return 0;
 	if (ig_elf_find_sym(file, "_PyRuntime", &sym) || !sym.size)
 		return 0;
 	if (ig_elf_load_base(file, &base, &dyn))

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,7 +18,9 @@
 #include "outfile.h"
 #include "recording.h"
 #include "reorder.h"
+#include "privs.h"
 #include "session.h"
+#include "spawn.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -69,6 +68,8 @@ struct session {
 	size_t nwatch, capwatch;
 	struct attached *lds;		/* dynamic loaders hooked */
 	size_t nld, capld;
+	unsigned int nunprobed;	/* processes using a libcuda not probed */
+	struct ig_run_as run_as;
 	pid_t child;
 	int child_status;
 	bool child_reaped;
@@ -86,24 +87,6 @@ static __u64 now_ns(clockid_t c)
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-int ig_require_privileges(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-	unsigned long long eff;
-
-	if (geteuid() == 0)
-		return 0;
-	if (!syscall(SYS_capget, &h, d)) {
-		eff = d[0].effective | ((unsigned long long)d[1].effective << 32);
-		if ((eff & (1ULL << CAP_SYS_ADMIN)) ||
-		    ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON))))
-			return 0;
-	}
-	ig_err("must run as root (or with CAP_BPF and CAP_PERFMON) to load BPF programs");
-	return 1;
 }
 
 static void emit(struct session *s, const struct ig_hdr *rec)
@@ -210,7 +193,19 @@ static void emit_cuda_maps(struct session *s, struct attached *a, __u64 ts)
 	a->mapped = c.found;
 }
 
-static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64 ts)
+/* A process whose driver cannot be probed would look idle: say so now,
+ * and make the run fail at the end (see ig_session_trace). */
+static void unprobed(struct session *s, pid_t pid, const char *name, int err)
+{
+	s->nunprobed++;
+	ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
+		pid, name, strerror(-err), err == -EACCES ?
+		" (another user's process in another mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
+}
+
+/* Probes @lib for @pid; a negative errno after saying why. */
+static int attach_libcuda(struct session *s, const struct ig_cuda_lib *lib,
+			  pid_t pid, __u64 ts)
 {
 	struct ig_libcuda rec = {
 		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
@@ -221,33 +216,62 @@ static void attach_libcuda(struct session *s, const char *path, pid_t pid, __u64
 	size_t i;
 	int err;
 
-	if (stat(path, &st)) {
-		ig_warn("libcuda %s: %s", path, strerror(errno));
-		return;
+	if (stat(lib->path, &st)) {
+		err = -errno;
+		unprobed(s, pid, lib->name, err);
+		return err;
 	}
 	for (i = 0; i < s->natt; i++)
 		if (s->att[i].pid == pid && s->att[i].dev == st.st_dev &&
 		    s->att[i].ino == st.st_ino) {
 			emit_cuda_maps(s, &s->att[i], ts);
-			return;
+			return 0;
 		}
 	if (!ig_grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
-		return;
+		return -ENOMEM;
 	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino, false };
-	err = ig_cuda_attach(s->tracer, path, pid, &info);
+	err = ig_cuda_attach(s->tracer, lib, pid, &info);
 	if (err) {
-		ig_warn("pid %d: no CUDA probes attached to %s: %s", pid, path,
-			strerror(-err));
-		return;
+		unprobed(s, pid, lib->name, err);
+		return err;
 	}
 	ig_debug("pid %d: %u of %u libcuda entry points probed in %s", pid,
-		 info.nattached, info.nsyms, path);
+		 info.nattached, info.nsyms, lib->path);
 	rec.nsyms = info.nsyms;
 	rec.nattached = info.nattached;
 	ig_strcpy(rec.version, sizeof(rec.version), info.version);
-	ig_strcpy(rec.path, sizeof(rec.path), path);
+	ig_strcpy(rec.path, sizeof(rec.path), info.path);
 	emit(s, &rec.h);
 	emit_cuda_maps(s, &s->att[s->natt - 1], ts);
+	return 0;
+}
+
+/* A file named in idlegap's own namespace (--libcuda, or where `run`'s
+ * loader will look). */
+static int attach_libcuda_path(struct session *s, const char *path, pid_t pid,
+			       __u64 ts)
+{
+	struct ig_cuda_lib lib;
+
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	return attach_libcuda(s, &lib, pid, ts);
+}
+
+/* libcuda as @pid maps it: 0 probed, 1 not mapped (yet), negative errno
+ * when it is mapped and cannot be probed. */
+static int attach_mapped_libcuda(struct session *s, pid_t pid, __u64 ts)
+{
+	struct ig_cuda_lib lib;
+	int err = ig_cuda_find_in_maps(pid, &lib);
+
+	if ((err == -ENOENT && !lib.name[0]) || (err && ig_proc_exited(pid)))
+		return 1;	/* not mapped, or gone meanwhile */
+	if (err) {
+		unprobed(s, pid, lib.name[0] ? lib.name : "(its maps are unreadable)", err);
+		return err;
+	}
+	return attach_libcuda(s, &lib, pid, ts);
 }
 
 struct loader_ctx {
@@ -269,8 +293,7 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 
 	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
 		return 0;
-	ig_cuda_proc_path(pid, m->path, path, sizeof(path));
-	if (stat(path, &st))
+	if (ig_proc_map_path(pid, m, path, sizeof(path)) || stat(path, &st))
 		return 1;
 	for (i = 0; i < s->nld; i++)
 		if (s->lds[i].dev == st.st_dev && s->lds[i].ino == st.st_ino)
@@ -319,7 +342,6 @@ static void watch_drop(struct session *s, pid_t tgid)
 /* Looks for libcuda in the processes that are due; attaches it. */
 static void rescan(struct session *s, __u64 now)
 {
-	char lib[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < s->nwatch; i++) {
@@ -328,14 +350,10 @@ static void rescan(struct session *s, __u64 now)
 		if (w->due > now)
 			continue;
 		hook_loaders(s, w->tgid);
-		if (!ig_proc_exists(w->tgid)) {
+		if (ig_proc_exited(w->tgid) || attach_mapped_libcuda(s, w->tgid, now) <= 0)
 			s->watch[i--] = s->watch[--s->nwatch];
-		} else if (!ig_cuda_find_in_maps(w->tgid, lib, sizeof(lib))) {
-			attach_libcuda(s, lib, w->tgid, now);
-			s->watch[i--] = s->watch[--s->nwatch];
-		} else {
+		else
 			w->due = now + RESCAN_EVERY_NS;
-		}
 	}
 }
 
@@ -410,6 +428,7 @@ struct track_ctx {
 	struct session *s;
 	__u64 ts;
 	int err;
+	bool named;		/* a target the user named, not a descendant */
 };
 
 static int emit_thread(pid_t tid, void *ctx)
@@ -426,27 +445,28 @@ static int track_one(pid_t pid, void *ctx)
 {
 	struct track_ctx *c = ctx;
 	struct session *s = c->s;
-	char lib[PATH_MAX];
 	int err = ig_tracer_track(s->tracer, pid);
 
+	if (!err && ig_proc_exited(pid))
+		err = -ESRCH;	/* a zombie: nothing left to trace */
+	if (err == -ESRCH && !c->named)
+		return 0;	/* a descendant gone meanwhile */
 	if (err == -ESRCH)
-		return 0;	/* gone meanwhile */
-	if (err) {
+		ig_err("pid %d exited before tracing started", pid);
+	else if (err)
 		ig_err("cannot track pid %d: %s", pid, strerror(-err));
-		c->err = err;
-		return err;
-	}
+	if (err)
+		return c->err = err;
 	emit_task(s, pid, pid, c->ts);
 	ig_proc_for_each_thread(pid, emit_thread, c);
 	pyrt_check(s, pid, c->ts);
 	hook_loaders(s, pid);
+	/* one that cannot be probed fails the start: nothing is lost yet */
 	if (s->o->libcuda_path)
-		attach_libcuda(s, s->o->libcuda_path, pid, c->ts);
-	else if (!ig_cuda_find_in_maps(pid, lib, sizeof(lib)))
-		attach_libcuda(s, lib, pid, c->ts);
-	else
+		err = attach_libcuda_path(s, s->o->libcuda_path, pid, c->ts);
+	else if ((err = attach_mapped_libcuda(s, pid, c->ts)) > 0)
 		watch_set(s, pid, c->ts + RESCAN_EVERY_NS);
-	return 0;
+	return c->err = err < 0 ? err : 0;
 }
 
 /* Checks a target; returns its process id or -1 after saying why. */
@@ -464,6 +484,11 @@ static pid_t check_target(pid_t pid)
 		return -1;
 	}
 	tgid = ig_proc_tgid(pid);
+	if (ig_proc_exited(tgid > 0 ? tgid : pid)) {
+		ig_err("pid %d has exited: a zombie its parent (pid %d) has not reaped; nothing to trace",
+		       pid, ig_proc_ppid(pid, NULL));
+		return -1;
+	}
 	if (tgid > 0 && tgid != pid) {
 		ig_info("pid %d is a thread of process %d: tracing the process", pid, tgid);
 		return tgid;
@@ -471,61 +496,18 @@ static pid_t check_target(pid_t pid)
 	return pid;
 }
 
-/* run: the child waits for the tracer before exec, so nothing before the
- * command's first instruction is missed.  EOF without "go": the tracer
- * died; the command is not run untraced. */
-static pid_t spawn_paused(char **argv, int *go_fd, int *err_fd)
+static int start_child(struct session *s, struct ig_child *c)
 {
-	int go[2], errp[2];
-	pid_t pid;
+	int e = ig_spawn_start(c, &s->child_status);
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	*go_fd = go[1];
-	*err_fd = errp[0];
-	return pid;
-}
-
-static int start_child(struct session *s, int go_fd, int err_fd)
-{
-	ssize_t n;
-	int e = 0;
-
-	if (write(go_fd, "g", 1) != 1) {
-		ig_err("cannot start %s: %s", s->o->argv[0], strerror(errno));
-		return 1;
-	}
-	close(go_fd);
-	n = read(err_fd, &e, sizeof(e));	/* EOF: exec succeeded */
-	close(err_fd);
-	if (n == sizeof(e)) {
-		waitpid(s->child, &s->child_status, 0);
-		s->child_reaped = true;
+	if (!e)
+		return 0;
+	s->child_reaped = true;
+	if (c->switch_failed)
+		ig_err("cannot run %s as user %u: %s", s->o->argv[0], s->run_as.uid, strerror(e));
+	else
 		ig_err("cannot run %s: %s", s->o->argv[0], strerror(e));
-		return 1;
-	}
-	return 0;
+	return 1;
 }
 
 static void sample_nvml(struct session *s, __u64 ts)
@@ -762,7 +744,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
 	};
-	struct track_ctx c = { .s = s };
+	struct track_ctx c = { .s = s, .named = true };
 	int err, i;
 
 	s->tracer = ig_tracer_open(&to, on_kernel_record, s);
@@ -787,31 +769,75 @@ static int start_tracing(struct session *s, __u64 *t0)
 		if (track_one(s->child, &c))
 			return 1;
 		if (!o->libcuda_path &&
-		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
-			attach_libcuda(s, lib, s->child, c.ts);
+		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
+		    attach_libcuda_path(s, lib, s->child, c.ts))
+			return 1;
 		/* until it maps libcuda, which names the driver's code */
 		watch_set(s, s->child, c.ts + RESCAN_SOON_NS);
 		return 0;
 	}
 	for (i = 0; i < o->npids; i++) {
+		c.named = true;
 		if (track_one(o->pids[i], &c))
 			return 1;
+		c.named = false;
 		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
 	}
 	return c.err ? 1 : 0;
 }
 
+/* Who runs the command, and whether idlegap holds what tracing needs:
+ * one line naming what is missing. */
+static int check_privileges(struct session *s)
+{
+	const struct ig_session_opts *o = s->o;
+	struct ig_privs_target t = { .pids = o->pids, .npids = o->npids };
+	char why[256];
+
+	if (o->argv && ig_run_as_resolve(o->run_user, o->as_root, &s->run_as,
+					  why, sizeof(why))) {
+		ig_err("%s", why);
+		return 1;
+	}
+	t.switch_user = s->run_as.switch_user;
+	if (ig_privs_check(&t, why, sizeof(why))) {
+		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
+		return 1;
+	}
+	return 0;
+}
+
+/* The probes are attached: keep only what the rest of the session needs
+ * (privs.h says what and why).  Before NVML may start threads: capability
+ * sets are per thread. */
+static void drop_privileges(const struct session *s)
+{
+	/* the recording is open already; the JSON report is opened at the end */
+	bool files = s->o->out.json_path && strcmp(s->o->out.json_path, "-");
+	uint64_t keep = ig_privs_after_attach(files);
+	int err = ig_caps_limit(keep);
+	char names[256];
+
+	ig_caps_names(keep, names, sizeof(names));
+	if (err)
+		ig_warn("cannot give up capabilities: %s", strerror(-err));
+	else
+		ig_debug("capabilities kept after attach: %s (probing processes that load libcuda later%s)",
+			 keep ? names : "none", files ? "; the --json file, not yet written" : "");
+}
+
 int ig_session_trace(const struct ig_session_opts *o)
 {
 	struct session s = { .o = o, .child = -1 };
+	struct ig_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	pid_t *pids = NULL;
-	int go_fd = -1, err_fd = -1, rc = 1, i, werr;
+	int rc = 1, i, werr;
 	enum ig_stop_reason why;
 	const char *why_nvml = NULL;
 	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
 	struct ig_session_opts local = *o;
 
-	if (ig_require_privileges())
+	if (check_privileges(&s))
 		return 1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
@@ -835,24 +861,24 @@ int ig_session_trace(const struct ig_session_opts *o)
 		goto out;
 	install_signals();
 	if (o->argv) {
-		s.child = spawn_paused(o->argv, &go_fd, &err_fd);
-		if (s.child < 0) {
-			ig_err("cannot start %s: %s", o->argv[0], strerror(errno));
+		int err = ig_spawn_paused(o->argv, &s.run_as, &child);
+
+		if (err) {
+			ig_err("cannot start %s: %s", o->argv[0], strerror(-err));
 			goto out;
 		}
+		s.child = child.pid;
 	}
 	if (start_tracing(&s, &t0))
 		goto out;
+	drop_privileges(&s);
 	if (!o->no_nvml) {
 		s.nvml = ig_nvml_open(&why_nvml);
 		if (!s.nvml)
 			ig_debug("%s", why_nvml);
 	}
-	if (o->argv && start_child(&s, go_fd, err_fd)) {
-		go_fd = err_fd = -1;
+	if (o->argv && start_child(&s, &child))
 		goto out;
-	}
-	go_fd = err_fd = -1;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
 		o->argv ? o->argv[0] : "the target processes",
 		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
@@ -867,6 +893,11 @@ int ig_session_trace(const struct ig_session_opts *o)
 	}
 	if (why == IG_STOP_ERROR)
 		rc = 1;
+	if (s.nunprobed) {
+		ig_err("%u process%s used a libcuda idlegap could not probe (see the warnings above): the report misses their GPU work",
+		       s.nunprobed, s.nunprobed == 1 ? "" : "es");
+		rc = 1;
+	}
 	if (s.child > 0 && !s.child_reaped)
 		ig_info("stopped tracing; %s (pid %d) keeps running", o->argv[0], s.child);
 	else if (s.child > 0 && WIFEXITED(s.child_status) && WEXITSTATUS(s.child_status))
@@ -874,10 +905,10 @@ int ig_session_trace(const struct ig_session_opts *o)
 	else if (s.child > 0 && WIFSIGNALED(s.child_status))
 		ig_info("%s was killed by signal %d", o->argv[0], WTERMSIG(s.child_status));
 out:
-	if (go_fd >= 0)
-		close(go_fd);	/* the paused child sees EOF and exits */
-	if (err_fd >= 0)
-		close(err_fd);
+	if (child.go_fd >= 0)
+		close(child.go_fd);	/* the paused child sees EOF and exits */
+	if (child.err_fd >= 0)
+		close(child.err_fd);
 	if (s.child > 0 && !s.child_reaped && rc && !t0)
 		waitpid(s.child, NULL, 0);
 	if (s.writer)

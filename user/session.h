@@ -21,6 +21,8 @@ struct ig_session_opts {
 	pid_t *pids;			/* attach: targets */
 	int npids;
 	char **argv;			/* run: command */
+	const char *run_user;		/* run: --user */
+	bool as_root;			/* run: --as-root */
 	double duration_s;		/* 0: until stopped */
 	const char *record_path;	/* -o */
 	const char *libcuda_path;	/* --libcuda */
@@ -37,8 +39,5 @@ struct ig_session_opts {
 int ig_session_trace(const struct ig_session_opts *o);
 int ig_session_report(const char *path, bool partial,
 		      const struct ig_output_opts *out);
-
-/* 0 when the process may load BPF programs; else prints why, returns 1. */
-int ig_require_privileges(void);
 
 #endif

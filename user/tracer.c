@@ -401,7 +401,7 @@ int ig_tracer_prune(struct ig_tracer *t)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (ig_proc_exists((pid_t)key))
+		if (!ig_proc_exited((pid_t)key))	/* zombies too are done */
 			n++;
 		else if (ngone < 256)
 			gone[ngone++] = key;
@@ -670,4 +670,19 @@ void ig_tracer_close(struct ig_tracer *t)
 	free(t->links);
 	idlegap_bpf__destroy(t->skel);
 	free(t);
+}
+
+bool ig_tracer_needs_tracefs(void)
+{
+	struct idlegap_bpf *s = idlegap_bpf__open();
+	struct bpf_program *p;
+	bool tracefs = false;
+
+	if (!s)
+		return false;
+	bpf_object__for_each_program(p, s->obj)
+		tracefs |= bpf_program__autoload(p) &&
+			   bpf_program__type(p) == BPF_PROG_TYPE_TRACEPOINT;
+	idlegap_bpf__destroy(s);
+	return tracefs;
 }

@@ -57,6 +57,9 @@ int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);
 int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz);
 /* Consumes the ring buffer; returns records handled or negative errno. */
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
+/* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
+ * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */
+bool ig_tracer_needs_tracefs(void);
 /* Kernel counters summed over CPUs. */
 int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
 bool ig_tracer_uses_btf(const struct ig_tracer *t);
