@@ -730,13 +730,40 @@ static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
 	return c->h.ts - iv->t_on <= WAKE_TO_RETURN_NS;
 }
 
-/* Classify by the time inside the call, not by whether the thread slept:
- * real drivers often spin while they wait. */
-static uint32_t sync_bound(const struct ig_cuda *c)
+/* Time the thread was runnable but not running inside [t0, t1]: being
+ * preempted is not waiting for the GPU. */
+static uint64_t runnable_in(const struct ig_engine *e, uint32_t tid,
+			    uint64_t t0, uint64_t t1)
 {
+	const struct ig_thread *t = ig_thread_find(e, tid);
+	uint64_t sum = 0, a, b;
+	uint32_t i;
+
+	for (i = t ? t->ivals.len : 0; i > 0; i--) {
+		const struct ig_ival *iv = ig_ring_at(&t->ivals, i - 1);
+
+		if (iv->t_on <= t0)
+			break;
+		a = max64(iv->t_wake ? iv->t_wake : iv->t_off, t0);
+		b = min64(iv->t_on, t1);
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+/* Classify by the time inside the call, not by whether the thread slept:
+ * real drivers often spin while they wait.  Time spent preempted does not
+ * count. */
+static uint32_t sync_bound(const struct ig_engine *e, const struct ig_cuda *c)
+{
+	uint64_t in;
+
 	if (!c->t_begin || c->t_begin > c->h.ts)
 		return IG_B_OPEN;
-	return c->h.ts - c->t_begin <= IG_AT_ONCE_NS ? IG_B_HOST : IG_B_GPU;
+	in = c->h.ts - c->t_begin;
+	in -= min64(in, runnable_in(e, c->h.tid, c->t_begin, c->h.ts));
+	return in <= IG_AT_ONCE_NS ? IG_B_HOST : IG_B_GPU;
 }
 
 static void on_sync_end(struct ig_engine *e, struct ig_process *p,
@@ -759,7 +786,7 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	/* the host stages pageable copies itself: never busy evidence; a
 	 * copy's own submission is its entry, so `called` does not apply */
 	drain(e, p, c, dpt, copy ? 0 : c->t_begin, blocked, !copy,
-	      sync_bound(c));
+	      sync_bound(e, c));
 }
 
 static void on_query_busy(struct ig_engine *e, struct ig_process *p,

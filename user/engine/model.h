@@ -36,8 +36,9 @@
 #define IG_COMM_CACHE		4096	/* direct-mapped tid -> comm */
 
 /*
- * A sync or query that returns within this long of its entry found the GPU
- * already drained: the unresolved time it ends was host-bound.  Measured on
+ * A sync or query that returns within this long of its entry (time spent
+ * preempted aside) found the GPU already drained: the unresolved time it
+ * ends was host-bound.  Measured on
  * an H100 (driver 580): cuStreamSynchronize on a drained GPU takes p50
  * 10 us, p99 22 us including two uprobe hits; a uprobe entry and return
  * cost ~10 us on a small VM.  50 us leaves room for both and for a short
