@@ -6,7 +6,8 @@ trace.
 
 USAGE
     accuracy.py [--seconds S] [--json] [--keep DIR] SCENARIO[:ARGS]...
-        SCENARIO is a trainsim scenario (`gil` runs tools/trainsim.py);
+        SCENARIO is a trainsim scenario (`gil` and `gil_eager` run
+        tools/trainsim.py);
         ARGS are extra trainsim arguments separated by commas, e.g.
         `healthy:--no-sync`.  Prints one row per scenario, or JSON.
 
@@ -44,7 +45,7 @@ SIMGPU = os.path.join(TOP, "build", "simgpu")
 
 def workload_cmd(scenario, extra, seconds, truth_path):
     # trainsim's dataset is made once and shared by the runs
-    if scenario == "gil":
+    if scenario in ("gil", "gil_eager"):
         cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", "gil"]
     else:
         cmd = [TRAINSIM, "-s", scenario]
