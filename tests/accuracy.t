@@ -7,7 +7,7 @@
 need_root
 [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
 
-SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync"
+SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync eager gpubound gil_eager"
 # shellcheck disable=SC2086
 "$IG_TOP/tools/accuracy.py" --json --seconds 6 --keep "$TMP/runs" $SCEN > "$TMP/acc.json" 2> "$TMP/acc.err"
 is "$?" 0 "every scenario ran under idlegap"
@@ -34,6 +34,18 @@ for r in rows:
         s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
         r["first_cause"], r["first_share"] or 0))
     check(r["dropped"] == 0, "%s: no evidence dropped" % s)
+    check(r["bound_sum_err"] <= 1e-5,
+          "%s: host-bound, GPU-bound and open unresolved time sum to unresolved_s" % s)
+    # how unresolved spans ended: a sync that returned at once (host-bound)
+    # or one that waited (GPU-bound)
+    if s in ("launch", "eager", "gil_eager"):
+        check((r["host_bound"] or 0) >= 0.8, "%s: unresolved time >= 80%% host-bound" % s,
+              "host-bound %s, GPU-bound %s (true %s / %s)" % (
+                  r["host_bound"], r["gpu_bound"], r["true_host_bound"], r["true_gpu_bound"]))
+    if s == "gpubound":
+        check((r["gpu_bound"] or 0) >= 0.8, "%s: unresolved time >= 80%% GPU-bound" % s,
+              "host-bound %s, GPU-bound %s (true %s / %s)" % (
+                  r["host_bound"], r["gpu_bound"], r["true_host_bound"], r["true_gpu_bound"]))
     if r["precision"] is not None:
         check(r["precision"] >= 0.99, "%s: known idle precision >= 0.99" % s,
               "precision %.4f, %.3f s marked idle were busy" % (r["precision"], r["marked_busy_s"]))
@@ -53,6 +65,12 @@ for r in rows:
     if r["expected"] is None:
         check(r["idle_of_wall"] <= 0.10, "%s: GPU idle <= 10%% of wall time" % s,
               "idle %.3f of wall" % r["idle_of_wall"])
+    elif s == "eager":
+        # host work after each launch: the unresolved time's host side
+        best, share = waiting_first(r)
+        check(r["unresolved_share"] >= 0.5 and best == r["expected"],
+              "%s: %s leads the GPU's waiting time, mostly unresolved" % (s, r["expected"]),
+              "first %s %.2f, unresolved %.2f" % (best, share or 0, r["unresolved_share"]))
     elif s in ("launch", "sync_copy"):
         best, share = waiting_first(r)
         share = share or 0
@@ -65,7 +83,7 @@ for r in rows:
         check(r["first_cause"] == r["expected"] and r["first_share"] >= 0.6,
               "%s: %s ranked first with share >= 0.6" % (s, r["expected"]),
               "first %s %.2f, all %s" % (r["first_cause"], r["first_share"] or 0, r["causes"]))
-    if s == "gil":
+    if s in ("gil", "gil_eager"):
         check(r["causes"].get("lock", 0) < 0.05, "gil: not blamed on lock")
     if s == "lock":
         check(r["causes"].get("gil", 0) < 0.05, "lock: not blamed on the GIL")
@@ -74,7 +92,7 @@ PY
 _n=$(cat "$TMP/count")
 
 # The same answer from the recording as from the live run it came from.
-for s in storage gil; do
+for s in storage gil gil_eager; do
 	"$IG" report -q --gaps -1 --json "$TMP/replay-$s.json" "$TMP/runs/$s/run.igrec"
 	ok "$s: idlegap report on the recording gives the live run's answer" -- \
 		/usr/bin/python3 - "$TMP/runs/$s/idlegap.json" "$TMP/replay-$s.json" <<'PY'

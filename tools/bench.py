@@ -281,7 +281,7 @@ def attach_latency(quick):
 
 def accuracy_tables(quick):
     scen = ["healthy", "storage", "pagefault", "cpu", "lock", "network",
-            "launch", "sync_copy", "gil"]
+            "launch", "sync_copy", "gil", "eager", "gpubound", "gil_eager"]
     res = []
     for s in scen:
         res.append(accuracy.run(s, [], 6 if quick else None))
@@ -289,7 +289,11 @@ def accuracy_tables(quick):
     print()
     print("7   GPU idle gaps against the simulator's trace (precision target"
           " >= 0.99, recall >= 0.90)")
-    print("    and attribution: the scenario's cause against idlegap's first")
+    print("    and attribution: the scenario's cause against idlegap's first;")
+    print("    unresolved time called host-bound (hostb) and GPU-bound (gpub)"
+          " against the trace")
+    print("    (targets: launch, eager, gil_eager hostb >= 0.8; gpubound"
+          " gpub >= 0.8)")
     accuracy.table(res)
     for r in res:
         r["row"] = "7"
