@@ -898,6 +898,10 @@ void ig_gpu_finish(struct ig_engine *e)
 		/* pending streams count as pending up to the last evidence;
 		 * an idle gap still open at the end is left out */
 		dev_sweep(e, d, max64(d->fin, d->last_ev));
+		/* the last unresolved run ended at the last evidence if that
+		 * drained every stream */
+		if (d->ur_ns && !d->nopen)
+			run_end(d, d->end_how);
 		unres_list_flush(e, d);
 	}
 }
