@@ -53,8 +53,9 @@ for r in rows:
         check(r["idle_share"] < 0.01 and r["unresolved_share"] > 0.9,
               "%s: never synchronising, the time is unresolved, not guessed" % s)
         continue
-    # gpubound syncs every 4 steps: idle between syncs has no evidence
-    if r["true_idle_s"] >= 0.05 and s != "gpubound":
+    # no evidence can prove idle time between syncs: gpubound syncs every
+    # 4 steps, eager's and gil_eager's idle time lies between launches
+    if r["true_idle_s"] >= 0.05 and s not in ("gpubound", "eager", "gil_eager"):
         # inside a synchronous copy the host stages the data itself:
         # nothing can prove the GPU idle there (it is unresolved)
         rec = r["recall_outside_calls"]

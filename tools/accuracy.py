@@ -46,7 +46,7 @@ SIMGPU = os.path.join(TOP, "build", "simgpu")
 def workload_cmd(scenario, extra, seconds, truth_path):
     # trainsim's dataset is made once and shared by the runs
     if scenario in ("gil", "gil_eager"):
-        cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", "gil"]
+        cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", scenario]
     else:
         cmd = [TRAINSIM, "-s", scenario]
     if seconds:
