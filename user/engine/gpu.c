@@ -785,8 +785,10 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 		dpt = c->h.ts;
 	/* the host stages pageable copies itself: never busy evidence; a
 	 * copy's own submission is its entry, so `called` does not apply */
+	/* a synchronous copy's time is its own staging and transfer as much
+	 * as waiting: it says nothing about which side was behind */
 	drain(e, p, c, dpt, copy ? 0 : c->t_begin, blocked, !copy,
-	      sync_bound(e, c));
+	      copy ? IG_B_OPEN : sync_bound(e, c));
 }
 
 static void on_query_busy(struct ig_engine *e, struct ig_process *p,

@@ -48,7 +48,8 @@
 
 /* How an unresolved span ended (DESIGN.md §3). */
 enum ig_bound {
-	IG_B_OPEN,	/* submission, end of tracing, lost records, exit */
+	IG_B_OPEN,	/* submission, end of tracing, lost records, exit,
+			 * a synchronous copy (its own staging and transfer) */
 	IG_B_HOST,	/* a sync or query that returned at once */
 	IG_B_GPU,	/* a sync that waited, or busy evidence */
 };
