@@ -13,7 +13,8 @@ that run pure-Python code, while the GPU has nothing to do.
 Scenarios:
   gil      GIL-holding threads starve the feeder (expected cause: gil)
   gil_eager  every driver call is its own ctypes call that releases and
-           retakes the GIL (--per-op), as in an eager framework; two
+           retakes the GIL, with a little Python work after each launch
+           (--per-op), as in an eager framework; two
            pure-Python threads compete with the feeder for it: the GPU
            idles between small kernels while the feeder waits for the GIL
   healthy  no other threads; GPU-bound
@@ -208,6 +209,15 @@ def collate(host, step):
     ctypes.memset(host, x & 0xff, 64)
 
 
+def op_work():
+    """An eager framework's Python work around each op (argument checks,
+    dispatch, autograd bookkeeping): tens of microseconds."""
+    x = 1
+    for k in range(600):
+        x = (x * 31 + k) % 1000003
+    return x
+
+
 def gil_hog(stop, tids, i):
     """Pure-Python work: holds the GIL except when the interpreter's switch
     interval makes it hand over."""
@@ -241,6 +251,8 @@ def run(args, gpu):
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(args.kernels):
                 gpu.spin_ns(kernel_ns)
+                if args.per_op:
+                    op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
             steps += 1

@@ -53,7 +53,7 @@ static const struct scenario scenarios[] = {
 	{ .name = "eager", .cause = "host_compute", .reader = RD_CACHED,
 	  .doc = "eager ops: host work after each small launch, loss.item() per step",
 	  .kernels = 200, .kernel_us = 10, .steps = 1000, .batch_samples = 4,
-	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 40 },
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100 },
 	{ .name = "gpubound", .cause = NULL, .reader = RD_CACHED,
 	  .doc = "long kernels, a sync every 4 steps, the host far ahead",
 	  .kernels = 4, .kernel_us = 5000, .steps = 400, .batch_samples = 4,
