@@ -79,6 +79,8 @@ struct stream {
 	struct op *head, *tail;
 	uint64_t submitted, completed;
 	uint64_t last_end;	/* end of the last completed op */
+	uint64_t ideal_end;	/* end of the newest op, when ideal_ok */
+	bool ideal_ok;		/* no queued op waits on another stream */
 	uint64_t ring_seq[DONE_RING], ring_end[DONE_RING];
 	struct wnode *waiters;
 	pthread_t thread;

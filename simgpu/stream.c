@@ -568,6 +568,14 @@ CUresult submit_locked(struct stream *s, enum op_kind kind, uint64_t dur,
 	}
 	op->seq = ++s->submitted;
 	op->enq_ns = now_ns();
+	/* the ideal end of the queue, kept so a sync need not walk it */
+	if (op->ndeps)
+		s->ideal_ok = false;
+	else if (!s->head || s->ideal_ok)
+		s->ideal_end = max64(op->enq_ns, s->head ? s->ideal_end :
+				     s->last_end) + op->dur_ns;
+	if (!s->head && !op->ndeps)
+		s->ideal_ok = true;
 	if (s->tail)
 		s->tail->next = op;
 	else
@@ -658,12 +666,22 @@ void stream_wait(struct stream *s, uint64_t seq)
 	deps_wait(&d, 1);
 }
 
-/* cuStreamSynchronize: returns at once when nothing is pending. */
+/* cuStreamSynchronize: returns at once when nothing is pending on the
+ * ideal timeline, as a query would answer, even if the device thread has
+ * not got to the finished ops yet: a GPU that is done does not make the
+ * host wait.  (cuCtxSynchronize still waits for the device threads, so the
+ * trace is complete when a workload ends with it.) */
 void stream_sync(struct stream *s)
 {
 	struct dep d;
+	uint64_t end;
 
 	sim_lock();
+	if (!pending(s) || (s->ideal_ok ? s->ideal_end <= now_ns() :
+			    done_by(s, s->submitted, now_ns(), &end))) {
+		sim_unlock();
+		return;
+	}
 	d = (struct dep){ s, s->submitted };
 	deps_wait(&d, pending(s) ? 1 : 0);
 }

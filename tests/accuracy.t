@@ -8,7 +8,7 @@
 need_root
 [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
 
-SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync"
+SCEN="healthy storage pagefault cpu lock network launch sync_copy gil healthy:--no-sync eager gpubound gil_eager"
 # shellcheck disable=SC2086
 "$IG_TOP/tools/accuracy.py" --json --seconds 6 --neighbour --neighbour-seconds 4 \
 	--keep "$TMP/runs" $SCEN > "$TMP/acc.json" 2> "$TMP/acc.err"
@@ -45,6 +45,18 @@ for r in rows:
         s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
         r["first_cause"], r["first_share"] or 0))
     check(r["dropped"] == 0, "%s: no evidence dropped" % s)
+    check(r["bound_sum_err"] <= 1e-5,
+          "%s: host-bound, GPU-bound and open unresolved time sum to unresolved_s" % s)
+    # how unresolved spans ended: a sync that returned at once (host-bound)
+    # or one that waited (GPU-bound)
+    if s in ("launch", "eager", "gil_eager"):
+        check((r["host_bound"] or 0) >= 0.8, "%s: unresolved time >= 80%% host-bound" % s,
+              "host-bound %s, GPU-bound %s (true %s / %s)" % (
+                  r["host_bound"], r["gpu_bound"], r["true_host_bound"], r["true_gpu_bound"]))
+    if s == "gpubound":
+        check((r["gpu_bound"] or 0) >= 0.8, "%s: unresolved time >= 80%% GPU-bound" % s,
+              "host-bound %s, GPU-bound %s (true %s / %s)" % (
+                  r["host_bound"], r["gpu_bound"], r["true_host_bound"], r["true_gpu_bound"]))
     if r["precision"] is not None:
         check(r["precision"] >= 0.99, "%s: known idle precision >= 0.99" % s,
               "precision %.4f, %.3f s marked idle were busy" % (r["precision"], r["marked_busy_s"]))
@@ -54,8 +66,10 @@ for r in rows:
         continue
     # beside a neighbour a starved host reaches its sync after the GPU
     # drained: that idle time is honestly unresolved, so recall is shown,
-    # not held to the bar of a job alone
-    if r["true_idle_s"] >= 0.05 and not nb:
+    # not held to the bar of a job alone; no evidence can prove idle time
+    # between syncs: gpubound syncs every 4 steps, eager's and gil_eager's
+    # idle time lies between launches
+    if r["true_idle_s"] >= 0.05 and not nb and base not in ("gpubound", "eager", "gil_eager"):
         # inside a synchronous copy the host stages the data itself:
         # nothing can prove the GPU idle there (it is unresolved)
         rec = r["recall_outside_calls"]
@@ -67,6 +81,12 @@ for r in rows:
     if r["expected"] is None:
         check(r["idle_of_wall"] <= 0.10, "%s: GPU idle <= 10%% of wall time" % s,
               "idle %.3f of wall" % r["idle_of_wall"])
+    elif base in ("eager", "gil_eager"):
+        # the time is unresolved: what the host did then leads
+        best, share = waiting_first(r)
+        check(r["unresolved_share"] >= 0.5 and best == r["expected"],
+              "%s: %s leads the GPU's waiting time, mostly unresolved" % (s, r["expected"]),
+              "first %s %.2f, unresolved %.2f" % (best, share or 0, r["unresolved_share"]))
     elif base in ("launch", "sync_copy"):
         best, share = waiting_first(r)
         share = share or 0
@@ -90,7 +110,7 @@ for r in rows:
         check(r["causes"].get("wait_untracked", 0) < 0.05,
               "%s: no wait blamed on the untraced neighbour" % s,
               "wait_untracked %.2f" % r["causes"].get("wait_untracked", 0))
-    if base == "gil":
+    if base in ("gil", "gil_eager"):
         check(r["causes"].get("lock", 0) < 0.05, "%s: not blamed on lock" % s)
     if base == "lock":
         check(r["causes"].get("gil", 0) < 0.05, "%s: not blamed on the GIL" % s)
@@ -103,7 +123,7 @@ _failed=$((_failed + $(grep -cE '^not ok [0-9]' "$TMP/checks.tap")))
 [ $rc -eq 0 ] || fail "the checks ran to the end (status $rc)"
 
 # The same answer from the recording as from the live run it came from.
-for s in storage gil; do
+for s in storage gil gil_eager; do
 	if [ ! -f "$TMP/runs/$s/run.igrec" ]; then
 		fail "$s: idlegap report on the recording gives the live run's answer"
 		diag "no recording of $s"

@@ -7,7 +7,8 @@ trace.
 USAGE
     accuracy.py [--seconds S] [--json] [--keep DIR] [--neighbour]
                 [--neighbour-seconds S] SCENARIO[:ARGS]...
-        SCENARIO is a trainsim scenario (`gil` runs tools/trainsim.py);
+        SCENARIO is a trainsim scenario (`gil` and `gil_eager` run
+        tools/trainsim.py);
         ARGS are extra trainsim arguments separated by commas, e.g.
         `healthy:--no-sync`.  Prints one row per scenario, or JSON.
         --neighbour runs every scenario a second time beside an untraced
@@ -19,10 +20,14 @@ Per scenario: precision and recall of the known idle gaps (tools/truth.py),
 recall outside synchronous copies ("rec-oc": inside them the host stages
 the data itself and no evidence can prove the GPU idle), the true dominant
 cause, idlegap's first cause and its share of known idle time, and the
-idle / unresolved split of the GPU's span.
+idle / unresolved split of the GPU's span, and the share of unresolved
+time idlegap called host-bound ("hostb") and GPU-bound ("gpub") beside the
+truth: whether the simulated GPU still had work when the host entered the
+sync or query that ended each unresolved span.
 """
 
 import argparse
+import bisect
 import json
 import os
 import shutil
@@ -35,6 +40,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 import truth  # noqa: E402
 
+NS = 1e9
+
 IDLEGAP = os.path.join(TOP, "build", "idlegap")
 TRAINSIM = os.path.join(TOP, "build", "trainsim")
 TRAINSIM_PY = os.path.join(TOP, "tools", "trainsim.py")
@@ -43,8 +50,8 @@ SIMGPU = os.path.join(TOP, "build", "simgpu")
 
 def workload_cmd(scenario, extra, seconds, truth_path):
     # trainsim's dataset is made once and shared by the runs
-    if scenario == "gil":
-        cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", "gil"]
+    if scenario in ("gil", "gil_eager"):
+        cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", scenario]
     else:
         cmd = [TRAINSIM, "-s", scenario]
     if seconds:
@@ -110,20 +117,70 @@ def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=(),
             tj = json.load(f)
         with open(report_path) as f:
             rj = json.load(f)
-        return score(scenario, extra, tj, rj, sync_calls(rec_path))
+        dump = dump_lines(rec_path)
+        return score(scenario, extra, tj, rj, sync_calls(dump),
+                     drains(dump))
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def sync_calls(rec_path):
+def dump_lines(rec_path):
+    return subprocess.run([IDLEGAP, "report", "--dump", rec_path],
+                          stdout=subprocess.PIPE, text=True,
+                          check=True).stdout.splitlines()
+
+
+def drains(lines):
+    """(entry, return) of every sync and successful query, by return: the
+    host's own call times, which the simulator's trace is checked
+    against."""
+    out = []
+    for line in lines:
+        if " kind=sync_end " not in line and " kind=query_done " not in line:
+            continue
+        f = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
+        ret = int(line.split()[0])
+        if f.get("ret", "0") != "0":
+            continue
+        begin = int(f.get("begin", "0")) or ret
+        out.append((begin, ret))
+    return sorted(out, key=lambda x: x[1])
+
+
+def bound_truth(ivs, rj, calls):
+    """Seconds of idlegap's unresolved spans that were truly host-bound
+    (the simulated GPU had no work left when the host entered the sync or
+    query that ended the span) or GPU-bound (it still had), by the
+    simulator's trace; spans no call ended are left out."""
+    busy = truth.merge(ivs)
+    starts = [a for a, _ in busy]
+    rets = [r for _, r in calls]
+    host = gpu = 0
+
+    def busy_at(t):
+        i = bisect.bisect_right(starts, t) - 1
+        return i >= 0 and busy[i][1] > t
+
+    for sp in rj["gpu"].get("unresolved_list") or []:
+        t0, t1 = sp["start_ns"], sp["end_ns"]
+        # the span ends at a drained point no later than the call's return
+        i = bisect.bisect_left(rets, t1)
+        if i == len(calls):
+            continue
+        if busy_at(calls[i][0]):
+            gpu += t1 - t0
+        else:
+            host += t1 - t0
+    return host / NS, gpu / NS
+
+
+def sync_calls(lines):
     """[entry, return] of every synchronous copy in a recording: inside
     them the host stages data itself and no evidence can prove the GPU
     idle."""
-    out = subprocess.run([IDLEGAP, "report", "--dump", rec_path],
-                         stdout=subprocess.PIPE, text=True, check=True).stdout
     calls = []
-    for line in out.splitlines():
+    for line in lines:
         if " kind=sync_end " not in line:
             continue
         f = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
@@ -133,7 +190,11 @@ def sync_calls(rec_path):
     return truth.merge(calls)
 
 
-def score(scenario, extra, tj, rj, calls=()):
+def share(part, whole):
+    return part / whole if whole else None
+
+
+def score(scenario, extra, tj, rj, calls=(), drained=()):
     _, ivs = truth.read_traces(tj["trace_files"])
     s = truth.score(ivs, rj)
     # recall over the idle time outside synchronous copies
@@ -160,6 +221,17 @@ def score(scenario, extra, tj, rj, calls=()):
         idle_of_wall=gpu["idle_s"] / rj["duration_s"] if rj["duration_s"] else 0,
         dropped=rj["events"]["dropped"],
     )
+    u = gpu["unresolved_s"]
+    th, tg = bound_truth(ivs, rj, list(drained))
+    s.update(
+        host_bound=share(gpu.get("unresolved_host_bound_s", 0), u),
+        gpu_bound=share(gpu.get("unresolved_gpu_bound_s", 0), u),
+        true_host_bound=share(th, th + tg),
+        true_gpu_bound=share(tg, th + tg),
+        bound_sum_err=abs(gpu.get("unresolved_host_bound_s", 0) +
+                          gpu.get("unresolved_gpu_bound_s", 0) +
+                          gpu.get("unresolved_open_s", 0) - u),
+    )
     return s
 
 
@@ -181,21 +253,26 @@ def fmt(v, spec="%.3f"):
     return "-" if v is None else spec % v
 
 
+ROW = "%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s %5s %5s %5s %5s\n"
+
+
 def table(rows, out=sys.stdout):
-    out.write("%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s\n" % (
-        "scenario", "prec", "recall", "rec-oc", "idle", "unres", "true cause",
-        "idle: first", "share", "idle+unres", "share"))
+    out.write(ROW % ("scenario", "prec", "recall", "rec-oc", "idle", "unres",
+                     "true cause", "idle: first", "share", "idle+unres",
+                     "share", "hostb", "true", "gpub", "true"))
     for r in rows:
         wf, ws = waiting_first(r)
         name = r["scenario"]
         if r.get("neighbour"):	# keep the mark when the name is cut
             name = name[:-len(" +nb")][:14] + " +nb"
-        out.write("%-18s %5s %6s %6s %5s %5s %-14s %-14s %5s %-14s %5s\n" % (
+        out.write(ROW % (
             name[:18], fmt(r["precision"], "%.3f"), fmt(r["recall"]),
             fmt(r["recall_outside_calls"]),
             fmt(r["idle_share"], "%.2f"), fmt(r["unresolved_share"], "%.2f"),
             r["expected"] or "none", r["first_cause"] or "-",
-            fmt(r["first_share"], "%.2f"), wf or "-", fmt(ws, "%.2f")))
+            fmt(r["first_share"], "%.2f"), wf or "-", fmt(ws, "%.2f"),
+            fmt(r["host_bound"], "%.2f"), fmt(r["true_host_bound"], "%.2f"),
+            fmt(r["gpu_bound"], "%.2f"), fmt(r["true_gpu_bound"], "%.2f")))
 
 
 def main():

@@ -420,7 +420,7 @@ def attach_latency(quick):
 
 def accuracy_tables(quick):
     scen = ["healthy", "storage", "pagefault", "cpu", "lock", "network",
-            "launch", "sync_copy", "gil"]
+            "launch", "sync_copy", "gil", "eager", "gpubound", "gil_eager"]
     res = []
     # alone, then beside an untraced neighbour job (a shared host)
     accuracy.prepare_neighbour()
@@ -439,6 +439,10 @@ def accuracy_tables(quick):
           " >= 0.99, recall >= 0.90)")
     print("    and attribution: the scenario's cause against idlegap's first;"
           " +nb: beside an untraced neighbour")
+    print("    unresolved time called host-bound (hostb) and GPU-bound (gpub)"
+          " against the trace")
+    print("    (targets: launch, eager, gil_eager hostb >= 0.8; gpubound"
+          " gpub >= 0.8)")
     accuracy.table(res)
     for r in res:
         r["row"] = "7"

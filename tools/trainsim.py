@@ -12,6 +12,11 @@ that run pure-Python code, while the GPU has nothing to do.
 
 Scenarios:
   gil      GIL-holding threads starve the feeder (expected cause: gil)
+  gil_eager  every driver call is its own ctypes call that releases and
+           retakes the GIL, with a little Python work after each launch
+           (--per-op), as in an eager framework; two
+           pure-Python threads compete with the feeder for it: the GPU
+           idles between small kernels while the feeder waits for the GIL
   healthy  no other threads; GPU-bound
 
 Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
@@ -43,6 +48,7 @@ CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
 SCENARIOS = {
     # name: (expected cause, GIL threads, kernels, kernel_us, steps)
     "gil": ("gil", 1, 4, 500, 200),
+    "gil_eager": ("gil", 2, 100, 20, 200),
     "healthy": (None, 0, 8, 2000, 300),
 }
 
@@ -89,7 +95,7 @@ class Driver:
     # Entry points that wait for the GPU: called without the GIL.
     WAITS = ("cuStreamSynchronize", "cuCtxSynchronize", "cuMemcpyDtoH_v2")
 
-    def __init__(self):
+    def __init__(self, per_op=False):
         self.set_trace = False
         # PyDLL keeps the GIL during the call (enqueueing work), CDLL
         # releases it (waiting for the GPU)
@@ -107,7 +113,8 @@ class Driver:
             self.set_trace = True
         self.fns = {}
         for name, args in self.SIGS.items():
-            fn = getattr(self.lib if name in self.WAITS else self.held, name)
+            fn = getattr(self.lib if per_op or name in self.WAITS
+                         else self.held, name)
             fn.argtypes = args
             fn.restype = CUresult
             self.fns[name] = fn
@@ -202,6 +209,15 @@ def collate(host, step):
     ctypes.memset(host, x & 0xff, 64)
 
 
+def op_work():
+    """An eager framework's Python work around each op (argument checks,
+    dispatch, autograd bookkeeping): tens of microseconds."""
+    x = 1
+    for k in range(600):
+        x = (x * 31 + k) % 1000003
+    return x
+
+
 def gil_hog(stop, tids, i):
     """Pure-Python work: holds the GIL except when the interpreter's switch
     interval makes it hand over."""
@@ -235,6 +251,8 @@ def run(args, gpu):
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(args.kernels):
                 gpu.spin_ns(kernel_ns)
+                if args.per_op:
+                    op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
             steps += 1
@@ -324,6 +342,9 @@ def parse_args():
                     help="pure-Python threads contending for the GIL")
     ap.add_argument("--batch-kb", type=int, default=256,
                     help="bytes copied to the device per step, KiB")
+    ap.add_argument("--per-op", action="store_true",
+                    help="every driver call releases and retakes the GIL "
+                    "(default for gil_eager)")
     ap.add_argument("--no-sync", action="store_true",
                     help="never synchronize each step")
     ap.add_argument("--truth", metavar="FILE",
@@ -335,6 +356,7 @@ def parse_args():
                           ("kernel_us", kernel_us), ("steps", steps)):
         if getattr(args, name) is None:
             setattr(args, name, default)
+    args.per_op = args.per_op or args.scenario == "gil_eager"
     return args
 
 
@@ -346,7 +368,7 @@ def main():
     args = parse_args()
     signal.signal(signal.SIGTERM, on_term)
     try:
-        drv = Driver()
+        drv = Driver(args.per_op)
     except OSError as e:
         print("trainsim.py: cannot load libcuda.so.1: %s" % e, file=sys.stderr)
         return 1

@@ -6,8 +6,10 @@
  *   [lock]  with step_lock: ...     the lock scenario's contended mutex
  *   batch.to(device)                cuMemcpyHtoDAsync (sync_copy: a large
  *                                   cuMemcpyHtoD from new pageable memory)
- *   model(batch)                    K x idlegap_spin(D)
- *   loss.item()                     cuStreamSynchronize
+ *   model(batch)                    K x idlegap_spin(D), each followed
+ *                                   by --op-host-us of host work (eager)
+ *   loss.item()                     cuStreamSynchronize (every
+ *                                   --sync-every steps)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,15 @@ static void throttle(struct feeder *f)
 		sleep_ns(f->gpu_free_at - now - ahead);
 }
 
+/* An eager framework's Python and dispatch work before each op. */
+static void host_work(uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns;
+
+	while (mono_ns() < end)
+		;
+}
+
 /* False when the run was stopped while waiting for the batch. */
 static bool step(struct feeder *f, long n)
 {
@@ -124,11 +135,14 @@ static bool step(struct feeder *f, long n)
 						  g->stream),
 			  "cuMemcpyHtoDAsync");
 	}
-	for (k = 0; k < o->kernels; k++)
+	for (k = 0; k < o->kernels; k++) {
 		gpu_spin(g, f->kernel_ns);
+		if (o->op_host_us > 0)
+			host_work((uint64_t)o->op_host_us * 1000);
+	}
 	if (o->no_sync)
 		throttle(f);
-	else
+	else if ((n + 1) % o->sync_every == 0)
 		gpu_check(g, g->cuStreamSynchronize(g->stream),
 			  "cuStreamSynchronize");
 	return true;

@@ -50,6 +50,14 @@ static const struct scenario scenarios[] = {
 	  .doc = "large synchronous copies from new pageable memory",
 	  .kernels = 2, .kernel_us = 2000, .steps = 150, .batch_samples = 8,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .copy_mb = 64 },
+	{ .name = "eager", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "eager ops: host work after each small launch, loss.item() per step",
+	  .kernels = 200, .kernel_us = 10, .steps = 1000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100 },
+	{ .name = "gpubound", .cause = NULL, .reader = RD_CACHED,
+	  .doc = "long kernels, a sync every 4 steps, the host far ahead",
+	  .kernels = 4, .kernel_us = 5000, .steps = 400, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .sync_every = 4 },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -60,7 +68,7 @@ enum {
 	OPT_BATCH, OPT_SAMPLE_KB, OPT_READ_KB, OPT_DECODE_US, OPT_NO_SYNC,
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
 	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
-	OPT_NEIGHBOUR,
+	OPT_NEIGHBOUR, OPT_OP_HOST_US, OPT_SYNC_EVERY,
 };
 
 static const char doc[] =
@@ -86,6 +94,8 @@ static const struct argp_option options[] = {
 	{ "kernels", 'k', "K", 0, "Kernels per step", 1 },
 	{ "kernel-us", 'd', "D", 0, "Duration of each kernel, microseconds", 1 },
 	{ "no-sync", OPT_NO_SYNC, NULL, 0, "Never synchronize with the GPU", 1 },
+	{ "sync-every", OPT_SYNC_EVERY, "N", 0, "Synchronize every N steps (default 1)", 1 },
+	{ "op-host-us", OPT_OP_HOST_US, "US", 0, "Host work after each launch, microseconds", 1 },
 	{ "stream", OPT_STREAM, "MODE", 0,
 	  "legacy (default), ptds, blocking or nonblocking", 1 },
 	{ "copy-mb", OPT_COPY_MB, "MB", 0,
@@ -167,6 +177,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		o->kernel_us = strtod(arg, NULL);
 		break;
 	case OPT_NO_SYNC: o->no_sync = true; break;
+	case OPT_SYNC_EVERY: o->sync_every = (int)num(st, arg, 1, 1e6); break;
+	case OPT_OP_HOST_US: o->op_host_us = (int)num(st, arg, 0, 1e9); break;
 	case OPT_COPY_MB: o->copy_mb = (int)num(st, arg, 0, 1 << 16); break;
 	case 'w': o->workers = (int)num(st, arg, 1, MAX_WORKERS); break;
 	case OPT_THREADS: o->threads = true; break;
@@ -238,6 +250,9 @@ static void merge_defaults(struct opts *o)
 	DEFAULT(hold_ms);
 	DEFAULT(net_delay_us);
 	DEFAULT(copy_mb);
+	DEFAULT(op_host_us);
+	if (o->sync_every < 0)
+		o->sync_every = sc->sync_every ? sc->sync_every : 1;
 	/* cold reads bypass the page cache unless asked not to: dropping
 	 * each file from the cache costs CPU time a cold read does not */
 	if (sc->reader == RD_COLD && !o->buffered)
@@ -328,7 +343,8 @@ int main(int argc, char **argv)
 		.seconds = 15, .kernels = -1, .kernel_us = -1, .steps = -1,
 		.batch_samples = -1, .sample_kb = -1, .read_kb = -1,
 		.decode_us = -1, .out_kb = -1, .hogs = -1, .hold_ms = -1,
-		.net_delay_us = -1, .copy_mb = -1,
+		.net_delay_us = -1, .copy_mb = -1, .op_host_us = -1,
+		.sync_every = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 	struct step_stats st = { 0 };

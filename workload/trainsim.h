@@ -40,6 +40,8 @@ struct scenario {
 	int batch_samples, sample_kb, read_kb, decode_us;
 	int out_kb;		/* decoded sample handed on; 0: sample_kb */
 	int hogs, hold_ms, net_delay_us, copy_mb;
+	int op_host_us;		/* host work after each launch */
+	int sync_every;		/* steps per sync; 0: 1 */
 };
 
 /* Command line, merged over the scenario's defaults (-1: not given). */
@@ -62,6 +64,7 @@ struct opts {
 	enum stream_mode stream;
 	const char *truth;
 	int hogs, hold_ms, net_delay_us, copy_mb;
+	int op_host_us, sync_every;
 	bool quiet;
 	bool neighbour;		/* be the untraced neighbour instead */
 	bool seconds_given;

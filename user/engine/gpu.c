@@ -29,6 +29,7 @@ struct sev {
 	uint32_t kind;
 	uint32_t tid, tgid;
 	uint32_t id;
+	uint32_t how;		/* EV_PEND_END: enum ig_bound */
 };
 
 enum { SEG_IDLE, SEG_BUSY, SEG_UNRES };
@@ -136,7 +137,7 @@ static void stream_open(struct ig_stream *s, uint64_t t, uint64_t kpu,
 }
 
 static void add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
-		       uint32_t tid, uint32_t tgid)
+		       uint32_t tid, uint32_t tgid, uint32_t how)
 {
 	struct ig_pend *p;
 
@@ -150,6 +151,8 @@ static void add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
 	p->t1 = t1;
 	p->tid = tid;
 	p->tgid = tgid;
+	p->how = how;
+	p->pad = 0;
 }
 
 static void add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
@@ -166,15 +169,17 @@ static void add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
 	}
 }
 
-/* The stream is proven empty at t: its pending interval ends there. */
-static void stream_close(struct ig_stream *s, uint64_t t)
+/* The stream is proven empty at t: its pending interval ends there, in
+ * the way @how says (enum ig_bound). */
+static void stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 {
 	struct ig_device *d = s->dev;
 	struct ig_stream *last;
 
 	t = max64(t, max64(s->kpu, d->fin));
 	if (s->pending) {
-		add_closed(d, s->p_start, t, s->feeder_tid, s->feeder_tgid);
+		add_closed(d, s->p_start, t, s->feeder_tid, s->feeder_tgid,
+			   how);
 		last = d->open[--d->nopen];
 		d->open[s->open_idx] = last;
 		last->open_idx = s->open_idx;
@@ -279,6 +284,17 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 	ig_attribute(e, true, tid, tgid, t0, t1);
 }
 
+/* An unresolved run ended: idle after it (the drain that ended it says
+ * how) or busy evidence (the GPU still had work when the host asked). */
+static void run_end(struct ig_device *d, uint32_t how)
+{
+	if (how == IG_B_HOST)
+		d->unres_host_ns += d->ur_ns;
+	else if (how == IG_B_GPU)
+		d->unres_gpu_ns += d->ur_ns;
+	d->ur_ns = 0;
+}
+
 static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 		    uint32_t tid, uint32_t tgid)
 {
@@ -286,6 +302,8 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 
 	if (y <= x)
 		return;
+	if (d->ur_ns && cls != SEG_UNRES)
+		run_end(d, cls == SEG_BUSY ? IG_B_GPU : d->end_how);
 	if (cls == SEG_IDLE) {
 		piece_flush(sw);
 		if (!sw->run_idle) {
@@ -302,6 +320,7 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 		return;
 	}
 	d->unres_ns += y - x;
+	d->ur_ns += y - x;
 	if (sw->pc_open && sw->pc.t1 == x && sw->pc.tid == tid) {
 		sw->pc.t1 = y;
 		return;
@@ -327,6 +346,7 @@ static size_t collect(struct ig_engine *e, struct ig_device *d, uint64_t W,
 		ev[n].tid = (TID);					\
 		ev[n].tgid = (TGID);					\
 		ev[n].id = id;						\
+		ev[n].how = IG_B_OPEN;					\
 		n++;							\
 	} while (0)
 
@@ -337,8 +357,10 @@ static size_t collect(struct ig_engine *e, struct ig_device *d, uint64_t W,
 		    p->t1 < d->fin)
 			continue;
 		ADD(max64(p->t0, d->fin), EV_PEND_START, p->tid, p->tgid);
-		if (p->t1 <= W)
+		if (p->t1 <= W) {
 			ADD(p->t1, EV_PEND_END, 0, 0);
+			ev[n - 1].how = p->how;
+		}
 	}
 	for (i = 0; i < d->nopen; i++, id++) {
 		const struct ig_stream *s = d->open[i];
@@ -455,6 +477,8 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d, uint64_t W)
 				break;
 			case EV_PEND_END:
 				npend--;
+				if (!npend)
+					d->end_how = v->how;
 				for (k = 0; k < nact; k++) {
 					if (act[k].id == v->id) {
 						act[k] = act[--nact];
@@ -609,7 +633,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
  */
 static void drain(struct ig_engine *e, struct ig_process *p,
 		  const struct ig_cuda *c, uint64_t dpt, uint64_t called,
-		  bool blocked, bool busy_ok)
+		  bool blocked, bool busy_ok, uint32_t how)
 {
 	struct ig_stream *scope[256];
 	struct ig_device *touched[8], *d;
@@ -633,11 +657,11 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			if (s->p_start <= dpt)
 				first_pend = min64(first_pend, s->p_start);
 			if (!late && s->p_start <= dpt)
-				stream_close(s, dpt);
+				stream_close(s, dpt, how);
 		} else {
 			seen_drained = max64(seen_drained, s->drained_at);
 			if (!s->dev->active && !late)
-				stream_close(s, dpt);
+				stream_close(s, dpt, how);
 		}
 	}
 	d = scope[0]->dev;
@@ -653,8 +677,9 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 				stream_open(scope[0], d->fin, c->h.ts, c->h.tid,
 					    c->h.tgid);
 			} else {
-				add_closed(d, d->fin, dpt, c->h.tid, c->h.tgid);
-				stream_close(scope[0], dpt);
+				add_closed(d, d->fin, dpt, c->h.tid, c->h.tgid,
+					   how);
+				stream_close(scope[0], dpt, how);
 			}
 			any_pending = true;
 		}
@@ -705,6 +730,42 @@ static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
 	return c->h.ts - iv->t_on <= WAKE_TO_RETURN_NS;
 }
 
+/* Time the thread was runnable but not running inside [t0, t1]: being
+ * preempted is not waiting for the GPU. */
+static uint64_t runnable_in(const struct ig_engine *e, uint32_t tid,
+			    uint64_t t0, uint64_t t1)
+{
+	const struct ig_thread *t = ig_thread_find(e, tid);
+	uint64_t sum = 0, a, b;
+	uint32_t i;
+
+	for (i = t ? t->ivals.len : 0; i > 0; i--) {
+		const struct ig_ival *iv = ig_ring_at(&t->ivals, i - 1);
+
+		if (iv->t_on <= t0)
+			break;
+		a = max64(iv->t_wake ? iv->t_wake : iv->t_off, t0);
+		b = min64(iv->t_on, t1);
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+/* Classify by the time inside the call, not by whether the thread slept:
+ * real drivers often spin while they wait.  Time spent preempted does not
+ * count. */
+static uint32_t sync_bound(const struct ig_engine *e, const struct ig_cuda *c)
+{
+	uint64_t in;
+
+	if (!c->t_begin || c->t_begin > c->h.ts)
+		return IG_B_OPEN;
+	in = c->h.ts - c->t_begin;
+	in -= min64(in, runnable_in(e, c->h.tid, c->t_begin, c->h.ts));
+	return in <= IG_AT_ONCE_NS ? IG_B_HOST : IG_B_GPU;
+}
+
 static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 			const struct ig_cuda *c)
 {
@@ -724,7 +785,10 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 		dpt = c->h.ts;
 	/* the host stages pageable copies itself: never busy evidence; a
 	 * copy's own submission is its entry, so `called` does not apply */
-	drain(e, p, c, dpt, copy ? 0 : c->t_begin, blocked, !copy);
+	/* a synchronous copy's time is its own staging and transfer as much
+	 * as waiting: it says nothing about which side was behind */
+	drain(e, p, c, dpt, copy ? 0 : c->t_begin, blocked, !copy,
+	      copy ? IG_B_OPEN : sync_bound(e, c));
 }
 
 static void on_query_busy(struct ig_engine *e, struct ig_process *p,
@@ -776,7 +840,8 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		break;
 	case IG_CU_QUERY_DONE:
 		count_subs(e, p, c, false);
-		drain(e, p, c, c->h.ts, 0, false, false);
+		/* a query never waits: it found the work done */
+		drain(e, p, c, c->h.ts, 0, false, false, IG_B_HOST);
 		break;
 	case IG_CU_STREAM_NEW:
 		/* CU_STREAM_NON_BLOCKING (0x1): no implicit legacy sync */
@@ -806,7 +871,7 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 		if (!s)
 			continue;
 		if (s->pending)
-			stream_close(s, ts);
+			stream_close(s, ts, IG_B_OPEN);
 		for (k = 0; k < nt && touched[k] != s->dev; k++)
 			;
 		if (k == nt && nt < IG_MAX_DEVICES)
@@ -835,6 +900,10 @@ void ig_gpu_finish(struct ig_engine *e)
 		/* pending streams count as pending up to the last evidence;
 		 * an idle gap still open at the end is left out */
 		dev_sweep(e, d, max64(d->fin, d->last_ev));
+		/* the last unresolved run ended at the last evidence if that
+		 * drained every stream */
+		if (d->ur_ns && !d->nopen)
+			run_end(d, d->end_how);
 		unres_list_flush(e, d);
 	}
 }

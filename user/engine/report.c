@@ -19,6 +19,9 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 		t->busy_ns += d->busy_ns;
 		t->idle_ns += d->idle_ns;
 		t->unres_ns += d->unres_ns;
+		t->unres_host_ns += d->unres_host_ns;
+		t->unres_gpu_ns += d->unres_gpu_ns;
+		t->unres_open_ns += ig_unres_open_ns(d);
 		t->gaps += d->gaps;
 		t->span_ns += end - d->span_start;
 		if (!t->span_start || d->span_start < t->span_start)
@@ -26,6 +29,13 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 		if (end > t->span_end)
 			t->span_end = end;
 	}
+}
+
+uint64_t ig_unres_open_ns(const struct ig_device *d)
+{
+	uint64_t known = d->unres_host_ns + d->unres_gpu_ns;
+
+	return d->unres_ns > known ? d->unres_ns - known : 0;
 }
 
 size_t ig_causes_sorted(const struct ig_causeset *s, unsigned int *out)

@@ -10,12 +10,16 @@
 
 struct ig_gpu_totals {
 	uint64_t busy_ns, idle_ns, unres_ns, span_ns;
+	uint64_t unres_host_ns, unres_gpu_ns, unres_open_ns;
 	uint64_t span_start, span_end;
 	uint64_t gaps;
 	uint32_t ndevs;		/* devices with a submission */
 };
 
 void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
+/* Unresolved time of a device that no drain has classified yet, or that
+ * ended by a submission, the end of tracing or lost records. */
+uint64_t ig_unres_open_ns(const struct ig_device *d);
 /* Causes with time, most time first; returns how many. */
 size_t ig_causes_sorted(const struct ig_causeset *s, unsigned int *out);
 /* Details of one cause, most time first, of one kind (0: any). */

@@ -149,6 +149,9 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "busy_s", jsec(d->busy_ns));
 		add(o, "idle_s", jsec(d->idle_ns));
 		add(o, "unresolved_s", jsec(d->unres_ns));
+		add(o, "unresolved_host_bound_s", jsec(d->unres_host_ns));
+		add(o, "unresolved_gpu_bound_s", jsec(d->unres_gpu_ns));
+		add(o, "unresolved_open_s", jsec(ig_unres_open_ns(d)));
 		add(o, "gaps", ju64(d->gaps));
 		add(o, "unresolved_spans", ju64(d->unres_spans));
 		add(o, "span_start_ns", ju64(d->span_start));
@@ -168,6 +171,10 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "busy_s", jsec(t.busy_ns));
 	add(g, "idle_s", jsec(t.idle_ns));
 	add(g, "unresolved_s", jsec(t.unres_ns));
+	add(g, "unresolved_host_bound_s", jsec(t.unres_host_ns));
+	add(g, "unresolved_gpu_bound_s", jsec(t.unres_gpu_ns));
+	add(g, "unresolved_open_s", jsec(t.unres_open_ns));
+	add(g, "at_once_threshold_us", jnum(IG_AT_ONCE_NS / 1e3, 1));
 	add(g, "span_s", jsec(t.span_ns));
 	add(g, "gaps", ju64(t.gaps));
 	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->gap_hist, 0.50)));

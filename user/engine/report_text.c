@@ -180,6 +180,54 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 			n - shown);
 }
 
+/* What the host did, for the bottleneck line. */
+static const char *doing(unsigned int cause)
+{
+	switch (cause) {
+	case IG_C_STORAGE: return "waiting on storage";
+	case IG_C_PAGE_FAULT: return "waiting on page faults";
+	case IG_C_CPU_STARVATION: return "waiting for a CPU";
+	case IG_C_GIL: return "waiting on the GIL";
+	case IG_C_LOCK: return "waiting on a lock";
+	case IG_C_NETWORK: return "waiting on the network";
+	case IG_C_HOST_COMPUTE: return "computing";
+	case IG_C_CUDA_API: return "inside CUDA driver calls";
+	case IG_C_SLEEP: return "sleeping";
+	case IG_C_WAIT_UNTRACKED: return "waiting on an untraced process";
+	}
+	return "doing something unknown";
+}
+
+/* How the unresolved spans ended says which side was the bottleneck:
+ * a sync that returned at once found the GPU done (host-bound), one that
+ * waited found it working (GPU-bound). */
+static void bound_line(FILE *out, const struct ig_engine *e,
+		       const struct ig_gpu_totals *t)
+{
+	unsigned int order[IG_C__MAX];
+	size_t n = ig_causes_sorted(&e->unres, order);
+	double h = pct(t->unres_host_ns, t->unres_ns);
+	double g = pct(t->unres_gpu_ns, t->unres_ns);
+
+	if (h > 50.0) {
+		fprintf(out, "host-bound: in %.0f%% of unresolved time the GPU "
+			"had finished before the host asked", h);
+		if (n)
+			fprintf(out, ";\nthe host was %s (%.0f%%)",
+				doing(order[0]),
+				pct(e->unres.c[order[0]].ns, e->unres.total_ns));
+	} else if (g > 50.0) {
+		fprintf(out, "GPU-bound: in %.0f%% of unresolved time the host "
+			"had to wait for the GPU", g);
+	} else {
+		fprintf(out, "bottleneck unclear: unresolved time %.0f%% "
+			"host-bound, %.0f%% GPU-bound, %.0f%% open", h, g,
+			pct(t->unres_open_ns, t->unres_ns));
+	}
+	fprintf(out, "\n(a sync or query that returns within %.0f us found "
+		"the GPU done)\n\n", IG_AT_ONCE_NS / 1e3);
+}
+
 /* Host probes cannot prove idle time between launches or inside
  * synchronous copies; say what the host did then when it matters. */
 static void unresolved_part(FILE *out, const struct ig_engine *e,
@@ -219,8 +267,10 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	/* the larger of the two first: when most of the GPU's waiting could
 	 * not be proven idle (back-to-back launches, synchronous copies), what
 	 * the host did then is the answer */
-	if (t->unres_ns > t->idle_ns)
+	if (t->unres_ns > t->idle_ns) {
+		bound_line(out, e, t);
 		unresolved_part(out, e, t);
+	}
 	if (!t->idle_ns) {
 		fprintf(out, "No known idle gap%s.\n\n", t->unres_ns ?
 			" (the GPU's state was never proven idle)" : "");
