@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 out=${1:-/tmp/idlegap-realgpu}
 mkdir -p "$out"
 py=${PYTHON:-python3}
-scen=${REALGPU_SCENARIOS:-healthy storage pagefault cpu lock network launch sync_copy}
+scen=${REALGPU_SCENARIOS:-healthy storage pagefault cpu lock network launch sync_copy eager gpubound}
 log() { printf '== %s\n' "$*"; }
 
 log "host: $(uname -r), $(nproc) CPUs"
@@ -35,9 +35,11 @@ for s in $scen; do
 import json, sys
 r = json.load(open(sys.argv[1]))
 r = r[0] if isinstance(r, list) else r
-print("%-10s precision %s recall %s true-idle %.2f idle %.2f unresolved %.2f first %s %s" % (
+print("%-10s precision %s recall %s true-idle %.2f idle %.2f unresolved %.2f first %s %s"
+      " host-bound %s (true %s) GPU-bound %s (true %s)" % (
     r["scenario"], r.get("precision"), r.get("recall"), r["true_idle_share"],
-    r["idle_share"], r["unresolved_share"], r.get("first_cause"), r.get("first_share")))
+    r["idle_share"], r["unresolved_share"], r.get("first_cause"), r.get("first_share"),
+    r.get("host_bound"), r.get("true_host_bound"), r.get("gpu_bound"), r.get("true_gpu_bound")))
 PY
 done
 
@@ -49,3 +51,12 @@ timeout 300 build/idlegap run --gaps -1 --json "$out/torch-report.json" \
 echo "exit $?"; tail -40 "$out/torch-run.txt"
 "$py" tools/torchcheck.py compare "$out/torch-prof.json" \
 	"$out/torch-report.json" | tee "$out/torch-compare.json"
+"$py" - "$out/torch-report.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))["gpu"]
+print("torch loop: span %.3f s busy %.3f idle %.3f unresolved %.3f = host-bound %.3f"
+      " + GPU-bound %.3f + open %.3f (threshold %s us)" % (
+    g.get("span_s", 0), g.get("busy_s", 0), g.get("idle_s", 0), g["unresolved_s"],
+    g["unresolved_host_bound_s"], g["unresolved_gpu_bound_s"], g["unresolved_open_s"],
+    g.get("at_once_threshold_us")))
+PY

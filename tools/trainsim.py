@@ -139,7 +139,9 @@ class Gpu:
         self.rec = c_u64(0)
         self.rec_cap = 1 << 20
         self.nrec = 0
-        self.gt_offset = 0
+        # (%globaltimer, offset to CLOCK_MONOTONIC) at the start and at
+        # the end: the clocks drift apart by tens of ppm
+        self.cal = []
         name = ctypes.create_string_buffer(64)
         drv("cuInit", 0)
         drv("cuDeviceGet", ctypes.byref(self.dev), 0)
@@ -155,7 +157,8 @@ class Gpu:
         drv("cuModuleGetFunction", ctypes.byref(self.stamp), self.mod,
             b"idlegap_stamp")
         if not drv.sim:
-            drv("cuMemAlloc_v2", ctypes.byref(self.rec), self.rec_cap * 16)
+            # and room after the records for calibrate()'s stamps
+            drv("cuMemAlloc_v2", ctypes.byref(self.rec), self.rec_cap * 16 + 256)
 
     def launch(self, fn, *params):
         vals = [c_u64(p) for p in params]
@@ -173,16 +176,25 @@ class Gpu:
     def calibrate(self):
         """Maps %globaltimer onto CLOCK_MONOTONIC (real GPUs only)."""
         rounds = []
+        at = self.rec.value + self.rec_cap * 16
         for i in range(16):
             lo = mono_ns()
-            self.launch(self.stamp, self.rec.value + 8 * i)
+            self.launch(self.stamp, at + 8 * i)
             self.d("cuStreamSynchronize", None)
             rounds.append((lo, mono_ns()))
         gt = (c_u64 * 16)()
-        self.d("cuMemcpyDtoH_v2", gt, self.rec, ctypes.sizeof(gt))
+        self.d("cuMemcpyDtoH_v2", gt, c_u64(at), ctypes.sizeof(gt))
         lo, hi, g = min(((lo, hi, gt[i]) for i, (lo, hi) in
                          enumerate(rounds)), key=lambda t: t[1] - t[0])
-        self.gt_offset = g - (lo + hi) // 2
+        self.cal = self.cal[:1] + [(g, g - (lo + hi) // 2)]
+
+    def to_mono(self, g):
+        """CLOCK_MONOTONIC of a %globaltimer stamp: the offset drifts
+        linearly between the two calibrations."""
+        (g0, o0), (g1, o1) = self.cal[0], self.cal[-1]
+        if g1 <= g0:
+            return g - o0
+        return int(g - o0 - (g - g0) / (g1 - g0) * (o1 - o0))
 
     def kernel_intervals(self):
         n = min(self.nrec, self.rec_cap)
@@ -190,8 +202,9 @@ class Gpu:
             return []
         buf = (c_u64 * (2 * n))()
         self.d("cuCtxSynchronize")
+        self.calibrate()  # the end point of the drift
         self.d("cuMemcpyDtoH_v2", buf, self.rec, ctypes.sizeof(buf))
-        return [(buf[2 * i] - self.gt_offset, buf[2 * i + 1] - self.gt_offset)
+        return [(self.to_mono(buf[2 * i]), self.to_mono(buf[2 * i + 1]))
                 for i in range(n)]
 
     def close(self):

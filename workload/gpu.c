@@ -127,7 +127,8 @@ int gpu_open(struct gpu *g, enum stream_mode mode)
 	if (!g->sim) {
 		/* 16 bytes per kernel; the last rec_cap kernels are kept. */
 		g->rec_cap = 1 << 20;
-		gpu_check(g, g->cuMemAlloc(&g->rec, g->rec_cap * 16),
+		/* and room after them for gpu_calibrate()'s stamps */
+		gpu_check(g, g->cuMemAlloc(&g->rec, g->rec_cap * 16 + 256),
 			  "cuMemAlloc(records)");
 	}
 	return 0;
@@ -168,11 +169,12 @@ void gpu_calibrate(struct gpu *g)
 {
 	enum { ROUNDS = 16 };
 	uint64_t lo[ROUNDS], hi[ROUNDS], gt[ROUNDS];
+	CUdeviceptr at = g->rec + g->rec_cap * 16;
 	uint64_t best = UINT64_MAX;
-	int i;
+	int i, c = g->ncal < 2 ? g->ncal++ : 1;
 
 	for (i = 0; i < ROUNDS; i++) {
-		CUdeviceptr out = g->rec + (uint64_t)i * 8;
+		CUdeviceptr out = at + (uint64_t)i * 8;
 		void *args[] = { &out };
 
 		lo[i] = mono_ns();
@@ -183,13 +185,28 @@ void gpu_calibrate(struct gpu *g)
 			  "cuStreamSynchronize");
 		hi[i] = mono_ns();
 	}
-	gpu_check(g, g->cuMemcpyDtoH(gt, g->rec, sizeof(gt)), "cuMemcpyDtoH");
+	gpu_check(g, g->cuMemcpyDtoH(gt, at, sizeof(gt)), "cuMemcpyDtoH");
 	for (i = 0; i < ROUNDS; i++)
 		if (hi[i] - lo[i] < best) {
 			best = hi[i] - lo[i];
-			g->gt_offset = (int64_t)gt[i] -
-				       (int64_t)((lo[i] + hi[i]) / 2);
+			g->gt_at[c] = gt[i];
+			g->gt_offset[c] = (int64_t)gt[i] -
+					  (int64_t)((lo[i] + hi[i]) / 2);
 		}
+}
+
+/* CLOCK_MONOTONIC of a %globaltimer stamp: the offset drifts linearly
+ * between the two calibrations. */
+static uint64_t gt_to_mono(const struct gpu *g, uint64_t gt)
+{
+	double f;
+
+	if (g->ncal < 2 || g->gt_at[1] <= g->gt_at[0])
+		return (uint64_t)((int64_t)gt - g->gt_offset[0]);
+	f = ((double)(int64_t)(gt - g->gt_at[0])) /
+	    (double)(g->gt_at[1] - g->gt_at[0]);
+	return (uint64_t)((int64_t)gt - g->gt_offset[0] -
+			  (int64_t)(f * (double)(g->gt_offset[1] - g->gt_offset[0])));
 }
 
 uint64_t *gpu_kernel_intervals(struct gpu *g, size_t *n)
@@ -202,9 +219,10 @@ uint64_t *gpu_kernel_intervals(struct gpu *g, size_t *n)
 	if (!v || !count)
 		return v;
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
+	gpu_calibrate(g);	/* the end point of the drift */
 	gpu_check(g, g->cuMemcpyDtoH(v, g->rec, count * 16), "cuMemcpyDtoH");
 	for (i = 0; i < count * 2; i++)
-		v[i] = (uint64_t)((int64_t)v[i] - g->gt_offset);
+		v[i] = gt_to_mono(g, v[i]);
 	*n = count;
 	return v;
 }

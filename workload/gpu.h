@@ -62,7 +62,12 @@ struct gpu {
 	/* Real GPUs only: per-kernel %globaltimer start/end pairs. */
 	CUdeviceptr rec;
 	uint64_t rec_cap, nrec;
-	int64_t gt_offset;	/* %globaltimer - CLOCK_MONOTONIC, in ns */
+	/* %globaltimer - CLOCK_MONOTONIC (ns) at two %globaltimer times, at
+	 * the start and at the end: the two clocks drift apart by tens of
+	 * ppm (about 23 us a second on an H100), which one offset misses. */
+	int64_t gt_offset[2];
+	uint64_t gt_at[2];
+	int ncal;
 #define X(name, type, sym) type name;
 	GPU_FUNCS(X)
 #undef X
@@ -81,7 +86,8 @@ void gpu_close(struct gpu *g);
 void gpu_check(struct gpu *g, CUresult r, const char *what);
 
 void gpu_spin(struct gpu *g, uint64_t ns);
-/* Real GPUs: maps %globaltimer onto CLOCK_MONOTONIC with tiny kernels. */
+/* Real GPUs: maps %globaltimer onto CLOCK_MONOTONIC with tiny kernels;
+ * called at the start, and again by gpu_kernel_intervals() at the end. */
 void gpu_calibrate(struct gpu *g);
 /* Real GPUs: returns the recorded kernel intervals (CLOCK_MONOTONIC ns,
  * start/end pairs), *n of them; malloc'd. */
