@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "cuda_attach.h"
 #include "elfsym.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 #include "log.h"
 #include "procfs.h"
 
@@ -208,27 +208,15 @@ int ig_cuda_scan(const char *path, ig_cuda_sym_cb cb, void *ctx)
 	return err;
 }
 
-/* Position of the device argument of a context-creating call. */
-static unsigned int dev_arg(unsigned int api)
+/* A synchronous copy submits and waits: its timed probe sees both ends. */
+static enum ig_uprobe_kind kind_of(unsigned int api)
 {
-	switch (api) {
-	case IG_API_cuDevicePrimaryCtxRetain: return 2;
-	case IG_API_cuCtxCreate_v4: return 4;
-	case IG_API_cuCtxCreate: case IG_API_cuCtxCreate_v2: return 3;
-	}
-	return 0;
-}
+	unsigned int cls = ig_api_class_of(api);
 
-static enum ig_uprobe_kind kind_of(unsigned int cls)
-{
-	switch (cls) {
-	case IG_AC_LAUNCH_STACK9: case IG_AC_LAUNCH_EX: case IG_AC_STREAM_ARG2:
-	case IG_AC_STREAM_ARG4: case IG_AC_STREAM_ARG6:
-	case IG_AC_SUBMIT_NOSTREAM:
+	if (ig_api_submits(api) && cls != IG_AC_SYNC_COPY)
 		return IG_UP_SUBMIT;
-	case IG_AC_EVENT_RECORD:
+	if (cls == IG_AC_EVENT_RECORD)
 		return IG_UP_EVENT_RECORD;
-	}
 	return IG_UP_TIMED;
 }
 
@@ -271,8 +259,8 @@ int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
 			continue;
 		}
 		specs[n].offset = c.v[i].off;
-		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), dev_arg(api));
-		specs[n++].kind = kind_of(cls);
+		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), ig_api_dev_arg(api));
+		specs[n++].kind = kind_of(api);
 	}
 	err = ig_tracer_attach_uprobes(t, path, pid, specs, n);
 	if (err > 0) {

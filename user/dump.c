@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <sys/socket.h>
 #include "dump.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 
 typedef unsigned long long ull;
 

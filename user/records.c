@@ -59,3 +59,52 @@ const char *ig_rec_type_name(unsigned int type)
 	}
 	return "unknown";
 }
+
+static const char *const reasons[IG_R__MAX] = {
+	[IG_R_PREEMPT] = "preempt",
+	[IG_R_STORAGE] = "storage",
+	[IG_R_PAGEFAULT] = "page_fault",
+	[IG_R_FUTEX] = "futex",
+	[IG_R_PIPE] = "pipe",
+	[IG_R_UNIX] = "unix",
+	[IG_R_EVENTFD] = "eventfd",
+	[IG_R_SOCKET] = "socket",
+	[IG_R_POLL] = "poll",
+	[IG_R_SLEEP] = "sleep",
+	[IG_R_WAITCHILD] = "waitchild",
+	[IG_R_IOURING] = "io_uring",
+	[IG_R_OTHER] = "other",
+};
+
+const char *ig_reason_name(unsigned int reason)
+{
+	return reason < IG_R__MAX && reasons[reason] ? reasons[reason]
+						     : "unknown";
+}
+
+static const char *const cuda_kinds[IG_CU__MAX] = {
+	[IG_CU_SUBMIT] = "submit",
+	[IG_CU_SYNC_BEGIN] = "sync_begin",
+	[IG_CU_SYNC_END] = "sync_end",
+	[IG_CU_QUERY_BUSY] = "query_busy",
+	[IG_CU_QUERY_DONE] = "query_done",
+	[IG_CU_API] = "api",
+	[IG_CU_STREAM_NEW] = "stream_new",
+	[IG_CU_CTX] = "ctx",
+};
+
+const char *ig_cuda_kind_name(unsigned int kind)
+{
+	return kind < IG_CU__MAX ? cuda_kinds[kind] : NULL;
+}
+
+const char *ig_stop_reason_name(unsigned int reason)
+{
+	switch (reason) {
+	case IG_STOP_DURATION: return "duration";
+	case IG_STOP_SIGNAL: return "signal";
+	case IG_STOP_TARGET_EXIT: return "target_exit";
+	case IG_STOP_ERROR: return "error";
+	}
+	return NULL;
+}

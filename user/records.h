@@ -96,5 +96,11 @@ enum ig_stop_reason {
 /* Smallest valid size of a record of the given type, 0 if unknown. */
 size_t ig_rec_min_size(unsigned int type);
 const char *ig_rec_type_name(unsigned int type);
+/* "storage", "futex", ...; "unknown" outside enum ig_reason. */
+const char *ig_reason_name(unsigned int reason);
+/* CUDA record kind name ("submit"); NULL if unknown. */
+const char *ig_cuda_kind_name(unsigned int kind);
+/* "duration", "signal", ...; NULL if unknown. */
+const char *ig_stop_reason_name(unsigned int reason);
 
 #endif
