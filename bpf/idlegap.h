@@ -129,12 +129,19 @@ struct ig_offcpu {
 	} detail;
 };
 
+/* A device number as the kernel holds it inside (MKDEV, MINORBITS 20),
+ * not the user-space dev_t of stat(2). */
+#define IG_MINORBITS		20
+#define IG_MKDEV(ma, mi)	(((ma) << IG_MINORBITS) | (mi))
+#define IG_DEV_MAJOR(d)		((unsigned int)((d) >> IG_MINORBITS))
+#define IG_DEV_MINOR(d)		((unsigned int)((d) & ((1U << IG_MINORBITS) - 1)))
+
 /* ---- IG_REC_BIO ---- */
 struct ig_bio {
 	struct ig_hdr h;	/* ts: completion; tid/tgid: issuer */
 	__u64 t_issue;
 	__u64 sector;
-	__u32 dev;		/* MKDEV(major, minor) as the kernel has it */
+	__u32 dev;		/* IG_MKDEV(major, minor) */
 	__u32 bytes;
 	__s32 error;
 	__u32 op;		/* REQ_OP_* (read 0, write 1, ...) */

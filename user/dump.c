@@ -54,7 +54,7 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		const struct ig_bio *b = (const void *)r;
 
 		fprintf(f, " issue=%llu dev=%u:%u sector=%llu bytes=%u op=%u error=%d",
-			(ull)b->t_issue, b->dev >> 20, b->dev & 0xfffff,
+			(ull)b->t_issue, IG_DEV_MAJOR(b->dev), IG_DEV_MINOR(b->dev),
 			(ull)b->sector, b->bytes, b->op, b->error);
 		break;
 	}
