@@ -10,6 +10,7 @@
 #include "cuda_api.h"
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 static bool is_libcuda_name(const char *path)
 {
@@ -159,15 +160,8 @@ static int scan_cb(const struct ig_elf_sym *s, void *ctx)
 	api = ig_api_by_name(s->name);
 	if (api <= 0)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 128;
-		struct sym *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (!ig_grow_from((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 128))
+		return -ENOMEM;
 	c->v[c->n].api = api;
 	c->v[c->n++].off = s->file_off;
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "util.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
 
@@ -123,16 +124,9 @@ void ig_gaplist_add(struct ig_gaplist *l, const struct ig_gap *g)
 		heap_down(l->g, l->n, 0);
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct ig_gap *p = realloc(l->g, cap * sizeof(*p));
-
-		if (!p) {
-			l->omitted++;
-			return;
-		}
-		l->g = p;
-		l->cap = cap;
+	if (!ig_grow_from((void **)&l->g, &l->cap, l->n, sizeof(*l->g), 64)) {
+		l->omitted++;
+		return;
 	}
 	l->g[l->n] = *g;
 	heap_up(l->g, l->n++);
