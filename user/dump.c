@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <sys/socket.h>
 #include "dump.h"
 #include "cuda_api.h"
 
@@ -16,11 +14,10 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 	if (o->flags & IG_F_DETAIL_NAME) {
 		fprintf(f, " name=%.64s", o->detail.name);
 	} else if (o->reason == IG_R_SOCKET) {
-		char a[INET6_ADDRSTRLEN] = "?";
+		char a[IG_PEER_STRLEN];
 
-		inet_ntop(o->detail.peer.family == 10 ? AF_INET6 : AF_INET,
-			  o->detail.peer.daddr, a, sizeof(a));
-		fprintf(f, " peer=%s:%u", a, o->detail.peer.dport);
+		ig_fmt_peer(&o->detail.peer, a, sizeof(a));
+		fprintf(f, " peer=%s", a);
 	}
 }
 

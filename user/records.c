@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include "records.h"
 
 /* The skeleton does not check record layouts: pin them here. */
@@ -37,6 +40,14 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_NVML: return sizeof(struct ig_nvml);
 	}
 	return 0;
+}
+
+unsigned int ig_rec_slot(unsigned int type)
+{
+	if (type < IG_REC_USER_BASE)
+		return type < 8 ? type : 0;
+	type -= IG_REC_USER_BASE;
+	return type < 8 ? 8 + type : 0;
 }
 
 const char *ig_rec_type_name(unsigned int type)
@@ -107,4 +118,19 @@ const char *ig_stop_reason_name(unsigned int reason)
 	case IG_STOP_ERROR: return "error";
 	}
 	return NULL;
+}
+
+void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (p->family == AF_INET6) {
+		inet_ntop(AF_INET6, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "[%s]:%u", a, p->dport);
+	} else if (p->family == AF_INET) {
+		inet_ntop(AF_INET, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "%s:%u", a, p->dport);
+	} else {
+		snprintf(buf, n, "?");
+	}
 }

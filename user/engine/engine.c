@@ -771,14 +771,6 @@ static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 		e->evidence_lost = true;
 }
 
-static unsigned int rec_slot(unsigned int type)
-{
-	if (type < IG_REC_USER_BASE)
-		return type < 8 ? type : 0;
-	type -= IG_REC_USER_BASE;
-	return type < 8 ? 8 + type : 0;
-}
-
 /* ---- window ---- */
 
 static bool loss_gone(const void *el, uint64_t cutoff)
@@ -901,7 +893,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	if (!e || !rec || e->finished || rec->size < sizeof(*rec))
 		return;
 	e->nrec++;
-	e->by_type[rec_slot(rec->type)]++;
+	e->by_type[ig_rec_slot(rec->type)]++;
 	if (!e->first_ts)
 		e->first_ts = rec->ts;
 	if (rec->ts > e->now)
