@@ -39,9 +39,13 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	switch (r->type) {
 	case IG_REC_PROC: {
 		const struct ig_proc *p = (const void *)r;
+		const char *kind = ig_proc_kind_name(p->kind);
 
-		fprintf(f, " kind=%u ppid=%u comm=%.16s name=%.64s", p->kind, p->ppid,
-			p->comm, p->name);
+		if (kind)
+			fprintf(f, " kind=%s", kind);
+		else
+			fprintf(f, " kind=%u", p->kind);
+		fprintf(f, " ppid=%u comm=%.16s name=%.64s", p->ppid, p->comm, p->name);
 		break;
 	}
 	case IG_REC_OFFCPU:

@@ -93,6 +93,18 @@ const char *ig_reason_name(unsigned int reason)
 						     : "unknown";
 }
 
+const char *ig_proc_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case IG_PROC_FORK: return "fork";
+	case IG_PROC_THREAD: return "thread";
+	case IG_PROC_EXEC: return "exec";
+	case IG_PROC_EXIT: return "exit";
+	case IG_PROC_GROUP_EXIT: return "group_exit";
+	}
+	return NULL;
+}
+
 static const char *const cuda_kinds[IG_CU__MAX] = {
 	[IG_CU_SUBMIT] = "submit",
 	[IG_CU_SYNC_BEGIN] = "sync_begin",

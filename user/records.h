@@ -104,6 +104,8 @@ void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 unsigned int ig_rec_slot(unsigned int type);
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
 const char *ig_reason_name(unsigned int reason);
+/* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
+const char *ig_proc_kind_name(unsigned int kind);
 /* CUDA record kind name ("submit"); NULL if unknown. */
 const char *ig_cuda_kind_name(unsigned int kind);
 /* "duration", "signal", ...; NULL if unknown. */

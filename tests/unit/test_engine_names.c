@@ -182,6 +182,9 @@ static void test_other_names(void **state)
 	assert_string_equal(ig_cuda_kind_name(IG_CU_QUERY_BUSY),
 			    "query_busy");
 	assert_string_equal(ig_stop_reason_name(IG_STOP_SIGNAL), "signal");
+	assert_string_equal(ig_proc_kind_name(IG_PROC_FORK), "fork");
+	assert_string_equal(ig_proc_kind_name(IG_PROC_GROUP_EXIT), "group_exit");
+	assert_null(ig_proc_kind_name(0));
 }
 
 int main(void)
