@@ -96,7 +96,6 @@ enum ig_reason {
 #define IG_F_IN_CUDA_SYNC	(1u << 5)	/* inside a probed CUDA sync call */
 #define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
-#define IG_F_NEW_THREAD		(1u << 8)	/* first switch-in: never ran */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */

@@ -248,7 +248,6 @@ int ig_cuda_attach(struct ig_tracer *t, const char *path, pid_t pid,
 		for (k = 0; k < i && !alias; k++)
 			alias = c.v[k].off == c.v[i].off;
 		if (alias) {
-			info->naliases++;
 			ig_debug("%s: %s is an alias, not attached twice", path, name);
 			continue;
 		}
