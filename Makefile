@@ -36,8 +36,16 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(wildcard user/*.c user/engine/*.c)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-# Everything but main.o, for linking unit tests against the real code.
+# Everything but main.o, for linking tools against the real code.
 LIB_OBJS  := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+# The engine with the record format, recordings and reordering: no libbpf,
+# no tracer.  Unit tests link this library alone, so the linker refuses an
+# engine dependency on the probe layer.
+ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c \
+	       user/reorder.c user/cuda_api.c user/escape.c \
+	       user/outfile.c
+ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
+ENGINE_LIB  := $(BUILD)/libidlegap-engine.a
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
@@ -55,7 +63,12 @@ $(BUILD)/user/%.o: user/%.c | $(BPF_SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/idlegap: $(USER_OBJS)
+$(ENGINE_LIB): $(ENGINE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/idlegap: $(filter-out $(ENGINE_OBJS),$(USER_OBJS)) $(ENGINE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 

@@ -157,29 +157,47 @@ static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
 	return h;
 }
 
-static __always_inline int cu_submit(struct pt_regs *ctx)
+/* What a libcuda probe knows on entry: its attach cookie, decoded, and
+ * the calling thread. */
+struct cu_call {
+	__u64 cookie;
+	__u32 api, cls, tid, tgid;
+	bool ptsz;
+};
+
+static __always_inline struct cu_call cu_call_of(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 api = IG_COOKIE_API(cookie), cls = IG_COOKIE_CLASS(cookie);
-	bool ptsz = IG_COOKIE_PTSZ(cookie);
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-	__u64 h = cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, cls);
+	struct cu_call c = {
+		.cookie = cookie,
+		.api = IG_COOKIE_API(cookie),
+		.cls = IG_COOKIE_CLASS(cookie),
+		.ptsz = IG_COOKIE_PTSZ(cookie),
+		.tid = (__u32)pid_tgid,
+		.tgid = pid_tgid >> 32,
+	};
 
-	count_hit(api);
-	submit(api, tid, tgid, stream_key_of(h, ptsz, tid), bpf_ktime_get_ns(),
-	       ptsz ? IG_CF_PTSZ : 0);
+	return c;
+}
+
+static __always_inline int cu_submit(struct pt_regs *ctx)
+{
+	struct cu_call c = cu_call_of(ctx);
+	__u64 h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, c.cls);
+
+	count_hit(c.api);
+	submit(c.api, c.tid, c.tgid, stream_key_of(h, c.ptsz, c.tid),
+	       bpf_ktime_get_ns(), c.ptsz ? IG_CF_PTSZ : 0);
 	return 0;
 }
 
 /* Entry of a sync, query or timed call: remember what the return needs. */
 static __always_inline int cu_enter(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 api = IG_COOKIE_API(cookie), cls = IG_COOKIE_CLASS(cookie);
-	bool ptsz = IG_COOKIE_PTSZ(cookie);
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	struct cu_call c = cu_call_of(ctx);
+	__u32 api = c.api, cls = c.cls, tid = c.tid, tgid = c.tgid;
+	bool ptsz = c.ptsz;
 	struct ig_thread_state *ts = thread_get(tid, tgid);
 	struct stream_state *st;
 	__u64 now = bpf_ktime_get_ns();
@@ -228,7 +246,7 @@ static __always_inline int cu_enter(struct pt_regs *ctx)
 		ts->cu_obj = PT_REGS_PARM2(ctx);	/* flags */
 		break;
 	case IG_AC_CTX_DEVICE:
-		switch (IG_COOKIE_DEVARG(cookie)) {
+		switch (IG_COOKIE_DEVARG(c.cookie)) {
 		case 2: ts->cu_obj = PT_REGS_PARM2(ctx); break;
 		case 3: ts->cu_obj = PT_REGS_PARM3(ctx); break;
 		case 4: ts->cu_obj = PT_REGS_PARM4(ctx); break;
@@ -461,16 +479,14 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 /* cuEventRecord(event, stream): remember which stream, and when. */
 static __always_inline int cu_event_record(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-	struct event_key k = { .tgid = tgid, .event = PT_REGS_PARM1(ctx) };
+	struct cu_call c = cu_call_of(ctx);
+	struct event_key k = { .tgid = c.tgid, .event = PT_REGS_PARM1(ctx) };
 	struct event_state ev;
 
-	count_hit(IG_COOKIE_API(cookie));
-	if (!proc_tracked(tgid))
+	count_hit(c.api);
+	if (!proc_tracked(c.tgid))
 		return 0;
-	ev.stream = stream_key_of(PT_REGS_PARM2(ctx), IG_COOKIE_PTSZ(cookie), tid);
+	ev.stream = stream_key_of(PT_REGS_PARM2(ctx), c.ptsz, c.tid);
 	ev.record_ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&events, &k, &ev, BPF_ANY))
 		stat_add(IG_STAT_MAP_FULL, 1);

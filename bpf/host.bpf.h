@@ -642,7 +642,7 @@ static __always_inline __u32 rq_dev(struct request *rq)
 	struct gendisk *d = BPF_CORE_READ(rq, q, disk);
 	__u32 major = BPF_CORE_READ(d, major), minor = BPF_CORE_READ(d, first_minor);
 
-	return (major << 20) | minor;	/* the kernel's MKDEV() */
+	return IG_MKDEV(major, minor);
 }
 
 static __always_inline int handle_rq_issue(struct request *rq)

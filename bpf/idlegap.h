@@ -97,7 +97,7 @@ enum ig_reason {
 #define IG_F_IN_CUDA_SYNC	(1u << 5)	/* inside a probed CUDA sync call */
 #define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
-#define IG_F_NEW_THREAD		(1u << 8)	/* first switch-in: never ran */
+/* (1u << 8) was a first-switch-in flag, never set: free */
 #define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
 						 * ksoftirqd, idle): a completion */
 #define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */
@@ -133,12 +133,19 @@ struct ig_offcpu {
 	} detail;
 };
 
+/* A device number as the kernel holds it inside (MKDEV, MINORBITS 20),
+ * not the user-space dev_t of stat(2). */
+#define IG_MINORBITS		20
+#define IG_MKDEV(ma, mi)	(((ma) << IG_MINORBITS) | (mi))
+#define IG_DEV_MAJOR(d)		((unsigned int)((d) >> IG_MINORBITS))
+#define IG_DEV_MINOR(d)		((unsigned int)((d) & ((1U << IG_MINORBITS) - 1)))
+
 /* ---- IG_REC_BIO ---- */
 struct ig_bio {
 	struct ig_hdr h;	/* ts: completion; tid/tgid: issuer */
 	__u64 t_issue;
 	__u64 sector;
-	__u32 dev;		/* MKDEV(major, minor) as the kernel has it */
+	__u32 dev;		/* IG_MKDEV(major, minor) */
 	__u32 bytes;
 	__s32 error;
 	__u32 op;		/* REQ_OP_* (read 0, write 1, ...) */
@@ -233,109 +240,15 @@ struct ig_sample {
 };
 
 /*
- * Driver entry points idlegap probes.  The id travels as the uprobe's
- * attach cookie (low 16 bits) and as ig_cuda.api.  Names live in
- * user/engine/names.c; the order here is ABI for recordings: append only.
+ * Driver entry points idlegap probes, generated from bpf/cuda_api.def.  The
+ * id travels as the uprobe's attach cookie (low 16 bits) and as
+ * ig_cuda.api; recordings store it, so the list is append only.
  */
 enum ig_api {
 	IG_API_NONE = 0,
-	/* launches */
-	IG_API_cuLaunchKernel,
-	IG_API_cuLaunchKernel_ptsz,
-	IG_API_cuLaunchKernelEx,
-	IG_API_cuLaunchKernelEx_ptsz,
-	IG_API_cuLaunchCooperativeKernel,
-	IG_API_cuLaunchCooperativeKernel_ptsz,
-	IG_API_cuGraphLaunch,
-	IG_API_cuGraphLaunch_ptsz,
-	/* async copies / memsets (stream argument) */
-	IG_API_cuMemcpyAsync,
-	IG_API_cuMemcpyAsync_ptsz,
-	IG_API_cuMemcpyHtoDAsync,
-	IG_API_cuMemcpyHtoDAsync_v2,
-	IG_API_cuMemcpyHtoDAsync_v2_ptsz,
-	IG_API_cuMemcpyDtoHAsync,
-	IG_API_cuMemcpyDtoHAsync_v2,
-	IG_API_cuMemcpyDtoHAsync_v2_ptsz,
-	IG_API_cuMemcpyDtoDAsync,
-	IG_API_cuMemcpyDtoDAsync_v2,
-	IG_API_cuMemcpyDtoDAsync_v2_ptsz,
-	IG_API_cuMemcpy2DAsync,
-	IG_API_cuMemcpy2DAsync_v2,
-	IG_API_cuMemcpy2DAsync_v2_ptsz,
-	IG_API_cuMemcpy3DAsync,
-	IG_API_cuMemcpy3DAsync_v2,
-	IG_API_cuMemcpy3DAsync_v2_ptsz,
-	IG_API_cuMemcpyPeerAsync,
-	IG_API_cuMemcpyPeerAsync_ptsz,
-	IG_API_cuMemsetD8Async,
-	IG_API_cuMemsetD8Async_ptsz,
-	IG_API_cuMemsetD16Async,
-	IG_API_cuMemsetD16Async_ptsz,
-	IG_API_cuMemsetD32Async,
-	IG_API_cuMemsetD32Async_ptsz,
-	/* synchronous copies: submission + drained at return (host waits) */
-	IG_API_cuMemcpyHtoD,
-	IG_API_cuMemcpyHtoD_v2,
-	IG_API_cuMemcpyHtoD_v2_ptds,
-	IG_API_cuMemcpyDtoH,
-	IG_API_cuMemcpyDtoH_v2,
-	IG_API_cuMemcpyDtoH_v2_ptds,
-	IG_API_cuMemcpy,
-	IG_API_cuMemcpy_ptds,
-	/* synchronous but host-asynchronous submissions (no drain) */
-	IG_API_cuMemcpyDtoD,
-	IG_API_cuMemcpyDtoD_v2,
-	IG_API_cuMemcpyDtoD_v2_ptds,
-	IG_API_cuMemsetD8,
-	IG_API_cuMemsetD8_v2,
-	IG_API_cuMemsetD8_v2_ptds,
-	IG_API_cuMemsetD16,
-	IG_API_cuMemsetD16_v2,
-	IG_API_cuMemsetD16_v2_ptds,
-	IG_API_cuMemsetD32,
-	IG_API_cuMemsetD32_v2,
-	IG_API_cuMemsetD32_v2_ptds,
-	/* syncs */
-	IG_API_cuStreamSynchronize,
-	IG_API_cuStreamSynchronize_ptsz,
-	IG_API_cuCtxSynchronize,
-	IG_API_cuCtxSynchronize_v2,
-	IG_API_cuEventSynchronize,
-	/* queries */
-	IG_API_cuStreamQuery,
-	IG_API_cuStreamQuery_ptsz,
-	IG_API_cuEventQuery,
-	/* events */
-	IG_API_cuEventRecord,
-	IG_API_cuEventRecord_ptsz,
-	IG_API_cuEventRecordWithFlags,
-	IG_API_cuEventRecordWithFlags_ptsz,
-	/* non-submitting calls timed as cuda_api */
-	IG_API_cuMemAlloc,
-	IG_API_cuMemAlloc_v2,
-	IG_API_cuMemFree,
-	IG_API_cuMemFree_v2,
-	IG_API_cuMemAllocHost,
-	IG_API_cuMemAllocHost_v2,
-	IG_API_cuMemHostAlloc,
-	IG_API_cuMemFreeHost,
-	IG_API_cuMemHostRegister,
-	IG_API_cuMemHostRegister_v2,
-	IG_API_cuMemHostUnregister,
-	IG_API_cuModuleLoadData,
-	IG_API_cuModuleLoadDataEx,
-	IG_API_cuModuleGetFunction,
-	IG_API_cuStreamCreate,
-	IG_API_cuStreamCreateWithPriority,
-	IG_API_cuStreamDestroy,
-	IG_API_cuStreamDestroy_v2,
-	IG_API_cuCtxCreate,
-	IG_API_cuCtxCreate_v2,
-	IG_API_cuCtxCreate_v4,
-	IG_API_cuDevicePrimaryCtxRetain,
-	IG_API_cuCtxSetCurrent,
-	IG_API_cuInit,
+#define IG_API(name, cls, devarg) IG_API_##name,
+#include "cuda_api.def"
+#undef IG_API
 	IG_API__MAX,
 };
 
@@ -358,6 +271,11 @@ enum ig_api_class {
 	IG_AC_STREAM_CREATE,		/* arg1 CUstream *, arg2 flags */
 	IG_AC_CTX_DEVICE,		/* ctx create/retain: device arg */
 };
+
+/* Classes whose calls submit work to a stream, the synchronous copies
+ * included: the launches counted in IG_STAT_LAUNCHES. */
+#define IG_AC_SUBMITS(cls) \
+	((cls) >= IG_AC_LAUNCH_STACK9 && (cls) <= IG_AC_SUBMIT_NOSTREAM)
 
 /* uprobe attach cookie: api id, class, _ptsz/_ptds flag, and for
  * IG_AC_CTX_DEVICE the 1-based position of the device argument. */

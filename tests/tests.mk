@@ -1,14 +1,22 @@
 # Unit tests: each tests/unit/test_*.c is a cmocka program linked with the
-# aggregator's code (everything but main.c); tests/run.sh runs them in TAP.
+# engine library alone, plus the objects of another unit it names below;
+# tests/run.sh runs them in TAP.
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS) -lcmocka
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS) -lcmocka
+
+# Tests of units outside the engine.
+$(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
+$(BUILD)/tests/test_escape: $(BUILD)/user/dump.o
+$(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
+	cuda_api.o log.o procfs.o tracer.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
+$(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: test-progs
 -include $(UNIT_PROGS:=.d)

@@ -26,9 +26,9 @@ wait $target
 wait $tracer
 is "$?" 0 "attach: exits 0 when the target exits"
 dump "$TMP/fork.igrec" > "$TMP/fork.txt"
-child=$(awk -v p=$target '$2 == "proc" && $0 ~ "kind=1 ppid=" p " " { sub("pid=", "", $4); print $4; exit }' "$TMP/fork.txt")
+child=$(awk -v p=$target '$2 == "proc" && $0 ~ "kind=fork ppid=" p " " { sub("pid=", "", $4); print $4; exit }' "$TMP/fork.txt")
 ok "attach: a child forked after attach is tracked (pid ${child:-none})" -- test -n "$child"
-ok "attach: the grandchild's exec is seen" -- grep -q "kind=3 .*name=/usr/bin/sleep" "$TMP/fork.txt"
+ok "attach: the grandchild's exec is seen" -- grep -q "kind=exec .*name=/usr/bin/sleep" "$TMP/fork.txt"
 ok "attach: the stop reason is the targets' exit" -- grep -q "end .*reason=target_exit" "$TMP/fork.txt"
 
 # --- a cold read blocks on storage ----------------------------------------

@@ -11,7 +11,7 @@
 #include <linux/bpf.h>
 #include "check.h"
 #include "cuda_attach.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 #include "log.h"
 #include "nvml.h"
 #include "privs.h"

@@ -179,7 +179,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case 'j': c->s.out.json_path = arg; break;
 	case 'o': c->s.record_path = arg; break;
 	case 'q': c->s.out.quiet = true; break;
-	case 'v': ig_verbose = true; break;
+	case 'v': ig_verbose = c->s.out.engine.verbose = true; break;
 	case OPT_LIBCUDA: c->s.libcuda_path = arg; break;
 	case OPT_PARTIAL: c->partial = true; break;
 	case OPT_DUMP: c->s.out.dump = true; break;

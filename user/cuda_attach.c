@@ -6,9 +6,10 @@
 #include <unistd.h>
 #include "cuda_attach.h"
 #include "elfsym.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 static bool is_libcuda_name(const char *path)
 {
@@ -132,15 +133,8 @@ static int scan_cb(const struct ig_elf_sym *s, void *ctx)
 	api = ig_api_by_name(s->name);
 	if (api <= 0)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 128;
-		struct sym *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (!ig_grow_from((void **)&c->v, &c->cap, c->n, sizeof(*c->v), 128))
+		return -ENOMEM;
 	c->v[c->n].api = api;
 	c->v[c->n++].off = s->file_off;
 	return 0;
@@ -181,27 +175,15 @@ int ig_cuda_scan(const char *path, ig_cuda_sym_cb cb, void *ctx)
 	return err;
 }
 
-/* Position of the device argument of a context-creating call. */
-static unsigned int dev_arg(unsigned int api)
+/* A synchronous copy submits and waits: its timed probe sees both ends. */
+static enum ig_uprobe_kind kind_of(unsigned int api)
 {
-	switch (api) {
-	case IG_API_cuDevicePrimaryCtxRetain: return 2;
-	case IG_API_cuCtxCreate_v4: return 4;
-	case IG_API_cuCtxCreate: case IG_API_cuCtxCreate_v2: return 3;
-	}
-	return 0;
-}
+	unsigned int cls = ig_api_class_of(api);
 
-static enum ig_uprobe_kind kind_of(unsigned int cls)
-{
-	switch (cls) {
-	case IG_AC_LAUNCH_STACK9: case IG_AC_LAUNCH_EX: case IG_AC_STREAM_ARG2:
-	case IG_AC_STREAM_ARG4: case IG_AC_STREAM_ARG6:
-	case IG_AC_SUBMIT_NOSTREAM:
+	if (ig_api_submits(api) && cls != IG_AC_SYNC_COPY)
 		return IG_UP_SUBMIT;
-	case IG_AC_EVENT_RECORD:
+	if (cls == IG_AC_EVENT_RECORD)
 		return IG_UP_EVENT_RECORD;
-	}
 	return IG_UP_TIMED;
 }
 
@@ -240,13 +222,12 @@ int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid
 		for (k = 0; k < i && !alias; k++)
 			alias = c.v[k].off == c.v[i].off;
 		if (alias) {
-			info->naliases++;
 			ig_debug("%s: %s is an alias, not attached twice", path, name);
 			continue;
 		}
 		specs[n].offset = c.v[i].off;
-		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), dev_arg(api));
-		specs[n++].kind = kind_of(cls);
+		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), ig_api_dev_arg(api));
+		specs[n++].kind = kind_of(api);
 	}
 	err = ig_tracer_attach_uprobes(t, path, pid, specs, n);
 	if (err > 0) {

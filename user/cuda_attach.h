@@ -18,7 +18,6 @@ struct ig_libcuda_info {
 	char version[32];	/* from the real file name: libcuda.so.VERSION */
 	unsigned int nsyms;	/* idlegap entry points the library has */
 	unsigned int nattached;	/* of which attached */
-	unsigned int naliases;	/* sharing an address with another one */
 };
 
 struct ig_cuda_lib {

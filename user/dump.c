@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <sys/socket.h>
 #include "dump.h"
 #include "escape.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 
 typedef unsigned long long ull;
 
@@ -23,11 +21,10 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 	if (o->flags & IG_F_DETAIL_NAME) {
 		fprintf(f, " name=%s", ESC(0, o->detail.name));
 	} else if (o->reason == IG_R_SOCKET) {
-		char a[INET6_ADDRSTRLEN] = "?";
+		char a[IG_PEER_STRLEN];
 
-		inet_ntop(o->detail.peer.family == 10 ? AF_INET6 : AF_INET,
-			  o->detail.peer.daddr, a, sizeof(a));
-		fprintf(f, " peer=%s:%u", a, o->detail.peer.dport);
+		ig_fmt_peer(&o->detail.peer, a, sizeof(a));
+		fprintf(f, " peer=%s", a);
 	}
 }
 
@@ -51,9 +48,14 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	switch (r->type) {
 	case IG_REC_PROC: {
 		const struct ig_proc *p = (const void *)r;
+		const char *kind = ig_proc_kind_name(p->kind);
 
-		fprintf(f, " kind=%u ppid=%u comm=%s name=%s", p->kind, p->ppid,
-			ESC(0, p->comm), ESC(1, p->name));
+		if (kind)
+			fprintf(f, " kind=%s", kind);
+		else
+			fprintf(f, " kind=%u", p->kind);
+		fprintf(f, " ppid=%u comm=%s name=%s", p->ppid, ESC(0, p->comm),
+			ESC(1, p->name));
 		break;
 	}
 	case IG_REC_OFFCPU:
@@ -63,7 +65,7 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		const struct ig_bio *b = (const void *)r;
 
 		fprintf(f, " issue=%llu dev=%u:%u sector=%llu bytes=%u op=%u error=%d",
-			(ull)b->t_issue, b->dev >> 20, b->dev & 0xfffff,
+			(ull)b->t_issue, IG_DEV_MAJOR(b->dev), IG_DEV_MINOR(b->dev),
 			(ull)b->sector, b->bytes, b->op, b->error);
 		break;
 	}

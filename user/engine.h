@@ -21,7 +21,7 @@ struct ig_engine_opts {
 	double window_s;	/* thread history kept (0: default 60 s) */
 	int max_gaps_json;	/* gaps listed in --json (0: default 1000,
 				 * -1: all, IG_GAPS_NONE: none) */
-	bool verbose;
+	bool verbose;		/* -v: a memory summary on stderr at the end */
 };
 
 /* NULL and errno set on failure. */

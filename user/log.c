@@ -6,49 +6,21 @@
 
 bool ig_verbose;
 
-static void vline(const char *prefix, const char *fmt, va_list ap)
+void ig_log(enum ig_log_level level, const char *fmt, ...)
 {
-	fprintf(stderr, "idlegap: %s", prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void ig_err(const char *fmt, ...)
-{
+	static const char *const prefix[] = {
+		[IG_LOG_ERR] = "", [IG_LOG_WARN] = "warning: ",
+		[IG_LOG_INFO] = "", [IG_LOG_DEBUG] = "debug: ",
+	};
 	va_list ap;
 
-	va_start(ap, fmt);
-	vline("", fmt, ap);
-	va_end(ap);
-}
-
-void ig_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vline("warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void ig_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vline("", fmt, ap);
-	va_end(ap);
-}
-
-void ig_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ig_verbose)
+	if (level == IG_LOG_DEBUG && !ig_verbose)
 		return;
+	fprintf(stderr, "idlegap: %s", prefix[level]);
 	va_start(ap, fmt);
-	vline("debug: ", fmt, ap);
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	fputc('\n', stderr);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

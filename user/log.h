@@ -6,12 +6,20 @@
 
 extern bool ig_verbose;
 
-/* One line on stderr, prefixed "idlegap: ". */
-void ig_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void ig_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void ig_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Only with -v. */
-void ig_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+enum ig_log_level {
+	IG_LOG_ERR,
+	IG_LOG_WARN,
+	IG_LOG_INFO,
+	IG_LOG_DEBUG,	/* only with -v */
+};
+
+/* One line on stderr, prefixed "idlegap: " and the level's word. */
+void ig_log(enum ig_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define ig_err(...)	ig_log(IG_LOG_ERR, __VA_ARGS__)
+#define ig_warn(...)	ig_log(IG_LOG_WARN, __VA_ARGS__)
+#define ig_info(...)	ig_log(IG_LOG_INFO, __VA_ARGS__)
+#define ig_debug(...)	ig_log(IG_LOG_DEBUG, __VA_ARGS__)
 /* Routes libbpf's messages through ig_debug (quiet unless -v). */
 void ig_log_setup_libbpf(void);
 

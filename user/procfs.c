@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procfs.h"
+#include "util.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -158,19 +159,12 @@ static int collect_pp(pid_t pid, void *ctx)
 
 	if (ppid < 0)
 		return 0;	/* exited meanwhile */
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		pid_t *a = realloc(t->pid, cap * sizeof(*a));
-		pid_t *b = a ? realloc(t->ppid, cap * sizeof(*b)) : NULL;
+	if (t->n == t->cap) {	/* two arrays, one capacity */
+		size_t cap = t->cap;
 
-		if (!a || !b) {
-			if (a)
-				t->pid = a;
+		if (!ig_grow_from((void **)&t->pid, &cap, t->n, sizeof(*t->pid), 1024) ||
+		    !ig_grow_from((void **)&t->ppid, &t->cap, t->n, sizeof(*t->ppid), 1024))
 			return -ENOMEM;
-		}
-		t->pid = a;
-		t->ppid = b;
-		t->cap = cap;
 	}
 	t->pid[t->n] = pid;
 	t->ppid[t->n++] = ppid;

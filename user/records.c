@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include "records.h"
 
 /* The skeleton does not check record layouts: pin them here. */
@@ -42,6 +45,14 @@ size_t ig_rec_min_size(unsigned int type)
 	return 0;
 }
 
+unsigned int ig_rec_slot(unsigned int type)
+{
+	if (type < IG_REC_USER_BASE)
+		return type < 8 ? type : 0;
+	type -= IG_REC_USER_BASE;
+	return type < 8 ? 8 + type : 0;
+}
+
 const char *ig_rec_type_name(unsigned int type)
 {
 	switch (type) {
@@ -62,4 +73,80 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_NVML: return "nvml";
 	}
 	return "unknown";
+}
+
+static const char *const reasons[IG_R__MAX] = {
+	[IG_R_PREEMPT] = "preempt",
+	[IG_R_STORAGE] = "storage",
+	[IG_R_PAGEFAULT] = "page_fault",
+	[IG_R_FUTEX] = "futex",
+	[IG_R_PIPE] = "pipe",
+	[IG_R_UNIX] = "unix",
+	[IG_R_EVENTFD] = "eventfd",
+	[IG_R_SOCKET] = "socket",
+	[IG_R_POLL] = "poll",
+	[IG_R_SLEEP] = "sleep",
+	[IG_R_WAITCHILD] = "waitchild",
+	[IG_R_IOURING] = "io_uring",
+	[IG_R_OTHER] = "other",
+};
+
+const char *ig_reason_name(unsigned int reason)
+{
+	return reason < IG_R__MAX && reasons[reason] ? reasons[reason]
+						     : "unknown";
+}
+
+const char *ig_proc_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case IG_PROC_FORK: return "fork";
+	case IG_PROC_THREAD: return "thread";
+	case IG_PROC_EXEC: return "exec";
+	case IG_PROC_EXIT: return "exit";
+	case IG_PROC_GROUP_EXIT: return "group_exit";
+	}
+	return NULL;
+}
+
+static const char *const cuda_kinds[IG_CU__MAX] = {
+	[IG_CU_SUBMIT] = "submit",
+	[IG_CU_SYNC_BEGIN] = "sync_begin",
+	[IG_CU_SYNC_END] = "sync_end",
+	[IG_CU_QUERY_BUSY] = "query_busy",
+	[IG_CU_QUERY_DONE] = "query_done",
+	[IG_CU_API] = "api",
+	[IG_CU_STREAM_NEW] = "stream_new",
+	[IG_CU_CTX] = "ctx",
+};
+
+const char *ig_cuda_kind_name(unsigned int kind)
+{
+	return kind < IG_CU__MAX ? cuda_kinds[kind] : NULL;
+}
+
+const char *ig_stop_reason_name(unsigned int reason)
+{
+	switch (reason) {
+	case IG_STOP_DURATION: return "duration";
+	case IG_STOP_SIGNAL: return "signal";
+	case IG_STOP_TARGET_EXIT: return "target_exit";
+	case IG_STOP_ERROR: return "error";
+	}
+	return NULL;
+}
+
+void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (p->family == AF_INET6) {
+		inet_ntop(AF_INET6, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "[%s]:%u", a, p->dport);
+	} else if (p->family == AF_INET) {
+		inet_ntop(AF_INET, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "%s:%u", a, p->dport);
+	} else {
+		snprintf(buf, n, "?");
+	}
 }

@@ -11,7 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "elfsym.h"
-#include "engine/names.h"
+#include "cuda_api.h"
 #include "idlegap.skel.h"
 #include "log.h"
 #include "procfs.h"
@@ -630,16 +630,15 @@ static int sum_percpu(int fd, __u32 nkeys, __u64 *out)
 int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s)
 {
 	int err = sum_percpu(bpf_map__fd(t->skel->maps.stats), IG_STAT__MAX, s->stat);
-	unsigned int api, cls;
+	unsigned int api;
 
 	if (!err)
 		err = sum_percpu(bpf_map__fd(t->skel->maps.api_hits), IG_API__MAX,
 				 s->api_hits);
 	s->stat[IG_STAT_CUDA_HITS] = s->stat[IG_STAT_LAUNCHES] = 0;
 	for (api = 1; !err && api < IG_API__MAX; api++) {
-		cls = ig_api_class_of(api);
 		s->stat[IG_STAT_CUDA_HITS] += s->api_hits[api];
-		if (cls <= IG_AC_SUBMIT_NOSTREAM && cls != 0)
+		if (ig_api_submits(api))
 			s->stat[IG_STAT_LAUNCHES] += s->api_hits[api];
 	}
 	return err;

@@ -16,10 +16,11 @@ static inline void ig_strcpy(char *dst, size_t n, const char *src)
 }
 
 /* Makes room for element @n of the array *@v (capacity *@cap elements of
- * @elem bytes), doubling it; false when out of memory. */
-static inline bool ig_grow(void **v, size_t *cap, size_t n, size_t elem)
+ * @elem bytes), doubling it from @first; false when out of memory. */
+static inline bool ig_grow_from(void **v, size_t *cap, size_t n, size_t elem,
+				size_t first)
 {
-	size_t c = *cap ? *cap * 2 : 16;
+	size_t c = *cap ? *cap * 2 : first;
 	void *p;
 
 	if (n < *cap)
@@ -30,6 +31,11 @@ static inline bool ig_grow(void **v, size_t *cap, size_t n, size_t elem)
 	*v = p;
 	*cap = c;
 	return true;
+}
+
+static inline bool ig_grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	return ig_grow_from(v, cap, n, elem, 16);
 }
 
 #endif

@@ -64,6 +64,9 @@ static void report_and_check(void **state)
 	assert_int_equal(c.cmd, IG_CMD_REPORT);
 	assert_true(c.partial);
 	assert_string_equal(c.recording, "f.igrec");
+	assert_false(c.s.out.engine.verbose);
+	assert_int_equal(PARSE(&c, "report", "-v", "f.igrec"), 0);
+	assert_true(c.s.out.engine.verbose);
 	assert_int_equal(PARSE(&c, "check", "-p", "77", "--libcuda", "/x/libcuda.so.1"), 0);
 	assert_int_equal(c.check_pid, 77);
 	assert_string_equal(c.s.libcuda_path, "/x/libcuda.so.1");

@@ -27,6 +27,87 @@ static void test_api_roundtrip(void **state)
 	assert_string_equal(ig_api_name(IG_API_cuInit), "cuInit");
 }
 
+/*
+ * Recordings store enum ig_api values: each existing entry point keeps its
+ * number for ever (bpf/cuda_api.def is append only).
+ */
+static void test_api_values_pinned(void **state)
+{
+	static const char *const v1[] = {
+		NULL,
+		"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+		"cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel",
+		"cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch",
+		"cuGraphLaunch_ptsz", "cuMemcpyAsync", "cuMemcpyAsync_ptsz",
+		"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2",
+		"cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoHAsync",
+		"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2_ptsz",
+		"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2",
+		"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpy2DAsync",
+		"cuMemcpy2DAsync_v2", "cuMemcpy2DAsync_v2_ptsz",
+		"cuMemcpy3DAsync", "cuMemcpy3DAsync_v2",
+		"cuMemcpy3DAsync_v2_ptsz", "cuMemcpyPeerAsync",
+		"cuMemcpyPeerAsync_ptsz", "cuMemsetD8Async",
+		"cuMemsetD8Async_ptsz", "cuMemsetD16Async",
+		"cuMemsetD16Async_ptsz", "cuMemsetD32Async",
+		"cuMemsetD32Async_ptsz", "cuMemcpyHtoD", "cuMemcpyHtoD_v2",
+		"cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH", "cuMemcpyDtoH_v2",
+		"cuMemcpyDtoH_v2_ptds", "cuMemcpy", "cuMemcpy_ptds",
+		"cuMemcpyDtoD", "cuMemcpyDtoD_v2", "cuMemcpyDtoD_v2_ptds",
+		"cuMemsetD8", "cuMemsetD8_v2", "cuMemsetD8_v2_ptds",
+		"cuMemsetD16", "cuMemsetD16_v2", "cuMemsetD16_v2_ptds",
+		"cuMemsetD32", "cuMemsetD32_v2", "cuMemsetD32_v2_ptds",
+		"cuStreamSynchronize", "cuStreamSynchronize_ptsz",
+		"cuCtxSynchronize", "cuCtxSynchronize_v2",
+		"cuEventSynchronize", "cuStreamQuery", "cuStreamQuery_ptsz",
+		"cuEventQuery", "cuEventRecord", "cuEventRecord_ptsz",
+		"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz",
+		"cuMemAlloc", "cuMemAlloc_v2", "cuMemFree", "cuMemFree_v2",
+		"cuMemAllocHost", "cuMemAllocHost_v2", "cuMemHostAlloc",
+		"cuMemFreeHost", "cuMemHostRegister", "cuMemHostRegister_v2",
+		"cuMemHostUnregister", "cuModuleLoadData",
+		"cuModuleLoadDataEx", "cuModuleGetFunction", "cuStreamCreate",
+		"cuStreamCreateWithPriority", "cuStreamDestroy",
+		"cuStreamDestroy_v2", "cuCtxCreate", "cuCtxCreate_v2",
+		"cuCtxCreate_v4", "cuDevicePrimaryCtxRetain",
+		"cuCtxSetCurrent", "cuInit",
+	};
+	unsigned int i, n = sizeof(v1) / sizeof(v1[0]);
+
+	(void)state;
+	assert_true(IG_API__MAX >= n);
+	for (i = 1; i < n; i++)
+		if (!ig_api_name(i) || strcmp(ig_api_name(i), v1[i]))
+			fail_msg("api %u is %s, recordings say %s", i,
+				 ig_api_name(i), v1[i]);
+}
+
+static void test_api_dev_arg_submits(void **state)
+{
+	unsigned int i, nsubmit = 0;
+
+	(void)state;
+	assert_int_equal(ig_api_dev_arg(IG_API_cuDevicePrimaryCtxRetain), 2);
+	assert_int_equal(ig_api_dev_arg(IG_API_cuCtxCreate), 3);
+	assert_int_equal(ig_api_dev_arg(IG_API_cuCtxCreate_v2), 3);
+	assert_int_equal(ig_api_dev_arg(IG_API_cuCtxCreate_v4), 4);
+	assert_int_equal(ig_api_dev_arg(IG_API_cuLaunchKernel), 0);
+	assert_int_equal(ig_api_dev_arg(IG_API__MAX), 0);
+	for (i = 1; i < IG_API__MAX; i++) {
+		if (ig_api_class_of(i) == IG_AC_CTX_DEVICE)
+			assert_true(ig_api_dev_arg(i) > 0);
+		nsubmit += ig_api_submits(i);
+	}
+	assert_true(ig_api_submits(IG_API_cuLaunchKernelEx_ptsz));
+	assert_true(ig_api_submits(IG_API_cuGraphLaunch));
+	assert_true(ig_api_submits(IG_API_cuMemsetD32_v2_ptds));
+	assert_true(ig_api_submits(IG_API_cuMemcpyHtoD_v2));
+	assert_false(ig_api_submits(IG_API_cuEventRecord));
+	assert_false(ig_api_submits(IG_API_cuStreamSynchronize));
+	assert_false(ig_api_submits(IG_API_NONE));
+	assert_int_equal(nsubmit, 53);
+}
+
 static void test_api_classes(void **state)
 {
 	static const struct {
@@ -101,6 +182,9 @@ static void test_other_names(void **state)
 	assert_string_equal(ig_cuda_kind_name(IG_CU_QUERY_BUSY),
 			    "query_busy");
 	assert_string_equal(ig_stop_reason_name(IG_STOP_SIGNAL), "signal");
+	assert_string_equal(ig_proc_kind_name(IG_PROC_FORK), "fork");
+	assert_string_equal(ig_proc_kind_name(IG_PROC_GROUP_EXIT), "group_exit");
+	assert_null(ig_proc_kind_name(0));
 }
 
 int main(void)
@@ -108,6 +192,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_api_roundtrip),
 		cmocka_unit_test(test_api_classes),
+		cmocka_unit_test(test_api_values_pinned),
+		cmocka_unit_test(test_api_dev_arg_submits),
 		cmocka_unit_test(test_other_names),
 	};
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/files.h"
+#include "util.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
 
@@ -124,16 +125,9 @@ void ig_gaplist_add(struct ig_gaplist *l, const struct ig_gap *g)
 		heap_down(l->g, l->n, 0);
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct ig_gap *p = realloc(l->g, cap * sizeof(*p));
-
-		if (!p) {
-			l->omitted++;
-			return;
-		}
-		l->g = p;
-		l->cap = cap;
+	if (!ig_grow_from((void **)&l->g, &l->cap, l->n, sizeof(*l->g), 64)) {
+		l->omitted++;
+		return;
 	}
 	l->g[l->n] = *g;
 	heap_up(l->g, l->n++);
@@ -778,14 +772,6 @@ static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 		e->evidence_lost = true;
 }
 
-static unsigned int rec_slot(unsigned int type)
-{
-	if (type < IG_REC_USER_BASE)
-		return type < 8 ? type : 0;
-	type -= IG_REC_USER_BASE;
-	return type < 8 ? 8 + type : 0;
-}
-
 /* ---- window ---- */
 
 static bool loss_gone(const void *el, uint64_t cutoff)
@@ -910,7 +896,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	if (!e || !rec || e->finished || rec->size < sizeof(*rec))
 		return;
 	e->nrec++;
-	e->by_type[rec_slot(rec->type)]++;
+	e->by_type[ig_rec_slot(rec->type)]++;
 	if (!e->first_ts)
 		e->first_ts = rec->ts;
 	if (rec->ts > e->now)

@@ -309,7 +309,7 @@ struct ig_engine {
 	uint32_t nbiodev;
 
 	uint64_t nrec;
-	uint64_t by_type[16];	/* slot from rec_slot() */
+	uint64_t by_type[IG_REC_SLOTS];	/* by ig_rec_slot() */
 	uint64_t cuda_by_kind[IG_CU__MAX];
 	bool have_stats;
 	struct ig_stats stats;

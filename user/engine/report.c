@@ -101,8 +101,7 @@ uint64_t ig_duration_ns(const struct ig_engine *e)
 
 void ig_fmt_dev(uint32_t dev, char *buf, size_t n)
 {
-	/* the kernel's dev_t: MINORBITS == 20 */
-	snprintf(buf, n, "%u:%u", dev >> 20, dev & ((1u << 20) - 1));
+	snprintf(buf, n, "%u:%u", IG_DEV_MAJOR(dev), IG_DEV_MINOR(dev));
 }
 
 static int cmp_proc(const void *a, const void *b)

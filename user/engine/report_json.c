@@ -391,10 +391,7 @@ static jo *events_json(const struct ig_engine *e)
 	other = e->by_type[0];
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		unsigned int t = types[i];
-		unsigned int slot = t < IG_REC_USER_BASE ? t :
-				    8 + t - IG_REC_USER_BASE;
-
-		add(bt, ig_rec_type_name(t), ju64(e->by_type[slot]));
+		add(bt, ig_rec_type_name(t), ju64(e->by_type[ig_rec_slot(t)]));
 	}
 	add(bt, "other", ju64(other));
 	add(o, "by_type", bt);
