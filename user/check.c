@@ -61,7 +61,8 @@ static void check_features(bool btf)
 		line(nbtf == n, false, "BTF tracepoints (tp_btf)", "%zu of %zu hooks%s", nbtf, n,
 		     nbtf == n ? "" : ": raw_tp used for the others");
 	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) > 0,
-	     false, "raw tracepoints", "interrupt context%s", nbtf == n ? "" : ", hooks without tp_btf");
+	     nbtf < n, "raw tracepoints", "%s", nbtf == n ? "the fallback (not needed here)" :
+	     "used for the hooks without tp_btf");
 	line(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) > 0 &&
 	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
 	     false, "uprobes", "libcuda entry points (kprobes themselves are not used)");

@@ -19,7 +19,6 @@ struct ig_tracer_opts {
 	size_t sz;
 	__u64 min_offcpu_ns;	/* off-CPU intervals shorter are not sent */
 	__u32 ringbuf_mb;	/* 0: default (16) */
-	bool no_irq_context;	/* skip the interrupt tracepoints */
 };
 
 enum ig_uprobe_kind {
