@@ -46,7 +46,7 @@
  */
 #define IG_AT_ONCE_NS		200000ULL
 
-/* How an unresolved span ended (DESIGN.md §3). */
+/* How an unresolved span ended (docs/design.md §4.7). */
 enum ig_bound {
 	IG_B_OPEN,	/* submission, end of tracing, lost records, exit,
 			 * a synchronous copy (its own staging and transfer) */
