@@ -91,7 +91,8 @@ enum ig_reason {
 /* flags of struct ig_offcpu */
 #define IG_F_IOWAIT		(1u << 0)	/* task->in_iowait was set */
 #define IG_F_UNINTERRUPTIBLE	(1u << 1)	/* TASK_UNINTERRUPTIBLE sleep */
-#define IG_F_WAKER_IRQ		(1u << 2)	/* woken from irq/softirq/timer */
+#define IG_F_WAKER_IRQ		(1u << 2)	/* woken in interrupt context, or by
+						 * the idle task: no waker named */
 #define IG_F_FUTEX_PLAIN	(1u << 3)	/* FUTEX_WAIT / LOCK_PI: a mutex */
 #define IG_F_FUTEX_BITSET	(1u << 4)	/* WAIT_BITSET / waitv: cond/sem */
 #define IG_F_IN_CUDA_SYNC	(1u << 5)	/* inside a probed CUDA sync call */
@@ -99,7 +100,7 @@ enum ig_reason {
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
 /* (1u << 8) was a first-switch-in flag, never set: free */
 #define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
-						 * ksoftirqd, idle): a completion */
+						 * ksoftirqd): a completion */
 #define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */
 
 struct ig_net_peer {

@@ -158,8 +158,7 @@ static int on_record(void *ctx, void *data, size_t size)
  * The kernel hooks, in attach order: forks first, so that a thread or
  * child created while the initial set is enumerated is caught by the
  * tracepoint.  Those with a BTF flavour load as tp_btf where the kernel
- * takes it, else as raw_tp; none needs tracefs.  The interrupt hooks are
- * optional: without them wakeups from interrupts are not told apart.
+ * takes it, else as raw_tp; none needs tracefs.
  */
 const struct ig_hook_info ig_hooks[] = {
 	{ "sched_process_fork", true, true }, { "sched_process_exit", true, true },

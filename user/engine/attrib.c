@@ -415,8 +415,9 @@ static void emit_network(struct walk *w, const struct ig_ival *iv,
 		iv->detail.peer.proto, peer, ns);
 }
 
-/* Woken from an interrupt, or by a kernel thread completing something
- * (kworker, ksoftirqd, the idle task): no user task woke the thread. */
+/* Woken from an interrupt or by the idle task (IG_F_WAKER_IRQ), or by a
+ * kernel thread completing something (kworker, ksoftirqd): no user task
+ * woke the thread. */
 static bool woken_by_kernel(const struct ig_ival *iv)
 {
 	return iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL) ||
