@@ -12,6 +12,17 @@ TS=$IG_TOP/build/trainsim
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 NOBODY=65534
 cd "$IG_TOP" || exit 1
+# A checkout nobody may not reach (a clone under a private directory):
+# the programs the other users run, from a copy they can reach.
+chmod 755 "$TMP"
+if ! setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=-all \
+	test -r "$LD_LIBRARY_PATH/libcuda.so.1" -a -x "$IG" -a -x "$TS"; then
+	mkdir -p "$TMP/bin" && cp "$IG" "$TS" "$TMP/bin/" &&
+		cp -r "$IG_TOP/build/simgpu" "$TMP/bin/simgpu" && chmod -R a+rX "$TMP/bin" ||
+		{ echo "Bail out! cannot copy the programs where nobody can run them"; exit 1; }
+	IG=$TMP/bin/idlegap TS=$TMP/bin/trainsim LD_LIBRARY_PATH=$TMP/bin/simgpu
+	diag "the checkout is out of nobody's reach: running copies from $TMP/bin"
+fi
 
 # as_user CAPS CMD...: as nobody, holding CAPS ("bpf,perfmon") and no other
 as_user() {
@@ -131,7 +142,7 @@ ok "attach without bpf: refused up front naming it (exit $rc)" -- refused "$TMP/
 kill $job; wait $job 2> /dev/null
 mkdir "$TMP/mnt"
 unshare -m --propagation private sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1"/ && LD_LIBRARY_PATH=$1 exec "$3" -s healthy -q -n 100000' \
-	sh "$TMP/mnt" "$IG_TOP/build/simgpu/libcuda.so.1" "$TS" &
+	sh "$TMP/mnt" "$LD_LIBRARY_PATH/libcuda.so.1" "$TS" &
 job=$!
 mapped $job
 as_user "$MIN" "$IG" attach -p $job -d 1 > /dev/null 2> "$TMP/n1.err"
