@@ -29,6 +29,7 @@ def check(ok, name, why=""):
         print("#   " + why)
 sys.dont_write_bytecode = True
 sys.path.insert(0, "%s/tools" % sys.argv[3])
+import accuracy
 from accuracy import waiting_first  # causes over idle + unresolved time
 
 try:
@@ -36,14 +37,17 @@ try:
 except (OSError, ValueError) as e:
     check(False, "accuracy.py wrote its results", str(e))
     rows = []
-for r in rows:
+def row_checks(r):
+    """The checks of one result: (ok, name, why, soft); soft ones
+    depend on timing (see the retry below)."""
+    out = []
+    def check(ok, name, why=""):
+        soft = any(k in name for k in SOFT)
+        out.append((ok, name, why, soft))
     s = r["scenario"]
     nb = r.get("neighbour")
     base = s[:-len(" +nb")] if nb else s
     nosync = "--no-sync" in s
-    print("# %s: precision %s recall %s (outside sync copies %s) idle %.2f unresolved %.2f first %s %.2f" % (
-        s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
-        r["first_cause"], r["first_share"] or 0))
     check(r["dropped"] == 0, "%s: no evidence dropped" % s)
     check(r["bound_sum_err"] <= 1e-5,
           "%s: host-bound, GPU-bound and open unresolved time sum to unresolved_s" % s)
@@ -63,7 +67,7 @@ for r in rows:
     if nosync:
         check(r["idle_share"] < 0.01 and r["unresolved_share"] > 0.9,
               "%s: never synchronising, the time is unresolved, not guessed" % s)
-        continue
+        return out
     # beside a neighbour a starved host reaches its sync after the GPU
     # drained: that idle time is honestly unresolved, so recall is shown,
     # not held to the bar of a job alone.  No evidence can prove idle time
@@ -117,6 +121,46 @@ for r in rows:
         check(r["causes"].get("lock", 0) < 0.05, "%s: not blamed on lock" % s)
     if base == "lock":
         check(r["causes"].get("gil", 0) < 0.05, "%s: not blamed on the GIL" % s)
+    return out
+
+# Timing-sensitive checks: on a shared, loaded host the attribution of a
+# short run can tip (the host really was starved of CPU then).  A scenario
+# that fails only those is run once more, and says so; precision, lost
+# evidence and the sums are never retried.
+SOFT = ("recall of idle gaps", "ranked first", "leads the GPU's waiting time",
+        "GPU idle <=", "% host-bound", "% GPU-bound", "no wait blamed")
+
+
+def summary(r):
+    s = r["scenario"]
+    print("# %s: precision %s recall %s (outside sync copies %s) idle %.2f unresolved %.2f first %s %.2f" % (
+        s, r["precision"], r["recall"], r["recall_outside_calls"], r["idle_share"], r["unresolved_share"],
+        r["first_cause"], r["first_share"] or 0))
+
+
+def again(r):
+    """The same scenario, run once more."""
+    name = r["scenario"][:-len(" +nb")] if r.get("neighbour") else r["scenario"]
+    name, extra = name.split()[0], name.split()[1:]
+    return accuracy.run(name, extra, 4 if r.get("neighbour") else 6,
+                        neighbour=bool(r.get("neighbour")))
+
+
+for r in rows:
+    summary(r)
+    res = row_checks(r)
+    bad = [c for c in res if not c[0]]
+    if bad and all(c[3] for c in bad):
+        for c in bad:
+            print("# %s failed on a first run (%s); running it again" % (c[1], c[2]))
+        try:
+            r = again(r)
+            summary(r)
+            res = row_checks(r)
+        except (RuntimeError, OSError, ValueError) as e:
+            print("# the second run failed: %s" % e)
+    for ok, name, why, soft in res:
+        check(ok, name, why)
 PY
 rc=$?
 cat "$TMP/checks.tap"
