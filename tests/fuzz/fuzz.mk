@@ -1,6 +1,7 @@
 # `make fuzz`: a libFuzzer harness (clang, ASan, UBSan) over the whole
 # `report` path, seeded with the small real recordings in tests/fuzz/corpus.
-# FUZZ_SECONDS=600 make fuzz for a long run; tests/fuzz.t runs a fixed
+# FUZZ_SECONDS=600 make fuzz for a long run (FUZZ_ARGS passes libFuzzer
+# options, e.g. -max_len=32768, the smoke run's bound); tests/fuzz.t runs a fixed
 # number of inputs in `make test`.
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
@@ -34,7 +35,7 @@ test-progs: fuzz-maybe
 fuzz: $(FUZZ_BIN)
 	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
 	$(Q)$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -timeout=20 \
-		-artifact_prefix=$(BUILD)/fuzz/crashes/ -print_final_stats=1 \
+		-artifact_prefix=$(BUILD)/fuzz/crashes/ -print_final_stats=1 $(FUZZ_ARGS) \
 		$(BUILD)/fuzz/corpus tests/fuzz/corpus
 
 .PHONY: fuzz fuzz-bin fuzz-maybe
