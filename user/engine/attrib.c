@@ -8,9 +8,6 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include "engine/model.h"
 #include "engine/files.h"
 
@@ -338,21 +335,6 @@ static void emit_runnable(struct walk *w, const struct ig_ival *iv,
 	det_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
 }
 
-static void fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (p->family == AF_INET6) {
-		inet_ntop(AF_INET6, p->daddr, a, sizeof(a));
-		snprintf(buf, n, "[%s]:%u", a, p->dport);
-	} else if (p->family == AF_INET) {
-		inet_ntop(AF_INET, p->daddr, a, sizeof(a));
-		snprintf(buf, n, "%s:%u", a, p->dport);
-	} else {
-		snprintf(buf, n, "?");
-	}
-}
-
 static const char *ival_name(const struct ig_ival *iv)
 {
 	return iv->detail.name[0] ? iv->detail.name : NULL;
@@ -410,7 +392,7 @@ static void emit_network(struct walk *w, const struct ig_ival *iv,
 {
 	char peer[IG_NAME_LEN];
 
-	fmt_peer(&iv->detail.peer, peer, sizeof(peer));
+	ig_fmt_peer(&iv->detail.peer, peer, sizeof(peer));
 	det_add(cause(w, IG_C_NETWORK, ns), IG_D_PEER, 0, 0,
 		iv->detail.peer.proto, peer, ns);
 }
