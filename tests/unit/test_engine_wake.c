@@ -1,46 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Wakeups that no user task did: from an interrupt, a kernel thread, the
  * idle task.  The walk never follows the task an interrupt landed on. */
-#include "test_engine_util.h"
-
-#define L	IG_STREAM_LEGACY
-#define EPS	1e-9
-#define GAP_MS	42	/* the gap is [10, 52] ms */
-
-static void begin(struct tstream *s)
-{
-	t_meta(s, 0);
-	t_task(s, 0, 100, 100, 1, "python3");
-	t_task(s, 0, 101, 100, 1, "python3");
-	t_submit(s, 100, 100, 5 * MS, L);
-	t_sync(s, 100, 100, 6 * MS, 0, 10 * MS, L, 5 * MS);
-}
-
-static struct json_object *finish(struct tstream *s, struct ig_engine *e)
-{
-	struct json_object *j, *c;
-	double sum = 0;
-	size_t i;
-
-	t_submit(s, 100, 100, 52 * MS, L);
-	t_end(s, 100 * MS);
-	ts_feed(s, e);
-	j = report(e);
-	assert_near(jd(j, "gpu.idle_s"), S(GAP_MS), EPS);
-	c = jpath(j, "causes");
-	for (i = 0; i < json_object_array_length(c); i++)
-		sum += jd(json_object_array_get_idx(c, i), "seconds");
-	assert_near(sum, S(GAP_MS), 1e-6);
-	return j;
-}
-
-static void done(struct json_object *j, struct ig_engine *e,
-		 struct tstream *s)
-{
-	json_object_put(j);
-	ig_engine_free(e);
-	ts_free(s);
-}
+#include "test_engine_gap.h"
 
 /* A loader worker's read completes in an interrupt that landed on another
  * tracked thread (recordings before the kernel side named no one kept that
