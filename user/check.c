@@ -49,14 +49,11 @@ static bool tracefs_mounted(void)
 static void check_features(bool btf)
 {
 	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi();
-	size_t i, nbtf = 0, n = 0;
+	size_t i, nbtf = 0, n = ig_nhooks;
 
 	/* the same (cached) probes pick run's flavours */
 	for (i = 0; i < ig_nhooks; i++)
-		if (ig_hooks[i].btf) {
-			n++;
-			nbtf += ig_probe_tp_btf(ig_hooks[i].tp);
-		}
+		nbtf += ig_probe_tp_btf(ig_hooks[i]);
 	if (btf)
 		line(nbtf == n, false, "BTF tracepoints (tp_btf)", "%zu of %zu hooks%s", nbtf, n,
 		     nbtf == n ? "" : ": raw_tp used for the others");
@@ -92,11 +89,9 @@ static bool check_kernel(bool priv)
 	line(true, false, "tracefs", "%s", tracefs_mounted() ?
 	     "mounted (not needed)" : "not mounted (not needed: hooks attach without it)");
 	for (i = 0; btf && i < ig_nhooks; i++) {
-		bool ok = ig_probe_raw_tp_exists(ig_hooks[i].tp);
+		bool ok = ig_probe_raw_tp_exists(ig_hooks[i]);
 
-		line(ok, ig_hooks[i].required, ig_hooks[i].tp, "%s",
-		     ok ? "present" : ig_hooks[i].required ? "missing" :
-		     "missing: wakeups from interrupts are not told apart");
+		line(ok, true, ig_hooks[i], "%s", ok ? "present" : "missing");
 	}
 	if (priv)
 		check_features(btf);

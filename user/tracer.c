@@ -160,11 +160,10 @@ static int on_record(void *ctx, void *data, size_t size)
  * tracepoint.  Those with a BTF flavour load as tp_btf where the kernel
  * takes it, else as raw_tp; none needs tracefs.
  */
-const struct ig_hook_info ig_hooks[] = {
-	{ "sched_process_fork", true, true }, { "sched_process_exit", true, true },
-	{ "sched_process_exec", true, true }, { "sched_switch", true, true },
-	{ "sched_waking", true, true }, { "page_fault_user", true, true },
-	{ "block_rq_issue", true, true }, { "block_rq_complete", true, true },
+const char *const ig_hooks[] = {
+	"sched_process_fork", "sched_process_exit", "sched_process_exec",
+	"sched_switch", "sched_waking", "page_fault_user",
+	"block_rq_issue", "block_rq_complete",
 };
 const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
 
@@ -175,7 +174,7 @@ bool ig_probe_tp_btf(const char *tp)
 	static signed char known[sizeof(ig_hooks) / sizeof(ig_hooks[0])];
 	size_t i;
 
-	for (i = 0; i < ig_nhooks && strcmp(ig_hooks[i].tp, tp); i++)
+	for (i = 0; i < ig_nhooks && strcmp(ig_hooks[i], tp); i++)
 		;
 	if (i == ig_nhooks)
 		return probe_tp_btf(tp);
@@ -184,7 +183,7 @@ bool ig_probe_tp_btf(const char *tp)
 	return known[i] > 0;
 }
 
-/* The programs of ig_hooks[i]: @btf is NULL for raw_tp-only hooks. */
+/* The two flavours of ig_hooks[i]. */
 static void hook_progs(struct idlegap_bpf *s, size_t i, struct bpf_program **btf,
 		       struct bpf_program **raw)
 {
@@ -215,9 +214,7 @@ static void pick_flavours(struct ig_tracer *t)
 	t->btf = true;
 	for (i = 0; i < ig_nhooks; i++) {
 		hook_progs(t->skel, i, &btf, &raw);
-		if (!btf)
-			continue;
-		use = ig_probe_tp_btf(ig_hooks[i].tp);
+		use = ig_probe_tp_btf(ig_hooks[i]);
 		t->btf &= use;
 		bpf_program__set_autoload(btf, use);
 		bpf_program__set_autoload(raw, !use);
@@ -309,7 +306,7 @@ const char *ig_attach_hint(int err)
 	}
 }
 
-static int attach_prog(struct ig_tracer *t, struct bpf_program *p, bool required)
+static int attach_prog(struct ig_tracer *t, struct bpf_program *p)
 {
 	struct bpf_link *l;
 	const char *hint;
@@ -322,38 +319,24 @@ static int attach_prog(struct ig_tracer *t, struct bpf_program *p, bool required
 		return keep_link(t, l);
 	err = -errno;
 	hint = ig_attach_hint(err);
-	if (required) {
-		ig_err("cannot attach %s: %s%s%s", bpf_program__section_name(p),
-		       strerror(-err), hint ? ": " : "", hint ? hint : "");
-		return err;
-	}
-	ig_warn("%s unavailable (%s): %s", bpf_program__section_name(p),
-		strerror(-err), "wakeups from interrupts are not told apart");
-	return 0;
+	ig_err("cannot attach %s: %s%s%s", bpf_program__section_name(p),
+	       strerror(-err), hint ? ": " : "", hint ? hint : "");
+	return err;
 }
 
+/* Forks first: a thread or child created while the initial set is
+ * enumerated is then caught by the tracepoint. */
 int ig_tracer_attach_host(struct ig_tracer *t)
 {
 	struct bpf_program *btf, *raw;
 	size_t i;
 	int err;
 
-	/* optional ones first: attaching them may warn, not fail */
 	for (i = 0; i < ig_nhooks; i++) {
-		if (ig_hooks[i].required)
-			continue;
 		hook_progs(t->skel, i, &btf, &raw);
-		err = attach_prog(t, raw, false);
-		if (err)
-			return err;
-	}
-	for (i = 0; i < ig_nhooks; i++) {
-		if (!ig_hooks[i].required)
-			continue;
-		hook_progs(t->skel, i, &btf, &raw);
-		err = attach_prog(t, btf, true);
+		err = attach_prog(t, btf);
 		if (!err)
-			err = attach_prog(t, raw, true);
+			err = attach_prog(t, raw);
 		if (err)
 			return err;
 	}

@@ -64,15 +64,9 @@ int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s);
 bool ig_tracer_uses_btf(const struct ig_tracer *t);
 void ig_tracer_close(struct ig_tracer *t);
 
-/* The kernel tracepoints idlegap hooks, in attach order.  @required: a
- * session cannot start without it; @btf: has a tp_btf flavour (else raw_tp
- * only). */
-struct ig_hook_info {
-	const char *tp;
-	bool required;
-	bool btf;
-};
-extern const struct ig_hook_info ig_hooks[];
+/* The kernel tracepoints idlegap hooks, in attach order: each has a
+ * tp_btf and a raw_tp flavour, and a session cannot start without it. */
+extern const char *const ig_hooks[];
 extern const size_t ig_nhooks;
 /* What to do about an attach error (negative errno), or NULL. */
 const char *ig_attach_hint(int err);
