@@ -11,6 +11,10 @@ _n=0
 _failed=0
 TMP=$(mktemp -d /tmp/idlegap-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# Scratch files of the programs under test (trainsim's GPU trace among
+# them) land here and go with $TMP; sticky and world-writable like /tmp,
+# as tests run some targets as another user.
+mkdir -m 1777 "$TMP/tmp" && export TMPDIR="$TMP/tmp"
 
 plan() { echo "1..$1"; }
 done_testing() { echo "1..$_n"; [ $_failed -eq 0 ]; }

@@ -88,24 +88,25 @@ is "$("$TRUTH" union "$tf" | /usr/bin/python3 -c 'import json,sys
 u = json.load(sys.stdin); t = json.load(open(sys.argv[1]))["gpu"]
 print(abs(u["busy_s"] - t["busy_s"]) < 1e-6 and abs(u["idle_s"] - t["idle_s"]) < 1e-6)' \
 	"$TMP/storage.json")" True "truth.py union matches trainsim"
-/usr/bin/python3 - "$tf" "$TMP/report.json" <<'EOF'
+/usr/bin/python3 - "$tf" "$TMP/report.json" "$IG_TOP/tools" <<'EOF'
 import json, sys
-ivs = sorted((int(l.split()[2]), int(l.split()[3])) for l in open(sys.argv[1]))
-gaps, end = [], ivs[0][1]
-for a, b in ivs[1:]:
-    if a > end:
-        gaps.append({"start_ns": end, "end_ns": a, "tid": 1})
-    end = max(end, b)
+sys.path.insert(0, sys.argv[3])
+import truth
+# the intervals exactly as the scorer reads them, so that a line it skips
+# cannot make a gap here that it does not see
+busy = truth.merge(truth.read_traces([sys.argv[1]])[1])
+gaps = [{"start_ns": a, "end_ns": b, "tid": 1} for a, b in truth.holes(busy)]
 json.dump({"gpu": {"gap_list": gaps, "unresolved_list": [],
-                   "span_start_ns": ivs[0][0], "span_end_ns": end}},
+                   "span_start_ns": busy[0][0], "span_end_ns": busy[-1][1]}},
           open(sys.argv[2], "w"))
 EOF
 mkdir -p "$TMP/g" && cp "$tf" "$TMP/g/trace.1"
 "$TRUTH" score --truth "$TMP/g/trace.*" --report "$TMP/report.json" \
 	> "$TMP/score.json"
 is "$?" 0 "truth.py score runs on a glob"
-is "$(json "$TMP/score.json" 'j["precision"] == 1.0 and j["recall"] == 1.0')" \
-	True "truth.py score: exact gaps score 1/1"
+pr=$(json "$TMP/score.json" '(j["precision"], j["recall"])')
+is "$pr" "(1.0, 1.0)" "truth.py score: exact gaps score 1/1"
+[ "$pr" = "(1.0, 1.0)" ] || { sed 's/^/# /' "$TMP/score.json"; wc -l "$tf" "$TMP/g/trace.1" | sed 's/^/# /'; }
 
 # Without --truth, a trace file trainsim chose itself is removed.
 before=$(ls "$TMP" | grep -c '^trainsim-trace\.')
