@@ -278,7 +278,7 @@ static long drain_cb(struct bpf_map *map, struct stream_key *k,
 		     struct stream_state *st, struct drain_all *d)
 {
 	if (k->tgid != d->tgid || (d->copy &&
-	    !ig_stream_syncs_with(d->stream, k->stream, st->blocking)))
+	    !ig_stream_syncs_with(d->stream, 0, k->stream, st->blocking)))
 		return 0;
 	if (d->mark) {
 		st->drain_ts = d->now;

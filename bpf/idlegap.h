@@ -179,15 +179,18 @@ enum ig_cuda_kind {
  * itself; the legacy stream waits for every blocking stream, and a
  * blocking stream for the legacy stream.  The per-thread default streams
  * are blocking but never wait for each other, nor for created streams.
- * @s_blocking: @s was created without CU_STREAM_NON_BLOCKING.
+ * @w_blocking, @s_blocking: created without CU_STREAM_NON_BLOCKING (the
+ * per-thread default streams are blocking whatever these say).
  */
-static inline int ig_stream_syncs_with(__u64 w, __u64 s, int s_blocking)
+static inline int ig_stream_syncs_with(__u64 w, int w_blocking, __u64 s,
+				       int s_blocking)
 {
 	if (w == s)
 		return 1;
 	if (w == IG_STREAM_LEGACY)
 		return s_blocking || (s & IG_STREAM_PTD_BIT);
-	return s == IG_STREAM_LEGACY && (w & IG_STREAM_PTD_BIT);
+	return s == IG_STREAM_LEGACY &&
+	       (w_blocking || (w & IG_STREAM_PTD_BIT));
 }
 
 /* flags of struct ig_cuda */

@@ -602,7 +602,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 		for (i = 0; i < p->streams.cap && n < max; i++) {
 			struct ig_stream *s = p->streams.vals[i];
 
-			if (s && ig_stream_syncs_with(stream_key(c), s->key,
+			if (s && ig_stream_syncs_with(stream_key(c), 0, s->key,
 						      s->blocking))
 				out[n++] = s;
 		}
