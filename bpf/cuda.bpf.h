@@ -52,7 +52,8 @@ static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
 
 	if (st)
 		return st;
-	/* The per-thread default stream synchronizes with the legacy one. */
+	/* Created streams say it at cuStreamCreate; the per-thread default
+	 * streams are blocking (ig_stream_syncs_with()). */
 	zero.blocking = (stream & IG_STREAM_PTD_BIT) || stream == IG_STREAM_LEGACY;
 	zero.announce = 1;
 	if (bpf_map_update_elem(&streams, &k, &zero, BPF_NOEXIST) &&
@@ -258,12 +259,16 @@ static __always_inline int cu_enter(struct pt_regs *ctx)
 }
 
 /* A whole-context sync (every stream of the process) or a synchronous
- * copy on the legacy stream (the legacy stream, and the streams that
- * synchronize with it) returned. */
+ * copy returned: the copy waited for the streams its own stream waits
+ * for (ig_stream_syncs_with(), docs/design.md §4.2).  A first walk looks
+ * at them all; only if none was submitted on during the call does a
+ * second walk mark them drained, as the engine closes all or none of
+ * them (a stream taken as drained here hides its next sync, §4.3). */
 struct drain_all {
 	__u32 tgid;
-	bool legacy_only;	/* only blocking streams */
-	bool ok;		/* the sync succeeded: drained what it waited for */
+	bool copy;		/* a synchronous copy on @stream */
+	bool mark;		/* second walk: mark them drained at @now */
+	__u64 stream;
 	__u64 begin, now;
 	__u64 last;		/* newest submission among them */
 	bool partial;		/* some was submitted during the call */
@@ -272,12 +277,15 @@ struct drain_all {
 static long drain_cb(struct bpf_map *map, struct stream_key *k,
 		     struct stream_state *st, struct drain_all *d)
 {
-	if (k->tgid != d->tgid || (d->legacy_only && !st->blocking))
+	if (k->tgid != d->tgid || (d->copy &&
+	    !ig_stream_syncs_with(d->stream, 0, k->stream, st->blocking)))
 		return 0;
+	if (d->mark) {
+		st->drain_ts = d->now;
+		return 0;
+	}
 	if (announce_busy_since(st, d->begin))
 		d->partial = true;
-	else if (d->ok)
-		st->drain_ts = d->now;
 	if (st->last_submit > d->last)
 		d->last = st->last_submit;
 	return 0;
@@ -310,13 +318,16 @@ static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 	case IG_AC_CTX_SYNC:
 	case IG_AC_SYNC_COPY: {
 		struct drain_all d = {
-			.tgid = tgid, .legacy_only = cls == IG_AC_SYNC_COPY,
-			.ok = rc == CUDA_SUCCESS, .begin = ts->cu_begin, .now = now,
+			.tgid = tgid, .copy = cls == IG_AC_SYNC_COPY,
+			.stream = stream, .begin = ts->cu_begin, .now = now,
 		};
 
 		bpf_for_each_map_elem(&streams, drain_cb, &d, 0);
 		if (d.partial)
 			flags |= IG_CF_PARTIAL;
+		d.mark = !d.partial && rc == CUDA_SUCCESS;
+		if (d.mark)
+			bpf_for_each_map_elem(&streams, drain_cb, &d, 0);
 		last = d.last;
 		if (cls == IG_AC_CTX_SYNC)
 			stream = 0;

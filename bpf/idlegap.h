@@ -172,6 +172,27 @@ enum ig_cuda_kind {
 #define IG_STREAM_LEGACY	0x1ULL	/* NULL / CU_STREAM_LEGACY */
 #define IG_STREAM_PTD_BIT	(1ULL << 63) /* | tid: per-thread default */
 
+/*
+ * The one stream drain rule, for the kernel side and the engine
+ * (docs/design.md §4.2): does work or a wait on stream @w also wait for the
+ * work queued earlier on stream @s of the same process?  A stream waits for
+ * itself; the legacy stream waits for every blocking stream, and a
+ * blocking stream for the legacy stream.  The per-thread default streams
+ * are blocking but never wait for each other, nor for created streams.
+ * @w_blocking, @s_blocking: created without CU_STREAM_NON_BLOCKING (the
+ * per-thread default streams are blocking whatever these say).
+ */
+static inline int ig_stream_syncs_with(__u64 w, int w_blocking, __u64 s,
+				       int s_blocking)
+{
+	if (w == s)
+		return 1;
+	if (w == IG_STREAM_LEGACY)
+		return s_blocking || (s & IG_STREAM_PTD_BIT);
+	return s == IG_STREAM_LEGACY &&
+	       (w_blocking || (w & IG_STREAM_PTD_BIT));
+}
+
 /* flags of struct ig_cuda */
 #define IG_CF_BLOCKED		(1u << 0)	/* the syncing thread slept */
 #define IG_CF_EVENT_ALL		(1u << 1)	/* event proves its stream drained */

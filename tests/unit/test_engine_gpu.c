@@ -189,6 +189,74 @@ static void test_processes_devices(void **state)
 	ts_free(&s);
 }
 
+/* The stream drain rule (docs/design.md §4.2), both sides' one copy. */
+static void test_syncs_with(void **state)
+{
+	const uint64_t pa = IG_STREAM_PTD_BIT | 10, pb = IG_STREAM_PTD_BIT | 11;
+
+	(void)state;
+	assert_true(ig_stream_syncs_with(L, 0, L, 0));
+	assert_true(ig_stream_syncs_with(L, 0, pa, 0));
+	assert_true(ig_stream_syncs_with(L, 0, SA, 1));
+	assert_false(ig_stream_syncs_with(L, 0, SA, 0));
+	assert_true(ig_stream_syncs_with(pa, 0, pa, 0));
+	assert_true(ig_stream_syncs_with(pa, 0, L, 0));
+	assert_false(ig_stream_syncs_with(pa, 0, pb, 0));
+	assert_false(ig_stream_syncs_with(pa, 0, SA, 1));
+	assert_true(ig_stream_syncs_with(SA, 1, L, 0));
+	assert_false(ig_stream_syncs_with(SA, 0, L, 0));
+	assert_true(ig_stream_syncs_with(SA, 0, SA, 0));
+	assert_false(ig_stream_syncs_with(SA, 1, SB, 1));
+}
+
+/*
+ * Thread 101 launches on stream @pb (its per-thread stream, or a blocking
+ * stream it created) at 5; thread 100 copies synchronously over [10, 30];
+ * thread 101 launches again at 60 and syncs until 70.  A legacy copy
+ * waited for @pb: idle [30, 60].  A copy on thread 100's own per-thread
+ * stream did not: no idle.
+ */
+static void ptd_copy_case(uint64_t copy_stream, uint32_t api, uint64_t pb,
+			  double idle_ms)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_task(&s, 0, 101, 100, 1, "python3");
+	if (!(pb & IG_STREAM_PTD_BIT))
+		CU(&s, .kind = IG_CU_STREAM_NEW, .api = IG_API_cuStreamCreate,
+		   .tid = 101, .tgid = 100, .ts = 1 * MS, .stream = pb);
+	t_submit(&s, 101, 100, 5 * MS, pb);
+	CU(&s, .kind = IG_CU_SYNC_BEGIN, .api = api, .tid = 100,
+	   .ts = 10 * MS, .stream = copy_stream, .nsub = 1);
+	CU(&s, .kind = IG_CU_SYNC_END, .api = api, .tid = 100,
+	   .ts = 30 * MS, .stream = copy_stream, .t_begin = 10 * MS,
+	   .t_wake = 28 * MS, .last_submit = 10 * MS, .flags = IG_CF_BLOCKED);
+	t_submit(&s, 101, 100, 60 * MS, pb);
+	t_sync(&s, 101, 100, 61 * MS, 70 * MS, 70 * MS, pb, 60 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_near(jd(j, "gpu.idle_s"), S(idle_ms), EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+static void test_ptd_copy(void **state)
+{
+	const uint64_t pa = IG_STREAM_PTD_BIT | 100, pb = IG_STREAM_PTD_BIT | 101;
+
+	(void)state;
+	ptd_copy_case(L, IG_API_cuMemcpyHtoD_v2, pb, 30);
+	ptd_copy_case(L, IG_API_cuMemcpyHtoD_v2, SA, 30);
+	ptd_copy_case(pa, IG_API_cuMemcpyHtoD_v2_ptds, pb, 0);
+	ptd_copy_case(pa, IG_API_cuMemcpyHtoD_v2_ptds, SA, 0);
+}
+
 /*
  * A synchronous copy is unresolved while it runs, never busy, and drained
  * only at its return: it may wait for earlier work (a wakeup early in the
@@ -518,7 +586,9 @@ int main(void)
 		cmocka_unit_test(test_two_streams),
 		cmocka_unit_test(test_late_drain),
 		cmocka_unit_test(test_processes_devices),
+		cmocka_unit_test(test_syncs_with),
 		cmocka_unit_test(test_sync_copy),
+		cmocka_unit_test(test_ptd_copy),
 		cmocka_unit_test(test_wake_then_spin),
 		cmocka_unit_test(test_never_synced),
 		cmocka_unit_test(test_queries),

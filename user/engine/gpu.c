@@ -597,13 +597,13 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 		out[0] = stream_get(e, p, c->stream);
 		return out[0] ? 1 : 0;
 	case IG_AC_SYNC_COPY:
-		/* a synchronous copy waits for the legacy stream, which
-		 * waits for every blocking stream; and for its own stream */
+		/* the streams the copy's own stream waits for (docs/design.md
+		 * §4.2), as the kernel side marks them drained */
 		for (i = 0; i < p->streams.cap && n < max; i++) {
 			struct ig_stream *s = p->streams.vals[i];
 
-			if (s && (s->blocking || s->key == stream_key(c) ||
-				  s->key == (IG_STREAM_PTD_BIT | c->h.tid)))
+			if (s && ig_stream_syncs_with(stream_key(c), 0, s->key,
+						      s->blocking))
 				out[n++] = s;
 		}
 		return n;
