@@ -45,3 +45,14 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
+
+# The views: the Perfetto writer and `top`, with programs the .t scripts drive.
+VIEW_OBJS := $(addprefix $(BUILD)/user/,pbwire.o perfetto.o)
+$(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
+$(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(BUILD)/tests/view/pf_synth
+-include $(BUILD)/tests/view/pf_synth.d
