@@ -56,3 +56,11 @@ $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/pf_synth
 -include $(BUILD)/tests/view/pf_synth.d
+TOP_OBJS := $(addprefix $(BUILD)/user/,top_view.o top_term.o)
+$(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(BUILD)/tests/view/top_feed
+-include $(BUILD)/tests/view/top_feed.d
