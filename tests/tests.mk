@@ -49,6 +49,7 @@ include tests/fuzz/fuzz.mk
 # The views: the Perfetto writer and `top`, with programs the .t scripts drive.
 VIEW_OBJS := $(addprefix $(BUILD)/user/,pbwire.o perfetto.o)
 $(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
+$(BUILD)/tests/test_progress: $(BUILD)/user/progress.o
 $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
