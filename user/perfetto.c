@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Perfetto's native trace format, written by hand with pbwire (see
- * docs/design.md, "The Perfetto timeline", for why not protobuf-c).
+ * Perfetto's native trace format, written by hand with pbwire
+ * (docs/design.md §7.8 says why not with protobuf-c).
  * Field numbers follow Perfetto's protos; tests/perfetto/perfetto-subset.proto
  * lists the ones used here and the tests decode every trace against it.
  */

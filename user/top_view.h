@@ -4,8 +4,9 @@
  * (per process and GPU: busy, idle and unresolved shares of the last
  * window, the first causes with their detail) and the view draws it, on a
  * terminal as a full screen (top_term.h), elsewhere as one line per row.
- * Keys: q quits, p pauses (the screen keeps the last snapshot), s cycles
- * the sort.  Strings are the target's and are drawn escaped.
+ * Keys (docs/design.md §7.9): q quits, p pauses (the screen keeps the
+ * last snapshot), s cycles the sort.  Strings are the target's and are
+ * drawn escaped.
  */
 #ifndef IG_TOP_VIEW_H
 #define IG_TOP_VIEW_H
