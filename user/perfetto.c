@@ -158,6 +158,24 @@ static void pkt_start(struct ig_perfetto *w)
 	ig_pb_varint(&w->pkt, F_PKT_SEQ_ID, SEQ_ID);
 }
 
+/* The packet's incremental state: cleared after a reset, needed always. */
+static void put_seq_flags(struct ig_perfetto *w)
+{
+	uint32_t flags = SEQ_NEEDS_STATE;
+	size_t m;
+
+	if (w->need_clear) {
+		flags |= SEQ_CLEARED;
+		m = ig_pb_begin(&w->pkt, F_PKT_DEFAULTS);
+		ig_pb_varint(&w->pkt, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+		ig_pb_end(&w->pkt, m);
+		if (w->first)
+			ig_pb_varint(&w->pkt, F_PKT_FIRST_ON_SEQ, 1);
+		w->need_clear = w->first = false;
+	}
+	ig_pb_varint(&w->pkt, F_PKT_SEQ_FLAGS, flags);
+}
+
 /*
  * Record times are CLOCK_MONOTONIC; Perfetto's trace clock is BOOTTIME.  A
  * snapshot of both lets it convert (they differ by time spent suspended).
@@ -183,6 +201,7 @@ static int put_clock_snapshot(struct ig_perfetto *w)
 		ig_pb_end(&w->pkt, m);
 	}
 	ig_pb_end(&w->pkt, s);
+	put_seq_flags(w);	/* the sequence's first packet starts its state */
 	return put_packet(w);
 }
 
@@ -329,24 +348,6 @@ static void put_detail(struct ig_perfetto *w, const struct ig_tl_slice *s)
 		ig_pb_fixed64(&w->ev, F_TE_FLOW_END, s->flow_in[i]);
 	for (i = 0; i < s->n_annots; i++)
 		put_annot(w, &s->annots[i]);
-}
-
-/* The packet's incremental state: cleared after a reset, needed always. */
-static void put_seq_flags(struct ig_perfetto *w)
-{
-	uint32_t flags = SEQ_NEEDS_STATE;
-	size_t m;
-
-	if (w->need_clear) {
-		flags |= SEQ_CLEARED;
-		m = ig_pb_begin(&w->pkt, F_PKT_DEFAULTS);
-		ig_pb_varint(&w->pkt, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
-		ig_pb_end(&w->pkt, m);
-		if (w->first)
-			ig_pb_varint(&w->pkt, F_PKT_FIRST_ON_SEQ, 1);
-		w->need_clear = w->first = false;
-	}
-	ig_pb_varint(&w->pkt, F_PKT_SEQ_FLAGS, flags);
 }
 
 static int put_event(struct ig_perfetto *w, uint64_t ts, int type, uint64_t track,

@@ -87,7 +87,11 @@ def annots(state, ev):
 def main():
     trace = parse(sys.stdin.read())
     tracks, state, slices, open_ = {}, {}, [], {}
-    for p in trace.get('packet', []):
+    packets = trace.get('packet', [])
+    if not packets or one(packets[0], 'first_packet_on_sequence') != 'true' \
+            or not int(one(packets[0], 'sequence_flags', 0)) & 1:
+        fail("the first packet does not start its sequence and clear its state")
+    for p in packets:
         if one(p, 'trusted_packet_sequence_id') is None:
             fail("a packet without a sequence id")
         for td in p.get('track_descriptor', []):
