@@ -45,3 +45,23 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
+
+# The views: the Perfetto writer and `top`, with programs the .t scripts drive.
+VIEW_OBJS := $(addprefix $(BUILD)/user/,pbwire.o perfetto.o)
+$(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
+$(BUILD)/tests/test_progress: $(BUILD)/user/progress.o
+$(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(BUILD)/tests/view/pf_synth
+-include $(BUILD)/tests/view/pf_synth.d
+TOP_OBJS := $(addprefix $(BUILD)/user/,top_view.o top_term.o)
+$(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(BUILD)/tests/view/top_feed
+-include $(BUILD)/tests/view/top_feed.d

@@ -1,0 +1,116 @@
+#!/bin/sh
+# The screen of `idlegap top`, driven by synthetic snapshots under tmux and
+# read back with capture-pane: rows sorted by idle share with their causes,
+# target strings escaped, keys q, p and s, a resize, Ctrl-Z and Ctrl-C; the
+# terminal is as it was afterwards.  Without a terminal: one line per row.
+. "$(dirname "$0")/lib.sh"
+FEED=$IG_TOP/build/tests/view/top_feed
+command -v tmux > /dev/null || skip_all "tmux not found (Debian tmux)"
+[ -x "$FEED" ] || skip_all "$FEED not built (make test-progs)"
+SOCK=
+trap 'for s in "$TMP"/tmux.*.sock; do tmux -S "$s" kill-server 2> /dev/null; done; rm -rf "$TMP"' EXIT
+
+screen() { tmux -S "$SOCK" capture-pane -p; }
+keys() { tmux -S "$SOCK" send-keys "$@"; sleep 0.6; }
+# waits up to 5 s for PATTERN on the screen (or, with !, for it to go)
+wait_for() {
+	_i=0
+	while [ $_i -lt 50 ]; do
+		if [ "$1" = "!" ]; then screen | grep -q -- "$2" || return 0
+		else screen | grep -q -- "$1" && return 0; fi
+		sleep 0.1; _i=$((_i + 1))
+	done
+	return 1
+}
+first_row() { screen | sed -n 4p | awk '{ print $2 }'; }
+pids() { screen | awk '/^ *[0-9]+ / { printf "%s ", $1 }'; }
+records() { screen | sed -n 1p | grep -o '[0-9]* records/s'; }
+
+# start [FEED ARGS]: under a shell with job control (so that Ctrl-Z stops
+# the feed and the shell goes on), the terminal's settings saved before,
+# when stopped and after; `fg` resumes a stopped feed.  Each run has its
+# own tmux server.
+runs=0
+start() {
+	runs=$((runs + 1))
+	SOCK=$TMP/tmux.$runs.sock
+	rm -f "$TMP/pid" "$TMP/before" "$TMP/stopped" "$TMP/after"
+	SHELL=/bin/sh tmux -S "$SOCK" new-session -d -x 80 -y 24 "set -m; trap '' INT; \
+stty -g > $TMP/before; echo READY; $FEED -P $TMP/pid $*; echo rc=\$?; \
+stty -g > $TMP/stopped; [ -s $TMP/after ] || sleep 2; fg; stty -g > $TMP/after; sleep 60"
+	wait_for "idlegap top"
+}
+tty_now() { stty -F "$(tmux -S "$SOCK" display -p '#{pane_tty}')" -g; }
+
+ok "the view starts in 80x24" -- start
+screen | sed 's/^/#  |/'
+is "$(first_row)" trainsim "sorted by idle share: the storage job leads"
+ok "its first cause with the detail line" -- sh -c "screen() { tmux -S '$SOCK' capture-pane -p; }; screen | sed -n 5p | grep -q 'storage *45%  file /data/shard-00007.bin'"
+ok "the target's escape is drawn escaped" -- sh -c "tmux -S '$SOCK' capture-pane -p | grep -q 'evil.x1b]0;pwned'"
+ok "no line is wider than 80 columns" -- sh -c "! tmux -S '$SOCK' capture-pane -pJ | awk 'length > 80' | grep -q ."
+ok "raw mode while it runs" -- test "$(tty_now)" != "$(cat "$TMP/before")"
+
+is "$(pids)" "4242 31337 777 " "sorted by idle share"
+keys s
+is "$(pids)" "777 31337 4242 " "s: sorted by busy share"
+keys s
+is "$(pids)" "777 4242 31337 " "s again: sorted by pid"
+keys s
+is "$(pids)" "4242 31337 777 " "s again: by idle share"
+
+keys p
+ok "p: paused" -- wait_for PAUSED
+r1=$(records); sleep 1; r2=$(records)
+is "$r2" "$r1" "paused: the screen keeps its snapshot"
+keys p
+ok "p again: running" -- wait_for ! PAUSED
+sleep 0.5
+ok "running: new snapshots drawn" -- test "$(records)" != "$r1"
+
+tmux -S "$SOCK" resize-window -x 120 -y 30
+sleep 0.6
+ok "a resize redraws to the new width" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 4p | awk 'length > 100' | grep -q ."
+
+keys C-z
+ok "Ctrl-Z: the shell's screen is back" -- wait_for "rc=148"
+ok "Ctrl-Z: the view's screen is gone" -- wait_for ! "idlegap top"
+is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-Z: the terminal settings are back"
+ok "fg: the view is back" -- wait_for "idlegap top"
+ok "fg: raw again" -- test "$(tty_now)" != "$(cat "$TMP/before")"
+keys q
+ok "q: the view's screen is gone" -- wait_for ! "idlegap top"
+ok "q: the shell's screen is as it was" -- wait_for READY
+sleep 0.3
+is "$(cat "$TMP/after")" "$(cat "$TMP/before")" "q: terminal settings restored"
+tmux -S "$SOCK" kill-server
+
+start
+keys q
+ok "q quits with 0" -- wait_for "rc=0"
+tmux -S "$SOCK" kill-server
+
+start
+keys C-c
+ok "Ctrl-C ends it by SIGINT" -- wait_for "rc=130"
+ok "Ctrl-C: the shell's screen is back" -- wait_for READY
+is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-C: terminal settings restored"
+tmux -S "$SOCK" kill-server
+
+start
+kill -TERM "$(cat "$TMP/pid")"
+ok "SIGTERM: the shell's screen is back" -- wait_for "rc=143"
+is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "SIGTERM: terminal settings restored"
+tmux -S "$SOCK" kill-server
+
+# more rows than fit: the screen says so and does not scroll
+start -r 20
+ok "rows that do not fit are counted" -- wait_for "more (a taller terminal"
+is "$(screen | sed -n 1p | cut -c1-11)" "idlegap top" "the header stays on the first line"
+tmux -S "$SOCK" kill-server
+
+# no terminal: one line per row per snapshot
+"$FEED" -n 2 -i 100 > "$TMP/lines" 2>&1
+is "$(wc -l < "$TMP/lines")" 6 "without a terminal: one line per row per snapshot"
+ok "the lines name the storage job's first cause" -- grep -q 'pid 4242 trainsim gpu 0 busy 35% idle 55% unresolved 10% first storage 45% file /data/shard-00007.bin' "$TMP/lines"
+ok "no escape character reaches the lines" -- sh -c "! grep -q \"$(printf '\033')\" '$TMP/lines'"
+done_testing

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Feeds `top`'s view with synthetic snapshots, for tests/top.t: a storage
+ * job that idles most, an inference job that is busy most, and a process
+ * whose name holds a terminal escape.  records/s counts frames, so a
+ * paused screen is seen to stop.
+ * Usage: top_feed [-i INTERVAL_MS] [-n FRAMES] [-P PIDFILE] [-r ROWS]
+ * Exit 0 on q or after FRAMES, 1 on error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "top_view.h"
+
+static struct ig_top_row rows[64] = {
+	{ 4242, "trainsim", 0, 0.35, 0.55, 0.10, {
+		{ "storage", 0.45, "file /data/shard-00007.bin read 12 MiB" },
+		{ "gil", 0.10, "holder loader (4250)" } }, 2 },
+	{ 777, "infer", 1, 0.90, 0.06, 0.04, {
+		{ "lock", 0.06, "lock 0x7f00dead0000 holder worker (780) peer 10.0.0.2:5000" } }, 1 },
+	{ 31337, "evil\033]0;pwned\a", 0, 0.50, 0.20, 0.30, {
+		{ "network", 0.20, "peer 10.0.0.9:443" } }, 1 },
+};
+
+static int feed(struct ig_top *t, unsigned long frames, int interval, unsigned int n)
+{
+	struct ig_top_snapshot s = { .window_s = 10, .rows = rows, .n_rows = n };
+	struct timespec ts;
+	unsigned long i;
+	int r = 0;
+
+	for (i = 0; i < frames && r == 0; i++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s.now_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		s.records_per_s = 1000 + i;
+		s.lost_records = i / 10;
+		r = ig_top_draw(t, &s);
+		if (!r)
+			r = ig_top_wait(t, interval);
+	}
+	return r < 0 ? r : 0;
+}
+
+static void more_rows(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 3; i < n; i++) {
+		rows[i] = rows[1];
+		rows[i].pid = 2000 + i;
+		rows[i].comm = "filler";
+		rows[i].idle = 0.01;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long frames = 1000000;
+	unsigned int n = 3;
+	const char *pidfile = NULL;
+	int interval = 200, c, err;
+	struct ig_top *t;
+	FILE *f;
+
+	while ((c = getopt(argc, argv, "i:n:P:r:")) != -1) {
+		switch (c) {
+		case 'i': interval = atoi(optarg); break;
+		case 'n': frames = strtoul(optarg, NULL, 10); break;
+		case 'P': pidfile = optarg; break;
+		case 'r': n = atoi(optarg) < 64 ? atoi(optarg) : 64; break;
+		default: return 2;
+		}
+	}
+	more_rows(n);
+	if (pidfile && (f = fopen(pidfile, "w"))) {
+		fprintf(f, "%d\n", getpid());
+		fclose(f);
+	}
+	err = ig_top_open(&t, STDOUT_FILENO);
+	if (err) {
+		fprintf(stderr, "top_feed: %s\n", strerror(-err));
+		return 1;
+	}
+	err = feed(t, frames, interval, n);
+	ig_top_close(t);
+	if (err) {
+		fprintf(stderr, "top_feed: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}

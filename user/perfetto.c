@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Perfetto's native trace format, written by hand with pbwire
+ * (docs/design.md §7.8 says why not with protobuf-c).
+ * Field numbers follow Perfetto's protos; tests/perfetto/perfetto-subset.proto
+ * lists the ones used here and the tests decode every trace against it.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "outfile.h"
+#include "pbwire.h"
+#include "perfetto.h"
+
+/* Trace, TracePacket */
+enum { F_TRACE_PACKET = 1 };
+enum {
+	F_PKT_CLOCK_SNAPSHOT = 6, F_PKT_TIMESTAMP = 8, F_PKT_SEQ_ID = 10,
+	F_PKT_TRACK_EVENT = 11, F_PKT_INTERNED = 12, F_PKT_SEQ_FLAGS = 13,
+	F_PKT_DEFAULTS = 59, F_PKT_TRACK_DESC = 60, F_PKT_FIRST_ON_SEQ = 87,
+};
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+enum { F_CLOCK = 1, F_CLOCK_ID = 1, F_CLOCK_TS = 2 };
+enum { F_DEFAULTS_CLOCK_ID = 58 };
+enum { CLOCK_BOOTTIME_ID = 6, CLOCK_MONOTONIC_ID = 3 };
+/* TrackEvent */
+enum {
+	F_TE_ANNOT = 4, F_TE_TYPE = 9, F_TE_NAME_IID = 10, F_TE_TRACK = 11,
+	F_TE_NAME = 23, F_TE_FLOW = 47, F_TE_FLOW_END = 48,
+};
+enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3 };
+/* DebugAnnotation */
+enum {
+	F_DA_NAME_IID = 1, F_DA_UINT = 3, F_DA_INT = 4, F_DA_STRING = 6,
+	F_DA_PTR = 7, F_DA_NAME = 10, F_DA_STRING_IID = 17,
+};
+/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+enum { F_TD_UUID = 1, F_TD_NAME = 2, F_TD_PROCESS = 3, F_TD_THREAD = 4, F_TD_PARENT = 5 };
+enum { F_PD_PID = 1, F_PD_NAME = 6 };
+enum { F_THD_PID = 1, F_THD_TID = 2, F_THD_NAME = 5 };
+/* InternedData: one table per field; each entry is { iid = 1, name/str = 2 } */
+enum { T_EVENT_NAME, T_ANNOT_NAME, T_STRING, T_COUNT };
+static const uint32_t intern_field[T_COUNT] = { 2, 3, 29 };
+
+#define SEQ_ID		1
+#define TRACK_DEVICE	(1ull << 40)
+#define TRACK_PROCESS	(2ull << 40)
+#define TRACK_THREAD	(3ull << 40)
+#define MAX_ANNOTS	32
+#define INTERN_LEN	256	/* longer strings go inline */
+#define SLOTS		(2 * IG_PERFETTO_INTERN_MAX)
+/* what one slice can add to the tables, at most */
+#define SLICE_ENTRIES	(1 + 2 * MAX_ANNOTS)
+#define SLICE_BYTES	(SLICE_ENTRIES * (INTERN_LEN + 1))
+
+struct intern {
+	uint32_t slot[SLOTS];		/* entry index + 1, 0 free */
+	uint32_t off[IG_PERFETTO_INTERN_MAX], len[IG_PERFETTO_INTERN_MAX];
+	uint32_t n;
+};
+
+struct ig_perfetto {
+	FILE *f;
+	int err;
+	bool need_clear, first;
+	struct ig_pb pkt, ev, idata;
+	struct intern tab[T_COUNT];
+	char *arena;
+	size_t arena_len;
+	struct ig_perfetto_stats st;
+};
+
+static uint32_t hash_str(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (n--)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+static void intern_reset(struct ig_perfetto *w)
+{
+	int t;
+
+	for (t = 0; t < T_COUNT; t++) {
+		memset(w->tab[t].slot, 0, sizeof(w->tab[t].slot));
+		w->tab[t].n = 0;
+	}
+	w->arena_len = 0;
+	w->need_clear = true;
+}
+
+/* Returns the iid of @s in table @t, adding it to the packet's InternedData when new. */
+static uint64_t intern(struct ig_perfetto *w, int t, const char *s, size_t n)
+{
+	struct intern *tab = &w->tab[t];
+	uint32_t i = hash_str(s, n) & (SLOTS - 1), e;
+	size_t m;
+
+	for (; (e = tab->slot[i]); i = (i + 1) & (SLOTS - 1))
+		if (tab->len[e - 1] == n && !memcmp(w->arena + tab->off[e - 1], s, n))
+			return e;
+	/* room was made before the slice began (make_room) */
+	e = tab->n++;
+	tab->off[e] = w->arena_len;
+	tab->len[e] = n;
+	memcpy(w->arena + w->arena_len, s, n);
+	w->arena_len += n;
+	tab->slot[i] = e + 1;
+	m = ig_pb_begin(&w->idata, intern_field[t]);
+	ig_pb_varint(&w->idata, 1, e + 1);
+	ig_pb_bytes(&w->idata, 2, s, n);
+	ig_pb_end(&w->idata, m);
+	w->st.interned++;
+	return e + 1;
+}
+
+static void make_room(struct ig_perfetto *w)
+{
+	int t;
+
+	for (t = 0; t < T_COUNT; t++)
+		if (w->tab[t].n + SLICE_ENTRIES > IG_PERFETTO_INTERN_MAX)
+			break;
+	if (t < T_COUNT || w->arena_len + SLICE_BYTES > IG_PERFETTO_INTERN_BYTES) {
+		intern_reset(w);
+		w->st.resets++;
+	}
+}
+
+/* Writes w->pkt as one Trace.packet. */
+static int put_packet(struct ig_perfetto *w)
+{
+	uint8_t hdr[1 + IG_PB_VARINT_MAX];
+	size_t n;
+
+	if (w->err)
+		return w->err;
+	if (w->pkt.err)
+		return w->err = w->pkt.err;
+	hdr[0] = F_TRACE_PACKET << 3 | 2;
+	n = 1 + ig_pb_put_varint(hdr + 1, w->pkt.len);
+	if (fwrite(hdr, 1, n, w->f) != n ||
+	    fwrite(w->pkt.p, 1, w->pkt.len, w->f) != w->pkt.len)
+		return w->err = errno ? -errno : -EIO;
+	w->st.bytes += n + w->pkt.len;
+	w->st.packets++;
+	return 0;
+}
+
+static void pkt_start(struct ig_perfetto *w)
+{
+	ig_pb_reset(&w->pkt);
+	ig_pb_varint(&w->pkt, F_PKT_SEQ_ID, SEQ_ID);
+}
+
+/* The packet's incremental state: cleared after a reset, needed always. */
+static void put_seq_flags(struct ig_perfetto *w)
+{
+	uint32_t flags = SEQ_NEEDS_STATE;
+	size_t m;
+
+	if (w->need_clear) {
+		flags |= SEQ_CLEARED;
+		m = ig_pb_begin(&w->pkt, F_PKT_DEFAULTS);
+		ig_pb_varint(&w->pkt, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+		ig_pb_end(&w->pkt, m);
+		if (w->first)
+			ig_pb_varint(&w->pkt, F_PKT_FIRST_ON_SEQ, 1);
+		w->need_clear = w->first = false;
+	}
+	ig_pb_varint(&w->pkt, F_PKT_SEQ_FLAGS, flags);
+}
+
+/*
+ * Record times are CLOCK_MONOTONIC; Perfetto's trace clock is BOOTTIME.  A
+ * snapshot of both lets it convert (they differ by time spent suspended).
+ */
+static int put_clock_snapshot(struct ig_perfetto *w)
+{
+	static const struct { uint32_t id; clockid_t c; } clk[] = {
+		{ CLOCK_BOOTTIME_ID, CLOCK_BOOTTIME },
+		{ CLOCK_MONOTONIC_ID, CLOCK_MONOTONIC },
+	};
+	struct timespec ts;
+	size_t s, m;
+	unsigned int i;
+
+	pkt_start(w);
+	s = ig_pb_begin(&w->pkt, F_PKT_CLOCK_SNAPSHOT);
+	for (i = 0; i < sizeof(clk) / sizeof(clk[0]); i++) {
+		if (clock_gettime(clk[i].c, &ts))
+			return w->err = -errno;
+		m = ig_pb_begin(&w->pkt, F_CLOCK);
+		ig_pb_varint(&w->pkt, F_CLOCK_ID, clk[i].id);
+		ig_pb_varint(&w->pkt, F_CLOCK_TS, ts.tv_sec * 1000000000ull + ts.tv_nsec);
+		ig_pb_end(&w->pkt, m);
+	}
+	ig_pb_end(&w->pkt, s);
+	put_seq_flags(w);	/* the sequence's first packet starts its state */
+	return put_packet(w);
+}
+
+int ig_perfetto_fopen(struct ig_perfetto **out, FILE *f)
+{
+	struct ig_perfetto *w = calloc(1, sizeof(*w));
+
+	if (w)
+		w->arena = malloc(IG_PERFETTO_INTERN_BYTES);
+	if (!w || !w->arena) {
+		free(w);
+		fclose(f);
+		return -ENOMEM;
+	}
+	w->f = f;
+	w->first = true;
+	intern_reset(w);
+	*out = w;
+	return put_clock_snapshot(w);
+}
+
+int ig_perfetto_open(struct ig_perfetto **out, const char *path)
+{
+	int fd = ig_outfile_open(path);
+	FILE *f;
+
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return ig_perfetto_fopen(out, f);
+}
+
+static int put_track(struct ig_perfetto *w, uint64_t uuid, uint64_t parent,
+		     const char *name, void (*body)(struct ig_pb *, const void *),
+		     const void *arg)
+{
+	size_t m;
+
+	if (w->err)
+		return w->err;
+	pkt_start(w);
+	m = ig_pb_begin(&w->pkt, F_PKT_TRACK_DESC);
+	ig_pb_varint(&w->pkt, F_TD_UUID, uuid);
+	if (parent)
+		ig_pb_varint(&w->pkt, F_TD_PARENT, parent);
+	if (name)
+		ig_pb_string(&w->pkt, F_TD_NAME, name);
+	if (body)
+		body(&w->pkt, arg);
+	ig_pb_end(&w->pkt, m);
+	return put_packet(w);
+}
+
+int ig_perfetto_device(struct ig_perfetto *w, const struct ig_tl_device *d)
+{
+	char name[32];
+
+	if (!d->name)
+		snprintf(name, sizeof(name), "GPU %u", d->id);
+	return put_track(w, TRACK_DEVICE | d->id, 0, d->name ? d->name : name, NULL, NULL);
+}
+
+static void process_desc(struct ig_pb *b, const void *arg)
+{
+	const struct ig_tl_thread *t = arg;
+	size_t m = ig_pb_begin(b, F_TD_PROCESS);
+
+	ig_pb_varint(b, F_PD_PID, t->pid);
+	if (t->pcomm)
+		ig_pb_string(b, F_PD_NAME, t->pcomm);
+	ig_pb_end(b, m);
+}
+
+static void thread_desc(struct ig_pb *b, const void *arg)
+{
+	const struct ig_tl_thread *t = arg;
+	size_t m = ig_pb_begin(b, F_TD_THREAD);
+
+	ig_pb_varint(b, F_THD_PID, t->pid);
+	ig_pb_varint(b, F_THD_TID, t->tid);
+	if (t->comm)
+		ig_pb_string(b, F_THD_NAME, t->comm);
+	ig_pb_end(b, m);
+}
+
+/* The process track is repeated with each of its threads: Perfetto merges
+ * descriptors with one uuid, and the writer keeps no per-process state. */
+int ig_perfetto_thread(struct ig_perfetto *w, const struct ig_tl_thread *t)
+{
+	int err = put_track(w, TRACK_PROCESS | t->pid, 0, NULL, process_desc, t);
+
+	return err ? err : put_track(w, TRACK_THREAD | t->tid, TRACK_PROCESS | t->pid,
+				     NULL, thread_desc, t);
+}
+
+/* A string field: interned when short, inline otherwise. */
+static void put_str(struct ig_perfetto *w, int t, uint32_t f_iid, uint32_t f_inline,
+		    const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= INTERN_LEN)
+		ig_pb_varint(&w->ev, f_iid, intern(w, t, s, n));
+	else
+		ig_pb_string(&w->ev, f_inline, s);
+}
+
+static void put_annot(struct ig_perfetto *w, const struct ig_tl_annot *a)
+{
+	size_t m = ig_pb_begin(&w->ev, F_TE_ANNOT);
+
+	put_str(w, T_ANNOT_NAME, F_DA_NAME_IID, F_DA_NAME, a->name);
+	switch (a->type) {
+	case IG_TL_STR:
+		put_str(w, T_STRING, F_DA_STRING_IID, F_DA_STRING, a->s ? a->s : "");
+		break;
+	case IG_TL_UINT:
+		ig_pb_varint(&w->ev, F_DA_UINT, a->u);
+		break;
+	case IG_TL_INT:
+		ig_pb_sint(&w->ev, F_DA_INT, a->i);
+		break;
+	case IG_TL_PTR:
+		ig_pb_varint(&w->ev, F_DA_PTR, a->u);
+		break;
+	}
+	ig_pb_end(&w->ev, m);
+}
+
+static void put_detail(struct ig_perfetto *w, const struct ig_tl_slice *s)
+{
+	unsigned int i;
+
+	put_str(w, T_EVENT_NAME, F_TE_NAME_IID, F_TE_NAME, s->name);
+	for (i = 0; i < s->n_flow_out; i++)
+		ig_pb_fixed64(&w->ev, F_TE_FLOW, s->flow_out[i]);
+	for (i = 0; i < s->n_flow_in; i++)
+		ig_pb_fixed64(&w->ev, F_TE_FLOW_END, s->flow_in[i]);
+	for (i = 0; i < s->n_annots; i++)
+		put_annot(w, &s->annots[i]);
+}
+
+static int put_event(struct ig_perfetto *w, uint64_t ts, int type, uint64_t track,
+		     const struct ig_tl_slice *s)
+{
+	ig_pb_reset(&w->ev);
+	ig_pb_reset(&w->idata);
+	ig_pb_varint(&w->ev, F_TE_TYPE, type);
+	ig_pb_varint(&w->ev, F_TE_TRACK, track);
+	if (s)
+		put_detail(w, s);
+	pkt_start(w);
+	ig_pb_varint(&w->pkt, F_PKT_TIMESTAMP, ts);
+	put_seq_flags(w);
+	ig_pb_bytes(&w->pkt, F_PKT_TRACK_EVENT, w->ev.p, w->ev.len);
+	if (w->idata.len)
+		ig_pb_bytes(&w->pkt, F_PKT_INTERNED, w->idata.p, w->idata.len);
+	if (w->ev.err || w->idata.err)
+		return w->err = w->ev.err ? w->ev.err : w->idata.err;
+	return put_packet(w);
+}
+
+int ig_perfetto_slice(struct ig_perfetto *w, const struct ig_tl_slice *s)
+{
+	uint64_t track;
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!s->name || s->n_annots > MAX_ANNOTS || s->kind > IG_TL_SUBMIT)
+		return -EINVAL;
+	track = IG_TL_KIND_IS_DEVICE(s->kind) ? TRACK_DEVICE | s->device
+					      : TRACK_THREAD | s->tid;
+	make_room(w);
+	if (s->kind == IG_TL_SUBMIT) {
+		w->st.instants++;
+		return put_event(w, s->ts, TYPE_INSTANT, track, s);
+	}
+	err = put_event(w, s->ts, TYPE_BEGIN, track, s);
+	if (!err)
+		err = put_event(w, s->ts + s->dur, TYPE_END, track, NULL);
+	w->st.slices += !err;
+	return err;
+}
+
+void ig_perfetto_stats(const struct ig_perfetto *w, struct ig_perfetto_stats *st)
+{
+	*st = w->st;
+}
+
+int ig_perfetto_close(struct ig_perfetto *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = w->err;
+	errno = 0;
+	if (fflush(w->f) && !err)
+		err = errno ? -errno : -EIO;
+	if (fclose(w->f) && !err)
+		err = errno ? -errno : -EIO;
+	ig_pb_free(&w->pkt);
+	ig_pb_free(&w->ev);
+	ig_pb_free(&w->idata);
+	free(w->arena);
+	free(w);
+	return err;
+}

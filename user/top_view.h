@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The screen of `idlegap top`: each second the caller hands a snapshot
+ * (per process and GPU: busy, idle and unresolved shares of the last
+ * window, the first causes with their detail) and the view draws it, on a
+ * terminal as a full screen (top_term.h), elsewhere as one line per row.
+ * Keys (docs/design.md §7.9): q quits, p pauses (the screen keeps the
+ * last snapshot), s cycles the sort.  Strings are the target's and are
+ * drawn escaped.
+ */
+#ifndef IG_TOP_VIEW_H
+#define IG_TOP_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define IG_TOP_CAUSES 3
+
+struct ig_top_cause {
+	const char *name;	/* "storage", "gil", "lock", ... */
+	double share;		/* of the window, 0..1 */
+	const char *detail;	/* "file /data/x.bin holder loader (101)", or NULL */
+};
+
+struct ig_top_row {
+	uint32_t pid;
+	const char *comm;
+	uint32_t device;
+	double busy, idle, unresolved;	/* shares of the window, 0..1 */
+	struct ig_top_cause causes[IG_TOP_CAUSES];	/* largest first */
+	unsigned int n_causes;
+};
+
+struct ig_top_snapshot {
+	uint64_t now_ns;	/* CLOCK_REALTIME, for the line output's time */
+	double window_s;	/* what the shares cover, e.g. 10 */
+	double records_per_s;
+	uint64_t lost_records;	/* since the start */
+	const struct ig_top_row *rows;
+	unsigned int n_rows;
+};
+
+enum ig_top_sort { IG_TOP_BY_IDLE, IG_TOP_BY_BUSY, IG_TOP_BY_PID, IG_TOP_SORTS };
+
+struct ig_top;
+
+/*
+ * Opens the view on @fd (the terminal, or where lines go: then @out is
+ * written and @fd is unused for input).  Returns 0 or -errno.
+ */
+int ig_top_open(struct ig_top **out, int fd);
+/* Draws @s unless paused; keeps a copy of the rows' order only. */
+int ig_top_draw(struct ig_top *t, const struct ig_top_snapshot *s);
+/*
+ * Waits up to @timeout_ms for keys and terminal events, redrawing the
+ * last snapshot after a resize or a resume.  Returns 1 when the user
+ * quit, 0 when the time ran out, -errno on error.
+ */
+int ig_top_wait(struct ig_top *t, int timeout_ms);
+bool ig_top_paused(const struct ig_top *t);
+enum ig_top_sort ig_top_sort(const struct ig_top *t);
+/* Puts the terminal back and frees. */
+void ig_top_close(struct ig_top *t);
+
+#endif
