@@ -218,6 +218,7 @@ static void test_throughput(void **state)
 	struct ig_engine *e = window_engine(0);
 	struct ig_offcpu o = { 0 };
 	struct ig_bio b = { 0 };
+	struct ig_engine_mem m;
 	uint64_t t = 1 * MS, n = 0, i;
 	double t0, dt;
 	unsigned int k;
@@ -259,8 +260,12 @@ static void test_throughput(void **state)
 	dt = now_s() - t0;
 	print_message("# feed: %.2f M records/s (%llu records)\n",
 		      n / dt / 1e6, (unsigned long long)n);
-	/* loose: the unit test must not be flaky on a loaded machine */
-	assert_true(n / dt > 300000);
+	/* The rate is for the eye only: speed is measured by make bench
+	 * (replay and live throughput rows).  What must hold is that two
+	 * million records leave the engine's history bounded. */
+	ig_engine_mem(e, &m);
+	assert_true(m.threads <= 16);
+	assert_true(m.bytes < 64u << 20);
 	ig_engine_free(e);
 }
 
