@@ -13,7 +13,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
 $(BUILD)/tests/test_escape: $(BUILD)/user/dump.o
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
-	cuda_api.o log.o procfs.o tracer.o)
+	cuda_api.o log.o procfs.o tracer.o tracer_probe.o tracer_uprobe.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1

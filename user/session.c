@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "cuda_attach.h"
+#include "discovery.h"
 #include "dump.h"
 #include "log.h"
 #include "nvml.h"
 #include "procfs.h"
-#include "pyrt.h"
 #include "outfile.h"
 #include "recording.h"
 #include "reorder.h"
@@ -29,26 +29,11 @@
 #define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
-/* libcuda may be loaded at any time: look again this often, and this soon
- * after the loader says a library was loaded */
-#define RESCAN_EVERY_NS		(2000ULL * 1000 * 1000)
-#define RESCAN_SOON_NS		(20ULL * 1000 * 1000)
+/* a failed loader hook leaves the periodic look at the maps, this often */
+#define RESCAN_EVERY_S		2
 
 extern char **environ;
 static volatile sig_atomic_t stop_signal;
-
-struct attached {
-	pid_t pid;
-	dev_t dev;
-	ino_t ino;
-	bool mapped;		/* its code ranges were recorded */
-};
-
-/* A tracked process whose libcuda is not probed yet. */
-struct watch {
-	pid_t tgid;
-	__u64 due;
-};
 
 struct session {
 	const struct ig_session_opts *o;
@@ -60,14 +45,7 @@ struct session {
 	int write_err;
 	bool oom;
 	__u64 nrecords;
-	struct attached *att;
-	size_t natt, capatt;
-	pid_t *pychecked;
-	size_t npy, cappy;
-	struct watch *watch;
-	size_t nwatch, capwatch;
-	struct attached *lds;		/* dynamic loaders hooked */
-	size_t nld, capld;
+	struct ig_discovery *disc;
 	unsigned int nunprobed;	/* processes using a libcuda not probed */
 	struct ig_run_as run_as;
 	pid_t child;
@@ -112,248 +90,40 @@ static void emit_task(struct session *s, pid_t tid, pid_t tgid, __u64 ts)
 	emit(s, &t.h);
 }
 
-static bool pyrt_checked(struct session *s, pid_t tgid)
+/* Records discovery makes go in the stream as the kernel's do. */
+static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 {
-	size_t i;
+	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
 
-	for (i = 0; i < s->npy; i++)
-		if (s->pychecked[i] == tgid)
-			return true;
-	return false;
-}
-
-static void pyrt_forget(struct session *s, pid_t tgid)
-{
-	size_t i;
-
-	for (i = 0; i < s->npy; i++)
-		if (s->pychecked[i] == tgid)
-			s->pychecked[i] = s->pychecked[--s->npy];
-}
-
-/* Looks up the interpreter's _PyRuntime once per process image. */
-static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
-{
-	struct ig_pyrt r = {
-		.h = { .type = IG_REC_PYRT, .size = sizeof(r), .tid = tgid,
-		       .tgid = tgid, .ts = ts },
-	};
-	struct ig_pyrt_info info;
-
-	if (pyrt_checked(s, tgid))
-		return;
-	if (!ig_grow((void **)&s->pychecked, &s->cappy, s->npy, sizeof(*s->pychecked)))
-		return;
-	s->pychecked[s->npy++] = tgid;
-	if (ig_pyrt_find(tgid, &info))
-		return;
-	r.start = info.start;
-	r.end = info.end;
-	ig_strcpy(r.path, sizeof(r.path), info.path);
-	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", tgid,
-		 (unsigned long long)r.start, (unsigned long long)r.end, info.path);
-	emit(s, &r.h);
-}
-
-struct cuda_maps {
-	struct session *s;
-	pid_t pid;
-	__u64 ts;
-	dev_t dev;
-	ino_t ino;
-	bool found;
-};
-
-static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
-{
-	struct cuda_maps *c = ctx;
-	struct ig_mapping r = {
-		.h = { .type = IG_REC_MAPPING, .size = sizeof(r), .tid = c->pid,
-		       .tgid = c->pid, .ts = c->ts },
-		.start = m->start, .end = m->end, .offset = m->offset,
-	};
-
-	if (m->inode != c->ino || m->perms[2] != 'x')
-		return 0;
-	ig_strcpy(r.path, sizeof(r.path), m->path);
-	emit(c->s, &r.h);
-	c->found = true;
-	return 0;
-}
-
-/* The driver's code in the process, so samples there count as driver
- * time; once it is mapped (a launched command maps it after exec). */
-static void emit_cuda_maps(struct session *s, struct attached *a, __u64 ts)
-{
-	struct cuda_maps c = { s, a->pid, ts, a->dev, a->ino, false };
-
-	if (a->mapped || a->pid <= 0)
-		return;
-	ig_proc_for_each_map(a->pid, emit_cuda_map, &c);
-	a->mapped = c.found;
+	if (rec->type == IG_REC_PYRT)
+		ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", rec->tgid,
+			 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
+	emit(ctx, rec);
 }
 
 /* A process whose driver cannot be probed would look idle: say so now,
  * and make the run fail at the end (see ig_session_trace). */
-static void unprobed(struct session *s, pid_t pid, const char *name, int err)
+static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 {
-	s->nunprobed++;
-	ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
-		pid, name, strerror(-err), err == -EACCES ?
-		" (another user's process in another mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
-}
+	struct session *s = ctx;
 
-/* Probes @lib for @pid; a negative errno after saying why. */
-static int attach_libcuda(struct session *s, const struct ig_cuda_lib *lib,
-			  pid_t pid, __u64 ts)
-{
-	struct ig_libcuda rec = {
-		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
-		       .tid = pid > 0 ? pid : 0, .tgid = pid > 0 ? pid : 0, .ts = ts },
-	};
-	struct ig_libcuda_info info;
-	struct stat st;
-	size_t i;
-	int err;
-
-	if (stat(lib->path, &st)) {
-		err = -errno;
-		unprobed(s, pid, lib->name, err);
-		return err;
-	}
-	for (i = 0; i < s->natt; i++)
-		if (s->att[i].pid == pid && s->att[i].dev == st.st_dev &&
-		    s->att[i].ino == st.st_ino) {
-			emit_cuda_maps(s, &s->att[i], ts);
-			return 0;
-		}
-	if (!ig_grow((void **)&s->att, &s->capatt, s->natt, sizeof(*s->att)))
-		return -ENOMEM;
-	s->att[s->natt++] = (struct attached){ pid, st.st_dev, st.st_ino, false };
-	err = ig_cuda_attach(s->tracer, lib, pid, &info);
-	if (err) {
-		unprobed(s, pid, lib->name, err);
-		return err;
-	}
-	ig_debug("pid %d: %u of %u libcuda entry points probed in %s", pid,
-		 info.nattached, info.nsyms, lib->path);
-	rec.nsyms = info.nsyms;
-	rec.nattached = info.nattached;
-	ig_strcpy(rec.version, sizeof(rec.version), info.version);
-	ig_strcpy(rec.path, sizeof(rec.path), info.path);
-	emit(s, &rec.h);
-	emit_cuda_maps(s, &s->att[s->natt - 1], ts);
-	return 0;
-}
-
-/* A file named in idlegap's own namespace (--libcuda, or where `run`'s
- * loader will look). */
-static int attach_libcuda_path(struct session *s, const char *path, pid_t pid,
-			       __u64 ts)
-{
-	struct ig_cuda_lib lib;
-
-	ig_strcpy(lib.name, sizeof(lib.name), path);
-	ig_strcpy(lib.path, sizeof(lib.path), path);
-	return attach_libcuda(s, &lib, pid, ts);
-}
-
-/* libcuda as @pid maps it: 0 probed, 1 not mapped (yet), negative errno
- * when it is mapped and cannot be probed. */
-static int attach_mapped_libcuda(struct session *s, pid_t pid, __u64 ts)
-{
-	struct ig_cuda_lib lib;
-	int err = ig_cuda_find_in_maps(pid, &lib);
-
-	if ((err == -ENOENT && !lib.name[0]) || (err && ig_proc_exited(pid)))
-		return 1;	/* not mapped, or gone meanwhile */
-	if (err) {
-		unprobed(s, pid, lib.name[0] ? lib.name : "(its maps are unreadable)", err);
-		return err;
-	}
-	return attach_libcuda(s, &lib, pid, ts);
-}
-
-struct loader_ctx {
-	struct session *s;
-	pid_t pid;
-};
-
-/* Hooks the dynamic loader a process uses (once per loader file), so that
- * its later library loads are seen. */
-static int hook_loader(const struct ig_map_entry *m, void *ctx)
-{
-	struct session *s = ((struct loader_ctx *)ctx)->s;
-	pid_t pid = ((struct loader_ctx *)ctx)->pid;
-	char path[PATH_MAX];
-	const char *base = strrchr(m->path, '/');
-	struct stat st;
-	size_t i;
-	int err;
-
-	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
-		return 0;
-	if (ig_proc_map_path(pid, m, path, sizeof(path)) || stat(path, &st))
-		return 1;
-	for (i = 0; i < s->nld; i++)
-		if (s->lds[i].dev == st.st_dev && s->lds[i].ino == st.st_ino)
-			return 1;
-	if (!ig_grow((void **)&s->lds, &s->capld, s->nld, sizeof(*s->lds)))
-		return 1;
-	s->lds[s->nld++] = (struct attached){ 0, st.st_dev, st.st_ino, false };
-	err = ig_tracer_attach_ld(s->tracer, path);
-	if (err)
-		ig_warn("%s: cannot hook library loads: %s (libcuda loaded later is found within %llu s)",
-			path, strerror(-err), RESCAN_EVERY_NS / 1000000000ULL);
-	return 1;
-}
-
-static void hook_loaders(struct session *s, pid_t pid)
-{
-	struct loader_ctx c = { s, pid };
-
-	ig_proc_for_each_map(pid, hook_loader, &c);
-}
-
-static void watch_set(struct session *s, pid_t tgid, __u64 due)
-{
-	size_t i;
-
-	for (i = 0; i < s->nwatch; i++)
-		if (s->watch[i].tgid == tgid) {
-			if (due < s->watch[i].due)
-				s->watch[i].due = due;
-			return;
-		}
-	if (!ig_grow((void **)&s->watch, &s->capwatch, s->nwatch, sizeof(*s->watch)))
-		return;
-	s->watch[s->nwatch++] = (struct watch){ tgid, due };
-}
-
-static void watch_drop(struct session *s, pid_t tgid)
-{
-	size_t i;
-
-	for (i = 0; i < s->nwatch; i++)
-		if (s->watch[i].tgid == tgid)
-			s->watch[i--] = s->watch[--s->nwatch];
-}
-
-/* Looks for libcuda in the processes that are due; attaches it. */
-static void rescan(struct session *s, __u64 now)
-{
-	size_t i;
-
-	for (i = 0; i < s->nwatch; i++) {
-		struct watch *w = &s->watch[i];
-
-		if (w->due > now)
-			continue;
-		hook_loaders(s, w->tgid);
-		if (ig_proc_exited(w->tgid) || attach_mapped_libcuda(s, w->tgid, now) <= 0)
-			s->watch[i--] = s->watch[--s->nwatch];
-		else
-			w->due = now + RESCAN_EVERY_NS;
+	switch (ev->kind) {
+	case IG_DISC_LIBCUDA:
+		ig_debug("pid %d: %u of %u libcuda entry points probed in %s", ev->pid,
+			 ev->nattached, ev->nsyms, ev->path);
+		break;
+	case IG_DISC_UNPROBED:
+		s->nunprobed++;
+		ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
+			ev->pid, ev->name, strerror(-ev->err), ev->err == -EACCES ?
+			" (another user's process in another mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
+		break;
+	case IG_DISC_NO_LD_HOOK:
+		ig_warn("%s: cannot hook library loads: %s (libcuda loaded later is found within %d s)",
+			ev->path, strerror(-ev->err), RESCAN_EVERY_S);
+		break;
+	case IG_DISC_GONE:
+		break;
 	}
 }
 
@@ -361,34 +131,7 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct session *s = ctx;
 
-	switch (rec->type) {
-	case IG_REC_OFFCPU:
-		/* the GIL test needs the interpreter before the first wait */
-		if (((const struct ig_offcpu *)rec)->reason == IG_R_FUTEX)
-			pyrt_check(s, rec->tgid, rec->ts - 1);
-		break;
-	case IG_REC_PROC:
-		switch (((const struct ig_proc *)rec)->kind) {
-		case IG_PROC_EXEC:
-			pyrt_forget(s, rec->tgid);
-			/* a new image may load libcuda */
-			__attribute__((fallthrough));
-		case IG_PROC_FORK:
-			if (!s->o->libcuda_path)
-				watch_set(s, rec->tgid, rec->ts + RESCAN_SOON_NS);
-			break;
-		case IG_PROC_GROUP_EXIT:
-			watch_drop(s, rec->tgid);
-			break;
-		}
-		break;
-	case IG_REC_LIBOPEN:
-		/* the interpreter may come in a library (embedding) too */
-		pyrt_forget(s, rec->tgid);
-		if (!s->o->libcuda_path)
-			watch_set(s, rec->tgid, rec->ts + RESCAN_SOON_NS);
-		break;
-	}
+	ig_discovery_on_record(s->disc, rec);
 	emit(s, rec);
 }
 
@@ -459,14 +202,8 @@ static int track_one(pid_t pid, void *ctx)
 		return c->err = err;
 	emit_task(s, pid, pid, c->ts);
 	ig_proc_for_each_thread(pid, emit_thread, c);
-	pyrt_check(s, pid, c->ts);
-	hook_loaders(s, pid);
 	/* one that cannot be probed fails the start: nothing is lost yet */
-	if (s->o->libcuda_path)
-		err = attach_libcuda_path(s, s->o->libcuda_path, pid, c->ts);
-	else if ((err = attach_mapped_libcuda(s, pid, c->ts)) > 0)
-		watch_set(s, pid, c->ts + RESCAN_EVERY_NS);
-	return c->err = err < 0 ? err : 0;
+	return c->err = ig_discovery_add(s->disc, pid, c->ts);
 }
 
 /* Checks a target; returns its process id or -1 after saying why. */
@@ -531,18 +268,13 @@ static void sample_nvml(struct session *s, __u64 ts)
 /* Sleep until the ring fills, 50 ms pass, or a rescan is due. */
 static int poll_timeout_ms(const struct session *s)
 {
-	__u64 now = now_ns(CLOCK_MONOTONIC), ms = 50;
-	size_t i;
+	__u64 now = now_ns(CLOCK_MONOTONIC), due = ig_discovery_next_due(s->disc);
 
-	for (i = 0; i < s->nwatch; i++) {
-		__u64 due = s->watch[i].due;
-
-		if (due <= now)
-			return 0;
-		if ((due - now) / 1000000 + 1 < ms)
-			ms = (due - now) / 1000000 + 1;
-	}
-	return (int)ms;
+	if (!due)
+		return 50;
+	if (due <= now)
+		return 0;
+	return (due - now) / 1000000 + 1 < 50 ? (int)((due - now) / 1000000 + 1) : 50;
 }
 
 static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
@@ -569,8 +301,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			sample_nvml(s, now);
 			next_nvml = now + NVML_EVERY_NS;
 		}
-		if (s->nwatch)
-			rescan(s, now);
+		ig_discovery_poll(s->disc, now);
 		if (stop_signal)
 			return IG_STOP_SIGNAL;
 		if (deadline && now >= deadline)
@@ -720,10 +451,7 @@ static void teardown(struct session *s)
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
-	free(s->att);
-	free(s->pychecked);
-	free(s->watch);
-	free(s->lds);
+	ig_discovery_free(s->disc);
 }
 
 static void install_signals(void)
@@ -736,6 +464,23 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+static int open_discovery(struct session *s)
+{
+	struct ig_discovery_opts o = {
+		.sz = sizeof(o),
+		.tracer = s->tracer,
+		.libcuda_path = s->o->libcuda_path,
+		.record = on_disc_record,
+		.event = on_disc_event,
+		.ctx = s,
+	};
+
+	s->disc = ig_discovery_new(&o);
+	if (!s->disc)
+		ig_err("out of memory");
+	return s->disc ? 0 : 1;
+}
+
 static int start_tracing(struct session *s, __u64 *t0)
 {
 	const struct ig_session_opts *o = s->o;
@@ -745,13 +490,20 @@ static int start_tracing(struct session *s, __u64 *t0)
 		.ringbuf_mb = o->ringbuf_mb,
 	};
 	struct track_ctx c = { .s = s, .named = true };
+	char why[512];
 	int err, i;
 
-	s->tracer = ig_tracer_open(&to, on_kernel_record, s);
-	if (!s->tracer)
+	s->tracer = ig_tracer_open(&to, on_kernel_record, s, why, sizeof(why));
+	if (!s->tracer) {
+		ig_err("%s", why);
 		return 1;
-	err = ig_tracer_attach_host(s->tracer);
-	if (err)
+	}
+	err = ig_tracer_attach_host(s->tracer, why, sizeof(why));
+	if (err) {
+		ig_err("%s", why);
+		return 1;
+	}
+	if (open_discovery(s))
 		return 1;
 	if (o->sample_hz) {
 		err = ig_tracer_attach_sampling(s->tracer, o->sample_hz);
@@ -762,7 +514,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
 	/* this machine's own loader: what a launched command uses */
-	hook_loaders(s, getpid());
+	ig_discovery_hook_loaders(s->disc, getpid());
 	if (o->argv) {
 		char lib[PATH_MAX];
 
@@ -770,10 +522,10 @@ static int start_tracing(struct session *s, __u64 *t0)
 			return 1;
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
-		    attach_libcuda_path(s, lib, s->child, c.ts))
+		    ig_discovery_add_lib(s->disc, s->child, lib, c.ts))
 			return 1;
 		/* until it maps libcuda, which names the driver's code */
-		watch_set(s, s->child, c.ts + RESCAN_SOON_NS);
+		ig_discovery_watch(s->disc, s->child, c.ts);
 		return 0;
 	}
 	for (i = 0; i < o->npids; i++) {
