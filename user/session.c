@@ -11,22 +11,17 @@
 #include <unistd.h>
 #include "cuda_attach.h"
 #include "discovery.h"
-#include "dump.h"
 #include "log.h"
 #include "nvml.h"
 #include "procfs.h"
-#include "outfile.h"
 #include "recording.h"
 #include "reorder.h"
 #include "privs.h"
-#include "session.h"
+#include "session_int.h"
 #include "spawn.h"
 #include "tracer.h"
 #include "util.h"
 
-/* CPUs hand their records to the ring buffer with skews of microseconds;
- * annotation records may be placed a little in the past. */
-#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
 /* a failed loader hook leaves the periodic look at the maps, this often */
@@ -34,25 +29,6 @@
 
 extern char **environ;
 static volatile sig_atomic_t stop_signal;
-
-struct session {
-	const struct ig_session_opts *o;
-	struct ig_tracer *tracer;
-	struct ig_engine *engine;
-	struct ig_reorder *reorder;
-	struct ig_rec_writer *writer;
-	FILE *json;		/* --json, opened up front */
-	int write_err;
-	bool oom;
-	__u64 nrecords;
-	struct ig_discovery *disc;
-	unsigned int nunprobed;	/* processes using a libcuda not probed */
-	struct ig_run_as run_as;
-	pid_t child;
-	int child_status;
-	bool child_reaped;
-	struct ig_nvml *nvml;
-};
 
 static __u64 now_ns(clockid_t c)
 {
@@ -133,16 +109,6 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 
 	ig_discovery_on_record(s->disc, rec);
 	emit(s, rec);
-}
-
-static void to_engine(const struct ig_hdr *rec, void *ctx)
-{
-	ig_engine_feed(ctx, rec);
-}
-
-static void to_dump(const struct ig_hdr *rec, void *ctx)
-{
-	ig_dump_record(ctx, rec);
 }
 
 static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
@@ -347,113 +313,6 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	ig_engine_finish(s->engine);
 }
 
-/* Flushes @f and closes it (stdout is only flushed): 1 and one line when
- * what was written did not all get there; @werr is the errno of a write
- * that failed before, when known. */
-static int close_output(FILE *f, const char *what, int werr)
-{
-	int err = 0;
-
-	if (fflush(f))
-		err = errno;
-	else if (ferror(f))
-		err = werr > 0 ? werr : EIO;
-	if (f != stdout && fclose(f) && !err)
-		err = errno;
-	if (!err)
-		return 0;
-	ig_err("cannot write %s: %s", what, strerror(err));
-	return 1;
-}
-
-static int write_reports(struct session *s, const struct ig_output_opts *out)
-{
-	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
-	int rc = 0, err;
-	FILE *f = s->json;
-
-	if (!out->quiet && !json_stdout) {
-		err = ig_engine_report_text(s->engine, stdout);
-		if (err && !ferror(stdout)) {
-			ig_err("cannot make the report: %s", strerror(-err));
-			rc = 1;
-		}
-		rc |= close_output(stdout, "the report to standard output", -err);
-	}
-	if (f) {
-		s->json = NULL;
-		err = ig_engine_report_json(s->engine, f);
-		if (err && !ferror(f)) {
-			ig_err("cannot make the JSON report: %s", strerror(-err));
-			rc = 1;
-		}
-		rc |= close_output(f, json_stdout ? "the JSON report to standard output" :
-				   out->json_path, -err);
-	}
-	return rc;
-}
-
-/* Up front, as the recording: a bad --json path fails before the run. */
-static int open_json(struct session *s, const char *path)
-{
-	int fd;
-
-	if (!strcmp(path, "-")) {
-		s->json = stdout;
-		return 0;
-	}
-	fd = ig_outfile_open(path);
-	if (fd < 0) {
-		ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
-		return 1;
-	}
-	s->json = fdopen(fd, "w");
-	if (!s->json) {
-		ig_err("cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	return 0;
-}
-
-static int setup_outputs(struct session *s, const struct ig_output_opts *out,
-			 const char *record_path)
-{
-	s->engine = ig_engine_new(&out->engine);
-	if (!s->engine) {
-		ig_err("cannot start the analysis: %s", strerror(errno));
-		return 1;
-	}
-	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
-		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
-	if (!s->reorder) {
-		ig_err("out of memory");
-		return 1;
-	}
-	if (record_path) {
-		s->writer = ig_rec_writer_open(record_path);
-		if (!s->writer) {
-			ig_err("cannot write recording %s: %s", record_path,
-			       ig_outfile_strerror(-errno));
-			return 1;
-		}
-	}
-	if (out->json_path && !out->dump && open_json(s, out->json_path))
-		return 1;
-	return 0;
-}
-
-static void teardown(struct session *s)
-{
-	if (s->json && s->json != stdout)
-		fclose(s->json);
-	ig_tracer_close(s->tracer);
-	ig_reorder_free(s->reorder);
-	ig_engine_free(s->engine);
-	ig_nvml_close(s->nvml);
-	ig_discovery_free(s->disc);
-}
-
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -609,7 +468,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
 		goto out;
 	}
-	if (setup_outputs(&s, &o->out, o->record_path))
+	if (ig_sess_setup_outputs(&s, &o->out, o->record_path))
 		goto out;
 	install_signals();
 	if (o->argv) {
@@ -638,7 +497,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	finish_stream(&s, why);
 	werr = ig_rec_writer_close(s.writer);
 	s.writer = NULL;
-	rc = write_reports(&s, &o->out);
+	rc = ig_sess_write_reports(&s, &o->out);
 	if (werr) {
 		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
 		rc = 1;
@@ -665,60 +524,8 @@ out:
 		waitpid(s.child, NULL, 0);
 	if (s.writer)
 		ig_rec_writer_close(s.writer);
-	teardown(&s);
+	ig_sess_teardown(&s);
 	free(pids);
 	return rc;
 }
 
-struct replay {
-	struct ig_reorder *reorder;
-	bool oom;
-};
-
-static int replay_cb(const struct ig_hdr *rec, void *ctx)
-{
-	struct replay *r = ctx;
-
-	if (ig_reorder_push(r->reorder, rec)) {
-		r->oom = true;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-int ig_session_report(const char *path, bool partial,
-		      const struct ig_output_opts *out)
-{
-	struct session s = {};
-	struct ig_read_result res;
-	struct replay r;
-	int err, rc = 1;
-
-	if (setup_outputs(&s, out, NULL))
-		goto out;
-	r.reorder = s.reorder;
-	r.oom = false;
-	err = ig_recording_read(path, partial, replay_cb, &r, &res);
-	if (err) {
-		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
-		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
-		       "; --partial analyses what is there");
-		goto out;
-	}
-	if (res.skipped_blocks)
-		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
-			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
-			res.skipped_bytes);
-	if (!res.complete)
-		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
-	ig_reorder_flush(s.reorder);
-	if (out->dump) {
-		rc = close_output(stdout, "the records to standard output", 0);
-		goto out;
-	}
-	ig_engine_finish(s.engine);
-	rc = write_reports(&s, out);
-out:
-	teardown(&s);
-	return rc;
-}
