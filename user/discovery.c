@@ -222,6 +222,10 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 	p->probed = p->mapped = false;
 	p->lib_dev = st.st_dev;
 	p->lib_ino = st.st_ino;
+	if (!d->o.tracer) {	/* finding only */
+		event(d, &ev);
+		return 0;
+	}
 	err = ig_cuda_attach(d->o.tracer, lib, p->tgid, &info);
 	if (err)
 		return unprobed(d, p->tgid, lib->name, err);
@@ -298,7 +302,7 @@ void ig_discovery_hook_loaders(struct ig_discovery *d, pid_t pid)
 {
 	struct loader_ctx c = { d, pid };
 
-	if (!d->detached)
+	if (d->o.tracer && !d->detached)
 		ig_proc_for_each_map(pid, hook_loader, &c);
 }
 
@@ -353,7 +357,7 @@ static void gone(struct ig_discovery *d, pid_t tgid)
 
 	if (!p)
 		return;
-	if (d->o.detach_on_exit && p->probed)
+	if (d->o.tracer && d->o.detach_on_exit && p->probed)
 		ig_tracer_detach_uprobes(d->o.tracer, tgid);
 	proc_drop(d, p);
 	event(d, &ev);
@@ -462,7 +466,8 @@ void ig_discovery_detach_all(struct ig_discovery *d)
 {
 	size_t i;
 
-	ig_tracer_detach_uprobes(d->o.tracer, -1);
+	if (d->o.tracer)
+		ig_tracer_detach_uprobes(d->o.tracer, -1);
 	d->nld = 0;
 	for (i = 0; i < d->nprocs; i++) {
 		d->procs[i]->has_lib = d->procs[i]->probed = false;

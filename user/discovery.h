@@ -38,7 +38,8 @@ struct ig_disc_event {
 
 struct ig_discovery_opts {
 	size_t sz;
-	struct ig_tracer *tracer;	/* probes go here */
+	struct ig_tracer *tracer;	/* probes go here; NULL: find the
+					 * libraries, probe nothing */
 	const char *libcuda_path;	/* --libcuda: this file for every
 					 * process; no looking in maps */
 	bool detach_on_exit;		/* drop a process's probes when it ends
