@@ -437,38 +437,87 @@ static void drop_privileges(const struct session *s)
 			 keep ? names : "none", files ? "; the --json file, not yet written" : "");
 }
 
+/* The targets as checked (a thread names its process) into @local; 1
+ * after one line when one cannot be traced. */
+static int check_targets(const struct ig_session_opts *o,
+			 struct ig_session_opts *local, pid_t **pids)
+{
+	int i;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
+		return 1;
+	}
+	if (o->npids) {
+		*pids = calloc(o->npids, sizeof(**pids));
+		if (!*pids)
+			return 1;
+		for (i = 0; i < o->npids; i++)
+			if (((*pids)[i] = check_target(o->pids[i])) < 0)
+				return 1;
+		local->pids = *pids;
+	}
+	if (o->libcuda_path && access(o->libcuda_path, R_OK)) {
+		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void say_child_end(const struct session *s)
+{
+	const char *cmd = s->o->argv ? s->o->argv[0] : "";
+
+	if (s->child > 0 && !s->child_reaped)
+		ig_info("stopped tracing; %s (pid %d) keeps running", cmd, s->child);
+	else if (s->child > 0 && WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status))
+		ig_info("%s exited with status %d", cmd, WEXITSTATUS(s->child_status));
+	else if (s->child > 0 && WIFSIGNALED(s->child_status))
+		ig_info("%s was killed by signal %d", cmd, WTERMSIG(s->child_status));
+}
+
+/* Traces until a stop, then writes the recording's end and the reports;
+ * the exit status. */
+static int trace_and_report(struct session *s, __u64 t0)
+{
+	const struct ig_session_opts *o = s->o;
+	enum ig_stop_reason why = trace_loop(s, t0);
+	int rc, werr;
+
+	finish_stream(s, why);
+	werr = ig_rec_writer_close(s->writer);
+	s->writer = NULL;
+	rc = ig_sess_write_reports(s, &o->out);
+	if (werr) {
+		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
+		rc = 1;
+	}
+	if (why == IG_STOP_ERROR)
+		rc = 1;
+	if (s->nunprobed) {
+		ig_err("%u process%s used a libcuda idlegap could not probe (see the warnings above): the report misses their GPU work",
+		       s->nunprobed, s->nunprobed == 1 ? "" : "es");
+		rc = 1;
+	}
+	say_child_end(s);
+	return rc;
+}
+
 int ig_session_trace(const struct ig_session_opts *o)
 {
 	struct session s = { .o = o, .child = -1 };
 	struct ig_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	pid_t *pids = NULL;
-	int rc = 1, i, werr;
-	enum ig_stop_reason why;
+	int rc = 1;
 	const char *why_nvml = NULL;
 	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
 	struct ig_session_opts local = *o;
 
 	if (check_privileges(&s))
 		return 1;
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
-		return 1;
-	}
-	if (o->npids) {
-		pids = calloc(o->npids, sizeof(*pids));
-		if (!pids)
-			return 1;
-		for (i = 0; i < o->npids; i++)
-			if ((pids[i] = check_target(o->pids[i])) < 0)
-				goto out;
-		local.pids = pids;
-	}
 	s.o = &local;
-	if (o->libcuda_path && access(o->libcuda_path, R_OK)) {
-		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
-		goto out;
-	}
-	if (ig_sess_setup_outputs(&s, &o->out, o->record_path))
+	if (check_targets(o, &local, &pids) ||
+	    ig_sess_setup_outputs(&s, &o->out, o->record_path))
 		goto out;
 	install_signals();
 	if (o->argv) {
@@ -483,38 +532,14 @@ int ig_session_trace(const struct ig_session_opts *o)
 	if (start_tracing(&s, &t0))
 		goto out;
 	drop_privileges(&s);
-	if (!o->no_nvml) {
-		s.nvml = ig_nvml_open(&why_nvml);
-		if (!s.nvml)
-			ig_debug("%s", why_nvml);
-	}
+	if (!o->no_nvml && !(s.nvml = ig_nvml_open(&why_nvml)))
+		ig_debug("%s", why_nvml);
 	if (o->argv && start_child(&s, &child))
 		goto out;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
 		o->argv ? o->argv[0] : "the target processes",
 		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
-	why = trace_loop(&s, t0);
-	finish_stream(&s, why);
-	werr = ig_rec_writer_close(s.writer);
-	s.writer = NULL;
-	rc = ig_sess_write_reports(&s, &o->out);
-	if (werr) {
-		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
-		rc = 1;
-	}
-	if (why == IG_STOP_ERROR)
-		rc = 1;
-	if (s.nunprobed) {
-		ig_err("%u process%s used a libcuda idlegap could not probe (see the warnings above): the report misses their GPU work",
-		       s.nunprobed, s.nunprobed == 1 ? "" : "es");
-		rc = 1;
-	}
-	if (s.child > 0 && !s.child_reaped)
-		ig_info("stopped tracing; %s (pid %d) keeps running", o->argv[0], s.child);
-	else if (s.child > 0 && WIFEXITED(s.child_status) && WEXITSTATUS(s.child_status))
-		ig_info("%s exited with status %d", o->argv[0], WEXITSTATUS(s.child_status));
-	else if (s.child > 0 && WIFSIGNALED(s.child_status))
-		ig_info("%s was killed by signal %d", o->argv[0], WTERMSIG(s.child_status));
+	rc = trace_and_report(&s, t0);
 out:
 	if (child.go_fd >= 0)
 		close(child.go_fd);	/* the paused child sees EOF and exits */
@@ -528,4 +553,3 @@ out:
 	free(pids);
 	return rc;
 }
-

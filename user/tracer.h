@@ -53,6 +53,8 @@ int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 /* Removes the uprobes (libcuda's and the loaders') attached for @pid, or
  * every one when @pid is -1; the host hooks stay. */
 void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid);
+/* How many uprobe links are attached (for @pid, or all when -1). */
+size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid);
 /* The dynamic loader's _dl_debug_state() in @path, for every process:
  * tells when a tracked process loads a library.  Negative errno. */
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);

@@ -178,3 +178,12 @@ void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid)
 	}
 	t->nlinks = j;
 }
+
+size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nlinks; i++)
+		n += t->links[i].uprobe && (pid < 0 || t->links[i].owner == pid);
+	return n;
+}

@@ -258,12 +258,70 @@ static void test_scan_and_forget(void **state)
 	ig_discovery_free(d);
 }
 
+static void on_record(const struct ig_hdr *rec, void *ctx)
+{
+	(void)rec;
+	(void)ctx;
+}
+
+static void count_libcuda(const struct ig_hdr *rec, void *ctx)
+{
+	((struct events *)ctx)->child_libcuda += rec->type == IG_REC_LIBCUDA;
+}
+
+static int probed_of(const struct ig_disc_proc *p, void *ctx)
+{
+	return p->pid == *(pid_t *)ctx ? 1 + p->probed : 0;
+}
+
+/* The duty cycle: every uprobe goes between windows and comes back at the
+ * next; a process that ends takes its own probes along. */
+static void test_detach_attach(void **state)
+{
+	struct ig_tracer_opts to = { .sz = sizeof(to) };
+	struct ig_tracer *t;
+	struct events e = {};
+	struct ig_discovery_opts o = { .sz = sizeof(o), .detach_on_exit = true,
+				       .record = count_libcuda, .event = on_event,
+				       .ctx = &e };
+	struct ig_discovery *d;
+	struct child ch;
+	char why[256];
+
+	(void)state;
+	if (geteuid())
+		skip();	/* probes need root */
+	t = ig_tracer_open(&to, on_record, NULL, why, sizeof(why));
+	assert_non_null(t);
+	o.tracer = t;
+	d = ig_discovery_new(&o);
+	assert_non_null(d);
+	assert_int_equal(start_child(&ch, NULL), 0);
+	assert_int_equal(ig_discovery_add(d, ch.pid, 1), 0);
+	assert_int_equal(e.child_libcuda, 1);
+	assert_int_equal(ig_discovery_foreach_process(d, probed_of, &ch.pid), 2);
+	assert_true(ig_tracer_nuprobe_links(t, ch.pid) > 0);
+	ig_discovery_detach_all(d);
+	assert_int_equal(ig_tracer_nuprobe_links(t, -1), 0);
+	assert_int_equal(ig_discovery_foreach_process(d, probed_of, &ch.pid), 1);
+	assert_int_equal(ig_discovery_attach_all(d, 2), 1);
+	assert_int_equal(e.child_libcuda, 2);
+	assert_true(ig_tracer_nuprobe_links(t, ch.pid) > 0);
+	assert_int_equal(stop_child(&ch), 0);
+	group_exit(d, ch.pid);
+	assert_int_equal(ig_tracer_nuprobe_links(t, ch.pid), 0);
+	assert_int_equal(ig_discovery_foreach_process(d, probed_of, &ch.pid), 0);
+	ig_discovery_free(d);
+	ig_tracer_close(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_finds_process_here),
 		cmocka_unit_test(test_finds_process_in_other_mounts),
 		cmocka_unit_test(test_scan_and_forget),
+		cmocka_unit_test(test_detach_attach),
 	};
 	const char *t = getenv("IG_TOP");
 
