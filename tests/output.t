@@ -90,7 +90,7 @@ one_line "run: a bad --json path fails before the command runs" 1 \
 ok "run: the command never ran, no trace was taken" -- test ! -e "$TMP/ran" -a $(($(date +%s) - start)) -lt 3
 "$IG" run -- true > /dev/full 2> "$TMP/err"
 is "$?:$(grep -v ': tracing ' "$TMP/err")" \
-	"1:idlegap: cannot write the report to standard output: No space left on device" \
+	"1:idlegap: error: cannot write the report to standard output: No space left on device" \
 	"run -- true to a full disk: exit 1, one line besides the progress line"
 "$IG" run --json "$TMP/run.json" -o "$TMP/run.igrec" -- true > /dev/null 2>&1
 is "$(stat -c %a "$TMP/run.json") $(stat -c %a "$TMP/run.igrec")" "600 600" "run: JSON and recording mode 0600"

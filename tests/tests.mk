@@ -13,10 +13,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
 $(BUILD)/tests/test_escape: $(BUILD)/user/dump.o
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
-	cuda_api.o log.o procfs.o tracer.o)
+	cuda_api.o log.o procfs.o tracer.o tracer_probe.o tracer_uprobe.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,discovery.o elfsym.o \
+	cuda_attach.o cuda_api.o log.o procfs.o pyrt.o tracer.o tracer_probe.o \
+	tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: test-progs
 -include $(UNIT_PROGS:=.d)

@@ -120,17 +120,21 @@ static struct ig_tracer *check_load(void)
 {
 	struct ig_tracer_opts o = { .sz = sizeof(o) };
 	struct ig_tracer *t;
+	char why[512];
 	int err;
 
-	t = ig_tracer_open(&o, on_record, NULL);
+	t = ig_tracer_open(&o, on_record, NULL, why, sizeof(why));
 	if (!t) {
 		err = -errno;
+		ig_err("%s", why);
 		line(false, true, "BPF programs load", "%s: %s", strerror(-err),
 		     err == -EPERM || err == -EACCES ? fix(err) :
 		     "the verifier refused them (idlegap -v check shows its log)");
 		return NULL;
 	}
-	err = ig_tracer_attach_host(t);
+	err = ig_tracer_attach_host(t, why, sizeof(why));
+	if (err)
+		ig_err("%s", why);
 	line(!err, true, "BPF programs load+attach", "%s%s%s",
 	     err ? strerror(-err) : ig_tracer_uses_btf(t) ? "all (tp_btf flavour)" :
 	     "all (tp_btf where the kernel has it, else raw_tp)",

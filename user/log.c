@@ -9,7 +9,7 @@ bool ig_verbose;
 void ig_log(enum ig_log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[] = {
-		[IG_LOG_ERR] = "", [IG_LOG_WARN] = "warning: ",
+		[IG_LOG_ERR] = "error: ", [IG_LOG_WARN] = "warning: ",
 		[IG_LOG_INFO] = "", [IG_LOG_DEBUG] = "debug: ",
 	};
 	va_list ap;

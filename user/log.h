@@ -13,7 +13,16 @@ enum ig_log_level {
 	IG_LOG_DEBUG,	/* only with -v */
 };
 
-/* One line on stderr, prefixed "idlegap: " and the level's word. */
+/*
+ * Who prints: main, the session (session*.c) and check alone.  Library
+ * layers (tracer*, cuda_attach, elfsym, procfs, discovery, ...) return a
+ * negative errno, with a line for the caller where one helps (a `why`
+ * buffer, or an event); their only output is ig_debug's trace under -v.
+ *
+ * One line on stderr, prefixed "idlegap: " and the level's word: "error: "
+ * for what failed (the exit status is then 1 or 2), "warning: " for what
+ * was left out, none for progress (ig_info).
+ */
 void ig_log(enum ig_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 #define ig_err(...)	ig_log(IG_LOG_ERR, __VA_ARGS__)

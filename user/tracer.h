@@ -2,7 +2,8 @@
 /*
  * The kernel side's lifecycle: open -> configure -> load -> attach, the
  * tracked set, the ring buffer, the counters.  Records are handed to a
- * callback in arrival order.
+ * callback in arrival order.  Nothing here prints but ig_debug's trace
+ * (-v): errors come back as negative errno, with a line where useful.
  */
 #ifndef IG_TRACER_H
 #define IG_TRACER_H
@@ -28,11 +29,12 @@ enum ig_uprobe_kind {
 };
 
 /* Opens and loads every program (tp_btf, or raw_tp where the kernel lacks
- * a BTF-typed tracepoint, hook by hook).  NULL and errno set on failure. */
+ * a BTF-typed tracepoint, hook by hook).  NULL and errno set on failure,
+ * with @why (n bytes; may be NULL) saying what failed in one line. */
 struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
-				 ig_record_fn fn, void *ctx);
-/* Attaches the host tracepoints.  Negative errno. */
-int ig_tracer_attach_host(struct ig_tracer *t);
+				 ig_record_fn fn, void *ctx, char *why, size_t n);
+/* Attaches the host tracepoints.  Negative errno, with @why set. */
+int ig_tracer_attach_host(struct ig_tracer *t, char *why, size_t n);
 /* Adds a process and its current threads.  Negative errno. */
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Drops processes that no longer exist; returns how many remain. */
@@ -48,6 +50,11 @@ struct ig_uprobe_spec {
 int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			     const struct ig_uprobe_spec *specs, size_t n);
 
+/* Removes the uprobes (libcuda's and the loaders') attached for @pid, or
+ * every one when @pid is -1; the host hooks stay. */
+void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid);
+/* How many uprobe links are attached (for @pid, or all when -1). */
+size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid);
 /* The dynamic loader's _dl_debug_state() in @path, for every process:
  * tells when a tracked process loads a library.  Negative errno. */
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);

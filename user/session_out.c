@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A session's outputs (the engine or the record dump, the recording, the
+ * reports) and the replay of a recording through them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "discovery.h"
+#include "dump.h"
+#include "log.h"
+#include "nvml.h"
+#include "outfile.h"
+#include "recording.h"
+#include "reorder.h"
+#include "session_int.h"
+#include "tracer.h"
+
+/* CPUs hand their records to the ring buffer with skews of microseconds;
+ * annotation records may be placed a little in the past. */
+#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+static void to_dump(const struct ig_hdr *rec, void *ctx)
+{
+	ig_dump_record(ctx, rec);
+}
+
+/* Flushes @f and closes it (stdout is only flushed): 1 and one line when
+ * what was written did not all get there; @werr is the errno of a write
+ * that failed before, when known. */
+int ig_sess_close_output(FILE *f, const char *what, int werr)
+{
+	int err = 0;
+
+	if (fflush(f))
+		err = errno;
+	else if (ferror(f))
+		err = werr > 0 ? werr : EIO;
+	if (f != stdout && fclose(f) && !err)
+		err = errno;
+	if (!err)
+		return 0;
+	ig_err("cannot write %s: %s", what, strerror(err));
+	return 1;
+}
+
+int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
+{
+	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
+	int rc = 0, err;
+	FILE *f = s->json;
+
+	if (!out->quiet && !json_stdout) {
+		err = ig_engine_report_text(s->engine, stdout);
+		if (err && !ferror(stdout)) {
+			ig_err("cannot make the report: %s", strerror(-err));
+			rc = 1;
+		}
+		rc |= ig_sess_close_output(stdout, "the report to standard output", -err);
+	}
+	if (f) {
+		s->json = NULL;
+		err = ig_engine_report_json(s->engine, f);
+		if (err && !ferror(f)) {
+			ig_err("cannot make the JSON report: %s", strerror(-err));
+			rc = 1;
+		}
+		rc |= ig_sess_close_output(f, json_stdout ? "the JSON report to standard output" :
+				   out->json_path, -err);
+	}
+	return rc;
+}
+
+/* Up front, as the recording: a bad --json path fails before the run. */
+static int open_json(struct session *s, const char *path)
+{
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		s->json = stdout;
+		return 0;
+	}
+	fd = ig_outfile_open(path);
+	if (fd < 0) {
+		ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
+		return 1;
+	}
+	s->json = fdopen(fd, "w");
+	if (!s->json) {
+		ig_err("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	return 0;
+}
+
+int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
+			 const char *record_path)
+{
+	s->engine = ig_engine_new(&out->engine);
+	if (!s->engine) {
+		ig_err("cannot start the analysis: %s", strerror(errno));
+		return 1;
+	}
+	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
+		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
+	if (!s->reorder) {
+		ig_err("out of memory");
+		return 1;
+	}
+	if (record_path) {
+		s->writer = ig_rec_writer_open(record_path);
+		if (!s->writer) {
+			ig_err("cannot write recording %s: %s", record_path,
+			       ig_outfile_strerror(-errno));
+			return 1;
+		}
+	}
+	if (out->json_path && !out->dump && open_json(s, out->json_path))
+		return 1;
+	return 0;
+}
+
+void ig_sess_teardown(struct session *s)
+{
+	if (s->json && s->json != stdout)
+		fclose(s->json);
+	ig_tracer_close(s->tracer);
+	ig_reorder_free(s->reorder);
+	ig_engine_free(s->engine);
+	ig_nvml_close(s->nvml);
+	ig_discovery_free(s->disc);
+}
+
+struct replay {
+	struct ig_reorder *reorder;
+	bool oom;
+};
+
+static int replay_cb(const struct ig_hdr *rec, void *ctx)
+{
+	struct replay *r = ctx;
+
+	if (ig_reorder_push(r->reorder, rec)) {
+		r->oom = true;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int ig_session_report(const char *path, bool partial,
+		      const struct ig_output_opts *out)
+{
+	struct session s = {};
+	struct ig_read_result res;
+	struct replay r;
+	int err, rc = 1;
+
+	if (ig_sess_setup_outputs(&s, out, NULL))
+		goto out;
+	r.reorder = s.reorder;
+	r.oom = false;
+	err = ig_recording_read(path, partial, replay_cb, &r, &res);
+	if (err) {
+		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
+		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
+		       "; --partial analyses what is there");
+		goto out;
+	}
+	if (res.skipped_blocks)
+		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
+			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
+			res.skipped_bytes);
+	if (!res.complete)
+		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
+	ig_reorder_flush(s.reorder);
+	if (out->dump) {
+		rc = ig_sess_close_output(stdout, "the records to standard output", 0);
+		goto out;
+	}
+	ig_engine_finish(s.engine);
+	rc = ig_sess_write_reports(&s, out);
+out:
+	ig_sess_teardown(&s);
+	return rc;
+}
