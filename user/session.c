@@ -14,6 +14,7 @@
 #include "log.h"
 #include "nvml.h"
 #include "procfs.h"
+#include "pyframes.h"
 #include "pyrt.h"
 #include "outfile.h"
 #include "recording.h"
@@ -74,6 +75,7 @@ struct session {
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
+	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */
 };
 
 static __u64 now_ns(clockid_t c)
@@ -153,6 +155,14 @@ static void pyrt_check(struct session *s, pid_t tgid, __u64 ts)
 	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", tgid,
 		 (unsigned long long)r.start, (unsigned long long)r.end, info.path);
 	emit(s, &r.h);
+	if (ig_pyframes_track(s->py, tgid, &info))
+		ig_debug("pid %d: no Python frames for %s (unknown layout)", tgid,
+			 info.path);
+}
+
+static void py_emit(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
 }
 
 struct cuda_maps {
@@ -371,6 +381,7 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 		switch (((const struct ig_proc *)rec)->kind) {
 		case IG_PROC_EXEC:
 			pyrt_forget(s, rec->tgid);
+			ig_pyframes_forget(s->py, rec->tgid);
 			/* a new image may load libcuda */
 			__attribute__((fallthrough));
 		case IG_PROC_FORK:
@@ -379,12 +390,18 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 			break;
 		case IG_PROC_GROUP_EXIT:
 			watch_drop(s, rec->tgid);
+			ig_pyframes_forget(s->py, rec->tgid);
 			break;
 		}
+		break;
+	case IG_REC_PYSTACK:
+		ig_pyframes_on_stack(s->py, rec, py_emit, s);
 		break;
 	case IG_REC_LIBOPEN:
 		/* the interpreter may come in a library (embedding) too */
 		pyrt_forget(s, rec->tgid);
+		if (!ig_pyframes_tracked(s->py, rec->tgid))
+			pyrt_check(s, rec->tgid, rec->ts - 1);
 		if (!s->o->libcuda_path)
 			watch_set(s, rec->tgid, rec->ts + RESCAN_SOON_NS);
 		break;
@@ -717,6 +734,7 @@ static void teardown(struct session *s)
 	if (s->json && s->json != stdout)
 		fclose(s->json);
 	ig_tracer_close(s->tracer);
+	ig_pyframes_free(s->py);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
@@ -750,6 +768,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 	s->tracer = ig_tracer_open(&to, on_kernel_record, s);
 	if (!s->tracer)
 		return 1;
+	s->py = ig_pyframes_new(s->tracer);
 	err = ig_tracer_attach_host(s->tracer);
 	if (err)
 		return 1;
