@@ -111,10 +111,12 @@ int ig_pyframes_layout(pid_t pid, const struct ig_pyrt_info *rt,
 	return 0;
 }
 
+struct seen;
+
 struct pyproc {
 	pid_t tgid;
 	struct ig_py_codelayout l;
-	__u64 *seen;		/* code objects sent, open addressing */
+	struct seen *seen;	/* code objects sent, open addressing */
 	size_t nseen, capseen;	/* capseen: a power of two */
 };
 
@@ -194,34 +196,73 @@ void ig_pyframes_forget(struct ig_pyframes *p, pid_t tgid)
 	*pp = p->p[--p->n];
 }
 
-/* Adds @code to the set; false when it was there already. */
-static bool seen_add(struct pyproc *pp, __u64 code)
+struct seen {
+	__u64 code, sig;
+};
+
+/* What tells one code object from a later one at the same address (the
+ * first freed, its memory reused): its name, file and line table objects
+ * and first line.  0: unreadable. */
+static __u64 code_sig(const struct pyproc *pp, pid_t pid, __u64 code)
 {
-	size_t i, m;
+	const struct ig_py_codelayout *l = &pp->l;
+	unsigned char b[256];
+	__u32 f[5] = { l->name, l->qualname, l->filename, l->linetable,
+		       l->firstlineno };
+	__u64 h = 0xcbf29ce484222325ULL, v;
+	size_t i;
 
-	if (2 * (pp->nseen + 1) > pp->capseen) {
-		size_t cap = pp->capseen ? 2 * pp->capseen : 256;
-		__u64 *old = pp->seen, *s = calloc(cap, sizeof(*s));
-
-		if (!s)
-			return true;	/* sent again later rather than lost */
-		pp->seen = s;
-		for (i = 0; i < pp->capseen; i++)
-			for (m = old[i] * 0x9e3779b97f4a7c15ULL; old[i]; m++)
-				if (!s[m & (cap - 1)]) {
-					s[m & (cap - 1)] = old[i];
-					break;
-				}
-		pp->capseen = cap;
-		free(old);
+	if (ig_py_read_mem(&pid, code, b, sizeof(b)))
+		return 0;
+	for (i = 0; i < 5; i++) {
+		if (f[i] > sizeof(b) - 8)
+			continue;
+		memcpy(&v, b + f[i], sizeof(v));
+		if (i == 4)
+			v &= 0xffffffff;
+		h = (h ^ v) * 0x100000001b3ULL;
 	}
-	for (m = code * 0x9e3779b97f4a7c15ULL;; m++) {
-		__u64 *e = &pp->seen[m & (pp->capseen - 1)];
+	return h ? h : 1;
+}
 
-		if (*e == code)
-			return false;
-		if (!*e) {
-			*e = code;
+static bool seen_grow(struct pyproc *pp)
+{
+	size_t cap = pp->capseen ? 2 * pp->capseen : 256, i, m;
+	struct seen *old = pp->seen, *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return false;
+	for (i = 0; i < pp->capseen; i++)
+		for (m = old[i].code * 0x9e3779b97f4a7c15ULL; old[i].code; m++)
+			if (!s[m & (cap - 1)].code) {
+				s[m & (cap - 1)] = old[i];
+				break;
+			}
+	pp->seen = s;
+	pp->capseen = cap;
+	free(old);
+	return true;
+}
+
+/* Whether @code with @sig is news: not sent yet, or sent for another
+ * object that lived at the same address. */
+static bool seen_add(struct pyproc *pp, __u64 code, __u64 sig)
+{
+	size_t m;
+
+	if (2 * (pp->nseen + 1) > pp->capseen && !seen_grow(pp))
+		return true;	/* sent again rather than lost */
+	for (m = code * 0x9e3779b97f4a7c15ULL;; m++) {
+		struct seen *e = &pp->seen[m & (pp->capseen - 1)];
+
+		if (e->code == code) {
+			if (e->sig == sig)
+				return false;
+			e->sig = sig;
+			return true;
+		}
+		if (!e->code) {
+			*e = (struct seen){ code, sig };
 			pp->nseen++;
 			return true;
 		}
@@ -240,7 +281,8 @@ void ig_pyframes_on_stack(struct ig_pyframes *p, const struct ig_hdr *rec,
 	if (!pp || rec->size < IG_PYSTACK_SIZE(s->nframes))
 		return;
 	for (i = 0; i < s->nframes && i < IG_PY_DEPTH; i++) {
-		if (!s->f[i].code || !seen_add(pp, s->f[i].code))
+		if (!s->f[i].code ||
+		    !seen_add(pp, s->f[i].code, code_sig(pp, pid, s->f[i].code)))
 			continue;
 		ig_pycode_read(&pp->l, ig_py_read_mem, &pid, s->f[i].code, &c);
 		c.h = (struct ig_hdr){ .type = IG_REC_PYCODE,

@@ -27,7 +27,7 @@ def main():
     t.start()
     for _ in range(int(seconds * 20)):
         os.write(w, b"x")
-        hold_gil(0.05)
+        hold_gil(0.05)  # MAIN_CALL_LINE
     stop.set()
     os.write(w, b"x")
     t.join()
