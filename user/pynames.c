@@ -89,12 +89,27 @@ void ig_pynames_free(struct ig_pynames *n)
 
 int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 {
-	if (rec->type == IG_REC_PYCODE && rec->size >= IG_PYCODE_SIZE(0))
-		return put(n->code, rec->tgid, ((const struct ig_pycode *)rec)->code, rec);
+	if (rec->type == IG_REC_PYCODE && rec->size >= IG_PYCODE_SIZE(0)) {
+		const struct ig_pycode *c = (const void *)rec;
+		struct entry *e;
+		int err;
+
+		/* a recording is input: a table past the record is none */
+		if (c->ltlen > IG_PYCODE_TABLE || IG_PYCODE_SIZE(c->ltlen) > rec->size)
+			return 0;
+		err = put(n->code, rec->tgid, c->code, rec);
+		if (!err && (e = find(n->code, rec->tgid, c->code))) {
+			c = e->rec;
+			((struct ig_pycode *)c)->name[sizeof(c->name) - 1] = 0;
+			((struct ig_pycode *)c)->file[sizeof(c->file) - 1] = 0;
+		}
+		return err;
+	}
 	if (rec->type == IG_REC_PYSTACK && rec->size >= IG_PYSTACK_SIZE(0)) {
 		const struct ig_pystack *s = (const void *)rec;
 
-		if (s->nframes && rec->size >= IG_PYSTACK_SIZE(s->nframes))
+		if (s->nframes && s->nframes <= IG_PY_DEPTH &&
+		    rec->size >= IG_PYSTACK_SIZE(s->nframes))
 			return put(n->stack, rec->tgid, s->id, rec);
 	}
 	return 0;
@@ -130,7 +145,9 @@ int ig_pynames_frame(struct ig_pynames *n, const struct ig_pystack *rec,
 			return -ENOENT;
 		s = e->rec;
 	}
-	if (i >= 0 && i < s->nframes && s->h.size >= IG_PYSTACK_SIZE(s->nframes))
+	if (s->nframes > IG_PY_DEPTH || s->h.size < IG_PYSTACK_SIZE(s->nframes))
+		return -EINVAL;
+	if (i >= 0 && i < s->nframes)
 		fmt_frame(n, rec->h.tgid, &s->f[i], buf, len);
 	return s->nframes;
 }
