@@ -27,7 +27,11 @@ struct ig_pyframes {
 
 struct ig_pyframes *ig_pyframes_new(struct ig_tracer *t)
 {
-	struct ig_pyframes *p = calloc(1, sizeof(*p));
+	struct ig_pyframes *p;
+
+	if (getenv("IDLEGAP_NO_PYSTACKS"))
+		return NULL;
+	p = calloc(1, sizeof(*p));
 
 	if (p)
 		p->t = t;
@@ -69,6 +73,8 @@ int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
 	struct pyproc *pp;
 	int err;
 
+	if (!p)
+		return -ENOTSUP;
 	err = ig_py_layout(ig_py_read_mem, &tgid, rt, &o, &l);
 	if (err)
 		return err;
@@ -172,7 +178,7 @@ void ig_pyframes_on_stack(struct ig_pyframes *p, const struct ig_hdr *rec,
 			  ig_pyemit_fn emit, void *ctx)
 {
 	const struct ig_pystack *s = (const void *)rec;
-	struct pyproc *pp = proc_of(p, rec->tgid);
+	struct pyproc *pp = p ? proc_of(p, rec->tgid) : NULL;
 	static struct ig_pycode c;
 	pid_t pid = rec->tgid;
 	int i;

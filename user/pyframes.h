@@ -28,6 +28,8 @@ int ig_py_layout(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
 
 typedef void (*ig_pyemit_fn)(const struct ig_hdr *rec, void *ctx);
 
+/* NULL (no Python stacks; every call below accepts it) when out of memory
+ * or when IDLEGAP_NO_PYSTACKS is set in the environment. */
 struct ig_pyframes *ig_pyframes_new(struct ig_tracer *t);
 void ig_pyframes_free(struct ig_pyframes *p);
 /* Starts walking @tgid's Python stacks.  0, -ENOTSUP (a version it has
