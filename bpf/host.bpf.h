@@ -535,6 +535,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 	if (!bpf_map_lookup_elem(&threads, &tid))
 		return 0;
 	bpf_map_delete_elem(&threads, &tid);
+	py_forget(tid);
 	/* do_exit() has already decremented signal->live */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = rec_reserve(sizeof(*r), IG_REC_PROC, tid, tgid, bpf_ktime_get_ns());

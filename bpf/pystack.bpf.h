@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Python frames of a tracked thread, read from its memory at switch-out and
- * at CPU samples (docs/design.md §5.12).  User space puts the interpreter's
- * layout in py_procs when it finds _PyRuntime (user/pyframes.c); a process
- * without an entry costs one hash lookup.
+ * at CPU samples.  User space puts the interpreter's layout in py_procs
+ * when it finds _PyRuntime (docs/design.md §5.6, user/pyframes.c); a
+ * process without an entry costs one hash lookup.
  *
  * The thread's PyThreadState is found once through the interpreter's thread
  * list (_PyRuntime.interpreters.head, then next), matched by the kernel tid
@@ -201,6 +201,12 @@ static __always_inline int py_send(struct ig_pystack *r, __u32 tid,
 		bpf_map_update_elem(&py_sent, &k, &one, BPF_ANY);
 	stat_add(IG_STAT_EVENTS, 1);
 	return 0;
+}
+
+/* A thread exited: a later one with its id starts afresh. */
+static __always_inline void py_forget(__u32 tid)
+{
+	bpf_map_delete_elem(&py_threads, &tid);
 }
 
 /* @task is the current task, thread @tid of @tgid. */

@@ -17,6 +17,10 @@ import sys
 import sysconfig
 
 
+# The function captured, compiled under a file name of its own so that
+# the fixture names no path of the machine it was captured on.
+SAMPLE = """
+
 def sample(n):
     total = 0
     for i in range(n):  # a loop, a call and a branch on several lines
@@ -25,6 +29,8 @@ def sample(n):
         else:
             total -= len(str(i))
     return total
+"""
+exec(compile(SAMPLE, "pycapture_sample.py", "exec"))
 
 
 def peek(addr, n):

@@ -14,6 +14,7 @@
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
 				 * 3: Python stacks and code objects */
+#define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
 
 /* First record of every stream: what was traced, where, with which clock. */
 struct ig_meta {
