@@ -3,6 +3,7 @@
 #include "dump.h"
 #include "escape.h"
 #include "cuda_api.h"
+#include "pycode.h"
 
 typedef unsigned long long ull;
 
@@ -26,6 +27,44 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 		ig_fmt_peer(&o->detail.peer, a, sizeof(a));
 		fprintf(f, " peer=%s", a);
 	}
+}
+
+/* Python stacks name code objects of earlier records: kept for the dump. */
+static struct ig_pynames *pynames;
+
+static void dump_pystack(FILE *f, const struct ig_pystack *s)
+{
+	char fr[IG_ESC_SIZE(300)], esc[IG_ESC_SIZE(300)];
+	int i, n;
+
+	fprintf(f, " id=%#llx flags=%s%s%s", (ull)s->id,
+		s->flags & IG_PYS_REF ? "ref" : "frames",
+		s->flags & IG_PYS_TRUNC ? ",trunc" : "",
+		s->flags & IG_PYS_NONE ? ",none" : "");
+	if (!pynames)
+		pynames = ig_pynames_new();
+	if (!pynames)
+		return;
+	n = ig_pynames_frame(pynames, s, -1, fr, sizeof(fr));
+	if (n < 0) {
+		fprintf(f, " frames=?");
+		return;
+	}
+	fprintf(f, " n=%d", n);
+	for (i = 0; i < n; i++) {
+		ig_pynames_frame(pynames, s, i, fr, 300);
+		fprintf(f, "%s%s", i ? " <- " : " stack=", ig_esc(esc, sizeof(esc), fr, 300));
+	}
+}
+
+static void dump_pycode(FILE *f, const struct ig_pycode *c)
+{
+	ESC_BUF;
+
+	fprintf(f, " code=%#llx version=%#x name=%s file=%s firstline=%u ltlen=%u%s%s",
+		(ull)c->code, c->version, ESC(0, c->name), ESC(1, c->file),
+		c->firstline, c->ltlen, c->flags & IG_PYC_UNREAD ? " unread" : "",
+		c->flags & IG_PYC_TRUNC ? " trunc" : "");
 }
 
 static void dump_cuda(FILE *f, const struct ig_cuda *c)
@@ -139,6 +178,17 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 			(ull)m->start, (ull)m->end, (ull)m->offset, ESC(0, m->path));
 		break;
 	}
+	case IG_REC_PYSTACK:
+	case IG_REC_PYCODE:
+		if (!pynames)
+			pynames = ig_pynames_new();
+		if (pynames)
+			ig_pynames_feed(pynames, r);
+		if (r->type == IG_REC_PYSTACK)
+			dump_pystack(f, (const void *)r);
+		else
+			dump_pycode(f, (const void *)r);
+		break;
 	case IG_REC_NVML: {
 		const struct ig_nvml *n = (const void *)r;
 

@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include "../bpf/idlegap.h"
 
-#define IG_FORMAT_VERSION 2	/* 2: records in checksummed blocks */
+#define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
+				 * 3: Python stacks and code objects */
+#define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
 
 /* First record of every stream: what was traced, where, with which clock. */
 struct ig_meta {
@@ -42,6 +44,27 @@ struct ig_pyrt {
 	__u64 end;
 	char path[128];		/* python3.X or libpython3.X.so */
 };
+
+/* A Python code object a stack named, read from the process when first
+ * seen (user/pycode.c), with its line table as the interpreter keeps it so
+ * that replay finds the same lines.  Variable size: IG_PYCODE_SIZE(ltlen). */
+#define IG_PYCODE_TABLE	2048
+#define IG_PYC_UNREAD	(1u << 0)	/* not readable or not a code object */
+#define IG_PYC_TRUNC	(1u << 1)	/* line table cut at IG_PYCODE_TABLE */
+struct ig_pycode {
+	struct ig_hdr h;	/* tgid */
+	__u64 code;		/* PyCodeObject address */
+	__u16 version;		/* 0x030b: 3.11, picks the table format */
+	__u16 flags;		/* IG_PYC_* */
+	__u32 firstline;
+	__u32 adaptive;		/* 3.11+: bytes from code object to code */
+	__u16 ltlen;		/* bytes of table[] */
+	__u16 pad;
+	char name[96];		/* qualified name where the version has one */
+	char file[160];		/* tail kept when longer */
+	__u8 table[IG_PYCODE_TABLE];
+};
+#define IG_PYCODE_SIZE(n)	(offsetof(struct ig_pycode, table) + (((n) + 7) & ~7u))
 
 /* Kernel-side counters, sampled at the end of a run. */
 struct ig_stats {
@@ -100,7 +123,7 @@ const char *ig_rec_type_name(unsigned int type);
 #define IG_PEER_STRLEN 64
 void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 /* Dense index of a record type for counting (0: other), < IG_REC_SLOTS. */
-#define IG_REC_SLOTS 16
+#define IG_REC_SLOTS 32
 unsigned int ig_rec_slot(unsigned int type);
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
 const char *ig_reason_name(unsigned int reason);

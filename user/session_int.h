@@ -25,6 +25,7 @@ struct session {
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
+	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */
 };
 
 /* Opens the engine (or the record dump), the recording and the --json

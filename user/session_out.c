@@ -11,6 +11,7 @@
 #include "log.h"
 #include "nvml.h"
 #include "outfile.h"
+#include "pyframes.h"
 #include "recording.h"
 #include "reorder.h"
 #include "session_int.h"
@@ -135,6 +136,7 @@ void ig_sess_teardown(struct session *s)
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
 	ig_discovery_free(s->disc);
+	ig_pyframes_free(s->py);
 }
 
 struct replay {
