@@ -82,7 +82,7 @@ static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 		 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
 	info.start = r->start;
 	info.end = r->end;
-	ig_strcpy(info.path, sizeof(info.path), r->path);
+	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
 	if (ig_pyframes_track(s->py, rec->tgid, &info))
 		ig_debug("pid %d: no Python frames for %s (unknown layout)",
 			 rec->tgid, info.path);
