@@ -10,6 +10,7 @@
 
 #include "maps.bpf.h"
 #include "files.bpf.h"
+#include "ustack.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -352,7 +353,8 @@ static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
 /* Runs on every context switch of the machine: the untracked case is two
  * map lookups.  @btf: the tasks are BTF pointers (tp_btf), read directly;
  * a constant, so each flavour keeps only its own reads. */
-static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
+static __always_inline int handle_switch(void *ctx, bool preempt,
+					 struct task_struct *prev,
 					 struct task_struct *next, bool btf)
 {
 	__u32 ptid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
@@ -366,6 +368,7 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 		now = bpf_ktime_get_ns();
 		cpu = bpf_get_smp_processor_id();
 		on_switch_out(pts, prev, preempt, now, cpu);
+		ustack_capture(ctx, ptid, pts->tgid, now, 0);
 	}
 	if (nts) {
 		if (!now) {
@@ -590,7 +593,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	__u32 tid = (__u32)pid_tgid;
 	struct ig_thread_state *ts;
 	struct ig_sample *r;
-	__u64 ip = ctx->regs.ip;
+	__u64 ip = ctx->regs.ip, now;
 	__u32 flags = 0;
 
 	ts = bpf_map_lookup_elem(&threads, &tid);
@@ -614,8 +617,9 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 		flags |= IG_SF_UPROBE;
 	}
 	stat_add(IG_STAT_SAMPLES, 1);
-	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32,
-			bpf_ktime_get_ns());
+	now = bpf_ktime_get_ns();
+	ustack_capture(ctx, tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
+	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32, now);
 	if (!r)
 		return 0;
 	r->ip = ip;

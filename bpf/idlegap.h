@@ -24,6 +24,7 @@ enum ig_rec_type {
 	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
 	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
 	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
+	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -34,6 +35,7 @@ enum ig_rec_type {
 	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
 	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
 	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
+	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
 };
 
 struct ig_hdr {
@@ -238,6 +240,27 @@ struct ig_sample {
 	__u64 ip;		/* user instruction pointer */
 	__u32 flags;		/* IG_SF_* */
 	__u32 pad;
+};
+
+/* ---- IG_REC_USTACK ---- */
+/* A tracked thread's user stack (frame-pointer walk), at switch-out and at
+ * CPU samples.  The first time a process shows a stack, the record carries
+ * its addresses; later records of the same stack carry only its id. */
+#define IG_USTACK_DEPTH	32
+#define IG_USF_SAMPLE	(1u << 0)	/* at a CPU sample, else at switch-out */
+#define IG_USF_REF	(1u << 1)	/* no ips: those of the first record
+					 * with this id in this process */
+#define IG_USF_FULL	(1u << 2)	/* the walk filled every slot: the stack
+					 * may go deeper */
+
+struct ig_ustack {
+	struct ig_hdr h;	/* ts: switch-out (== ig_offcpu.t_off) or sample */
+	__u64 id;		/* hash of the addresses, never 0 */
+	__u16 nips;		/* addresses sent (0 with IG_USF_REF) */
+	__u16 flags;		/* IG_USF_* */
+	__u32 depth;		/* addresses in the stack */
+	__u64 ips[IG_USTACK_DEPTH];	/* innermost first; only nips sent:
+					 * h.size == offsetof(ips) + 8 * nips */
 };
 
 /*

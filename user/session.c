@@ -21,6 +21,7 @@
 #include "privs.h"
 #include "session.h"
 #include "spawn.h"
+#include "symbolize.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -74,6 +75,7 @@ struct session {
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
+	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
 
 static __u64 now_ns(clockid_t c)
@@ -357,10 +359,16 @@ static void rescan(struct session *s, __u64 now)
 	}
 }
 
+static void emit_usym(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
 static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct session *s = ctx;
 
+	ig_usym_on_record(&s->sym, rec, emit_usym, s);
 	switch (rec->type) {
 	case IG_REC_OFFCPU:
 		/* the GIL test needs the interpreter before the first wait */
@@ -720,6 +728,7 @@ static void teardown(struct session *s)
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
+	ig_sym_free(s->sym);
 	free(s->att);
 	free(s->pychecked);
 	free(s->watch);

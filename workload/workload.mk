@@ -11,6 +11,7 @@ $(BUILD)/workload/%.o: workload/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -pthread \
+		-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-I$(CUDA_HOME)/include -c $< -o $@
 
 # The kernels' PTX, embedded with .incbin (paths are from the top).
