@@ -45,3 +45,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
+
+# Native frame names: against trainsim and the stand-in libcuda.
+$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,symbolize.o elfsym.o procfs.o)
+$(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcuda.so.1
