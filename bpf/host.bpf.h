@@ -353,8 +353,7 @@ static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
 /* Runs on every context switch of the machine: the untracked case is two
  * map lookups.  @btf: the tasks are BTF pointers (tp_btf), read directly;
  * a constant, so each flavour keeps only its own reads. */
-static __always_inline int handle_switch(void *ctx, bool preempt,
-					 struct task_struct *prev,
+static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 					 struct task_struct *next, bool btf)
 {
 	__u32 ptid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
@@ -368,7 +367,7 @@ static __always_inline int handle_switch(void *ctx, bool preempt,
 		now = bpf_ktime_get_ns();
 		cpu = bpf_get_smp_processor_id();
 		on_switch_out(pts, prev, preempt, now, cpu);
-		ustack_capture(ctx, ptid, pts->tgid, now, 0);
+		ustack_capture(ptid, pts->tgid, now, 0);
 	}
 	if (nts) {
 		if (!now) {
@@ -618,7 +617,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	}
 	stat_add(IG_STAT_SAMPLES, 1);
 	now = bpf_ktime_get_ns();
-	ustack_capture(ctx, tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
+	ustack_capture(tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
 	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32, now);
 	if (!r)
 		return 0;

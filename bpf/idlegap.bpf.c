@@ -21,14 +21,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ig_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(ctx, preempt, prev, next, true);
+	return handle_switch(preempt, prev, next, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(ig_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(ctx, preempt, prev, next, false);
+	return handle_switch(preempt, prev, next, false);
 }
 
 SEC("tp_btf/sched_waking")

@@ -252,6 +252,8 @@ struct ig_sample {
 					 * with this id in this process */
 #define IG_USF_FULL	(1u << 2)	/* the walk filled every slot: the stack
 					 * may go deeper */
+#define IG_USF_LEAF	(1u << 3)	/* the innermost function kept no frame:
+					 * its caller was found on the stack */
 
 struct ig_ustack {
 	struct ig_hdr h;	/* ts: switch-out (== ig_offcpu.t_off) or sample */

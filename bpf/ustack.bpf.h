@@ -88,21 +88,149 @@ static __always_inline void ustack_sent(struct ustack_key *k, long err)
 		bpf_map_update_elem(&ustacks_sent, k, &one, BPF_ANY);
 }
 
-/* Emits the current task's user stack.  @ctx: the program's context. */
-static __always_inline void ustack_capture(void *ctx, __u32 tid, __u32 tgid,
+#define USTACK_SPAN	(8ULL << 20)	/* a frame pointer lies this close above sp */
+#define USTACK_SCAN	32		/* words looked at above sp */
+#define VM_EXEC		0x00000004
+
+struct exec_vma {
+	bool exec;
+};
+
+static long exec_vma_cb(struct task_struct *t, struct vm_area_struct *vma,
+			void *data)
+{
+	((struct exec_vma *)data)->exec = BPF_CORE_READ(vma, vm_flags) & VM_EXEC;
+	return 0;
+}
+
+static __always_inline bool in_exec_vma(struct task_struct *t, __u64 addr)
+{
+	struct exec_vma v = {};
+
+	bpf_find_vma(t, addr, exec_vma_cb, &v, 0);
+	return v.exec;
+}
+
+/* Words above sp looked at for the innermost function's return address. */
+struct ustack_scan {
+	__u64 w[USTACK_SCAN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack_scan);
+} ustack_words SEC(".maps");
+
+/* Whether the bytes before @ra end in a call instruction (x86-64: call
+ * rel32, or call through a register or memory, ff /2, 2 to 7 bytes). */
+static __always_inline bool after_call(__u64 ra)
+{
+	__u8 b[8];
+	int i;
+
+	if (bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
+		return false;
+	if (b[3] == 0xe8)
+		return true;
+	for (i = 1; i < 7; i++)
+		if (b[i] == 0xff && (b[i + 1] & 0x38) == 0x10)
+			return true;
+	return false;
+}
+
+/*
+ * The innermost function's return address when that function keeps no
+ * frame (a libc syscall wrapper): the first word above sp, below the frame
+ * pointer when it points into the stack, that follows a call instruction
+ * in executable memory.  A function with a frame of its own has its return
+ * address above the frame pointer, where this does not look.  When rbp
+ * holds no frame pointer at all, the caller's, which the function saved,
+ * is a word below that return address pointing up the stack: *fp.
+ * Returns the return address, 0 if none.
+ */
+static __always_inline __u64 ustack_leaf(struct task_struct *t, __u64 sp,
+					 __u64 *fp)
+{
+	__u32 zero = 0, tries = 0;
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+	bool framed = *fp - sp < USTACK_SPAN;
+	__u64 ret = 0;
+	int k, j;
+
+	if (!s || !have_find_vma ||
+	    bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp))
+		return 0;
+	for (k = 0; k < USTACK_SCAN; k++) {
+		__u64 w = s->w[k];
+
+		if (framed && sp + 8 * k >= *fp)
+			return 0;
+		if (w < 0x10000 || w - sp < USTACK_SPAN || !after_call(w))
+			continue;
+		if (++tries > 3)
+			return 0;
+		if (in_exec_vma(t, w)) {
+			ret = w;
+			break;
+		}
+	}
+	if (!ret || framed)
+		return ret;
+	*fp = 0;
+	for (j = USTACK_SCAN - 1; j >= 0; j--)
+		if (j < k && s->w[j] > sp + 8 * k && s->w[j] - sp < USTACK_SPAN) {
+			*fp = s->w[j];
+			break;
+		}
+	return ret;
+}
+
+/* The user stack of the current task by its frame pointers, innermost
+ * first, into r->ips; returns how many. */
+static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u16 *flags)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp = BPF_CORE_READ(regs, sp), fp = BPF_CORE_READ(regs, bp);
+	__u64 frame[2], ret;
+	__u32 n = 0, i;
+
+	r->ips[n++] = BPF_CORE_READ(regs, ip);
+	ret = ustack_leaf(t, sp, &fp);
+	if (ret) {
+		*flags |= IG_USF_LEAF;
+		r->ips[n++] = ret;
+	} else if (fp - sp >= USTACK_SPAN) {
+		return n;
+	}
+	for (i = 0; i < IG_USTACK_DEPTH; i++) {
+		if (!fp || n >= IG_USTACK_DEPTH)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
+		    !frame[1])
+			break;
+		r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
+		n++;
+		if (frame[0] <= fp || frame[0] - fp >= USTACK_SPAN)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
+/* Emits the current task's user stack. */
+static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 					   __u64 ts, __u16 flags)
 {
 	struct ustack_key k = { .tgid = tgid };
 	__u32 zero = 0, n, size;
 	struct ig_ustack *r = bpf_map_lookup_elem(&ustack_scratch, &zero);
-	long got;
 
 	if (!r)
 		return;
-	got = bpf_get_stack(ctx, r->ips, sizeof(r->ips), BPF_F_USER_STACK);
-	if (got <= 0)
-		return;
-	n = (__u32)got / 8;
+	n = ustack_walk(r, &flags);
 	if (n > IG_USTACK_DEPTH)
 		n = IG_USTACK_DEPTH;
 	if (n == IG_USTACK_DEPTH)

@@ -7,7 +7,7 @@ WORKLOAD_OBJS := $(patsubst workload/%.c,$(BUILD)/workload/%.o,\
 WORKLOAD_TARGETS := $(BUILD)/trainsim
 WORKLOAD_TEST_PROGS :=
 
-$(BUILD)/workload/%.o: workload/%.c
+$(BUILD)/workload/%.o: workload/%.c workload/workload.mk
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -pthread \
