@@ -245,7 +245,9 @@ struct ig_sample {
 /* ---- IG_REC_USTACK ---- */
 /* A tracked thread's user stack (frame-pointer walk), at switch-out and at
  * CPU samples.  The first time a process shows a stack, the record carries
- * its addresses; later records of the same stack carry only its id. */
+ * its addresses; later records of the same stack carry only its id; and a
+ * thread whose stack is unchanged since its last record sends none: its
+ * stack at a switch-out or sample is its latest record at or before it. */
 #define IG_USTACK_DEPTH	32
 #define IG_USF_SAMPLE	(1u << 0)	/* at a CPU sample, else at switch-out */
 #define IG_USF_REF	(1u << 1)	/* no ips: those of the first record

@@ -6,9 +6,10 @@
  * space marks such stacks truncated rather than guessing).
  *
  * A stack is sent once per process: later records carry only its id (a
- * hash of the addresses), so a thread that blocks in the same place again
- * costs a 40-byte record.  The id is remembered only once the full record
- * is in the ring, so a lost record is sent again.
+ * hash of the addresses), 40 bytes.  A thread whose stack is the one it
+ * last sent sends nothing: a thread's stack at a switch-out or sample is
+ * its latest IG_REC_USTACK at or before that time.  Ids are remembered
+ * only once the record is in the ring, so a lost one is sent again.
  */
 #ifndef IG_USTACK_BPF_H
 #define IG_USTACK_BPF_H
@@ -28,6 +29,14 @@ struct {
 	__type(key, struct ustack_key);
 	__type(value, __u8);
 } ustacks_sent SEC(".maps");
+
+/* The stack id each thread last sent, full or by reference. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u64);
+} ustack_last SEC(".maps");
 
 /* Where a stack is taken and its record put together. */
 struct {
@@ -70,7 +79,8 @@ static __always_inline void ustack_hdr(struct ig_hdr *h, __u32 size, __u32 tid,
 	h->ts = ts;
 }
 
-static __always_inline void ustack_sent(struct ustack_key *k, long err)
+static __always_inline void ustack_sent(struct ustack_key *k, __u32 tid,
+				       long err)
 {
 	struct cpu_state *cs = this_cpu();
 	__u8 one = 1;
@@ -84,8 +94,8 @@ static __always_inline void ustack_sent(struct ustack_key *k, long err)
 	stat_add(IG_STAT_EVENTS, 1);
 	if (cs)
 		cs->lost = 0;
-	if (k)
-		bpf_map_update_elem(&ustacks_sent, k, &one, BPF_ANY);
+	bpf_map_update_elem(&ustacks_sent, k, &one, BPF_ANY);
+	bpf_map_update_elem(&ustack_last, &tid, &k->id, BPF_ANY);
 }
 
 #define USTACK_SPAN	(8ULL << 20)	/* a frame pointer lies this close above sp */
@@ -227,6 +237,7 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	struct ustack_key k = { .tgid = tgid };
 	__u32 zero = 0, n, size;
 	struct ig_ustack *r = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	__u64 *last;
 
 	if (!r)
 		return;
@@ -238,6 +249,9 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	k.id = ustack_hash(r, n, tgid);
 	r->id = k.id;
 	r->depth = n;
+	last = bpf_map_lookup_elem(&ustack_last, &tid);
+	if (last && *last == k.id)
+		return;		/* the thread's stack did not change */
 	if (bpf_map_lookup_elem(&ustacks_sent, &k)) {
 		struct ig_ustack *ref;
 
@@ -249,6 +263,7 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 		ref->flags = flags | IG_USF_REF;
 		ref->depth = n;
 		rec_submit(ref);
+		bpf_map_update_elem(&ustack_last, &tid, &k.id, BPF_ANY);
 		return;
 	}
 	r->nips = n;
@@ -257,7 +272,7 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	ustack_hdr(&r->h, size, tid, tgid, ts);
 	if (size > sizeof(*r))
 		return;
-	ustack_sent(&k, bpf_ringbuf_output(&rb, r, size, rec_wake_flag()));
+	ustack_sent(&k, tid, bpf_ringbuf_output(&rb, r, size, rec_wake_flag()));
 }
 
 #endif

@@ -32,7 +32,7 @@ is "$?" 0 "the job's executable is not at its path outside the job's namespace"
 is "$?" 0 "report --dump reads the recording"
 
 /usr/bin/python3 - "$TMP/dump" <<'PY'
-import re, sys
+import bisect, re, sys
 n = 3
 def check(ok, name, why=""):
     global n
@@ -54,7 +54,7 @@ for line in open(sys.argv[1]):
         flags.add(d["flags"].split(",")[0])
         if "ips" in d:
             stacks[(pid, sid)] = [int(x, 16) for x in d["ips"].split(",")]
-        at[(int(d["tid"]), ts)] = (pid, sid)
+        at.setdefault(int(d["tid"]), []).append((ts, (pid, sid)))
     elif kind == "usym":
         names[(int(d["pid"]), int(d["ip"], 16))] = rest.split(" name=", 1)[1].strip()
     elif kind == "offcpu" and d.get("reason") == "storage":
@@ -63,20 +63,31 @@ def frames(pid, ips):
     return [names.get((pid, ip - (1 if i and ip else 0)), "?") for i, ip in enumerate(ips)]
 check(flags >= {"switch", "sample"}, "stacks at switch-out and at samples", str(flags))
 check(len(waits) >= 20, "the job waited on storage (%d waits)" % len(waits))
-named = loader = 0
+# a thread's stack at a switch-out: its latest stack record at or before it
+def stack_at(tid, t):
+    v = at.get(tid, [])
+    i = bisect.bisect_right(v, (t, (1 << 32, "~")))
+    return v[i - 1][1] if i else None
+for v in at.values():
+    v.sort()
+named = loader = inl = 0
 for tid, off in waits:
-    k = at.get((tid, off))
+    k = stack_at(tid, off)
     if not k or k not in stacks:
         continue
     named += 1
     fr = frames(k[0], stacks[k])
+    # read_file, which calls pread, is inlined: one frame a function
+    if any(re.match(r"read_file \(loader\.c:\d+\)\\x0a", x) for x in fr):
+        inl += 1
     if any(re.match(r"(worker_loop|make_batch|read_sample|read_file|dataset_\w+) \(loader\.c:\d+\)", x) for x in fr):
         loader += 1
-    elif loader + named < 4:
+    elif named - loader < 4:
         print("# no loader frame: %s" % fr)
 check(named >= 0.95 * len(waits), "a stack for each storage wait (%d of %d)" % (named, len(waits)))
 check(loader >= 0.9 * max(named, 1), "their frames name trainsim's loader, file and line (%d of %d)" % (loader, named))
-ex = [frames(k[0], stacks[k]) for t, o in waits for k in [at.get((t, o))] if k in stacks]
+check(inl >= 0.9 * max(named, 1), "functions inlined at a return address are frames of their own (%d of %d)" % (inl, named))
+ex = [frames(k[0], stacks[k]) for t, o in waits for k in [stack_at(t, o)] if k in stacks]
 if ex:
     print("# e.g. %s" % " <- ".join(ex[len(ex) // 2]))
 wrong = [v for v in names.values() if re.match(r"(main|worker_loop) ", v) and "loader.c" not in v and "main.c" not in v]

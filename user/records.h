@@ -89,6 +89,9 @@ struct ig_nvml {
 #define IG_USYMF_ROOT		(1u << 2)	/* where stacks begin (_start,
 						 * start_thread, clone) */
 #define IG_USYMF_LINE		(1u << 3)	/* DWARF gave file:line */
+#define IG_USYMF_INLINED	(1u << 4)	/* several frames, one a line: the
+						 * functions inlined there, innermost
+						 * first, and the one they are in */
 
 struct ig_usym {
 	struct ig_hdr h;	/* tgid */

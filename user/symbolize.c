@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
@@ -150,6 +151,78 @@ static int off_to_addr(struct symfile *f, uint64_t off, Dwarf_Addr *addr)
 	return -ERANGE;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute at;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(d, DW_AT_name, &at))
+		n = dwarf_formstring(&at);
+	return n ? n : "??";
+}
+
+/* Where the inlined subroutine @d was called from: the caller's line. */
+static void call_site(Dwarf_Die *d, Dwarf_Files *files, const char **src,
+		      int *line)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word w;
+	const char *f;
+
+	if (dwarf_attr(d, DW_AT_call_line, &at) && !dwarf_formudata(&at, &w))
+		*line = (int)w;
+	if (files && dwarf_attr(d, DW_AT_call_file, &at) &&
+	    !dwarf_formudata(&at, &w) && (f = dwarf_filesrc(files, w, NULL, NULL)))
+		*src = f;
+}
+
+/* The functions inlined at @a, innermost first, and the function they are
+ * inlined into, each "name (file:line)", one a line.  False when nothing
+ * is inlined there (or the names do not fit). */
+static bool name_inlined(struct symfile *f, Dwarf_Addr a, const char *src,
+			 int line, struct ig_sym_frame *out)
+{
+	Dwarf_Addr cubias;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, a, &cubias), *sc = NULL;
+	Dwarf_Die *chain = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles, len = 0;
+	int n, i, inl = 0;
+
+	if (!cu || (n = dwarf_getscopes(cu, a - cubias, &sc)) <= 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (dwarf_tag(&sc[i]) == DW_TAG_inlined_subroutine)
+			break;
+	/* from the innermost inlined call out, through the function it is in */
+	n = i < n ? dwarf_getscopes_die(&sc[i], &chain) : 0;
+	free(sc);
+	if (n <= 0 || dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	for (i = 0; i < n && len < sizeof(out->name); i++) {
+		int tag = dwarf_tag(&chain[i]);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		len += snprintf(out->name + len, sizeof(out->name) - len,
+				"%s%.120s (%.60s:%d)", len ? "\n" : "",
+				die_name(&chain[i]), base_name(src), line);
+		if (tag == DW_TAG_subprogram)
+			break;
+		inl++;
+		call_site(&chain[i], files, &src, &line);
+	}
+	free(chain);
+	return inl && i < n && len < sizeof(out->name);
+}
+
 static void name_addr(struct symfile *f, Dwarf_Addr a, Dwarf_Addr bias,
 		      struct ig_sym_frame *out)
 {
@@ -168,11 +241,12 @@ static void name_addr(struct symfile *f, Dwarf_Addr a, Dwarf_Addr bias,
 		snprintf(out->name, sizeof(out->name), "[%s+%#" PRIx64 "]",
 			 f->base, (uint64_t)(a - bias));
 	} else if (src && line > 0) {
-		const char *b = strrchr(src, '/');
-
 		out->flags |= IG_USYMF_LINE;
-		snprintf(out->name, sizeof(out->name), "%.160s (%.80s:%d)", fn,
-			 b ? b + 1 : src, line);
+		if (name_inlined(f, a, src, line, out))
+			out->flags |= IG_USYMF_INLINED;
+		else
+			snprintf(out->name, sizeof(out->name), "%.160s (%.80s:%d)",
+				 fn, base_name(src), line);
 	} else {
 		snprintf(out->name, sizeof(out->name), "%.160s+%#" PRIx64 " (%.64s)",
 			 fn, (uint64_t)symoff, f->base);
@@ -295,7 +369,6 @@ static const struct xmap *find_xmap(const struct symproc *p, uint64_t ip)
 static void name_in_map(struct ig_symbolizer *s, const struct xmap *x,
 			uint64_t ip, struct ig_sym_frame *out)
 {
-	const char *b = strrchr(x->path, '/');
 	uint64_t off = ip - x->start + x->offset;
 
 	if (!x->err && !ig_sym_file(s, x->path, off, out))
@@ -303,7 +376,7 @@ static void name_in_map(struct ig_symbolizer *s, const struct xmap *x,
 	memset(out, 0, sizeof(*out));
 	out->flags = IG_USYMF_NOSYM;
 	snprintf(out->name, sizeof(out->name), "[%.200s@%#" PRIx64 "]",
-		 b ? b + 1 : x->path, off);
+		 base_name(x->path), off);
 }
 
 int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,

@@ -26,6 +26,7 @@ struct stack {
 
 struct sym {
 	__u32 flags;
+	__u32 nframes;		/* names in @name, each NUL-terminated */
 	char name[];
 };
 
@@ -150,8 +151,15 @@ static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
 	if (!s)
 		return -ENOMEM;
 	s->flags = r->flags;
+	s->nframes = 1;
 	memcpy(s->name, r->name, len);
 	s->name[len - 1] = 0;
+	if (r->flags & IG_USYMF_INLINED) {
+		char *p;
+
+		for (p = s->name; (p = strchr(p, '\n')); s->nframes++)
+			*p++ = 0;
+	}
 	return put(&t->syms, r->h.tgid, r->ip, s);
 }
 
@@ -184,7 +192,13 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 			break;
 		last = sy ? sy->flags : 0;
 		if (sy) {
-			frames[n++] = sy->name;
+			const char *p = sy->name;
+			__u32 k;
+
+			for (k = 0; k < sy->nframes && n < max; k++) {
+				frames[n++] = p;
+				p += strlen(p) + 1;
+			}
 			continue;
 		}
 		snprintf(t->hex[i], sizeof(t->hex[i]), "[%#llx]",

@@ -23,7 +23,8 @@ int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec);
 /*
  * The frames of stack @id of process @tgid, innermost first, into
  * @frames[0..max): names that live as long as @t (that of an address never
- * named, until the next call).  The frame-pointer walk
+ * named, until the next call); an address where functions were inlined
+ * gives a frame for each (IG_USYMF_INLINED).  The frame-pointer walk
  * is cut at the first address in no executable mapping, and a stack that
  * does not end in a start routine (_start, start_thread, clone) ends with
  * IG_TRUNC_NOFP (IG_TRUNC_DEPTH when the walk filled every slot): code

@@ -21,11 +21,12 @@ static void usym(struct ig_ustacks *t, __u64 ip, __u32 flags, const char *name)
 {
 	union {
 		struct ig_usym u;
-		char b[sizeof(struct ig_usym) + 64];
+		char b[sizeof(struct ig_usym) + 256];
 	} r = { .u = { .h = { .type = IG_REC_USYM, .tgid = PID } } };
 
 	r.u.ip = ip;
 	r.u.flags = flags;
+	assert_true(strlen(name) < 256);
 	r.u.len = strlen(name) + 1;
 	r.u.h.size = (sizeof(r.u) + r.u.len + 7) & ~7u;
 	memcpy(r.u.name, name, r.u.len);
@@ -55,6 +56,8 @@ static struct ig_ustacks *fixture(void)
 	usym(t, B - 1, IG_USYMF_LINE, "worker_loop (loader.c:305)");
 	usym(t, C - 1, IG_USYMF_ROOT, "start_thread+0x2a (libc.so.6)");
 	usym(t, X - 1, IG_USYMF_UNMAPPED, "[unmapped 0x1233]");
+	usym(t, C, IG_USYMF_LINE | IG_USYMF_INLINED,
+	     "read_file (loader.c:187)\nread_sample (loader.c:245)\nworker_loop (loader.c:285)");
 	return t;
 }
 
@@ -78,6 +81,13 @@ static void complete_and_cut(void **state)
 	assert_int_equal(ig_ustacks_frames(t, PID, 3, f, 40), 2);
 	assert_string_equal(f[0], "read_file (loader.c:187)");
 	assert_string_equal(f[1], IG_TRUNC_NOFP);
+	/* one address, three functions (two inlined) */
+	ustack(t, 7, 0, (const __u64[]){ C, C }, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 7, f, 40), 4);
+	assert_string_equal(f[0], "read_file (loader.c:187)");
+	assert_string_equal(f[1], "read_sample (loader.c:245)");
+	assert_string_equal(f[2], "worker_loop (loader.c:285)");
+	assert_string_equal(f[3], "start_thread+0x2a (libc.so.6)");
 	/* no room for the mark: the frames that fit */
 	assert_int_equal(ig_ustacks_frames(t, PID, 2, f, 2), 2);
 	ig_ustacks_free(t);
