@@ -14,6 +14,7 @@
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
 				 * 3: native stacks (USTACK, USYM) */
+#define IG_FORMAT_VERSION_MIN 2	/* oldest read: 3 only adds records */
 
 /* First record of every stream: what was traced, where, with which clock. */
 struct ig_meta {
