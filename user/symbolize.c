@@ -43,9 +43,21 @@ struct ig_symbolizer {
 	size_t nprocs;
 };
 
+/* DWARF from the file itself only: separate debuginfo (libc6-dbg's is tens
+ * of megabytes, and seconds to load) would cost the tracer memory and stall
+ * its ring-buffer consumer.  Such files get symbol+offset names. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr base, const char *file, const char *debuglink,
+			GElf_Word crc, char **path)
+{
+	(void)mod; (void)userdata; (void)name; (void)base; (void)file;
+	(void)debuglink; (void)crc; (void)path;
+	return -1;
+}
+
 static const Dwfl_Callbacks offline_cb = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = no_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
