@@ -254,6 +254,8 @@ struct ig_sample {
 					 * with this id in this process */
 #define IG_USF_FULL	(1u << 2)	/* the walk filled every slot: the stack
 					 * may go deeper */
+#define IG_USF_END	(1u << 4)	/* the walk ended at a null frame
+					 * pointer: the stack is whole */
 #define IG_USF_LEAF	(1u << 3)	/* the innermost function kept no frame:
 					 * its caller was found on the stack */
 

@@ -223,6 +223,8 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u16 *flags)
 			break;
 		r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
 		n++;
+		if (!frame[0])
+			*flags |= IG_USF_END;	/* the outermost frame */
 		if (frame[0] <= fp || frame[0] - fp >= USTACK_SPAN)
 			break;
 		fp = frame[0];

@@ -42,11 +42,12 @@ static void dump_ustack(FILE *f, const struct ig_ustack *s)
 {
 	unsigned int i, n = s->nips;
 
-	fprintf(f, " id=%#llx depth=%u flags=%s%s%s%s", (ull)s->id, s->depth,
+	fprintf(f, " id=%#llx depth=%u flags=%s%s%s%s%s", (ull)s->id, s->depth,
 		s->flags & IG_USF_SAMPLE ? "sample" : "switch",
 		s->flags & IG_USF_REF ? ",ref" : "",
 		s->flags & IG_USF_FULL ? ",full" : "",
-		s->flags & IG_USF_LEAF ? ",leaf" : "");
+		s->flags & IG_USF_LEAF ? ",leaf" : "",
+		s->flags & IG_USF_END ? ",end" : "");
 	if (n > IG_USTACK_DEPTH ||
 	    s->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
 		n = 0;

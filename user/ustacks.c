@@ -205,7 +205,8 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 			 (unsigned long long)ip);
 		frames[n++] = t->hex[i];
 	}
-	if (n < max && !(last & IG_USYMF_ROOT))
+	if (n < max && !(last & IG_USYMF_ROOT) &&
+	    !(i == s->nips && (s->flags & IG_USF_END)))
 		frames[n++] = i == s->nips && (s->flags & IG_USF_FULL) ?
 			      IG_TRUNC_DEPTH : IG_TRUNC_NOFP;
 	return n;

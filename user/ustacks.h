@@ -26,7 +26,8 @@ int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec);
  * named, until the next call); an address where functions were inlined
  * gives a frame for each (IG_USYMF_INLINED).  The frame-pointer walk
  * is cut at the first address in no executable mapping, and a stack that
- * does not end in a start routine (_start, start_thread, clone) ends with
+ * neither ends at a null frame pointer (IG_USF_END) nor in a start
+ * routine (_start, start_thread, clone) ends with
  * IG_TRUNC_NOFP (IG_TRUNC_DEPTH when the walk filled every slot): code
  * built without frame pointers ends the walk or sends it astray.  An
  * address never named is "[0x...]".  Returns the count, or -ENOENT.

@@ -88,6 +88,12 @@ static void complete_and_cut(void **state)
 	assert_string_equal(f[1], "read_sample (loader.c:245)");
 	assert_string_equal(f[2], "worker_loop (loader.c:285)");
 	assert_string_equal(f[3], "start_thread+0x2a (libc.so.6)");
+	/* the walk reached a null frame pointer: whole, whatever the names */
+	ustack(t, 8, IG_USF_END, early, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 8, f, 40), 2);
+	ustack(t, 9, IG_USF_END, astray, 3);	/* but cut where it went astray */
+	assert_int_equal(ig_ustacks_frames(t, PID, 9, f, 40), 2);
+	assert_string_equal(f[1], IG_TRUNC_NOFP);
 	/* no room for the mark: the frames that fit */
 	assert_int_equal(ig_ustacks_frames(t, PID, 2, f, 2), 2);
 	ig_ustacks_free(t);
