@@ -11,6 +11,7 @@
 #include "maps.bpf.h"
 #include "files.bpf.h"
 #include "pystack.bpf.h"
+#include "ustack.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -368,6 +369,7 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 		cpu = bpf_get_smp_processor_id();
 		on_switch_out(pts, prev, preempt, now, cpu);
 		py_capture(prev, ptid, pts->tgid, now);
+		ustack_capture(ptid, pts->tgid, now, 0);
 	}
 	if (nts) {
 		if (!now) {
@@ -593,9 +595,8 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	__u32 tid = (__u32)pid_tgid;
 	struct ig_thread_state *ts;
 	struct ig_sample *r;
-	__u64 ip = ctx->regs.ip;
+	__u64 ip = ctx->regs.ip, now;
 	__u32 flags = 0;
-	__u64 now;
 
 	ts = bpf_map_lookup_elem(&threads, &tid);
 	if (!ts)
@@ -620,6 +621,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	stat_add(IG_STAT_SAMPLES, 1);
 	now = bpf_ktime_get_ns();
 	py_capture(bpf_get_current_task_btf(), tid, pid_tgid >> 32, now);
+	ustack_capture(tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
 	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32, now);
 	if (!r)
 		return 0;

@@ -24,6 +24,7 @@ enum ig_rec_type {
 	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
 	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
 	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
+	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
 	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
 
 	IG_REC_USER_BASE = 0x100,
@@ -35,6 +36,7 @@ enum ig_rec_type {
 	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
 	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
 	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
+	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
 	IG_REC_PYCODE = 0x109,	/* a Python code object's names, line table */
 };
 
@@ -318,6 +320,33 @@ struct ig_py_offsets {
 	__u32 instr_ptr;	/* 1: fr_instr is a pointer */
 	__u32 fr_owner;		/* owner (char), or NONE */
 	__u32 owner_cstack;	/* owner value of C shim frames, or NONE */
+};
+
+/* ---- IG_REC_USTACK ---- */
+/* A tracked thread's user stack (frame-pointer walk), at switch-out and at
+ * CPU samples.  The first time a process shows a stack, the record carries
+ * its addresses; later records of the same stack carry only its id; and a
+ * thread whose stack is unchanged since its last record sends none: its
+ * stack at a switch-out or sample is its latest record at or before it. */
+#define IG_USTACK_DEPTH	32
+#define IG_USF_SAMPLE	(1u << 0)	/* at a CPU sample, else at switch-out */
+#define IG_USF_REF	(1u << 1)	/* no ips: those of the first record
+					 * with this id in this process */
+#define IG_USF_FULL	(1u << 2)	/* the walk filled every slot: the stack
+					 * may go deeper */
+#define IG_USF_END	(1u << 4)	/* the walk ended at a null frame
+					 * pointer: the stack is whole */
+#define IG_USF_LEAF	(1u << 3)	/* the innermost function kept no frame:
+					 * its caller was found on the stack */
+
+struct ig_ustack {
+	struct ig_hdr h;	/* ts: switch-out (== ig_offcpu.t_off) or sample */
+	__u64 id;		/* hash of the addresses, never 0 */
+	__u16 nips;		/* addresses sent (0 with IG_USF_REF) */
+	__u16 flags;		/* IG_USF_* */
+	__u32 depth;		/* addresses in the stack */
+	__u64 ips[IG_USTACK_DEPTH];	/* innermost first; only nips sent:
+					 * h.size == offsetof(ips) + 8 * nips */
 };
 
 /*

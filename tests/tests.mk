@@ -69,3 +69,6 @@ $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/top_feed
 -include $(BUILD)/tests/view/top_feed.d
+# Native frame names: against trainsim and the stand-in libcuda.
+$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,symbolize.o elfsym.o procfs.o)
+$(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcuda.so.1

@@ -77,6 +77,23 @@ static void dump_cuda(FILE *f, const struct ig_cuda *c)
 		c->ret, c->nsub, c->flags);
 }
 
+static void dump_ustack(FILE *f, const struct ig_ustack *s)
+{
+	unsigned int i, n = s->nips;
+
+	fprintf(f, " id=%#llx depth=%u flags=%s%s%s%s%s", (ull)s->id, s->depth,
+		s->flags & IG_USF_SAMPLE ? "sample" : "switch",
+		s->flags & IG_USF_REF ? ",ref" : "",
+		s->flags & IG_USF_FULL ? ",full" : "",
+		s->flags & IG_USF_LEAF ? ",leaf" : "",
+		s->flags & IG_USF_END ? ",end" : "");
+	if (n > IG_USTACK_DEPTH ||
+	    s->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
+		n = 0;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%#llx", i ? "," : " ips=", (ull)s->ips[i]);
+}
+
 void ig_dump_record(FILE *f, const struct ig_hdr *r)
 {
 	ESC_BUF;
@@ -189,6 +206,19 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		else
 			dump_pycode(f, (const void *)r);
 		break;
+	case IG_REC_USTACK:
+		dump_ustack(f, (const struct ig_ustack *)r);
+		break;
+	case IG_REC_USYM: {
+		const struct ig_usym *u = (const void *)r;
+		size_t len = r->size - sizeof(*u);
+
+		if (u->len < len)
+			len = u->len;
+		fprintf(f, " ip=%#llx flags=%#x name=%s", (ull)u->ip, u->flags,
+			ig_esc(esc[0], sizeof(esc[0]), u->name, len));
+		break;
+	}
 	case IG_REC_NVML: {
 		const struct ig_nvml *n = (const void *)r;
 

@@ -23,6 +23,10 @@ _Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
 _Static_assert(sizeof(struct ig_pystack) == IG_PYSTACK_SIZE(IG_PY_DEPTH),
 	       "ig_pystack layout");
 _Static_assert(IG_PYCODE_SIZE(0) == 304, "ig_pycode layout");
+_Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
+_Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
+	       "ig_ustack size");
+_Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
@@ -38,6 +42,8 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_FILE: return sizeof(struct ig_file);
 	case IG_REC_PYSTACK: return IG_PYSTACK_SIZE(0);
 	case IG_REC_PYCODE: return IG_PYCODE_SIZE(0);
+	case IG_REC_USTACK: return offsetof(struct ig_ustack, ips);
+	case IG_REC_USYM: return sizeof(struct ig_usym) + 1;
 	case IG_REC_META: return sizeof(struct ig_meta);
 	case IG_REC_TASK: return sizeof(struct ig_task);
 	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
@@ -70,6 +76,8 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_FILE: return "file";
 	case IG_REC_PYSTACK: return "pystack";
 	case IG_REC_PYCODE: return "pycode";
+	case IG_REC_USTACK: return "ustack";
+	case IG_REC_USYM: return "usym";
 	case IG_REC_META: return "meta";
 	case IG_REC_TASK: return "task";
 	case IG_REC_PYRT: return "pyrt";

@@ -13,7 +13,8 @@
 #include "../bpf/idlegap.h"
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
-				 * 3: Python stacks and code objects */
+				 * 3: native and Python stacks (USTACK, USYM,
+				 *    PYSTACK, PYCODE) */
 #define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
 
 /* First record of every stream: what was traced, where, with which clock. */
@@ -100,6 +101,31 @@ struct ig_nvml {
 	__u32 mem_pct;
 	__u32 pad;
 };
+
+/* The name of a code address of a process, resolved while it lived, so
+ * that a recording names its stacks' frames without the files.  One per
+ * (process, address) that a stack record sent; @ip is the address looked
+ * up: a stack's innermost address, or a return address minus one. */
+#define IG_USYMF_NOSYM		(1u << 0)	/* no symbol: "[file+0xvaddr]" */
+#define IG_USYMF_UNMAPPED	(1u << 1)	/* in no executable mapping: the
+						 * frame-pointer walk went astray */
+#define IG_USYMF_ROOT		(1u << 2)	/* where stacks begin (_start,
+						 * start_thread, clone) */
+#define IG_USYMF_LINE		(1u << 3)	/* DWARF gave file:line */
+#define IG_USYMF_INLINED	(1u << 4)	/* several frames, one a line: the
+						 * functions inlined there, innermost
+						 * first, and the one they are in */
+
+struct ig_usym {
+	struct ig_hdr h;	/* tgid */
+	__u64 ip;
+	__u32 flags;		/* IG_USYMF_* */
+	__u16 len;		/* name bytes, NUL included */
+	__u16 pad;
+	char name[];		/* "func (file.c:12)", "func+0x1a (libc.so.6)";
+				 * h.size == sizeof + len rounded up to 8 */
+};
+#define IG_USYM_NAME_MAX	256
 
 /* Last record of a complete stream. */
 struct ig_end {

@@ -20,6 +20,7 @@
 #include "privs.h"
 #include "session_int.h"
 #include "spawn.h"
+#include "symbolize.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -119,11 +120,17 @@ static void py_emit(const struct ig_hdr *rec, void *ctx)
 	emit(ctx, rec);
 }
 
+static void emit_usym(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
 static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct session *s = ctx;
 
 	ig_discovery_on_record(s->disc, rec);
+	ig_usym_on_record(&s->sym, rec, emit_usym, s);
 	switch (rec->type) {
 	case IG_REC_PROC:
 		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||

@@ -26,6 +26,7 @@ struct session {
 	bool child_reaped;
 	struct ig_nvml *nvml;
 	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */
+	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
 
 /* Opens the engine (or the record dump), the recording and the --json

@@ -12,6 +12,7 @@
 #include "nvml.h"
 #include "outfile.h"
 #include "pyframes.h"
+#include "symbolize.h"
 #include "recording.h"
 #include "reorder.h"
 #include "session_int.h"
@@ -137,6 +138,7 @@ void ig_sess_teardown(struct session *s)
 	ig_nvml_close(s->nvml);
 	ig_discovery_free(s->disc);
 	ig_pyframes_free(s->py);
+	ig_sym_free(s->sym);
 }
 
 struct replay {
