@@ -40,3 +40,17 @@ fuzz: $(FUZZ_BIN)
 
 .PHONY: fuzz fuzz-bin fuzz-maybe
 -include $(FUZZ_OBJS:.o=.d)
+
+# The identity parsers (cgroup, environ, namespace files) under libFuzzer;
+# tests/fuzz_identity.t runs it in `make test`.
+FUZZ_ID_BIN := $(BUILD)/fuzz/fuzz_identity
+
+$(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/identity.o $(BUILD)/fuzz/escape.o
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@
+
+fuzz-id-maybe: | $(BPF_SKELS)
+	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) || $(MAKE) --no-print-directory $(FUZZ_ID_BIN); fi
+
+test-progs: fuzz-id-maybe
+.PHONY: fuzz-id-maybe
