@@ -13,6 +13,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
 $(BUILD)/tests/test_escape: $(BUILD)/user/dump.o
 $(BUILD)/tests/test_identity: $(BUILD)/user/identity.o
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,metrics.o metrics_text.o identity.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,httpd.o metrics.o metrics_text.o identity.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
 	cuda_api.o log.o procfs.o tracer.o)
 

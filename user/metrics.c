@@ -101,6 +101,7 @@ void ig_metrics_free(struct ig_metrics *m)
 	for (i = 0; i < m->ntargets; i++)
 		target_free(m->targets[i]);
 	free(m->targets);
+	free(m->refused);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -233,8 +234,13 @@ static struct ig_target *target_get(struct ig_metrics *m, const struct ig_lset *
 		}
 	}
 	if (m->ntargets >= m->max) {
-		m->dropped_limit++;
-		free(key);
+		/* once per label set and window: devices and causes share one */
+		if (m->refused_at != m->windows || !m->refused ||
+		    strcmp(m->refused, key))
+			m->dropped_limit++;
+		free(m->refused);
+		m->refused = key;
+		m->refused_at = m->windows;
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));

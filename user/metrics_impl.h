@@ -64,6 +64,8 @@ struct ig_metrics {
 	const char *version;
 	uint64_t windows, partial, lost, dropped_stale, dropped_limit;
 	uint64_t processes;
+	char *refused;		/* the last label set over the limit */
+	uint64_t refused_at;	/* and its window */
 	double observed;
 };
 
