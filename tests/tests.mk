@@ -48,3 +48,14 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
+
+# Serves the metrics of recorded window reports (tests/prometheus.t).
+METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
+$(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,httpd.o \
+		metrics.o metrics_text.o identity.o) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(METRICS_SERVE)
+-include $(METRICS_SERVE).d
