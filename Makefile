@@ -26,7 +26,7 @@ LIBS      := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lpthread -ldl -lm
 # Debian packages the build, demo and tests need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
-	    libclang-rt-dev libmicrohttpd-dev prometheus curl
+	    libclang-rt-dev libmicrohttpd-dev prometheus curl python3-yaml
 
 all: $(BUILD)/idlegap
 
