@@ -11,8 +11,8 @@
 #include <stddef.h>
 
 /* The default address: loopback only, and not DCGM-exporter's 9400. */
-#define IG_HTTPD_PORT		10067
-#define IG_HTTPD_LISTEN		"127.0.0.1:10067"
+#define IG_HTTPD_PORT		10437
+#define IG_HTTPD_LISTEN		"127.0.0.1:10437"
 
 /* A new buffer of *@len bytes (freed by the server), or -errno. */
 typedef int (*ig_httpd_render_fn)(void *ctx, char **buf, size_t *len);
