@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include "escape.h"
 #include "identity.h"
 
@@ -320,6 +322,34 @@ static void parse_comm(const char *buf, size_t len, struct ig_identity *id)
 	ig_esc(id->comm, sizeof(id->comm), buf, len);
 }
 
+/*
+ * The namespace file inside the container, resolved in its root: a
+ * symbolic link there (/var/run -> /run is common, or one planted to
+ * reach the agent's own files) stays inside it (RESOLVE_IN_ROOT).
+ */
+static void read_namespace(const char *root, pid_t pid, struct ig_identity *id)
+{
+	static const char sa[] = "var/run/secrets/kubernetes.io/serviceaccount/namespace";
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char path[512], buf[256];
+	ssize_t n;
+	int dir, fd;
+
+	snprintf(path, sizeof(path), "%s/%d/root", root, (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	fd = (int)syscall(SYS_openat2, dir, sa, &how, sizeof(how));
+	close(dir);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n > 0)
+		ig_identity_parse_namespace(buf, (size_t)n, id);
+}
+
 int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id)
 {
 	const char *root = proc_root ? proc_root : "/proc";
@@ -334,9 +364,7 @@ int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id)
 	if (!id->pod_uid[0])
 		id->pod[0] = '\0';	/* HOSTNAME names a pod only in one */
 	else
-		read_one(root, pid, "root/var/run/secrets/kubernetes.io/"
-			 "serviceaccount/namespace", 256,
-			 ig_identity_parse_namespace, id);
+		read_namespace(root, pid, id);
 	return ok ? 0 : -ENOENT;
 }
 

@@ -200,6 +200,34 @@ static void test_comm_escaped(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Links inside the container resolve inside it, never in the reader's. */
+static void test_namespace_in_root(void **state)
+{
+	char root[] = "/tmp/ig-identity-XXXXXX", cmd[1024];
+	struct ig_identity id;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* /var/run -> /run, as many images have it */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p 8/root/var 8/root/run/secrets/kubernetes.io/serviceaccount "
+		 "9/root/var/run/secrets/kubernetes.io/serviceaccount 9/root/etc && "
+		 "ln -s /run 8/root/var/run && echo team-a > 8/root/run/secrets/kubernetes.io/serviceaccount/namespace && "
+		 "printf '0::/kubepods/pod%s/x\n' > 8/cgroup && cp 8/cgroup 9/cgroup && "
+		 "echo inside > 9/root/etc/marker && "
+		 "ln -s /etc/marker 9/root/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+		 root, UID);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ig_identity_read(root, 8, &id), 0);
+	assert_string_equal(id.namespace, "team-a");
+	/* a planted absolute link reaches the container's /etc, not ours
+	 * (which has no marker) */
+	assert_int_equal(ig_identity_read(root, 9, &id), 0);
+	assert_string_equal(id.namespace, "inside");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void check_gpu(const char *cvd, unsigned int ord, const char *gpu,
 		      const char *uuid)
 {
@@ -244,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_gone_and_self),
 		cmocka_unit_test(test_comm_escaped),
+		cmocka_unit_test(test_namespace_in_root),
 		cmocka_unit_test(test_gpu),
 		cmocka_unit_test(test_environ_edges),
 	};
