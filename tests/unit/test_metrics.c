@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "engine/hist.h"
 #include "metrics.h"
 
 /* A window: processes "pid:device" (device -1: not on a GPU), one device
@@ -259,6 +260,27 @@ static void test_check_label(void **state)
 	assert_int_equal(ig_metrics_check_label(NULL), -EINVAL);
 }
 
+/* The JSON's gap_histogram source: exact while every gap is kept, then by
+ * bucket within 3% of the bound. */
+static void test_hist_count_le(void **state)
+{
+	struct ig_hist h = { 0 };
+	uint64_t i, n;
+
+	(void)state;
+	for (i = 1; i <= 10; i++)
+		ig_hist_add(&h, i * 100000);	/* 0.1 .. 1 ms */
+	assert_int_equal(ig_hist_count_le(&h, 250000), 2);
+	assert_int_equal(ig_hist_count_le(&h, 1000000), 10);
+	assert_int_equal(ig_hist_count_le(&h, 99999), 0);
+	for (i = 11; i <= 20000; i++)
+		ig_hist_add(&h, i * 100000);	/* to 2 s */
+	n = ig_hist_count_le(&h, 1000000000);	/* 1 s: 10000 gaps */
+	assert_true(n >= 9700 && n <= 10300);
+	assert_int_equal(ig_hist_count_le(&h, 10000000000ULL), 20000);
+	ig_hist_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_check_label),
+		cmocka_unit_test(test_hist_count_le),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
