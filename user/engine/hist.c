@@ -105,3 +105,20 @@ size_t ig_hist_bytes(const struct ig_hist *h)
 	return (size_t)h->capexact * sizeof(uint64_t) +
 	       (h->buckets ? IG_HIST_BUCKETS * sizeof(uint64_t) : 0);
 }
+
+uint64_t ig_hist_count_le(const struct ig_hist *h, uint64_t v)
+{
+	uint64_t n = 0;
+	unsigned int b;
+	uint32_t i;
+
+	if (h->nexact == h->n) {
+		for (i = 0; i < h->nexact; i++)
+			n += h->exact[i] <= v;
+		return n;
+	}
+	for (b = 0; h->buckets && b < IG_HIST_BUCKETS; b++)
+		if (bucket_mid(b) <= v)
+			n += h->buckets[b];
+	return n;
+}
