@@ -16,6 +16,8 @@
 #include "engine/htab.h"
 #include "engine/hist.h"
 #include "engine/ring.h"
+#include "engine/vec.h"
+#include "engine/gaplist.h"
 #include "engine/names.h"
 
 #define IG_NS_INF		UINT64_MAX
@@ -169,11 +171,6 @@ struct ig_busy {
 	uint64_t t0, t1;
 };
 
-struct ig_vec {
-	void *v;
-	uint32_t n, cap, esz;
-};
-
 struct ig_device {
 	int ordinal;
 	bool active;		/* first submission seen */
@@ -234,21 +231,6 @@ struct ig_cause_acc {
 struct ig_causeset {
 	uint64_t total_ns;
 	struct ig_cause_acc c[IG_C__MAX];
-};
-
-struct ig_gap {
-	uint64_t t0, t1;
-	uint32_t tid, tgid;
-	int32_t device;
-	uint32_t pad;
-};
-
-/* Keeps the longest gaps: a min-heap by length, unbounded when cap < 0. */
-struct ig_gaplist {
-	struct ig_gap *g;
-	size_t n, cap;
-	long limit;
-	uint64_t omitted;
 };
 
 struct ig_biodev {
@@ -345,10 +327,6 @@ struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
 const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
 void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
-void *ig_vec_push(struct ig_vec *v);
-void ig_vec_drop_where(struct ig_vec *v, bool (*gone)(const void *, uint64_t),
-		       uint64_t arg);
-void ig_gaplist_add(struct ig_gaplist *l, const struct ig_gap *g);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
