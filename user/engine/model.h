@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The engine's state, shared by its parts:
- *   engine.c     record intake, process/thread tables, history window
+ *   intake.c     ig_engine_feed and the per-record handlers, thread history
+ *   tasks.c      process/thread tables, comm cache, mappings, fork/exec/exit
+ *   lifecycle.c  creation, the history window (gc), finish, memory, teardown
  *   gpu.c        GPU evidence model: streams, devices, the idle/busy sweep
  *   attrib.c     walking a thread's timeline to blame each ns of a gap
  *   report_*.c   text and JSON output
@@ -318,7 +320,7 @@ struct ig_engine {
 	size_t scratch_cap;
 };
 
-/* ---- engine.c ---- */
+/* ---- tasks.c ---- */
 struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 				uint32_t tgid, uint64_t seen);
 struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid);
@@ -327,14 +329,28 @@ struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
 const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
 void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
+/* Drop the thread's history older than @cutoff. */
+void ig_thread_prune(struct ig_thread *t, uint64_t cutoff);
+void ig_thread_free(struct ig_engine *e, struct ig_thread *t);
+/* Frees the process and its threads. */
+void ig_process_free(struct ig_engine *e, struct ig_process *p);
+void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r);
+void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
+void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r);
+/* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
+const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
+/* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
+bool ig_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
+
+/* ---- lifecycle.c ---- */
+/* Slide the history window: free exited tasks, prune old history. */
+void ig_engine_gc(struct ig_engine *e);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
 void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts);
 void ig_gpu_finish(struct ig_engine *e);
 void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1);
-/* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
-const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
 uint64_t ig_gpu_keep_from(const struct ig_engine *e);
 /* End of the device's counted span (after ig_gpu_finish). */
 uint64_t ig_gpu_span_end(const struct ig_device *d);
