@@ -40,16 +40,6 @@ struct walk {
 	uint32_t chain[IG_DEPTH_CAP + 1];
 };
 
-static uint64_t min64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint64_t max64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
 static const struct ig_ival *ival_at(const struct ig_thread *t, uint32_t i)
 {
 	return ig_ring_at(&t->ivals, i);
@@ -61,7 +51,7 @@ static void seg_init(struct seg_it *it, const struct ig_thread *th,
 	it->th = th;
 	it->t = a;
 	it->b = b;
-	it->lo = max64(th->first_seen, th->hist_from);
+	it->lo = ig_max64(th->first_seen, th->hist_from);
 	it->lo_why = th->hist_from > th->first_seen ?
 		     "history older than the window" :
 		     "before the thread was seen";
@@ -87,7 +77,7 @@ static bool seg_next(struct seg_it *it, struct seg *s)
 	s->x = t;
 	if (t < it->lo) {
 		s->st = ST_UNKNOWN;
-		s->y = min64(it->b, it->lo);
+		s->y = ig_min64(it->b, it->lo);
 		s->why = it->lo_why;
 	} else if (t >= it->hi) {
 		s->st = ST_UNKNOWN;
@@ -102,20 +92,20 @@ static bool seg_next(struct seg_it *it, struct seg *s)
 			s->iv = iv;
 			if (iv->t_wake && t < iv->t_wake) {
 				s->st = ST_BLOCKED;
-				s->y = min64(iv->t_wake, it->b);
+				s->y = ig_min64(iv->t_wake, it->b);
 			} else {
 				s->st = ST_RUNNABLE;
-				s->y = min64(iv->t_on, it->b);
+				s->y = ig_min64(iv->t_on, it->b);
 			}
 		} else if (iv && iv->pre_ns && t >= iv->t_off - iv->pre_ns) {
 			s->iv = iv;
 			s->st = ST_PRE;
-			s->y = min64(iv->t_off, it->b);
+			s->y = ig_min64(iv->t_off, it->b);
 		} else {
 			s->st = ST_ONCPU;
-			s->y = min64(iv ? iv->t_off - iv->pre_ns : IG_NS_INF, it->b);
+			s->y = ig_min64(iv ? iv->t_off - iv->pre_ns : IG_NS_INF, it->b);
 		}
-		s->y = min64(s->y, it->hi);
+		s->y = ig_min64(s->y, it->hi);
 	}
 	it->t = s->y;
 	return true;
@@ -315,8 +305,8 @@ static void emit_oncpu(struct walk *w, const struct ig_thread *th,
 			emit_sampled(w, th, t, s0);
 			t = s0;
 		}
-		emit_api(w, api, min64(s1, y) - t);
-		t = min64(s1, y);
+		emit_api(w, api, ig_min64(s1, y) - t);
+		t = ig_min64(s1, y);
 		i++;
 	}
 }
@@ -660,9 +650,9 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 			continue;
 		if (l[i].t0 > a)
 			walk_thread(w, th, a, l[i].t0);
-		emit_unknown(w, min64(l[i].t1, b) - max64(l[i].t0, a),
+		emit_unknown(w, ig_min64(l[i].t1, b) - ig_max64(l[i].t0, a),
 			     "records lost");
-		a = min64(l[i].t1, b);
+		a = ig_min64(l[i].t1, b);
 	}
 	if (a < b)
 		walk_thread(w, th, a, b);

@@ -25,6 +25,16 @@
 #define IG_NS_INF		UINT64_MAX
 #define IG_NSEC			1000000000ULL
 
+static inline uint64_t ig_min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline uint64_t ig_max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
 #define IG_DEPTH_CAP		16	/* opts.max_depth is clamped here */
 #define IG_DET_CAP		48	/* detail entries kept per cause */
 #define IG_DET_SHOW		8	/* ... of which the report lists */
