@@ -198,7 +198,7 @@ static void on_sync_begin(struct ig_engine *e, struct ig_process *p,
 static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
 {
 	const struct ig_thread *t = ig_thread_find(e, c->h.tid);
-	const struct ig_ival *iv = t ? ig_ring_back(&t->ivals) : NULL;
+	const struct ig_ival *iv = ig_thread_last_ival(t);
 
 	if (!iv || iv->t_on < c->t_wake)
 		return true;	/* its interval was too short to be sent */
@@ -217,7 +217,7 @@ static uint64_t runnable_in(const struct ig_engine *e, uint32_t tid,
 	uint32_t i;
 
 	for (i = t ? t->ivals.len : 0; i > 0; i--) {
-		const struct ig_ival *iv = ig_ring_at(&t->ivals, i - 1);
+		const struct ig_ival *iv = ig_thread_ival(t, i - 1);
 
 		if (iv->t_on <= t0)
 			break;

@@ -339,6 +339,8 @@ struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
 const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
 void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
+const struct ig_ival *ig_thread_ival(const struct ig_thread *t, uint32_t i);
+const struct ig_ival *ig_thread_last_ival(const struct ig_thread *t);
 /* Drop the thread's history older than @cutoff. */
 void ig_thread_prune(struct ig_thread *t, uint64_t cutoff);
 void ig_thread_free(struct ig_engine *e, struct ig_thread *t);

@@ -196,6 +196,18 @@ void ig_thread_seen_at(struct ig_thread *t, uint64_t ts)
 		t->known_until = ts;
 }
 
+/* The thread's @i-th retained off-CPU interval, oldest first. */
+const struct ig_ival *ig_thread_ival(const struct ig_thread *t, uint32_t i)
+{
+	return ig_ring_at(&t->ivals, i);
+}
+
+/* The thread's newest off-CPU interval, or NULL. */
+const struct ig_ival *ig_thread_last_ival(const struct ig_thread *t)
+{
+	return t ? ig_ring_back(&t->ivals) : NULL;
+}
+
 void ig_thread_prune(struct ig_thread *t, uint64_t cutoff)
 {
 	uint32_t n;
