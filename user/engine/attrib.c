@@ -388,3 +388,20 @@ void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 	ig_defer_poll(e, false);
 }
 
+
+static void sink_idle_gap(void *ctx, const struct ig_gap *g)
+{
+	ig_attribute(ctx, true, g->tid, g->tgid, g->t0, g->t1);
+}
+
+static void sink_unresolved(void *ctx, const struct ig_piece *p)
+{
+	ig_defer_piece(ctx, p);
+}
+
+void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s)
+{
+	s->idle_gap = sink_idle_gap;
+	s->unresolved = sink_unresolved;
+	s->ctx = e;
+}

@@ -92,6 +92,7 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 		e->max_gaps = -1;
 	e->gaps.limit = e->max_gaps;
 	e->unres_list.limit = e->max_gaps;
+	ig_attrib_sink(e, &e->sink);
 	e->comms = calloc(IG_COMM_CACHE, sizeof(*e->comms));
 	ig_ring_init(&e->defer, sizeof(struct ig_piece));
 	e->loss.esz = sizeof(struct ig_busy);

@@ -262,6 +262,18 @@ struct ig_piece {
 	uint32_t tid, tgid;
 };
 
+/*
+ * Where the GPU model hands what it finds: each closed idle gap the moment
+ * the timeline proves it, and each unresolved piece with its feeder.
+ * Attribution implements it (ig_attrib_sink); the model never calls
+ * attribution directly.
+ */
+struct ig_gap_sink {
+	void (*idle_gap)(void *ctx, const struct ig_gap *g);
+	void (*unresolved)(void *ctx, const struct ig_piece *p);
+	void *ctx;
+};
+
 struct ig_comm_ent {
 	uint32_t tid;
 	char comm[IG_COMM_LEN];
@@ -326,6 +338,7 @@ struct ig_engine {
 	uint64_t next_gc;
 	uint64_t gc_count;
 
+	struct ig_gap_sink sink;	/* closed gaps go there */
 	void *scratch;		/* sweep event buffer */
 	size_t scratch_cap;
 };
@@ -373,6 +386,8 @@ void ig_gpu_free(struct ig_engine *e);
  * feeder thread's timeline; every ns lands in exactly one cause. */
 void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 		  uint64_t t0, uint64_t t1);
+/* Point @s at attribution of @e. */
+void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
 void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
 void ig_defer_poll(struct ig_engine *e, bool force);

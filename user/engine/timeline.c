@@ -82,7 +82,7 @@ static void piece_flush(struct sweep *sw)
 	if (!sw->pc_open)
 		return;
 	sw->pc_open = false;
-	ig_defer_piece(sw->e, &sw->pc);
+	sw->e->sink.unresolved(sw->e->sink.ctx, &sw->pc);
 	if (d->ua_open && d->ua_t1 == sw->pc.t0 && d->ua_tid == sw->pc.tid) {
 		d->ua_t1 = sw->pc.t1;
 		return;
@@ -116,7 +116,7 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 	g.device = d->ordinal;
 	g.pad = 0;
 	ig_gaplist_add(&e->gaps, &g);
-	ig_attribute(e, true, tid, tgid, t0, t1);
+	e->sink.idle_gap(e->sink.ctx, &g);
 }
 
 /* An unresolved run ended: idle after it (the drain that ended it says
