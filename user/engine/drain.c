@@ -62,8 +62,9 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 			 size_t max)
 {
 	enum ig_api_class cls = ig_api_class_of(c->api);
+	struct ig_stream *s;
 	size_t n = 0;
-	uint32_t i;
+	uint32_t it = 0;
 
 	switch (cls) {
 	case IG_AC_EVENT_SYNC:
@@ -76,10 +77,8 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 	case IG_AC_SYNC_COPY:
 		/* a synchronous copy waits for the legacy stream, which
 		 * waits for every blocking stream; and for its own stream */
-		for (i = 0; i < p->streams.cap && n < max; i++) {
-			struct ig_stream *s = p->streams.vals[i];
-
-			if (s && (s->blocking || s->key == stream_key(c) ||
+		while (n < max && (s = ig_htab_next(&p->streams, &it))) {
+			if ((s->blocking || s->key == stream_key(c) ||
 				  s->key == (IG_STREAM_PTD_BIT | c->h.tid)))
 				out[n++] = s;
 		}
@@ -93,9 +92,9 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 		}
 		break;
 	}
-	for (i = 0; i < p->streams.cap && n < max; i++)
-		if (p->streams.vals[i])
-			out[n++] = p->streams.vals[i];
+	it = 0;
+	while (n < max && (s = ig_htab_next(&p->streams, &it)))
+		out[n++] = s;
 	if (!n && (out[0] = ig_stream_get(e, p, IG_STREAM_LEGACY)))
 		n = 1;
 	return n;

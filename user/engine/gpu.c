@@ -172,13 +172,10 @@ void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 {
 	struct ig_device *touched[IG_MAX_DEVICES];
-	uint32_t i, nt = 0, k;
+	struct ig_stream *s;
+	uint32_t it = 0, nt = 0, k;
 
-	for (i = 0; i < p->streams.cap; i++) {
-		struct ig_stream *s = p->streams.vals[i];
-
-		if (!s)
-			continue;
+	while ((s = ig_htab_next(&p->streams, &it))) {
 		if (s->pending)
 			ig_stream_close(s, ts, IG_B_OPEN);
 		for (k = 0; k < nt && touched[k] != s->dev; k++)
@@ -187,9 +184,8 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 			touched[nt++] = s->dev;
 		s->dev->nstreams--;
 		free(s);
-		p->streams.vals[i] = NULL;
 	}
-	p->streams.n = 0;
+	ig_htab_clear(&p->streams);
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
 			touched[k]->last_ev = ig_max64(touched[k]->last_ev, ts);
@@ -234,7 +230,9 @@ uint64_t ig_gpu_span_end(const struct ig_device *d)
 
 void ig_gpu_free(struct ig_engine *e)
 {
-	uint32_t i;
+	struct ig_process *p;
+	struct ig_stream *s;
+	uint32_t i, it;
 
 	for (i = 0; i < e->ndevs; i++) {
 		struct ig_device *d = e->devs[i];
@@ -245,19 +243,13 @@ void ig_gpu_free(struct ig_engine *e)
 		free(d);
 	}
 	e->ndevs = 0;
-	if (e->procs.vals) {
-		for (i = 0; i < e->procs.cap; i++) {
-			struct ig_process *p = e->procs.vals[i];
-			uint32_t k;
+	it = 0;
+	while ((p = ig_htab_next(&e->procs, &it))) {
+		uint32_t k = 0;
 
-			if (!p)
-				continue;
-			for (k = 0; k < p->streams.cap; k++) {
-				free(p->streams.vals[k]);
-				p->streams.vals[k] = NULL;
-			}
-			p->streams.n = 0;
-		}
+		while ((s = ig_htab_next(&p->streams, &k)))
+			free(s);
+		ig_htab_clear(&p->streams);
 	}
 }
 

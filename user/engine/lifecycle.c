@@ -160,23 +160,19 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 
 void ig_engine_free(struct ig_engine *e)
 {
-	uint32_t i;
+	struct ig_process *p;
+	uint32_t i, it;
 
 	if (!e)
 		return;
 	ig_gpu_free(e);
 	while (e->thr_head)
 		ig_thread_free(e, e->thr_head);
-	if (e->procs.vals) {
-		for (i = 0; i < e->procs.cap; i++) {
-			struct ig_process *p = e->procs.vals[i];
-
-			if (!p)
-				continue;
-			ig_htab_free(&p->streams);
-			free(p->maps);
-			free(p);
-		}
+	it = 0;
+	while ((p = ig_htab_next(&e->procs, &it))) {
+		ig_htab_free(&p->streams);
+		free(p->maps);
+		free(p);
 	}
 	ig_htab_free(&e->threads);
 	ig_htab_free(&e->procs);
