@@ -271,20 +271,7 @@ static void lost_before(struct ig_engine *e, const struct ig_hdr *rec)
 
 void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 {
-	union {
-		struct ig_offcpu o;
-		struct ig_sample sm;
-		struct ig_cuda c;
-		struct ig_proc p;
-		struct ig_task t;
-		struct ig_bio b;
-		struct ig_pyrt y;
-		struct ig_mapping m;
-		struct ig_nvml n;
-		struct ig_end x;
-		struct ig_meta mt;
-		struct ig_libcuda l;
-	} tmp;
+	union ig_rec tmp;
 
 	if (!e || !rec || e->finished || rec->size < sizeof(*rec))
 		return;
