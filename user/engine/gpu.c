@@ -20,6 +20,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/gpu.h"
+#include "util.h"
 
 static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 {
@@ -95,15 +96,9 @@ void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t kpu,
 
 	if (s->pending)
 		return;
-	if (d->nopen == d->capopen) {
-		uint32_t cap = d->capopen ? d->capopen * 2 : 8;
-		struct ig_stream **o = realloc(d->open, cap * sizeof(*o));
-
-		if (!o)
-			return;
-		d->open = o;
-		d->capopen = cap;
-	}
+	if (!ig_grow_from((void **)&d->open, &d->capopen, d->nopen,
+			  sizeof(*d->open), 8))
+		return;
 	s->pending = true;
 	s->p_start = ig_max64(t, d->fin);
 	s->kpu = ig_max64(kpu, s->p_start);

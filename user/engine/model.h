@@ -160,7 +160,8 @@ struct ig_process {
 	uint64_t exit_ts;
 	uint64_t pyrt_start, pyrt_end;
 	struct ig_map *maps;	/* sorted by start */
-	uint32_t nmaps, capmaps;
+	uint32_t nmaps;
+	size_t capmaps;
 	int device;
 	bool device_set;
 	bool on_gpu;		/* has submitted work */
@@ -191,7 +192,8 @@ struct ig_device {
 	uint64_t fin;		/* timeline final before this */
 	uint64_t last_ev;	/* newest evidence */
 	struct ig_stream **open;
-	uint32_t nopen, capopen;
+	uint32_t nopen;
+	size_t capopen;
 	struct ig_vec closed;	/* struct ig_pend */
 	struct ig_vec busy;	/* struct ig_busy */
 	uint64_t busy_ns, idle_ns, unres_ns;

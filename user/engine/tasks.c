@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "util.h"
 
 static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
 {
@@ -383,18 +384,12 @@ void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r)
 
 	if (!p || r->end <= r->start)
 		return;
-	if (p->nmaps == p->capmaps) {
-		uint32_t cap = p->capmaps ? p->capmaps * 2 : 32;
-		struct ig_map *m;
-
-		if (cap > IG_MAX_MAPS)
-			return;
-		m = realloc(p->maps, cap * sizeof(*m));
-		if (!m)
-			return;
-		p->maps = m;
-		p->capmaps = cap;
-	}
+	if (p->nmaps == p->capmaps &&
+	    (p->capmaps ? p->capmaps * 2 : 32) > IG_MAX_MAPS)
+		return;		/* as many as it keeps */
+	if (!ig_grow_from((void **)&p->maps, &p->capmaps, p->nmaps,
+			  sizeof(*p->maps), 32))
+		return;
 	for (i = p->nmaps; i > 0 && p->maps[i - 1].start > r->start; i--)
 		p->maps[i] = p->maps[i - 1];
 	p->maps[i].start = r->start;
