@@ -316,7 +316,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 		     uint64_t b)
 {
-	const struct ig_busy *l = w->e->loss.v;
+	const struct ig_lost *l = w->e->loss.v;
 	uint32_t i;
 
 	for (i = 0; i < w->e->loss.n && a < b; i++) {

@@ -50,7 +50,7 @@ static void on_submit(struct ig_engine *e, struct ig_process *p,
 	ig_dev_activate(d, c->h.ts);
 	d->last_ev = ig_max64(d->last_ev, c->h.ts);
 	if (s->pending)
-		s->kpu = ig_max64(s->kpu, c->h.ts);
+		s->pending_until = ig_max64(s->pending_until, c->h.ts);
 	else
 		ig_stream_open(s, c->h.ts, c->h.ts, c->h.tid, c->h.tgid);
 	ig_dev_advance(e, d);
@@ -101,20 +101,20 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 }
 
 /*
- * Drained at dpt for the streams in scope.  `last_submit` is the newest
+ * Drained at drained_t for the streams in scope.  `last_submit` is the newest
  * submission the kernel saw before the call returned.  A sync waits for
  * the work queued when it was called (`called`, 0 for queries): work
  * queued by another thread during the call, or after the drained point,
  * is not proven complete, and nothing can be closed.
  */
 static void drain(struct ig_engine *e, struct ig_process *p,
-		  const struct ig_cuda *c, uint64_t dpt, uint64_t called,
+		  const struct ig_cuda *c, uint64_t drained_t, uint64_t called,
 		  bool blocked, bool busy_ok, uint32_t how)
 {
 	struct ig_stream *scope[256];
 	struct ig_device *touched[8], *d;
 	size_t n = sync_scope(e, p, c, scope, 256), i, k, nt = 0;
-	bool late = c->last_submit > dpt ||
+	bool late = c->last_submit > drained_t ||
 		    (called && c->last_submit > called);
 	bool any_pending = false;
 	uint64_t first_pend = IG_NS_INF, seen_drained = 0;
@@ -130,14 +130,14 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			touched[nt++] = s->dev;
 		if (s->pending) {
 			any_pending = true;
-			if (s->p_start <= dpt)
+			if (s->p_start <= drained_t)
 				first_pend = ig_min64(first_pend, s->p_start);
-			if (!late && s->p_start <= dpt)
-				ig_stream_close(s, dpt, how);
+			if (!late && s->p_start <= drained_t)
+				ig_stream_close(s, drained_t, how);
 		} else {
 			seen_drained = ig_max64(seen_drained, s->drained_at);
 			if (!s->dev->active && !late)
-				ig_stream_close(s, dpt, how);
+				ig_stream_close(s, drained_t, how);
 		}
 	}
 	d = scope[0]->dev;
@@ -148,22 +148,22 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			/* work we never saw submitted (a lost record, or work
 			 * queued before the probes were attached): pending
 			 * since at least what is already final, never idle */
-			first_pend = d->fin;
+			first_pend = d->final_until;
 			if (late) {
-				ig_stream_open(scope[0], d->fin, c->h.ts, c->h.tid,
+				ig_stream_open(scope[0], d->final_until, c->h.ts, c->h.tid,
 					    c->h.tgid);
 			} else {
-				ig_add_closed(d, d->fin, dpt, c->h.tid, c->h.tgid,
+				ig_add_closed(d, d->final_until, drained_t, c->h.tid, c->h.tgid,
 					   how);
-				ig_stream_close(scope[0], dpt, how);
+				ig_stream_close(scope[0], drained_t, how);
 			}
 			any_pending = true;
 		}
 		/* a sync that slept proves the queue non-empty from its last
 		 * submission until the drained point */
 		if (busy_ok && blocked && any_pending && c->last_submit &&
-		    c->last_submit <= dpt && first_pend != IG_NS_INF)
-			ig_add_busy(d, ig_max64(c->last_submit, first_pend), dpt);
+		    c->last_submit <= drained_t && first_pend != IG_NS_INF)
+			ig_add_busy(d, ig_max64(c->last_submit, first_pend), drained_t);
 	}
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
@@ -251,19 +251,19 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	 * itself).  A synchronous copy may wait for earlier work, then stage
 	 * and copy without waiting again: only its return proves the copy's
 	 * own work done. */
-	uint64_t dpt = blocked && c->t_wake && !copy &&
+	uint64_t drained_t = blocked && c->t_wake && !copy &&
 		       woke_to_return(e, c) ? c->t_wake : c->h.ts;
 
 	count_subs(e, p, c, false);
 	if (c->ret != 0)	/* an error return proves nothing */
 		return;
-	if (dpt > c->h.ts)
-		dpt = c->h.ts;
+	if (drained_t > c->h.ts)
+		drained_t = c->h.ts;
 	/* the host stages pageable copies itself: never busy evidence; a
 	 * copy's own submission is its entry, so `called` does not apply */
 	/* a synchronous copy's time is its own staging and transfer as much
 	 * as waiting: it says nothing about which side was behind */
-	drain(e, p, c, dpt, copy ? 0 : c->t_begin, blocked, !copy,
+	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, !copy,
 	      copy ? IG_B_OPEN : sync_bound(e, c));
 }
 
@@ -285,9 +285,9 @@ static void on_query_busy(struct ig_engine *e, struct ig_process *p,
 	/* not ready at ts, nothing submitted after last_submit: the queue
 	 * was non-empty, so the GPU executing, all of [last_submit, ts] */
 	if (s->pending)
-		s->kpu = ig_max64(s->kpu, c->h.ts);
+		s->pending_until = ig_max64(s->pending_until, c->h.ts);
 	else
-		ig_stream_open(s, d->fin, c->h.ts, c->h.tid, c->h.tgid);
+		ig_stream_open(s, d->final_until, c->h.ts, c->h.tid, c->h.tgid);
 	t0 = ig_max64(c->last_submit, s->p_start);
 	if (c->last_submit && c->last_submit <= c->h.ts)
 		ig_add_busy(d, t0, c->h.ts);

@@ -85,11 +85,11 @@ void ig_dev_activate(struct ig_device *d, uint64_t ts)
 		return;
 	d->active = true;
 	d->span_start = ts;
-	d->fin = ts;
+	d->final_until = ts;
 	d->last_ev = ts;
 }
 
-void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t kpu,
+void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t pending_until,
 		    uint32_t tid, uint32_t tgid)
 {
 	struct ig_device *d = s->dev;
@@ -100,8 +100,8 @@ void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t kpu,
 			  sizeof(*d->open), 8))
 		return;
 	s->pending = true;
-	s->p_start = ig_max64(t, d->fin);
-	s->kpu = ig_max64(kpu, s->p_start);
+	s->p_start = ig_max64(t, d->final_until);
+	s->pending_until = ig_max64(pending_until, s->p_start);
 	s->feeder_tid = tid;
 	s->feeder_tgid = tgid;
 	s->open_idx = d->nopen;
@@ -113,7 +113,7 @@ void ig_add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
 {
 	struct ig_pend *p;
 
-	t0 = ig_max64(t0, d->fin);
+	t0 = ig_max64(t0, d->final_until);
 	if (t1 < t0)
 		t1 = t0;
 	p = ig_vec_push(&d->closed);
@@ -131,7 +131,7 @@ void ig_add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
 {
 	struct ig_busy *b;
 
-	t0 = ig_max64(t0, d->fin);
+	t0 = ig_max64(t0, d->final_until);
 	if (t1 <= t0)
 		return;
 	b = ig_vec_push(&d->busy);
@@ -148,7 +148,7 @@ void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 	struct ig_device *d = s->dev;
 	struct ig_stream *last;
 
-	t = ig_max64(t, ig_max64(s->kpu, d->fin));
+	t = ig_max64(t, ig_max64(s->pending_until, d->final_until));
 	if (s->pending) {
 		ig_add_closed(d, s->p_start, t, s->feeder_tid, s->feeder_tgid,
 			   how);
@@ -195,7 +195,7 @@ uint64_t ig_gpu_keep_from(const struct ig_engine *e)
 
 	for (i = 0; i < e->ndevs; i++)
 		if (e->devs[i]->active)
-			keep = ig_min64(keep, e->devs[i]->fin);
+			keep = ig_min64(keep, e->devs[i]->final_until);
 	return keep;
 }
 
@@ -203,7 +203,7 @@ uint64_t ig_gpu_keep_from(const struct ig_engine *e)
  * attribution reports it as unknown. */
 void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 {
-	struct ig_busy *l;
+	struct ig_lost *l;
 	uint32_t i;
 
 	e->evidence_lost = true;
@@ -220,7 +220,7 @@ void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 
 uint64_t ig_gpu_span_end(const struct ig_device *d)
 {
-	return d->fin;
+	return d->final_until;
 }
 
 void ig_gpu_free(struct ig_engine *e)

@@ -19,8 +19,8 @@ struct ig_stream *ig_stream_get(struct ig_engine *e, struct ig_process *p,
 				 uint64_t key);
 /* The device's first submission: its counted span starts at @ts. */
 void ig_dev_activate(struct ig_device *d, uint64_t ts);
-/* Work submitted at @t by @tid: pending, and known so until @kpu. */
-void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t kpu,
+/* Work submitted at @t by @tid: pending, known so until @pending_until. */
+void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t pending_until,
 		    uint32_t tid, uint32_t tgid);
 /* A finished pending interval [t0, t1] (tid 0: lost evidence). */
 void ig_add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,

@@ -17,7 +17,7 @@
 
 static bool loss_gone(const void *el, uint64_t cutoff)
 {
-	return ((const struct ig_busy *)el)->t1 < cutoff;
+	return ((const struct ig_lost *)el)->t1 < cutoff;
 }
 
 void ig_engine_gc(struct ig_engine *e)
@@ -95,7 +95,7 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	ig_attrib_sink(e, &e->sink);
 	e->comms = calloc(IG_COMM_CACHE, sizeof(*e->comms));
 	ig_ring_init(&e->defer, sizeof(struct ig_piece));
-	e->loss.esz = sizeof(struct ig_busy);
+	e->loss.esz = sizeof(struct ig_lost);
 	if (!e->comms || ig_htab_init(&e->threads, 256) ||
 	    ig_htab_init(&e->procs, 64)) {
 		ig_engine_free(e);

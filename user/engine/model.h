@@ -146,7 +146,7 @@ struct ig_stream {
 	bool blocking;		/* syncs with the legacy stream */
 	bool drained_once;
 	uint64_t p_start;	/* pending since */
-	uint64_t kpu;		/* known pending at least until */
+	uint64_t pending_until;	/* known pending at least until */
 	uint64_t drained_at;
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
@@ -180,16 +180,22 @@ struct ig_pend {
 	uint32_t pad;
 };
 
+/* The device was proven busy over [t0, t1]. */
 struct ig_busy {
+	uint64_t t0, t1;
+};
+
+/* Records may be missing over [t0, t1]: no idle time is proven there. */
+struct ig_lost {
 	uint64_t t0, t1;
 };
 
 struct ig_device {
 	int ordinal;
 	bool active;		/* first submission seen */
-	bool idle_open;		/* fin is the start of an open idle gap */
+	bool idle_open;		/* an idle gap open since final_until */
 	uint64_t span_start;
-	uint64_t fin;		/* timeline final before this */
+	uint64_t final_until;	/* timeline final before this */
 	uint64_t last_ev;	/* newest evidence */
 	struct ig_stream **open;
 	uint32_t nopen;
@@ -203,9 +209,9 @@ struct ig_device {
 	uint64_t gaps, unres_spans;
 	uint32_t nstreams;
 	/* unresolved span being merged for the list */
-	uint64_t ua_t0, ua_t1;
-	uint32_t ua_tid, ua_tgid;
-	bool ua_open;
+	uint64_t merging_t0, merging_t1;
+	uint32_t merging_tid, merging_tgid;
+	bool merging_open;
 };
 
 enum ig_dkind {
@@ -333,7 +339,7 @@ struct ig_engine {
 	uint64_t launch_by_api[IG_API__MAX];
 
 	struct ig_ring defer;	/* struct ig_piece, oldest first */
-	struct ig_vec loss;	/* struct ig_busy: evidence lost there */
+	struct ig_vec loss;	/* struct ig_lost */
 	bool evidence_lost;
 
 	uint64_t cutoff;	/* history older than this is dropped */

@@ -62,17 +62,17 @@ static void unres_list_flush(struct ig_engine *e, struct ig_device *d)
 {
 	struct ig_gap g;
 
-	if (!d->ua_open)
+	if (!d->merging_open)
 		return;
-	g.t0 = d->ua_t0;
-	g.t1 = d->ua_t1;
-	g.tid = d->ua_tid;
-	g.tgid = d->ua_tgid;
+	g.t0 = d->merging_t0;
+	g.t1 = d->merging_t1;
+	g.tid = d->merging_tid;
+	g.tgid = d->merging_tgid;
 	g.device = d->ordinal;
 	g.pad = 0;
 	ig_gaplist_add(&e->unres_list, &g);
 	d->unres_spans++;
-	d->ua_open = false;
+	d->merging_open = false;
 }
 
 static void piece_flush(struct sweep *sw)
@@ -83,16 +83,17 @@ static void piece_flush(struct sweep *sw)
 		return;
 	sw->pc_open = false;
 	sw->e->sink.unresolved(sw->e->sink.ctx, &sw->pc);
-	if (d->ua_open && d->ua_t1 == sw->pc.t0 && d->ua_tid == sw->pc.tid) {
-		d->ua_t1 = sw->pc.t1;
+	if (d->merging_open && d->merging_t1 == sw->pc.t0 &&
+	    d->merging_tid == sw->pc.tid) {
+		d->merging_t1 = sw->pc.t1;
 		return;
 	}
 	unres_list_flush(sw->e, d);
-	d->ua_open = true;
-	d->ua_t0 = sw->pc.t0;
-	d->ua_t1 = sw->pc.t1;
-	d->ua_tid = sw->pc.tid;
-	d->ua_tgid = sw->pc.tgid;
+	d->merging_open = true;
+	d->merging_t0 = sw->pc.t0;
+	d->merging_t1 = sw->pc.t1;
+	d->merging_tid = sw->pc.tid;
+	d->merging_tgid = sw->pc.tgid;
 }
 
 static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
@@ -168,8 +169,8 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 	sw->pc.tgid = tgid;
 }
 
-static size_t collect(struct ig_engine *e, struct ig_device *d, uint64_t W,
-		      struct sev *ev)
+static size_t collect(struct ig_engine *e, struct ig_device *d,
+		      uint64_t watermark, struct sev *ev)
 {
 	size_t n = 0;
 	uint32_t i, id = 0;
@@ -188,11 +189,11 @@ static size_t collect(struct ig_engine *e, struct ig_device *d, uint64_t W,
 	for (i = 0; i < d->closed.n; i++, id++) {
 		const struct ig_pend *p = (struct ig_pend *)d->closed.v + i;
 
-		if (p->t0 > W || (p->t1 <= d->fin && p->t1 > p->t0) ||
-		    p->t1 < d->fin)
+		if (p->t0 > watermark || (p->t1 <= d->final_until && p->t1 > p->t0) ||
+		    p->t1 < d->final_until)
 			continue;
-		ADD(ig_max64(p->t0, d->fin), EV_PEND_START, p->tid, p->tgid);
-		if (p->t1 <= W) {
+		ADD(ig_max64(p->t0, d->final_until), EV_PEND_START, p->tid, p->tgid);
+		if (p->t1 <= watermark) {
 			ADD(p->t1, EV_PEND_END, 0, 0);
 			ev[n - 1].how = p->how;
 		}
@@ -200,26 +201,26 @@ static size_t collect(struct ig_engine *e, struct ig_device *d, uint64_t W,
 	for (i = 0; i < d->nopen; i++, id++) {
 		const struct ig_stream *s = d->open[i];
 
-		if (s->p_start <= W)
-			ADD(ig_max64(s->p_start, d->fin), EV_PEND_START,
+		if (s->p_start <= watermark)
+			ADD(ig_max64(s->p_start, d->final_until), EV_PEND_START,
 			    s->feeder_tid, s->feeder_tgid);
 	}
 	for (i = 0; i < e->loss.n; i++, id++) {
-		const struct ig_busy *l = (struct ig_busy *)e->loss.v + i;
+		const struct ig_lost *l = (struct ig_lost *)e->loss.v + i;
 
-		if (l->t0 > W || l->t1 <= d->fin)
+		if (l->t0 > watermark || l->t1 <= d->final_until)
 			continue;
-		ADD(ig_max64(l->t0, d->fin), EV_PEND_START, 0, 0);
-		if (l->t1 <= W)
+		ADD(ig_max64(l->t0, d->final_until), EV_PEND_START, 0, 0);
+		if (l->t1 <= watermark)
 			ADD(l->t1, EV_PEND_END, 0, 0);
 	}
 	for (i = 0; i < d->busy.n; i++, id++) {
 		const struct ig_busy *b = (struct ig_busy *)d->busy.v + i;
 
-		if (b->t0 >= W || b->t1 <= d->fin)
+		if (b->t0 >= watermark || b->t1 <= d->final_until)
 			continue;
-		ADD(ig_max64(b->t0, d->fin), EV_BUSY_START, 0, 0);
-		if (b->t1 <= W)
+		ADD(ig_max64(b->t0, d->final_until), EV_BUSY_START, 0, 0);
+		if (b->t1 <= watermark)
 			ADD(b->t1, EV_BUSY_END, 0, 0);
 	}
 #undef ADD
@@ -245,19 +246,20 @@ static void feeder_of(const struct active *a, size_t n, uint32_t *tid,
 	*tgid = best < n ? a[best].tgid : 0;
 }
 
-static bool pend_gone(const void *el, uint64_t fin)
+static bool pend_gone(const void *el, uint64_t final_until)
 {
 	const struct ig_pend *p = el;
 
-	return p->t1 < fin || (p->t1 == fin && p->t1 > p->t0);
+	return p->t1 < final_until || (p->t1 == final_until && p->t1 > p->t0);
 }
 
-static bool busy_gone(const void *el, uint64_t fin)
+static bool busy_gone(const void *el, uint64_t final_until)
 {
-	return ((const struct ig_busy *)el)->t1 <= fin;
+	return ((const struct ig_busy *)el)->t1 <= final_until;
 }
 
-static void dev_sweep(struct ig_engine *e, struct ig_device *d, uint64_t W)
+static void dev_sweep(struct ig_engine *e, struct ig_device *d,
+		      uint64_t watermark)
 {
 	size_t nmax = 2 * (d->closed.n + d->busy.n + e->loss.n) + d->nopen;
 	struct sweep sw = { .e = e, .d = d };
@@ -265,20 +267,20 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d, uint64_t W)
 	size_t n, i, nact = 0;
 	uint32_t tid, tgid;
 	uint32_t npend = 0, nbusy = 0;
-	uint64_t cur = d->fin;
+	uint64_t cur = d->final_until;
 	struct sev *ev;
 
-	if (W <= d->fin)
+	if (watermark <= d->final_until)
 		return;
 	ev = sev_buf(e, nmax * 2 + 1);
 	if (!ev)
 		return;
 	/* the second half of the buffer holds the active set */
 	act = (struct active *)(ev + nmax + 1);
-	n = collect(e, d, W, ev);
+	n = collect(e, d, watermark, ev);
 	qsort(ev, n, sizeof(*ev), sev_cmp);
 	sw.run_idle = d->idle_open;
-	sw.run_t0 = d->fin;
+	sw.run_t0 = d->final_until;
 
 	for (i = 0; i < n;) {
 		uint64_t t = ev[i].t;
@@ -333,28 +335,28 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d, uint64_t W)
 		if (sw.run_idle && started)
 			gap_close(&sw, t, stid, stgid);
 	}
-	if (W > cur) {
+	if (watermark > cur) {
 		feeder_of(act, nact, &tid, &tgid);
 		segment(&sw, nbusy ? SEG_BUSY : npend ? SEG_UNRES : SEG_IDLE,
-			cur, W, tid, tgid);
+			cur, watermark, tid, tgid);
 	}
 	piece_flush(&sw);
 	if (sw.run_idle) {
-		d->fin = sw.run_t0;	/* an open gap: re-swept next time */
+		d->final_until = sw.run_t0;	/* an open gap: re-swept next time */
 		d->idle_open = true;
 	} else {
-		d->fin = W;
+		d->final_until = watermark;
 		d->idle_open = false;
 	}
-	ig_vec_drop_where(&d->closed, pend_gone, d->fin);
-	ig_vec_drop_where(&d->busy, busy_gone, d->fin);
+	ig_vec_drop_where(&d->closed, pend_gone, d->final_until);
+	ig_vec_drop_where(&d->busy, busy_gone, d->final_until);
 }
 
 /* Finalise what can be: up to the newest record, but not past what each
  * pending stream is known to have been pending until. */
 void ig_dev_advance(struct ig_engine *e, struct ig_device *d)
 {
-	uint64_t W = e->now;
+	uint64_t watermark = e->now;
 	uint32_t i;
 
 	if (!d || !d->active)
@@ -363,8 +365,8 @@ void ig_dev_advance(struct ig_engine *e, struct ig_device *d)
 	 * pending streams as pending up to now; idle may shrink, never grow */
 	if (d->closed.n < IG_DEV_CLOSED_CAP && d->busy.n < IG_DEV_CLOSED_CAP)
 		for (i = 0; i < d->nopen; i++)
-			W = ig_min64(W, d->open[i]->kpu);
-	dev_sweep(e, d, W);
+			watermark = ig_min64(watermark, d->open[i]->pending_until);
+	dev_sweep(e, d, watermark);
 }
 
 void ig_gpu_finish(struct ig_engine *e)
@@ -378,7 +380,7 @@ void ig_gpu_finish(struct ig_engine *e)
 			continue;
 		/* pending streams count as pending up to the last evidence;
 		 * an idle gap still open at the end is left out */
-		dev_sweep(e, d, ig_max64(d->fin, d->last_ev));
+		dev_sweep(e, d, ig_max64(d->final_until, d->last_ev));
 		/* the last unresolved run ended at the last evidence if that
 		 * drained every stream */
 		if (d->ur_ns && !d->nopen)
