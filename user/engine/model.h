@@ -4,8 +4,8 @@
  *   intake.c     ig_engine_feed and the per-record handlers, thread history
  *   tasks.c      process/thread tables, comm cache, mappings, fork/exec/exit
  *   lifecycle.c  creation, the history window (gc), finish, memory, teardown
- *   gpu.c        GPU evidence model: streams, devices, the idle/busy sweep
- *   attrib.c     walking a thread's timeline to blame each ns of a gap
+ *   gpu.c, drain.c, timeline.c   the GPU evidence model (gpu.h)
+ *   attrib.c, causes.c, detail.c  attribution of each ns of a gap (attrib.h)
  *   report_*.c   text and JSON output
  * Not a public header: only the engine and its tests include it.
  */
