@@ -239,7 +239,7 @@ void ig_gpu_free(struct ig_engine *e)
 	}
 	e->ndevs = 0;
 	it = 0;
-	while ((p = ig_htab_next(&e->procs, &it))) {
+	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
 		uint32_t k = 0;
 
 		while ((s = ig_htab_next(&p->streams, &k)))

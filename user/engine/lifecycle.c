@@ -38,23 +38,23 @@ void ig_engine_gc(struct ig_engine *e)
 		cutoff = keep;
 	if (cutoff > e->cutoff)
 		e->cutoff = cutoff;
-	for (t = e->thr_head; t; t = next) {
+	for (t = e->tasks.thr_head; t; t = next) {
 		next = t->next;
 		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->cutoff)
 			ig_thread_free(e, t);
 		else
 			ig_thread_prune(t, e->cutoff);
 	}
-	while (e->nexited > IG_EXITED_PROCS_KEEP && e->exit_head &&
-	       e->exit_head->exit_ts < e->cutoff) {
-		struct ig_process *p = e->exit_head;
+	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
+	       e->tasks.exit_head->exit_ts < e->cutoff) {
+		struct ig_process *p = e->tasks.exit_head;
 
-		e->exit_head = p->exit_next;
-		if (!e->exit_head)
-			e->exit_tail = NULL;
-		e->nexited--;
+		e->tasks.exit_head = p->exit_next;
+		if (!e->tasks.exit_head)
+			e->tasks.exit_tail = NULL;
+		e->tasks.nexited--;
 		ig_process_free(e, p);
-		e->procs_freed++;
+		e->tasks.procs_freed++;
 	}
 	if (e->loss.n)
 		ig_vec_drop_where(&e->loss, loss_gone, e->cutoff);
@@ -93,11 +93,11 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	e->gaps.limit = e->max_gaps;
 	e->unres_list.limit = e->max_gaps;
 	ig_attrib_sink(e, &e->sink);
-	e->comms = calloc(IG_COMM_CACHE, sizeof(*e->comms));
+	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->defer, sizeof(struct ig_piece));
 	e->loss.esz = sizeof(struct ig_lost);
-	if (!e->comms || ig_htab_init(&e->threads, 256) ||
-	    ig_htab_init(&e->procs, 64)) {
+	if (!e->tasks.comms || ig_htab_init(&e->tasks.threads, 256) ||
+	    ig_htab_init(&e->tasks.procs, 64)) {
 		ig_engine_free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -120,7 +120,7 @@ void ig_engine_finish(struct ig_engine *e)
 			"(%llu freed), %llu intervals, %zu KiB\n",
 			(unsigned long long)e->nrec,
 			(unsigned long long)m.threads,
-			(unsigned long long)e->threads_freed,
+			(unsigned long long)e->tasks.threads_freed,
 			(unsigned long long)m.intervals, m.bytes / 1024);
 	}
 }
@@ -131,15 +131,15 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 	uint32_t i;
 
 	memset(m, 0, sizeof(*m));
-	m->threads = e->nthreads;
-	m->procs = e->nprocs;
-	m->bytes = sizeof(*e) + ig_htab_bytes(&e->threads) +
-		   ig_htab_bytes(&e->procs) +
-		   IG_COMM_CACHE * sizeof(*e->comms) +
+	m->threads = e->tasks.nthreads;
+	m->procs = e->tasks.nprocs;
+	m->bytes = sizeof(*e) + ig_htab_bytes(&e->tasks.threads) +
+		   ig_htab_bytes(&e->tasks.procs) +
+		   IG_COMM_CACHE * sizeof(*e->tasks.comms) +
 		   ig_ring_bytes(&e->defer) + e->scratch_cap +
 		   ig_hist_bytes(&e->gap_hist) +
 		   (e->gaps.cap + e->unres_list.cap) * sizeof(struct ig_gap);
-	for (t = e->thr_head; t; t = t->next) {
+	for (t = e->tasks.thr_head; t; t = t->next) {
 		m->intervals += t->ivals.len;
 		m->spans += t->spans.len;
 		m->bytes += sizeof(*t) + ig_ring_bytes(&t->ivals) +
@@ -166,16 +166,16 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
-	while (e->thr_head)
-		ig_thread_free(e, e->thr_head);
+	while (e->tasks.thr_head)
+		ig_thread_free(e, e->tasks.thr_head);
 	it = 0;
-	while ((p = ig_htab_next(&e->procs, &it))) {
+	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
 		ig_htab_free(&p->streams);
 		free(p->maps);
 		free(p);
 	}
-	ig_htab_free(&e->threads);
-	ig_htab_free(&e->procs);
+	ig_htab_free(&e->tasks.threads);
+	ig_htab_free(&e->tasks.procs);
 	ig_files_free(e);
 	ig_hist_free(&e->gap_hist);
 	for (i = 0; i < e->nbiodev; i++)
@@ -185,7 +185,7 @@ void ig_engine_free(struct ig_engine *e)
 	ig_ring_free(&e->defer);
 	free(e->loss.v);
 	free(e->scratch);
-	free(e->comms);
+	free(e->tasks.comms);
 	free(e);
 }
 

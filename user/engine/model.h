@@ -287,6 +287,18 @@ struct ig_comm_ent {
 	char comm[IG_COMM_LEN];
 };
 
+/* The task tables; tasks.c owns them (lifecycle.c creates and frees). */
+struct ig_tasks {
+	struct ig_htab threads;	/* tid -> ig_thread */
+	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_thread *thr_head;	/* every thread, newest first */
+	uint32_t nthreads, nprocs;
+	uint64_t threads_freed, procs_freed;
+	struct ig_process *exit_head, *exit_tail;	/* exited, oldest first */
+	uint32_t nexited;
+	struct ig_comm_ent *comms;
+};
+
 struct ig_engine {
 	struct ig_engine_opts o;
 	uint64_t window_ns;
@@ -302,15 +314,8 @@ struct ig_engine {
 	uint32_t stop_reason;
 	struct ig_meta meta;
 
-	struct ig_htab threads;	/* tid -> ig_thread */
-	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_tasks tasks;	/* tasks.c */
 	struct ig_files *files;	/* waited-on files' paths (files.c) */
-	struct ig_thread *thr_head;
-	uint32_t nthreads, nprocs;
-	uint64_t threads_freed, procs_freed;
-	struct ig_process *exit_head, *exit_tail;
-	uint32_t nexited;
-	struct ig_comm_ent *comms;
 
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;

@@ -114,7 +114,7 @@ static int cmp_proc(const void *a, const void *b)
 
 size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out)
 {
-	const struct ig_process **v = calloc(e->nprocs + 1, sizeof(*v));
+	const struct ig_process **v = calloc(e->tasks.nprocs + 1, sizeof(*v));
 	const struct ig_process *p;
 	size_t n = 0;
 	uint32_t it = 0;
@@ -122,7 +122,7 @@ size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out
 	*out = v;
 	if (!v)
 		return 0;
-	while (n < e->nprocs && (p = ig_htab_next(&e->procs, &it)))
+	while (n < e->tasks.nprocs && (p = ig_htab_next(&e->tasks.procs, &it)))
 		v[n++] = p;
 	qsort(v, n, sizeof(*v), cmp_proc);
 	return n;

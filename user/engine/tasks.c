@@ -24,7 +24,7 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
 
 void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
 {
-	struct ig_comm_ent *c = &e->comms[tid % IG_COMM_CACHE];
+	struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
 
 	if (!comm[0])
 		return;
@@ -35,7 +35,7 @@ void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
 const char *ig_comm_of(const struct ig_engine *e, uint32_t tid)
 {
 	const struct ig_thread *t = ig_thread_find(e, tid);
-	const struct ig_comm_ent *c = &e->comms[tid % IG_COMM_CACHE];
+	const struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
 
 	if (t && t->comm[0])
 		return t->comm;
@@ -48,12 +48,12 @@ const char *ig_comm_of(const struct ig_engine *e, uint32_t tid)
 
 struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid)
 {
-	return ig_htab_get(&e->procs, tgid);
+	return ig_htab_get(&e->tasks.procs, tgid);
 }
 
 struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen)
 {
-	struct ig_process *p = ig_htab_get(&e->procs, tgid);
+	struct ig_process *p = ig_htab_get(&e->tasks.procs, tgid);
 
 	if (p)
 		return p;
@@ -61,7 +61,7 @@ struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t s
 	if (!p)
 		return NULL;
 	if (ig_htab_init(&p->streams, 8) ||
-	    ig_htab_put(&e->procs, tgid, p)) {
+	    ig_htab_put(&e->tasks.procs, tgid, p)) {
 		ig_htab_free(&p->streams);
 		free(p);
 		return NULL;
@@ -69,13 +69,13 @@ struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t s
 	p->pid = tgid;
 	p->first_seen = seen;
 	p->exit_ts = IG_NS_INF;
-	e->nprocs++;
+	e->tasks.nprocs++;
 	return p;
 }
 
 struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid)
 {
-	return ig_htab_get(&e->threads, tid);
+	return ig_htab_get(&e->tasks.threads, tid);
 }
 
 static void thread_link_proc(struct ig_thread *t, struct ig_process *p)
@@ -118,7 +118,7 @@ static void thread_reset(struct ig_thread *t, uint64_t seen)
 struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 				uint32_t tgid, uint64_t seen)
 {
-	struct ig_thread *t = ig_htab_get(&e->threads, tid);
+	struct ig_thread *t = ig_htab_get(&e->tasks.threads, tid);
 	struct ig_process *p;
 
 	if (t) {
@@ -140,7 +140,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	if (ig_htab_put(&e->threads, tid, t)) {
+	if (ig_htab_put(&e->tasks.threads, tid, t)) {
 		free(t);
 		return NULL;
 	}
@@ -151,30 +151,30 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	ig_ring_init(&t->samples, sizeof(struct ig_sample_ref));
 	thread_reset(t, seen);
 	thread_link_proc(t, p);
-	t->next = e->thr_head;
-	if (e->thr_head)
-		e->thr_head->prev = t;
-	e->thr_head = t;
-	e->nthreads++;
+	t->next = e->tasks.thr_head;
+	if (e->tasks.thr_head)
+		e->tasks.thr_head->prev = t;
+	e->tasks.thr_head = t;
+	e->tasks.nthreads++;
 	return t;
 }
 
 void ig_thread_free(struct ig_engine *e, struct ig_thread *t)
 {
-	ig_htab_del(&e->threads, t->tid);
+	ig_htab_del(&e->tasks.threads, t->tid);
 	thread_unlink_proc(t);
 	if (t->prev)
 		t->prev->next = t->next;
 	else
-		e->thr_head = t->next;
+		e->tasks.thr_head = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
 	ig_ring_free(&t->ivals);
 	ig_ring_free(&t->spans);
 	ig_ring_free(&t->samples);
 	free(t);
-	e->nthreads--;
-	e->threads_freed++;
+	e->tasks.nthreads--;
+	e->tasks.threads_freed++;
 }
 
 void ig_process_free(struct ig_engine *e, struct ig_process *p)
@@ -183,11 +183,11 @@ void ig_process_free(struct ig_engine *e, struct ig_process *p)
 
 	while ((t = p->threads))
 		ig_thread_free(e, t);
-	ig_htab_del(&e->procs, p->pid);
+	ig_htab_del(&e->tasks.procs, p->pid);
 	ig_htab_free(&p->streams);
 	free(p->maps);
 	free(p);
-	e->nprocs--;
+	e->tasks.nprocs--;
 }
 
 /* The thread ran at ts: its state is known up to there. */
@@ -265,12 +265,12 @@ static void proc_exited(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 	ig_gpu_proc_exit(e, p, ts);
 	maps_clear(p);
 	p->exit_next = NULL;
-	if (e->exit_tail)
-		e->exit_tail->exit_next = p;
+	if (e->tasks.exit_tail)
+		e->tasks.exit_tail->exit_next = p;
 	else
-		e->exit_head = p;
-	e->exit_tail = p;
-	e->nexited++;
+		e->tasks.exit_head = p;
+	e->tasks.exit_tail = p;
+	e->tasks.nexited++;
 }
 
 /* ---- task records ---- */
