@@ -142,6 +142,25 @@ enum ig_stop_reason {
 	IG_STOP_ERROR,
 };
 
+/* Room for any one record, by its type's struct. */
+union ig_rec {
+	struct ig_hdr h;
+	struct ig_offcpu o;
+	struct ig_sample sm;
+	struct ig_cuda c;
+	struct ig_proc p;
+	struct ig_task t;
+	struct ig_bio b;
+	struct ig_pyrt y;
+	struct ig_mapping m;
+	struct ig_nvml n;
+	struct ig_end x;
+	struct ig_meta mt;
+	struct ig_stats st;
+	struct ig_libcuda l;
+	struct ig_file f;
+};
+
 /* Smallest valid size of a record of the given type, 0 if unknown. */
 size_t ig_rec_min_size(unsigned int type);
 const char *ig_rec_type_name(unsigned int type);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/hist.h"
+#include "util.h"
 
 static unsigned int bucket_of(uint64_t v)
 {
@@ -33,16 +34,8 @@ void ig_hist_add(struct ig_hist *h, uint64_t v)
 	if (v > h->max)
 		h->max = v;
 	if (h->nexact < IG_HIST_EXACT) {
-		if (h->nexact == h->capexact) {
-			uint32_t cap = h->capexact ? h->capexact * 2 : 64;
-			uint64_t *p = realloc(h->exact, cap * sizeof(*p));
-
-			if (p) {
-				h->exact = p;
-				h->capexact = cap;
-			}
-		}
-		if (h->nexact < h->capexact)
+		if (ig_grow_from((void **)&h->exact, &h->capexact, h->nexact,
+				 sizeof(*h->exact), 64))
 			h->exact[h->nexact++] = v;
 	}
 	if (!h->buckets)

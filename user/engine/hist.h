@@ -18,7 +18,8 @@ struct ig_hist {
 	uint64_t sum;
 	uint64_t max;
 	uint64_t *exact;	/* first IG_HIST_EXACT values, NULL until used */
-	uint32_t nexact, capexact;
+	uint32_t nexact;
+	size_t capexact;
 	uint64_t *buckets;	/* NULL until used */
 };
 

@@ -560,7 +560,7 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "meta", meta_json(e));
 	add(r, "processes", processes_json(e));
 	/* exited ones dropped from the table (fork storms): not listed */
-	add(r, "processes_not_kept", ju64(e->procs_freed));
+	add(r, "processes_not_kept", ju64(e->tasks.procs_freed));
 	add(r, "gpu", gpu_json(e));
 	add(r, "causes", causes_json(e, &e->idle));
 	add(r, "unresolved_causes", causes_json(e, &e->unres));
