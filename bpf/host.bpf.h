@@ -569,7 +569,6 @@ static __always_inline int handle_ld_debug(void)
 			bpf_ktime_get_ns());
 	if (!r)
 		return 0;
-	r->path[0] = 0;
 	rec_submit(r);
 	return 0;
 }

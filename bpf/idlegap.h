@@ -225,9 +225,11 @@ struct ig_cuda {
 /* ---- IG_REC_LIBOPEN ---- */
 /* The dynamic loader of a tracked process changed its link map (dlopen,
  * dlclose, start-up): user space looks for a new libcuda in its maps. */
+/* A tracked process loaded a library (the loader's hook): which one is
+ * read from its maps.  Format 2 carried 256 unused path bytes after the
+ * header; readers take the header only. */
 struct ig_libopen {
 	struct ig_hdr h;
-	char path[256];		/* unused by the loader hook: "" */
 };
 
 /* ---- IG_REC_FILE ---- */

@@ -137,7 +137,6 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		break;
 	}
 	case IG_REC_LIBOPEN:
-		fprintf(f, " path=%s", ESC(0, ((const struct ig_libopen *)r)->path));
 		break;
 	case IG_REC_META: {
 		const struct ig_meta *m = (const void *)r;

@@ -14,7 +14,8 @@
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
 				 * 3: native and Python stacks (USTACK, USYM,
-				 *    PYSTACK, PYCODE) */
+				 *    PYSTACK, PYCODE); LIBOPEN is the
+				 *    header alone */
 #define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
 
 /* First record of every stream: what was traced, where, with which clock. */
