@@ -38,6 +38,7 @@ struct walk {
 	struct ig_causeset *set;
 	int depth;
 	uint32_t chain[IG_DEPTH_CAP + 1];
+	struct ig_obs_walk *obs;	/* an observer's note of the walk */
 };
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -186,6 +187,8 @@ static struct ig_cause_acc *cause(struct walk *w, enum ig_cause c,
 {
 	w->set->c[c].ns += ns;
 	w->set->total_ns += ns;
+	if (w->obs)
+		w->obs->ns[c] += ns;
 	return &w->set->c[c];
 }
 
@@ -617,6 +620,8 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 	w->chain[w->depth] = th->tid;
 	seg_init(&it, th, a, b);
 	while (seg_next(&it, &s)) {
+		if (w->obs && s.iv && s.st != ST_ONCPU && s.st != ST_UNKNOWN)
+			ig_obs_step(w->obs, th, s.iv, s.x, s.y);
 		switch (s.st) {
 		case ST_UNKNOWN:
 			emit_unknown(w, s.y - s.x, s.why);
@@ -671,7 +676,8 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 		  uint64_t t0, uint64_t t1)
 {
-	struct walk w = { .e = e, .set = idle ? &e->idle : &e->unres };
+	struct walk w = { .e = e, .set = idle ? &e->idle : &e->unres,
+			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
 	const struct ig_thread *th = tid ? ig_thread_find(e, tid) : NULL;
 
 	(void)tgid;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "engine.h"
+#include "engine_obs.h"
 #include "engine/htab.h"
 #include "engine/hist.h"
 #include "engine/ring.h"
@@ -188,6 +189,7 @@ struct ig_device {
 	uint64_t busy_ns, idle_ns, unres_ns;
 	uint64_t unres_host_ns, unres_gpu_ns;	/* the rest is open */
 	uint64_t ur_ns;		/* unresolved run not yet ended */
+	uint64_t ur_t0, ur_t1;	/* ... its bounds, for an observer */
 	uint32_t end_how;	/* enum ig_bound of the newest drain */
 	uint64_t gaps, unres_spans;
 	uint32_t nstreams;
@@ -334,6 +336,9 @@ struct ig_engine {
 
 	void *scratch;		/* sweep event buffer */
 	size_t scratch_cap;
+
+	struct ig_engine_obs obs;	/* observe.c; span NULL: none */
+	struct ig_obs_walk *obs_walk;
 };
 
 /* ---- engine.c ---- */
@@ -370,6 +375,19 @@ void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 /* Unresolved spans wait until their feeder's timeline covers them. */
 void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
 void ig_defer_poll(struct ig_engine *e, bool force);
+
+/* ---- observe.c: the observer (engine_obs.h), when one is set ---- */
+struct ig_obs_walk {
+	uint64_t ns[IG_C__MAX];		/* the gap's time per cause */
+	struct ig_obs_step steps[IG_OBS_STEPS];
+	unsigned int n;
+	uint64_t dropped;
+};
+void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
+void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
+		 const struct ig_ival *iv, uint64_t x, uint64_t y);
+void ig_obs_gap(struct ig_engine *e, const struct ig_device *d, const struct ig_gap *g);
 
 /* ---- introspection, for tests and -v ---- */
 struct ig_engine_mem {

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine's observer (engine_obs.h): each final stretch of a device's
+ * timeline as the sweep settles it, and for each idle gap the causes and
+ * the thread intervals its attribution walked, noted during the walk
+ * (attrib.c) only while an observer is set.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "engine/model.h"
+
+void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
+{
+	if (o && o->span && !e->obs_walk)
+		e->obs_walk = calloc(1, sizeof(*e->obs_walk));
+	if (o && o->span && e->obs_walk)
+		e->obs = *o;
+	else
+		memset(&e->obs, 0, sizeof(e->obs));
+}
+
+void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound)
+{
+	struct ig_obs_span s = {
+		.kind = kind, .device = d->ordinal, .t0 = t0, .t1 = t1,
+		.tid = tid, .tgid = tgid, .bound = bound,
+	};
+
+	if (e->obs.span && t1 > t0)
+		e->obs.span(e->obs.ctx, &s);
+}
+
+static void peer_text(const struct ig_net_peer *p, char *buf, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(p->family == AF_INET6 ? AF_INET6 : AF_INET, p->daddr, a, sizeof(a));
+	snprintf(buf, n, p->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, p->dport);
+}
+
+/* A stretch walked: merged with the previous one of the same interval. */
+void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
+		 const struct ig_ival *iv, uint64_t x, uint64_t y)
+{
+	struct ig_obs_step *s = w->n ? &w->steps[w->n - 1] : NULL;
+
+	if (s && s->tid == th->tid && s->t_on == iv->t_on && s->y == x) {
+		s->y = y;
+		return;
+	}
+	if (w->n == IG_OBS_STEPS) {
+		w->dropped++;
+		return;
+	}
+	s = &w->steps[w->n++];
+	memset(s, 0, sizeof(*s));
+	s->tid = th->tid;
+	s->tgid = th->tgid;
+	s->x = x;
+	s->y = y;
+	s->t_off = iv->t_off;
+	s->t_on = iv->t_on;
+	s->reason = iv->reason;
+	s->flags = iv->flags;
+	s->arg = iv->arg;
+	s->waker_tid = iv->waker_tid;
+	if (iv->reason == IG_R_SOCKET)
+		peer_text(&iv->detail.peer, s->detail, sizeof(s->detail));
+	else if (iv->flags & IG_F_DETAIL_NAME)
+		snprintf(s->detail, sizeof(s->detail), "%.*s", IG_NAME_LEN - 1, iv->detail.name);
+}
+
+/* After the gap's walk: its causes, largest first, and the stretches. */
+void ig_obs_gap(struct ig_engine *e, const struct ig_device *d, const struct ig_gap *g)
+{
+	struct ig_obs_walk *w = e->obs_walk;
+	struct ig_obs_span s = {
+		.kind = IG_OBS_IDLE, .device = d->ordinal, .t0 = g->t0, .t1 = g->t1,
+		.tid = g->tid, .tgid = g->tgid, .steps = w->steps, .nsteps = w->n,
+		.steps_dropped = w->dropped,
+	};
+	uint64_t ns[IG_C__MAX];
+	unsigned int i, k;
+
+	memcpy(ns, w->ns, sizeof(ns));
+	for (k = 0; k < IG_OBS_CAUSES; k++) {
+		int best = -1;
+
+		for (i = 0; i < IG_C__MAX; i++)
+			if (ns[i] && (best < 0 || ns[i] > ns[best]))
+				best = i;
+		if (best < 0)
+			break;
+		s.causes[k].name = ig_cause_name(best);
+		s.causes[k].ns = ns[best];
+		s.ncauses++;
+		ns[best] = 0;
+	}
+	e->obs.span(e->obs.ctx, &s);
+}
