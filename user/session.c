@@ -599,7 +599,8 @@ int ig_session_trace(const struct ig_session_opts *o)
 	if (o->argv && start_child(&s, &child))
 		goto out;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
-		o->argv ? o->argv[0] : "the target processes",
+		o->argv ? o->argv[0] : o->host_wide ? "every GPU process on the host" :
+		"the target processes",
 		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
 	rc = trace_and_report(&s, t0);
 out:

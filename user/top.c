@@ -243,7 +243,7 @@ static int tick(void *ctx, const struct ig_session_tick *k)
 		t->last_draw = k->now;
 		t->next_draw = k->now + NSEC;
 	}
-	rc = ig_top_wait(t->view, 0);
+	rc = ig_top_wait(t->view, 1);	/* keys: a look, not a wait */
 	if (rc) {
 		t->err = rc < 0 ? rc : 0;
 		return 1;
