@@ -21,12 +21,13 @@ CPPFLAGS  += -D_GNU_SOURCE -I$(BUILD) -Iuser
 DEPFLAGS   = -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) \
 	      -Wall -Werror -Wno-unused-function
-LIBS      := -lbpf -lelf -lz -ljson-c -lpthread -ldl -lm
+LIBS      := -lbpf -ldw -lelf -lz -ljson-c -lmicrohttpd -lpthread -ldl -lm
 
 # Debian packages the build, demo and tests need.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	    libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
-	    libclang-rt-dev protobuf-compiler tmux
+	    libdw-dev libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
+	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
+	    curl python3-yaml
 
 all: $(BUILD)/idlegap
 
@@ -43,7 +44,7 @@ LIB_OBJS  := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 # engine dependency on the probe layer.
 ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c \
 	       user/reorder.c user/cuda_api.c user/escape.c \
-	       user/outfile.c
+	       user/outfile.c user/folded.c user/ustacks.c
 ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
 ENGINE_LIB  := $(BUILD)/libidlegap-engine.a
 

@@ -10,6 +10,8 @@
 
 #include "maps.bpf.h"
 #include "files.bpf.h"
+#include "pystack.bpf.h"
+#include "ustack.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -366,6 +368,8 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 		now = bpf_ktime_get_ns();
 		cpu = bpf_get_smp_processor_id();
 		on_switch_out(pts, prev, preempt, now, cpu);
+		py_capture(prev, ptid, pts->tgid, now);
+		ustack_capture(ptid, pts->tgid, now, 0);
 	}
 	if (nts) {
 		if (!now) {
@@ -533,6 +537,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 	if (!bpf_map_lookup_elem(&threads, &tid))
 		return 0;
 	bpf_map_delete_elem(&threads, &tid);
+	py_forget(tid);
 	/* do_exit() has already decremented signal->live */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = rec_reserve(sizeof(*r), IG_REC_PROC, tid, tgid, bpf_ktime_get_ns());
@@ -590,7 +595,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	__u32 tid = (__u32)pid_tgid;
 	struct ig_thread_state *ts;
 	struct ig_sample *r;
-	__u64 ip = ctx->regs.ip;
+	__u64 ip = ctx->regs.ip, now;
 	__u32 flags = 0;
 
 	ts = bpf_map_lookup_elem(&threads, &tid);
@@ -614,8 +619,10 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 		flags |= IG_SF_UPROBE;
 	}
 	stat_add(IG_STAT_SAMPLES, 1);
-	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32,
-			bpf_ktime_get_ns());
+	now = bpf_ktime_get_ns();
+	py_capture(bpf_get_current_task_btf(), tid, pid_tgid >> 32, now);
+	ustack_capture(tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
+	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32, now);
 	if (!r)
 		return 0;
 	r->ip = ip;

@@ -24,6 +24,8 @@ enum ig_rec_type {
 	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
 	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
 	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
+	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
+	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -34,6 +36,8 @@ enum ig_rec_type {
 	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
 	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
 	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
+	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
+	IG_REC_PYCODE = 0x109,	/* a Python code object's names, line table */
 };
 
 struct ig_hdr {
@@ -259,6 +263,90 @@ struct ig_sample {
 	__u64 ip;		/* user instruction pointer */
 	__u32 flags;		/* IG_SF_* */
 	__u32 pad;
+};
+
+/* ---- IG_REC_PYSTACK ---- */
+/*
+ * Python frames of a tracked thread, innermost first, read at its
+ * switch-out and at its CPU samples.  A thread's stack is sent only when
+ * it differs from the last one sent for that thread, so a reader knows a
+ * thread's stack at any capture: the last record before it.  The first
+ * time a process shows a stack (by id, a hash of its frames) the frames
+ * come with it; later records of the same stack carry only the id
+ * (IG_PYS_REF, nframes 0).  Variable size: 40 + 16 * nframes.
+ */
+#define IG_PY_DEPTH	24
+#define IG_PYS_REF	(1u << 0)	/* frames: those of the earlier
+					 * record with this id */
+#define IG_PYS_TRUNC	(1u << 1)	/* deeper than IG_PY_DEPTH */
+#define IG_PYS_NONE	(1u << 2)	/* no Python frame running */
+
+struct ig_pyframe {
+	__u64 code;		/* PyCodeObject address */
+	__u32 lasti;		/* 3.9: byte offset, 3.10: instruction
+				 * index, 3.11+: bytes from the code
+				 * object to the instruction */
+	__u32 pad;
+};
+
+struct ig_pystack {
+	struct ig_hdr h;
+	__u64 id;		/* hash of the frames, per process */
+	__u16 nframes;
+	__u16 flags;		/* IG_PYS_* */
+	__u32 pad;
+	struct ig_pyframe f[IG_PY_DEPTH];
+};
+#define IG_PYSTACK_SIZE(n)	(40 + 16 * (n))
+
+/* Where to find a thread's frames in a process: filled by user space when
+ * it finds the interpreter (user/pyframes.c), read by bpf/pystack.bpf.h.
+ * Offsets in bytes; IG_PYO_NONE: the version has no such field. */
+#define IG_PYO_NONE	0xffffffffu
+struct ig_py_offsets {
+	__u64 runtime;		/* _PyRuntime address */
+	__u32 version;		/* 0x030b: 3.11 */
+	__u32 rt_interp_head;	/* _PyRuntime.interpreters.head */
+	__u32 is_threads_head;	/* PyInterpreterState: first thread */
+	__u32 ts_next;		/* PyThreadState.next */
+	__u32 ts_match;		/* native_thread_id, or thread_id */
+	__u32 match_tid;	/* 1: ts_match holds the kernel tid,
+				 * 0: pthread_self() (the fs base) */
+	__u32 ts_frame;		/* frame, cframe, current_frame */
+	__u32 cf_current;	/* _PyCFrame.current_frame, or NONE */
+	__u32 fr_back;		/* f_back / previous */
+	__u32 fr_code;		/* f_code / f_executable */
+	__u32 fr_instr;		/* f_lasti (int) or an instruction pointer */
+	__u32 instr_ptr;	/* 1: fr_instr is a pointer */
+	__u32 fr_owner;		/* owner (char), or NONE */
+	__u32 owner_cstack;	/* owner value of C shim frames, or NONE */
+};
+
+/* ---- IG_REC_USTACK ---- */
+/* A tracked thread's user stack (frame-pointer walk), at switch-out and at
+ * CPU samples.  The first time a process shows a stack, the record carries
+ * its addresses; later records of the same stack carry only its id; and a
+ * thread whose stack is unchanged since its last record sends none: its
+ * stack at a switch-out or sample is its latest record at or before it. */
+#define IG_USTACK_DEPTH	32
+#define IG_USF_SAMPLE	(1u << 0)	/* at a CPU sample, else at switch-out */
+#define IG_USF_REF	(1u << 1)	/* no ips: those of the first record
+					 * with this id in this process */
+#define IG_USF_FULL	(1u << 2)	/* the walk filled every slot: the stack
+					 * may go deeper */
+#define IG_USF_END	(1u << 4)	/* the walk ended at a null frame
+					 * pointer: the stack is whole */
+#define IG_USF_LEAF	(1u << 3)	/* the innermost function kept no frame:
+					 * its caller was found on the stack */
+
+struct ig_ustack {
+	struct ig_hdr h;	/* ts: switch-out (== ig_offcpu.t_off) or sample */
+	__u64 id;		/* hash of the addresses, never 0 */
+	__u16 nips;		/* addresses sent (0 with IG_USF_REF) */
+	__u16 flags;		/* IG_USF_* */
+	__u32 depth;		/* addresses in the stack */
+	__u64 ips[IG_USTACK_DEPTH];	/* innermost first; only nips sent:
+					 * h.size == offsetof(ips) + 8 * nips */
 };
 
 /*

@@ -189,14 +189,18 @@ static __always_inline void *rec_reserve(__u32 size, __u16 type, __u32 tid,
 /* Wakes the consumer only when the ring fills up: it also drains the ring
  * on a timer, so a record costs no wakeup and no context switch (on a
  * small machine those would be taken from the traced job). */
-static __always_inline void rec_submit(void *rec)
+static __always_inline __u64 rec_wake_flag(void)
 {
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	__u64 size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 
+	return avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void rec_submit(void *rec)
+{
 	stat_add(IG_STAT_EVENTS, 1);
-	bpf_ringbuf_submit(rec, avail > size / 8 ? BPF_RB_FORCE_WAKEUP
-						 : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, rec_wake_flag());
 }
 
 static __always_inline bool proc_tracked(__u32 tgid)

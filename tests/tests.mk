@@ -11,7 +11,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
-$(BUILD)/tests/test_escape: $(BUILD)/user/dump.o
+$(BUILD)/tests/test_escape: $(BUILD)/user/dump.o $(addprefix $(BUILD)/user/,pycode.o pynames.o)
+$(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,pylayout.o pycode.o pynames.o)
+$(BUILD)/tests/test_identity: $(BUILD)/user/identity.o
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,metrics.o metrics_text.o identity.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,httpd.o metrics.o metrics_text.o identity.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
 	cuda_api.o log.o procfs.o tracer.o tracer_probe.o tracer_uprobe.o)
 
@@ -68,3 +72,17 @@ $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/top_feed
 -include $(BUILD)/tests/view/top_feed.d
+# Native frame names: against trainsim and the stand-in libcuda.
+$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,symbolize.o elfsym.o procfs.o)
+$(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcuda.so.1
+
+# Serves the metrics of recorded window reports (tests/prometheus.t).
+METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
+$(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,httpd.o \
+		metrics.o metrics_text.o identity.o) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(METRICS_SERVE)
+-include $(METRICS_SERVE).d

@@ -401,8 +401,12 @@ void ig_discovery_on_record(struct ig_discovery *d, const struct ig_hdr *rec)
 		}
 		break;
 	case IG_REC_LIBOPEN:
-		/* the interpreter may come in a library (embedding) too */
+		/* the interpreter may come in a library (embedding) too;
+		 * looked up now, so that its stacks and the GIL are known
+		 * before the first wait */
 		changed(d, rec->tgid, rec->ts);
+		if ((p = proc_get(d, rec->tgid)) && !p->python)
+			pyrt_check(d, p, rec->ts - 1);
 		break;
 	}
 }

@@ -3,6 +3,7 @@
 #include "dump.h"
 #include "escape.h"
 #include "cuda_api.h"
+#include "pycode.h"
 
 typedef unsigned long long ull;
 
@@ -28,6 +29,44 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 	}
 }
 
+/* Python stacks name code objects of earlier records: kept for the dump. */
+static struct ig_pynames *pynames;
+
+static void dump_pystack(FILE *f, const struct ig_pystack *s)
+{
+	char fr[IG_ESC_SIZE(300)], esc[IG_ESC_SIZE(300)];
+	int i, n;
+
+	fprintf(f, " id=%#llx flags=%s%s%s", (ull)s->id,
+		s->flags & IG_PYS_REF ? "ref" : "frames",
+		s->flags & IG_PYS_TRUNC ? ",trunc" : "",
+		s->flags & IG_PYS_NONE ? ",none" : "");
+	if (!pynames)
+		pynames = ig_pynames_new();
+	if (!pynames)
+		return;
+	n = ig_pynames_frame(pynames, s, -1, fr, sizeof(fr));
+	if (n < 0) {
+		fprintf(f, " frames=?");
+		return;
+	}
+	fprintf(f, " n=%d", n);
+	for (i = 0; i < n; i++) {
+		ig_pynames_frame(pynames, s, i, fr, 300);
+		fprintf(f, "%s%s", i ? " <- " : " stack=", ig_esc(esc, sizeof(esc), fr, 300));
+	}
+}
+
+static void dump_pycode(FILE *f, const struct ig_pycode *c)
+{
+	ESC_BUF;
+
+	fprintf(f, " code=%#llx version=%#x name=%s file=%s firstline=%u ltlen=%u%s%s",
+		(ull)c->code, c->version, ESC(0, c->name), ESC(1, c->file),
+		c->firstline, c->ltlen, c->flags & IG_PYC_UNREAD ? " unread" : "",
+		c->flags & IG_PYC_TRUNC ? " trunc" : "");
+}
+
 static void dump_cuda(FILE *f, const struct ig_cuda *c)
 {
 	const char *api = ig_api_name(c->api), *kind = ig_cuda_kind_name(c->kind);
@@ -36,6 +75,23 @@ static void dump_cuda(FILE *f, const struct ig_cuda *c)
 		kind ? kind : "?", api ? api : "?", (ull)c->stream, (ull)c->handle,
 		(ull)c->t_begin, (ull)c->t_wake, (ull)c->last_submit, (ull)c->arg,
 		c->ret, c->nsub, c->flags);
+}
+
+static void dump_ustack(FILE *f, const struct ig_ustack *s)
+{
+	unsigned int i, n = s->nips;
+
+	fprintf(f, " id=%#llx depth=%u flags=%s%s%s%s%s", (ull)s->id, s->depth,
+		s->flags & IG_USF_SAMPLE ? "sample" : "switch",
+		s->flags & IG_USF_REF ? ",ref" : "",
+		s->flags & IG_USF_FULL ? ",full" : "",
+		s->flags & IG_USF_LEAF ? ",leaf" : "",
+		s->flags & IG_USF_END ? ",end" : "");
+	if (n > IG_USTACK_DEPTH ||
+	    s->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
+		n = 0;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%#llx", i ? "," : " ips=", (ull)s->ips[i]);
 }
 
 void ig_dump_record(FILE *f, const struct ig_hdr *r)
@@ -137,6 +193,30 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 
 		fprintf(f, " start=%#llx end=%#llx offset=%#llx path=%s",
 			(ull)m->start, (ull)m->end, (ull)m->offset, ESC(0, m->path));
+		break;
+	}
+	case IG_REC_PYSTACK:
+	case IG_REC_PYCODE:
+		if (!pynames)
+			pynames = ig_pynames_new();
+		if (pynames)
+			ig_pynames_feed(pynames, r);
+		if (r->type == IG_REC_PYSTACK)
+			dump_pystack(f, (const void *)r);
+		else
+			dump_pycode(f, (const void *)r);
+		break;
+	case IG_REC_USTACK:
+		dump_ustack(f, (const struct ig_ustack *)r);
+		break;
+	case IG_REC_USYM: {
+		const struct ig_usym *u = (const void *)r;
+		size_t len = r->size - sizeof(*u);
+
+		if (u->len < len)
+			len = u->len;
+		fprintf(f, " ip=%#llx flags=%#x name=%s", (ull)u->ip, u->flags,
+			ig_esc(esc[0], sizeof(esc[0]), u->name, len));
 		break;
 	}
 	case IG_REC_NVML: {

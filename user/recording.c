@@ -155,9 +155,9 @@ static int check_header(const char *path, const unsigned char *p, size_t len,
 	if (fh.byte_order != IG_BYTE_ORDER)
 		return fail(res, -EINVAL, "%s: recorded on a machine of the other byte order",
 			    path);
-	if (fh.version != IG_FORMAT_VERSION)
-		return fail(res, -EINVAL, "%s: recording format version %u, this idlegap reads version %u",
-			    path, fh.version, IG_FORMAT_VERSION);
+	if (fh.version < IG_FORMAT_VERSION_MIN || fh.version > IG_FORMAT_VERSION)
+		return fail(res, -EINVAL, "%s: recording format version %u, this idlegap reads versions %u to %u",
+			    path, fh.version, IG_FORMAT_VERSION_MIN, IG_FORMAT_VERSION);
 	if (fh.header_size < sizeof(fh) || fh.header_size > len || fh.header_size % 8)
 		return fail(res, -EINVAL, "%s: corrupt file header", path);
 	return (int)fh.header_size;

@@ -20,6 +20,13 @@ _Static_assert(sizeof(struct ig_libopen) == 24 + 256, "ig_libopen layout");
 _Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
 _Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
 	       "ig_file layout");
+_Static_assert(sizeof(struct ig_pystack) == IG_PYSTACK_SIZE(IG_PY_DEPTH),
+	       "ig_pystack layout");
+_Static_assert(IG_PYCODE_SIZE(0) == 304, "ig_pycode layout");
+_Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
+_Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
+	       "ig_ustack size");
+_Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
@@ -33,6 +40,10 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
 	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
 	case IG_REC_FILE: return sizeof(struct ig_file);
+	case IG_REC_PYSTACK: return IG_PYSTACK_SIZE(0);
+	case IG_REC_PYCODE: return IG_PYCODE_SIZE(0);
+	case IG_REC_USTACK: return offsetof(struct ig_ustack, ips);
+	case IG_REC_USYM: return sizeof(struct ig_usym) + 1;
 	case IG_REC_META: return sizeof(struct ig_meta);
 	case IG_REC_TASK: return sizeof(struct ig_task);
 	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
@@ -48,9 +59,9 @@ size_t ig_rec_min_size(unsigned int type)
 unsigned int ig_rec_slot(unsigned int type)
 {
 	if (type < IG_REC_USER_BASE)
-		return type < 8 ? type : 0;
+		return type < 16 ? type : 0;
 	type -= IG_REC_USER_BASE;
-	return type < 8 ? 8 + type : 0;
+	return type < 16 ? 16 + type : 0;
 }
 
 const char *ig_rec_type_name(unsigned int type)
@@ -63,6 +74,10 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_LIBOPEN: return "libopen";
 	case IG_REC_SAMPLE: return "sample";
 	case IG_REC_FILE: return "file";
+	case IG_REC_PYSTACK: return "pystack";
+	case IG_REC_PYCODE: return "pycode";
+	case IG_REC_USTACK: return "ustack";
+	case IG_REC_USYM: return "usym";
 	case IG_REC_META: return "meta";
 	case IG_REC_TASK: return "task";
 	case IG_REC_PYRT: return "pyrt";

@@ -12,7 +12,10 @@
 #include <stdbool.h>
 #include "../bpf/idlegap.h"
 
-#define IG_FORMAT_VERSION 2	/* 2: records in checksummed blocks */
+#define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
+				 * 3: native and Python stacks (USTACK, USYM,
+				 *    PYSTACK, PYCODE) */
+#define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
 
 /* First record of every stream: what was traced, where, with which clock. */
 struct ig_meta {
@@ -42,6 +45,27 @@ struct ig_pyrt {
 	__u64 end;
 	char path[128];		/* python3.X or libpython3.X.so */
 };
+
+/* A Python code object a stack named, read from the process when first
+ * seen (user/pycode.c), with its line table as the interpreter keeps it so
+ * that replay finds the same lines.  Variable size: IG_PYCODE_SIZE(ltlen). */
+#define IG_PYCODE_TABLE	2048
+#define IG_PYC_UNREAD	(1u << 0)	/* not readable or not a code object */
+#define IG_PYC_TRUNC	(1u << 1)	/* line table cut at IG_PYCODE_TABLE */
+struct ig_pycode {
+	struct ig_hdr h;	/* tgid */
+	__u64 code;		/* PyCodeObject address */
+	__u16 version;		/* 0x030b: 3.11, picks the table format */
+	__u16 flags;		/* IG_PYC_* */
+	__u32 firstline;
+	__u32 adaptive;		/* 3.11+: bytes from code object to code */
+	__u16 ltlen;		/* bytes of table[] */
+	__u16 pad;
+	char name[96];		/* qualified name where the version has one */
+	char file[160];		/* tail kept when longer */
+	__u8 table[IG_PYCODE_TABLE];
+};
+#define IG_PYCODE_SIZE(n)	(offsetof(struct ig_pycode, table) + (((n) + 7) & ~7u))
 
 /* Kernel-side counters, sampled at the end of a run. */
 struct ig_stats {
@@ -78,6 +102,31 @@ struct ig_nvml {
 	__u32 pad;
 };
 
+/* The name of a code address of a process, resolved while it lived, so
+ * that a recording names its stacks' frames without the files.  One per
+ * (process, address) that a stack record sent; @ip is the address looked
+ * up: a stack's innermost address, or a return address minus one. */
+#define IG_USYMF_NOSYM		(1u << 0)	/* no symbol: "[file+0xvaddr]" */
+#define IG_USYMF_UNMAPPED	(1u << 1)	/* in no executable mapping: the
+						 * frame-pointer walk went astray */
+#define IG_USYMF_ROOT		(1u << 2)	/* where stacks begin (_start,
+						 * start_thread, clone) */
+#define IG_USYMF_LINE		(1u << 3)	/* DWARF gave file:line */
+#define IG_USYMF_INLINED	(1u << 4)	/* several frames, one a line: the
+						 * functions inlined there, innermost
+						 * first, and the one they are in */
+
+struct ig_usym {
+	struct ig_hdr h;	/* tgid */
+	__u64 ip;
+	__u32 flags;		/* IG_USYMF_* */
+	__u16 len;		/* name bytes, NUL included */
+	__u16 pad;
+	char name[];		/* "func (file.c:12)", "func+0x1a (libc.so.6)";
+				 * h.size == sizeof + len rounded up to 8 */
+};
+#define IG_USYM_NAME_MAX	256
+
 /* Last record of a complete stream. */
 struct ig_end {
 	struct ig_hdr h;	/* ts: tracing stop */
@@ -93,6 +142,25 @@ enum ig_stop_reason {
 	IG_STOP_ERROR,
 };
 
+/* Room for any one record, by its type's struct. */
+union ig_rec {
+	struct ig_hdr h;
+	struct ig_offcpu o;
+	struct ig_sample sm;
+	struct ig_cuda c;
+	struct ig_proc p;
+	struct ig_task t;
+	struct ig_bio b;
+	struct ig_pyrt y;
+	struct ig_mapping m;
+	struct ig_nvml n;
+	struct ig_end x;
+	struct ig_meta mt;
+	struct ig_stats st;
+	struct ig_libcuda l;
+	struct ig_file f;
+};
+
 /* Smallest valid size of a record of the given type, 0 if unknown. */
 size_t ig_rec_min_size(unsigned int type);
 const char *ig_rec_type_name(unsigned int type);
@@ -100,7 +168,7 @@ const char *ig_rec_type_name(unsigned int type);
 #define IG_PEER_STRLEN 64
 void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 /* Dense index of a record type for counting (0: other), < IG_REC_SLOTS. */
-#define IG_REC_SLOTS 16
+#define IG_REC_SLOTS 32
 unsigned int ig_rec_slot(unsigned int type);
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
 const char *ig_reason_name(unsigned int reason);

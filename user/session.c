@@ -14,11 +14,13 @@
 #include "log.h"
 #include "nvml.h"
 #include "procfs.h"
+#include "pyframes.h"
 #include "recording.h"
 #include "reorder.h"
 #include "privs.h"
 #include "session_int.h"
 #include "spawn.h"
+#include "symbolize.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -72,10 +74,20 @@ static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 {
 	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
 
-	if (rec->type == IG_REC_PYRT)
-		ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", rec->tgid,
-			 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
-	emit(ctx, rec);
+	struct session *s = ctx;
+	struct ig_pyrt_info info;
+
+	emit(s, rec);
+	if (rec->type != IG_REC_PYRT)
+		return;
+	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", rec->tgid,
+		 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
+	info.start = r->start;
+	info.end = r->end;
+	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
+	if (ig_pyframes_track(s->py, rec->tgid, &info))
+		ig_debug("pid %d: no Python frames for %s (unknown layout)",
+			 rec->tgid, info.path);
 }
 
 /* A process whose driver cannot be probed would look idle: say so now,
@@ -104,11 +116,33 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 	}
 }
 
+static void py_emit(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
+static void emit_usym(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
 static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct session *s = ctx;
 
 	ig_discovery_on_record(s->disc, rec);
+	ig_usym_on_record(&s->sym, rec, emit_usym, s);
+	switch (rec->type) {
+	case IG_REC_PROC:
+		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
+		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
+			ig_pyframes_forget(s->py, rec->tgid);
+		break;
+	case IG_REC_PYSTACK:
+		/* the names of new code objects go in just before it */
+		ig_pyframes_on_stack(s->py, rec, py_emit, s);
+		break;
+	}
 	emit(s, rec);
 }
 
@@ -418,6 +452,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 		ig_err("%s", why);
 		return 1;
 	}
+	s->py = ig_pyframes_new(s->tracer);
 	err = ig_tracer_attach_host(s->tracer, why, sizeof(why));
 	if (err) {
 		ig_err("%s", why);

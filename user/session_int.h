@@ -30,6 +30,8 @@ struct session {
 	size_t nhost, caphost;
 	__u64 next_host_scan;
 	__u64 next_lost_read, lost;	/* for a view's tick */
+	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */
+	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
 
 /* Opens the engine (or the record dump), the recording and the --json

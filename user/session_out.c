@@ -14,6 +14,8 @@
 #include "nvml.h"
 #include "outfile.h"
 #include "progress.h"
+#include "pyframes.h"
+#include "symbolize.h"
 #include "recording.h"
 #include "reorder.h"
 #include "session_int.h"
@@ -190,6 +192,8 @@ void ig_sess_teardown(struct session *s)
 	ig_nvml_close(s->nvml);
 	ig_discovery_free(s->disc);
 	free(s->host_pids);
+	ig_pyframes_free(s->py);
+	ig_sym_free(s->sym);
 }
 
 struct replay {

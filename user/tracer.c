@@ -223,6 +223,17 @@ static int track_thread(pid_t tid, void *ctx)
 	return 0;
 }
 
+int ig_tracer_py_offsets(struct ig_tracer *t, pid_t tgid,
+			 const struct ig_py_offsets *o)
+{
+	int fd = bpf_map__fd(t->skel->maps.py_procs);
+	__u32 key = tgid;
+
+	if (!o)
+		return bpf_map_delete_elem(fd, &key) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, o, BPF_ANY) ? -errno : 0;
+}
+
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid)
 {
 	struct ig_proc_state ps = {};

@@ -37,6 +37,9 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 int ig_tracer_attach_host(struct ig_tracer *t, char *why, size_t n);
 /* Adds a process and its current threads.  Negative errno. */
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
+/* Where @tgid's Python frames are (NULL: forget them).  Negative errno. */
+int ig_tracer_py_offsets(struct ig_tracer *t, pid_t tgid,
+			 const struct ig_py_offsets *o);
 /* Drops processes that no longer exist; returns how many remain. */
 int ig_tracer_prune(struct ig_tracer *t);
 struct ig_uprobe_spec {

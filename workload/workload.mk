@@ -7,10 +7,11 @@ WORKLOAD_OBJS := $(patsubst workload/%.c,$(BUILD)/workload/%.o,\
 WORKLOAD_TARGETS := $(BUILD)/trainsim
 WORKLOAD_TEST_PROGS :=
 
-$(BUILD)/workload/%.o: workload/%.c
+$(BUILD)/workload/%.o: workload/%.c workload/workload.mk
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -pthread \
+		-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-I$(CUDA_HOME)/include -c $< -o $@
 
 # The kernels' PTX, embedded with .incbin (paths are from the top).

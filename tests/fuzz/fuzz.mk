@@ -40,3 +40,26 @@ fuzz: $(FUZZ_BIN)
 
 .PHONY: fuzz fuzz-bin fuzz-maybe
 -include $(FUZZ_OBJS:.o=.d)
+
+# The identity parsers (cgroup, environ, namespace files) under libFuzzer;
+# tests/fuzz_agent.t runs it and the metrics one in `make test`.
+FUZZ_ID_BIN := $(BUILD)/fuzz/fuzz_identity
+
+$(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/identity.o $(BUILD)/fuzz/escape.o
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@
+
+# The metrics registry fed window reports of any shape.
+FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
+
+$(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,metrics.o \
+		metrics_text.o identity.o escape.o)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread
+
+fuzz-id-maybe: | $(BPF_SKELS)
+	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) || \
+		$(MAKE) --no-print-directory $(FUZZ_ID_BIN) $(FUZZ_MX_BIN); fi
+
+test-progs: fuzz-id-maybe
+.PHONY: fuzz-id-maybe

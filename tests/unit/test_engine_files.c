@@ -14,7 +14,7 @@ static void t_file(struct tstream *s, uint64_t ts, uint64_t key,
 		   const char *fstype, unsigned int nmount, uint32_t flags,
 		   unsigned int n, const char *const *comps)
 {
-	union rec *r = ts_new(s, IG_REC_FILE, sizeof(struct ig_file), 100,
+	union ig_rec *r = ts_new(s, IG_REC_FILE, sizeof(struct ig_file), 100,
 			      100, ts);
 	unsigned int i;
 
@@ -146,7 +146,7 @@ static void test_root_mount(void **state)
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j, *d;
-	union rec *r;
+	union ig_rec *r;
 
 	(void)state;
 	t_meta(&s, 0);

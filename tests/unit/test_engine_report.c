@@ -50,7 +50,7 @@ static void test_json_shape(void **state)
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j, *p, *c, *g;
-	union rec *r;
+	union ig_rec *r;
 	size_t i;
 	double prev = 1e30, sum = 0;
 
@@ -209,7 +209,7 @@ static void test_drops(void **state)
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j;
-	union rec *r;
+	union ig_rec *r;
 	char *txt;
 
 	(void)state;

@@ -10,7 +10,7 @@
 static void t_sample(struct tstream *s, uint32_t tid, uint64_t ts,
 		     uint32_t flags)
 {
-	union rec *r = ts_new(s, IG_REC_SAMPLE, sizeof(struct ig_sample), tid,
+	union ig_rec *r = ts_new(s, IG_REC_SAMPLE, sizeof(struct ig_sample), tid,
 			      tid, ts);
 	struct ig_sample *x = (struct ig_sample *)r;
 

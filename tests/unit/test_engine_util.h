@@ -23,33 +23,16 @@
 #define MS	1000000ULL
 #define US	1000ULL
 
-union rec {
-	struct ig_hdr h;
-	struct ig_offcpu o;
-	struct ig_cuda c;
-	struct ig_proc p;
-	struct ig_task t;
-	struct ig_bio b;
-	struct ig_pyrt y;
-	struct ig_mapping m;
-	struct ig_nvml n;
-	struct ig_end x;
-	struct ig_meta mt;
-	struct ig_stats st;
-	struct ig_libcuda l;
-	struct ig_file f;
-};
-
 struct tstream {
-	union rec *r;
+	union ig_rec *r;
 	size_t n, cap;
 };
 
-static inline union rec *ts_new(struct tstream *s, unsigned int type,
+static inline union ig_rec *ts_new(struct tstream *s, unsigned int type,
 				size_t size, uint32_t tid, uint32_t tgid,
 				uint64_t ts)
 {
-	union rec *r;
+	union ig_rec *r;
 
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
@@ -68,7 +51,7 @@ static inline union rec *ts_new(struct tstream *s, unsigned int type,
 
 static inline void t_meta(struct tstream *s, uint64_t ts)
 {
-	union rec *r = ts_new(s, IG_REC_META, sizeof(struct ig_meta), 0, 0, ts);
+	union ig_rec *r = ts_new(s, IG_REC_META, sizeof(struct ig_meta), 0, 0, ts);
 
 	r->mt.version = IG_FORMAT_VERSION;
 	r->mt.ncpus = 4;
@@ -77,7 +60,7 @@ static inline void t_meta(struct tstream *s, uint64_t ts)
 
 static inline void t_end(struct tstream *s, uint64_t ts)
 {
-	union rec *r = ts_new(s, IG_REC_END, sizeof(struct ig_end), 0, 0, ts);
+	union ig_rec *r = ts_new(s, IG_REC_END, sizeof(struct ig_end), 0, 0, ts);
 
 	r->x.reason = IG_STOP_DURATION;
 }
@@ -85,7 +68,7 @@ static inline void t_end(struct tstream *s, uint64_t ts)
 static inline void t_task(struct tstream *s, uint64_t ts, uint32_t tid,
 			  uint32_t tgid, uint32_t ppid, const char *comm)
 {
-	union rec *r = ts_new(s, IG_REC_TASK, sizeof(struct ig_task), tid,
+	union ig_rec *r = ts_new(s, IG_REC_TASK, sizeof(struct ig_task), tid,
 			      tgid, ts);
 
 	r->t.ppid = ppid;
@@ -98,7 +81,7 @@ static inline void t_proc(struct tstream *s, uint64_t ts, unsigned int kind,
 			  uint32_t tid, uint32_t tgid, uint32_t ppid,
 			  const char *comm)
 {
-	union rec *r = ts_new(s, IG_REC_PROC, sizeof(struct ig_proc), tid,
+	union ig_rec *r = ts_new(s, IG_REC_PROC, sizeof(struct ig_proc), tid,
 			      tgid, ts);
 
 	r->p.kind = kind;
@@ -122,7 +105,7 @@ struct off_args {
 
 static inline void t_off(struct tstream *s, const struct off_args *a)
 {
-	union rec *r = ts_new(s, IG_REC_OFFCPU, sizeof(struct ig_offcpu),
+	union ig_rec *r = ts_new(s, IG_REC_OFFCPU, sizeof(struct ig_offcpu),
 			      a->tid, a->tgid ? a->tgid : a->tid, a->t_on);
 
 	r->h.cpu = a->cpu;
@@ -169,7 +152,7 @@ struct cu_args {
 
 static inline void t_cuda(struct tstream *s, const struct cu_args *a)
 {
-	union rec *r = ts_new(s, IG_REC_CUDA, sizeof(struct ig_cuda), a->tid,
+	union ig_rec *r = ts_new(s, IG_REC_CUDA, sizeof(struct ig_cuda), a->tid,
 			      a->tgid ? a->tgid : a->tid, a->ts);
 
 	r->c.kind = a->kind;
@@ -209,7 +192,7 @@ static inline void t_sync(struct tstream *s, uint32_t tid, uint32_t tgid,
 static inline void t_pyrt(struct tstream *s, uint64_t ts, uint32_t tgid,
 			  uint64_t start, uint64_t end)
 {
-	union rec *r = ts_new(s, IG_REC_PYRT, sizeof(struct ig_pyrt), tgid,
+	union ig_rec *r = ts_new(s, IG_REC_PYRT, sizeof(struct ig_pyrt), tgid,
 			      tgid, ts);
 
 	r->y.start = start;
@@ -219,7 +202,7 @@ static inline void t_pyrt(struct tstream *s, uint64_t ts, uint32_t tgid,
 static inline void t_mapping(struct tstream *s, uint64_t ts, uint32_t tgid,
 			     uint64_t start, uint64_t end, const char *path)
 {
-	union rec *r = ts_new(s, IG_REC_MAPPING, sizeof(struct ig_mapping),
+	union ig_rec *r = ts_new(s, IG_REC_MAPPING, sizeof(struct ig_mapping),
 			      tgid, tgid, ts);
 
 	r->m.start = start;
@@ -230,7 +213,7 @@ static inline void t_mapping(struct tstream *s, uint64_t ts, uint32_t tgid,
 static inline void t_bio(struct tstream *s, uint32_t tid, uint32_t tgid,
 			 uint64_t t_issue, uint64_t ts, uint32_t dev)
 {
-	union rec *r = ts_new(s, IG_REC_BIO, sizeof(struct ig_bio), tid, tgid,
+	union ig_rec *r = ts_new(s, IG_REC_BIO, sizeof(struct ig_bio), tid, tgid,
 			      ts);
 
 	r->b.t_issue = t_issue;
@@ -241,7 +224,7 @@ static inline void t_bio(struct tstream *s, uint32_t tid, uint32_t tgid,
 
 static inline int rec_cmp(const void *a, const void *b)
 {
-	const union rec *x = a, *y = b;
+	const union ig_rec *x = a, *y = b;
 
 	if (x->h.ts != y->h.ts)
 		return x->h.ts < y->h.ts ? -1 : 1;
@@ -253,7 +236,7 @@ static inline int rec_cmp(const void *a, const void *b)
 static inline void ts_feed(struct tstream *s, struct ig_engine *e)
 {
 	size_t i;
-	union rec *tmp = malloc((s->n + 1) * sizeof(*tmp));
+	union ig_rec *tmp = malloc((s->n + 1) * sizeof(*tmp));
 	size_t *idx = malloc((s->n + 1) * sizeof(*idx));
 
 	assert_non_null(tmp);

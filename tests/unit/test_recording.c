@@ -164,6 +164,11 @@ static void corrupt_rejected(void **state)
 	write_raw(path, buf, sizeof(buf));
 	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
 	assert_non_null(strstr(res.error, "version"));
+	fh.version = IG_FORMAT_VERSION_MIN - 1;
+	memcpy(buf, &fh, sizeof(fh));
+	write_raw(path, buf, sizeof(buf));
+	assert_true(ig_recording_read(path, false, collect, &c, &res) < 0);
+	assert_non_null(strstr(res.error, "version"));
 
 	fh.version = IG_FORMAT_VERSION;
 	memcpy(buf, &fh, sizeof(fh));

@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
-#include "engine/model.h"
-#include "engine/files.h"
+#include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
 
@@ -33,28 +32,6 @@ struct seg_it {
 	uint32_t idx;
 };
 
-struct walk {
-	struct ig_engine *e;
-	struct ig_causeset *set;
-	int depth;
-	uint32_t chain[IG_DEPTH_CAP + 1];
-	struct ig_obs_walk *obs;	/* an observer's note of the walk */
-};
-
-static uint64_t min64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint64_t max64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-static const struct ig_ival *ival_at(const struct ig_thread *t, uint32_t i)
-{
-	return ig_ring_at(&t->ivals, i);
-}
 
 static void seg_init(struct seg_it *it, const struct ig_thread *th,
 		     uint64_t a, uint64_t b)
@@ -62,7 +39,7 @@ static void seg_init(struct seg_it *it, const struct ig_thread *th,
 	it->th = th;
 	it->t = a;
 	it->b = b;
-	it->lo = max64(th->first_seen, th->hist_from);
+	it->lo = ig_max64(th->first_seen, th->hist_from);
 	it->lo_why = th->hist_from > th->first_seen ?
 		     "history older than the window" :
 		     "before the thread was seen";
@@ -88,354 +65,38 @@ static bool seg_next(struct seg_it *it, struct seg *s)
 	s->x = t;
 	if (t < it->lo) {
 		s->st = ST_UNKNOWN;
-		s->y = min64(it->b, it->lo);
+		s->y = ig_min64(it->b, it->lo);
 		s->why = it->lo_why;
 	} else if (t >= it->hi) {
 		s->st = ST_UNKNOWN;
 		s->y = it->b;
 		s->why = it->hi_why;
 	} else {
-		while (it->idx < th->ivals.len && ival_at(th, it->idx)->t_on <= t)
+		while (it->idx < th->ivals.len && ig_thread_ival(th, it->idx)->t_on <= t)
 			it->idx++;
 		if (it->idx < th->ivals.len)
-			iv = ival_at(th, it->idx);
+			iv = ig_thread_ival(th, it->idx);
 		if (iv && iv->t_off <= t) {
 			s->iv = iv;
 			if (iv->t_wake && t < iv->t_wake) {
 				s->st = ST_BLOCKED;
-				s->y = min64(iv->t_wake, it->b);
+				s->y = ig_min64(iv->t_wake, it->b);
 			} else {
 				s->st = ST_RUNNABLE;
-				s->y = min64(iv->t_on, it->b);
+				s->y = ig_min64(iv->t_on, it->b);
 			}
 		} else if (iv && iv->pre_ns && t >= iv->t_off - iv->pre_ns) {
 			s->iv = iv;
 			s->st = ST_PRE;
-			s->y = min64(iv->t_off, it->b);
+			s->y = ig_min64(iv->t_off, it->b);
 		} else {
 			s->st = ST_ONCPU;
-			s->y = min64(iv ? iv->t_off - iv->pre_ns : IG_NS_INF, it->b);
+			s->y = ig_min64(iv ? iv->t_off - iv->pre_ns : IG_NS_INF, it->b);
 		}
-		s->y = min64(s->y, it->hi);
+		s->y = ig_min64(s->y, it->hi);
 	}
 	it->t = s->y;
 	return true;
-}
-
-/* ---- detail tables ---- */
-
-static bool det_match(const struct ig_detail *d, uint8_t kind, uint32_t tid,
-		      uint32_t pid, uint64_t k, const char *name)
-{
-	return d->kind == kind && d->tid == tid && d->pid == pid &&
-	       d->k == k && !strncmp(d->name, name, sizeof(d->name));
-}
-
-/*
- * Top details with bounded memory: when the table is full a new key takes
- * the smallest entry's place and inherits its time as error (space-saving),
- * so a key that matters cannot be crowded out by many small ones.
- */
-static struct ig_detail *det_get(struct ig_cause_acc *c, uint8_t kind,
-				 uint32_t tid, uint32_t pid, uint64_t k,
-				 const char *name)
-{
-	struct ig_detail *d, *min = NULL;
-	uint32_t i;
-	uint64_t inherit = 0;
-
-	if (!name)
-		name = "";
-	for (i = 0; i < c->ndet; i++) {
-		d = &c->det[i];
-		if (det_match(d, kind, tid, pid, k, name))
-			return d;
-		if (!min || d->ns < min->ns)
-			min = d;
-	}
-	if (c->ndet < IG_DET_CAP) {
-		d = &c->det[c->ndet++];
-	} else {
-		d = min;
-		inherit = min->ns;
-		c->evicted++;
-	}
-	memset(d, 0, sizeof(*d));
-	d->kind = kind;
-	d->tid = tid;
-	d->pid = pid;
-	d->k = k;
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	d->ns = inherit;
-	d->err = inherit;
-	return d;
-}
-
-static struct ig_detail *det_add(struct ig_cause_acc *c, uint8_t kind,
-				 uint32_t tid, uint32_t pid, uint64_t k,
-				 const char *name, uint64_t ns)
-{
-	struct ig_detail *d = det_get(c, kind, tid, pid, k, name);
-
-	d->ns += ns;
-	d->count++;
-	return d;
-}
-
-static struct ig_cause_acc *cause(struct walk *w, enum ig_cause c,
-				  uint64_t ns)
-{
-	w->set->c[c].ns += ns;
-	w->set->total_ns += ns;
-	if (w->obs)
-		w->obs->ns[c] += ns;
-	return &w->set->c[c];
-}
-
-static void emit_unknown(struct walk *w, uint64_t ns, const char *why)
-{
-	det_add(cause(w, IG_C_UNKNOWN, ns), IG_D_WHY, 0, 0, 0, why, ns);
-}
-
-/* ---- causes ---- */
-
-static void emit_host(struct walk *w, const struct ig_thread *th, uint64_t ns)
-{
-	det_add(cause(w, IG_C_HOST_COMPUTE, ns), IG_D_THREAD, th->tid,
-		th->tgid, 0, th->comm, ns);
-}
-
-static void emit_api(struct walk *w, uint32_t api, uint64_t ns)
-{
-	const char *name = ig_api_name(api);
-
-	det_add(cause(w, IG_C_CUDA_API, ns), IG_D_API, 0, 0, api,
-		name ? name : "?", ns);
-}
-
-static void emit_fault(struct walk *w, const struct ig_thread *th,
-		       const struct ig_ival *iv, uint64_t ns);
-
-/* On CPU in the kernel handling page faults (sampled): part of the fault
- * the thread is about to wait on, or of the one it just waited on. */
-static void emit_fault_cpu(struct walk *w, const struct ig_thread *th,
-			   uint64_t x, uint64_t ns)
-{
-	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
-				   x);
-
-	if (i < th->ivals.len && ival_at(th, i)->reason == IG_R_PAGEFAULT)
-		emit_fault(w, th, ival_at(th, i), ns);
-	else if (i > 0 && ival_at(th, i - 1)->reason == IG_R_PAGEFAULT)
-		emit_fault(w, th, ival_at(th, i - 1), ns);
-	else
-		det_add(cause(w, IG_C_PAGE_FAULT, ns), IG_D_FILE, 0, th->tgid,
-			0, "fault handling (sampled)", ns);
-}
-
-struct sampled {
-	uint64_t n, cuda, fault;
-};
-
-static void count_samples(const struct ig_thread *th, uint64_t x, uint64_t y,
-			  struct sampled *c)
-{
-	uint32_t i = ig_ring_upper(&th->samples, offsetof(struct ig_sample_ref, t),
-				   x ? x - 1 : 0);
-
-	memset(c, 0, sizeof(*c));
-	for (; i < th->samples.len; i++) {
-		const struct ig_sample_ref *r = ig_ring_at(&th->samples, i);
-
-		if (r->t >= y)
-			break;
-		c->n++;
-		c->cuda += r->cuda;
-		c->fault += r->fault;
-	}
-}
-
-/* How far around an on-CPU stretch too short to hold a sample the
- * thread's samples still tell what it was running. */
-#define SAMPLE_REACH_NS 10000000ULL
-
-/*
- * On CPU outside any timed driver call: the thread's own code, or driver
- * code that has no return probe (launches: timing them would double their
- * probe cost).  The CPU-clock samples give the proportion: those inside
- * [x, y), or for a stretch shorter than the sampling period, those of the
- * thread nearby.  With none, the time is the thread's own.
- */
-static void emit_sampled(struct walk *w, const struct ig_thread *th,
-			 uint64_t x, uint64_t y)
-{
-	uint64_t cu, pf;
-	struct sampled c;
-
-	count_samples(th, x, y, &c);
-	if (!c.n)
-		count_samples(th, x > SAMPLE_REACH_NS ? x - SAMPLE_REACH_NS : 0,
-			      y + SAMPLE_REACH_NS, &c);
-	if (!c.cuda && !c.fault) {
-		emit_host(w, th, y - x);
-		return;
-	}
-	cu = (y - x) * c.cuda / c.n;
-	pf = (y - x) * c.fault / c.n;
-	if (cu)
-		det_add(cause(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
-			"driver code (sampled)", cu);
-	if (pf)
-		emit_fault_cpu(w, th, x, pf);
-	if (y - x > cu + pf)
-		emit_host(w, th, y - x - cu - pf);
-}
-
-/* On CPU over [x, y): inside a timed driver call or not. */
-static void emit_oncpu(struct walk *w, const struct ig_thread *th,
-		       uint64_t x, uint64_t y)
-{
-	uint32_t i = ig_ring_upper(&th->spans, offsetof(struct ig_span, t1), x);
-	uint64_t t = x;
-
-	while (t < y) {
-		const struct ig_span *s = i < th->spans.len ?
-					  ig_ring_at(&th->spans, i) : NULL;
-		uint64_t s0 = s ? s->t0 : IG_NS_INF, s1 = s ? s->t1 : 0;
-		uint32_t api = s ? s->api : 0;
-
-		if (!s && th->open_begin && th->open_begin < y) {
-			/* a sync call still in progress */
-			s0 = th->open_begin;
-			s1 = IG_NS_INF;
-			api = th->open_api;
-		}
-		if (s0 >= y || s1 <= t) {
-			emit_sampled(w, th, t, y);
-			return;
-		}
-		if (s0 > t) {
-			emit_sampled(w, th, t, s0);
-			t = s0;
-		}
-		emit_api(w, api, min64(s1, y) - t);
-		t = min64(s1, y);
-		i++;
-	}
-}
-
-/* Runnable but not running; who ran instead is the task switched out
- * for it, never the idle task: a thread moved off a busy CPU onto an idle
- * one names no one. */
-static void emit_runnable(struct walk *w, const struct ig_ival *iv,
-			  uint64_t ns)
-{
-	struct ig_cause_acc *c = cause(w, IG_C_CPU_STARVATION, ns);
-
-	if (iv->prev_tid)
-		det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0,
-			ig_comm_of(w->e, iv->prev_tid), ns);
-	det_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
-}
-
-static const char *ival_name(const struct ig_ival *iv)
-{
-	return iv->detail.name[0] ? iv->detail.name : NULL;
-}
-
-/* The file's mount takes the time too, exactly: many files each get
- * little, and fewer than they earned once the table evicts. */
-static void emit_mount(struct walk *w, struct ig_cause_acc *c,
-		       struct ig_fileinfo *fi, uint64_t ns)
-{
-	uint8_t bit = w->set == &w->e->idle ? IG_FILE_IN_IDLE
-					     : IG_FILE_IN_UNRES;
-	struct ig_detail *d;
-
-	if (!fi->mount)
-		return;
-	d = det_add(c, IG_D_MOUNT, 0, 0, fi->mount, "", ns);
-	if (!(fi->counted & bit)) {
-		fi->counted |= bit;
-		d->aux[0]++;
-	}
-}
-
-static void emit_storage(struct walk *w, const struct ig_thread *th,
-			 const struct ig_ival *iv, uint64_t ns)
-{
-	struct ig_cause_acc *c = cause(w, IG_C_STORAGE, ns);
-	const char *name = ival_name(iv);
-	struct ig_fileinfo *fi = iv->flags & IG_F_FILE_KEY ?
-				 ig_file_find(w->e, iv->arg) : NULL;
-
-	det_add(c, IG_D_FILE, 0, th->tgid, fi ? fi->key : 0,
-		name ? name : "?", ns);
-	if (fi)
-		emit_mount(w, c, fi, ns);
-	if (iv->dev)
-		det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
-}
-
-static void emit_fault(struct walk *w, const struct ig_thread *th,
-		       const struct ig_ival *iv, uint64_t ns)
-{
-	struct ig_cause_acc *c = cause(w, IG_C_PAGE_FAULT, ns);
-	const char *name = ival_name(iv);
-
-	if (!name)
-		name = ig_map_lookup(th->proc, iv->arg);
-	det_add(c, IG_D_FILE, 0, th->tgid, 0, name ? name : "[anon]", ns);
-	if (iv->dev)
-		det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
-}
-
-static void emit_network(struct walk *w, const struct ig_ival *iv,
-			 uint64_t ns)
-{
-	char peer[IG_NAME_LEN];
-
-	ig_fmt_peer(&iv->detail.peer, peer, sizeof(peer));
-	det_add(cause(w, IG_C_NETWORK, ns), IG_D_PEER, 0, 0,
-		iv->detail.peer.proto, peer, ns);
-}
-
-/* Woken from an interrupt or by the idle task (IG_F_WAKER_IRQ), or by a
- * kernel thread completing something (kworker, ksoftirqd): no user task
- * woke the thread. */
-static bool woken_by_kernel(const struct ig_ival *iv)
-{
-	return iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL) ||
-	       !iv->waker_tid;
-}
-
-/*
- * Woken by no task: an interrupt ended a timed wait (its timeout ran out,
- * or a signal came), or a kernel thread completed something (a kworker,
- * ksoftirqd).  Neither is a process outside the tracked set, and neither
- * is the task the interrupt landed on.
- */
-static void emit_kernel_woken(struct walk *w, const struct ig_thread *th,
-			      const struct ig_ival *iv, uint64_t ns)
-{
-	char why[IG_NAME_LEN];
-
-	if (iv->flags & IG_F_WAKER_IRQ) {
-		det_add(cause(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
-			th->tgid, 0, th->comm, ns);
-		return;
-	}
-	snprintf(why, sizeof(why), "woken by kernel thread %s",
-		 ig_comm_of(w->e, iv->waker_tid));
-	emit_unknown(w, ns, why);
-}
-
-static void emit_untracked(struct walk *w, const struct ig_ival *iv,
-			   uint64_t ns)
-{
-	det_add(cause(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
-		iv->waker_tid, iv->waker_tgid, 0,
-		ig_comm_of(w->e, iv->waker_tid), ns);
 }
 
 /* What the GIL holder did while we waited: on CPU, runnable, blocked. */
@@ -470,10 +131,10 @@ static const struct ig_ival *gil_release(const struct ig_thread *th,
 	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
 				   iv->t_on), n;
 
-	for (n = 0; woken_by_kernel(iv); n++) {
+	for (n = 0; ig_woken_by_kernel(iv); n++) {
 		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
 			return NULL;
-		iv = ival_at(th, i + n);
+		iv = ig_thread_ival(th, i + n);
 		if (iv->reason != IG_R_FUTEX && iv->reason != IG_R_PREEMPT)
 			return NULL;
 	}
@@ -488,12 +149,12 @@ static void emit_gil(struct walk *w, const struct ig_thread *th,
 	struct ig_detail *d;
 
 	if (!rel) {
-		d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
+		d = ig_det_add(ig_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
 			    "holder not seen", y - x);
 		return;
 	}
 	h = ig_thread_find(w->e, rel->waker_tid);
-	d = det_add(cause(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
+	d = ig_det_add(ig_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
 		    rel->waker_tgid, 0, ig_comm_of(w->e, rel->waker_tid),
 		    y - x);
 	if (h)
@@ -503,11 +164,11 @@ static void emit_gil(struct walk *w, const struct ig_thread *th,
 static void emit_lock(struct walk *w, const struct ig_thread *th,
 		      const struct ig_ival *iv, uint64_t ns)
 {
-	struct ig_cause_acc *c = cause(w, IG_C_LOCK, ns);
+	struct ig_cause_acc *c = ig_cause_add(w, IG_C_LOCK, ns);
 
-	det_add(c, IG_D_LOCK, 0, th->tgid, iv->arg, "", ns);
+	ig_det_add(c, IG_D_LOCK, 0, th->tgid, iv->arg, "", ns);
 	if (iv->waker_tid)
-		det_add(c, IG_D_WAKER, iv->waker_tid, iv->waker_tgid, 0,
+		ig_det_add(c, IG_D_WAKER, iv->waker_tid, iv->waker_tgid, 0,
 			ig_comm_of(w->e, iv->waker_tid), ns);
 }
 
@@ -523,11 +184,11 @@ static void follow(struct walk *w, const struct ig_thread *th,
 	int i;
 
 	if (iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL)) {
-		emit_kernel_woken(w, th, iv, y - x);
+		ig_emit_kernel_woken(w, th, iv, y - x);
 		return;
 	}
 	if (!iv->waker_tid) {
-		emit_unknown(w, y - x, "waker not recorded");
+		ig_emit_unknown(w, y - x, "waker not recorded");
 		return;
 	}
 	wk = ig_thread_find(w->e, iv->waker_tid);
@@ -535,21 +196,21 @@ static void follow(struct walk *w, const struct ig_thread *th,
 		const struct ig_process *p = ig_process_find(w->e, iv->waker_tgid);
 
 		if (p && p->exit_ts == IG_NS_INF)
-			emit_unknown(w, y - x, "waker thread not seen");
+			ig_emit_unknown(w, y - x, "waker thread not seen");
 		else
-			emit_untracked(w, iv, y - x);
+			ig_emit_untracked(w, iv, y - x);
 		return;
 	}
 	for (i = 0; i <= w->depth; i++) {
 		if (w->chain[i] == wk->tid) {
-			emit_unknown(w, y - x, "wait cycle");
+			ig_emit_unknown(w, y - x, "wait cycle");
 			return;
 		}
 	}
 	if (w->depth + 1 > w->e->max_depth) {
 		snprintf(why, sizeof(why), "waker chain deeper than %d",
 			 w->e->max_depth);
-		emit_unknown(w, y - x, why);
+		ig_emit_unknown(w, y - x, why);
 		return;
 	}
 	w->depth++;
@@ -572,17 +233,17 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 
 	switch (iv->reason) {
 	case IG_R_STORAGE:
-		emit_storage(w, th, iv, ns);
+		ig_emit_storage(w, th, iv, ns);
 		return;
 	case IG_R_PAGEFAULT:
-		emit_fault(w, th, iv, ns);
+		ig_emit_fault(w, th, iv, ns);
 		return;
 	case IG_R_SOCKET:
 		/* a network peer is outside the host: not followed */
-		emit_network(w, iv, ns);
+		ig_emit_network(w, iv, ns);
 		return;
 	case IG_R_SLEEP:
-		det_add(cause(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
+		ig_det_add(ig_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
 			th->tgid, 0, th->comm, ns);
 		return;
 	case IG_R_FUTEX:
@@ -601,7 +262,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	case IG_R_IOURING:
 	case IG_R_OTHER:
 		if (iv->flags & IG_F_IOWAIT) {
-			emit_storage(w, th, iv, ns);
+			ig_emit_storage(w, th, iv, ns);
 			return;
 		}
 		break;
@@ -624,18 +285,18 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			ig_obs_step(w->obs, th, s.iv, s.x, s.y);
 		switch (s.st) {
 		case ST_UNKNOWN:
-			emit_unknown(w, s.y - s.x, s.why);
+			ig_emit_unknown(w, s.y - s.x, s.why);
 			break;
 		case ST_ONCPU:
-			emit_oncpu(w, th, s.x, s.y);
+			ig_emit_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_PRE:
 			if (s.iv->reason == IG_R_PAGEFAULT)
-				emit_fault(w, th, s.iv, s.y - s.x);
+				ig_emit_fault(w, th, s.iv, s.y - s.x);
 			else if (s.iv->reason == IG_R_STORAGE)
-				emit_storage(w, th, s.iv, s.y - s.x);
+				ig_emit_storage(w, th, s.iv, s.y - s.x);
 			else
-				emit_oncpu(w, th, s.x, s.y);
+				ig_emit_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_RUNNABLE:
 			/* woken onto an idle CPU: the wakeup's latency is
@@ -644,7 +305,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			    s.iv->reason != IG_R_PREEMPT)
 				emit_blocked(w, th, s.iv, s.x, s.y);
 			else
-				emit_runnable(w, s.iv, s.y - s.x);
+				ig_emit_runnable(w, s.iv, s.y - s.x);
 			break;
 		case ST_BLOCKED:
 			emit_blocked(w, th, s.iv, s.x, s.y);
@@ -657,7 +318,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 		     uint64_t b)
 {
-	const struct ig_busy *l = w->e->loss.v;
+	const struct ig_lost *l = w->e->loss.v;
 	uint32_t i;
 
 	for (i = 0; i < w->e->loss.n && a < b; i++) {
@@ -665,9 +326,9 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 			continue;
 		if (l[i].t0 > a)
 			walk_thread(w, th, a, l[i].t0);
-		emit_unknown(w, min64(l[i].t1, b) - max64(l[i].t0, a),
+		ig_emit_unknown(w, ig_min64(l[i].t1, b) - ig_max64(l[i].t0, a),
 			     "records lost");
-		a = min64(l[i].t1, b);
+		a = ig_min64(l[i].t1, b);
 	}
 	if (a < b)
 		walk_thread(w, th, a, b);
@@ -684,7 +345,7 @@ void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 	if (t1 <= t0)
 		return;
 	if (!th) {
-		emit_unknown(&w, t1 - t0, tid ? "feeder thread not tracked" :
+		ig_emit_unknown(&w, t1 - t0, tid ? "feeder thread not tracked" :
 					  "no feeder known");
 		return;
 	}
@@ -728,4 +389,22 @@ void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 	}
 	*slot = *p;
 	ig_defer_poll(e, false);
+}
+
+
+static void sink_idle_gap(void *ctx, const struct ig_gap *g)
+{
+	ig_attribute(ctx, true, g->tid, g->tgid, g->t0, g->t1);
+}
+
+static void sink_unresolved(void *ctx, const struct ig_piece *p)
+{
+	ig_defer_piece(ctx, p);
+}
+
+void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s)
+{
+	s->idle_gap = sink_idle_gap;
+	s->unresolved = sink_unresolved;
+	s->ctx = e;
 }

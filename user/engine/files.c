@@ -128,16 +128,13 @@ void ig_files_free(struct ig_engine *e)
 {
 	struct ig_files *fs = e->files;
 	struct ig_fileinfo *fi;
-	uint32_t i;
+	uint32_t i, it = 0;
 
 	if (!fs)
 		return;
-	for (i = 0; i < fs->byk.cap; i++) {
-		fi = fs->byk.vals[i];
-		if (fi) {
-			free(fi->path);
-			free(fi);
-		}
+	while ((fi = ig_htab_next(&fs->byk, &it))) {
+		free(fi->path);
+		free(fi);
 	}
 	ig_htab_free(&fs->byk);
 	for (i = 0; i < fs->nmounts; i++)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/hist.h"
+#include "util.h"
 
 static unsigned int bucket_of(uint64_t v)
 {
@@ -33,16 +34,8 @@ void ig_hist_add(struct ig_hist *h, uint64_t v)
 	if (v > h->max)
 		h->max = v;
 	if (h->nexact < IG_HIST_EXACT) {
-		if (h->nexact == h->capexact) {
-			uint32_t cap = h->capexact ? h->capexact * 2 : 64;
-			uint64_t *p = realloc(h->exact, cap * sizeof(*p));
-
-			if (p) {
-				h->exact = p;
-				h->capexact = cap;
-			}
-		}
-		if (h->nexact < h->capexact)
+		if (ig_grow_from((void **)&h->exact, &h->capexact, h->nexact,
+				 sizeof(*h->exact), 64))
 			h->exact[h->nexact++] = v;
 	}
 	if (!h->buckets)
@@ -104,4 +97,21 @@ size_t ig_hist_bytes(const struct ig_hist *h)
 {
 	return (size_t)h->capexact * sizeof(uint64_t) +
 	       (h->buckets ? IG_HIST_BUCKETS * sizeof(uint64_t) : 0);
+}
+
+uint64_t ig_hist_count_le(const struct ig_hist *h, uint64_t v)
+{
+	uint64_t n = 0;
+	unsigned int b;
+	uint32_t i;
+
+	if (h->nexact == h->n) {
+		for (i = 0; i < h->nexact; i++)
+			n += h->exact[i] <= v;
+		return n;
+	}
+	for (b = 0; h->buckets && b < IG_HIST_BUCKETS; b++)
+		if (bucket_mid(b) <= v)
+			n += h->buckets[b];
+	return n;
 }

@@ -18,7 +18,8 @@ struct ig_hist {
 	uint64_t sum;
 	uint64_t max;
 	uint64_t *exact;	/* first IG_HIST_EXACT values, NULL until used */
-	uint32_t nexact, capexact;
+	uint32_t nexact;
+	size_t capexact;
 	uint64_t *buckets;	/* NULL until used */
 };
 
@@ -27,5 +28,17 @@ void ig_hist_add(struct ig_hist *h, uint64_t v);
 uint64_t ig_hist_quantile(const struct ig_hist *h, double q);
 void ig_hist_free(struct ig_hist *h);
 size_t ig_hist_bytes(const struct ig_hist *h);
+/* Values <= @v: exact while every value is kept, else counted by bucket
+ * (a bucket counts when its middle is <= @v: within 3% of @v). */
+uint64_t ig_hist_count_le(const struct ig_hist *h, uint64_t v);
+
+/*
+ * Upper bounds (ns) of the gap-length histogram in the JSON report and the
+ * idlegap_gpu_gap_seconds metric: 100 us to 10 s, 1-2.5-5 per decade.
+ */
+#define IG_GAP_BOUNDS_NS(X) X(100000) X(250000) X(500000) X(1000000) \
+	X(2500000) X(5000000) X(10000000) X(25000000) X(50000000) \
+	X(100000000) X(250000000) X(500000000) X(1000000000) \
+	X(2500000000) X(5000000000) X(10000000000)
 
 #endif

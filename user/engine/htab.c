@@ -32,6 +32,15 @@ void ig_htab_free(struct ig_htab *h)
 	h->cap = h->n = 0;
 }
 
+void ig_htab_clear(struct ig_htab *h)
+{
+	uint32_t i;
+
+	for (i = 0; h->vals && i < h->cap; i++)
+		h->vals[i] = NULL;
+	h->n = 0;
+}
+
 static void put_nogrow(struct ig_htab *h, uint64_t key, void *val)
 {
 	uint32_t mask = h->cap - 1;

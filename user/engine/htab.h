@@ -24,6 +24,8 @@ void ig_htab_free(struct ig_htab *h);
 int ig_htab_put(struct ig_htab *h, uint64_t key, void *val);
 void *ig_htab_del(struct ig_htab *h, uint64_t key);
 size_t ig_htab_bytes(const struct ig_htab *h);
+/* Forget every entry; the values are the caller's to free. */
+void ig_htab_clear(struct ig_htab *h);
 
 static inline uint64_t ig_hash64(uint64_t x)
 {
@@ -48,6 +50,23 @@ static inline void *ig_htab_get(const struct ig_htab *h, uint64_t key)
 			return h->vals[i];
 		i = (i + 1) & mask;
 	}
+}
+
+/*
+ * The next value in slot order, from a cursor that starts at 0; NULL at the
+ * end.  The table must not change during the walk:
+ *	uint32_t it = 0;
+ *	while ((v = ig_htab_next(h, &it))) ...
+ */
+static inline void *ig_htab_next(const struct ig_htab *h, uint32_t *it)
+{
+	while (h->vals && *it < h->cap) {
+		void *v = h->vals[(*it)++];
+
+		if (v)
+			return v;
+	}
+	return NULL;
 }
 
 #endif

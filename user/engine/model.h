@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The engine's state, shared by its parts:
- *   engine.c     record intake, process/thread tables, history window
- *   gpu.c        GPU evidence model: streams, devices, the idle/busy sweep
- *   attrib.c     walking a thread's timeline to blame each ns of a gap
+ *   intake.c     ig_engine_feed and the per-record handlers, thread history
+ *   tasks.c      process/thread tables, comm cache, mappings, fork/exec/exit
+ *   lifecycle.c  creation, the history window (gc), finish, memory, teardown
+ *   gpu.c, drain.c, timeline.c   the GPU evidence model (gpu.h)
+ *   attrib.c, causes.c, detail.c  attribution of each ns of a gap (attrib.h)
  *   report_*.c   text and JSON output
  * Not a public header: only the engine and its tests include it.
  */
@@ -17,10 +19,22 @@
 #include "engine/htab.h"
 #include "engine/hist.h"
 #include "engine/ring.h"
+#include "engine/vec.h"
+#include "engine/gaplist.h"
 #include "engine/names.h"
 
 #define IG_NS_INF		UINT64_MAX
 #define IG_NSEC			1000000000ULL
+
+static inline uint64_t ig_min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline uint64_t ig_max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
 
 #define IG_DEPTH_CAP		16	/* opts.max_depth is clamped here */
 #define IG_DET_CAP		48	/* detail entries kept per cause */
@@ -133,7 +147,7 @@ struct ig_stream {
 	bool blocking;		/* syncs with the legacy stream */
 	bool drained_once;
 	uint64_t p_start;	/* pending since */
-	uint64_t kpu;		/* known pending at least until */
+	uint64_t pending_until;	/* known pending at least until */
 	uint64_t drained_at;
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
@@ -147,7 +161,8 @@ struct ig_process {
 	uint64_t exit_ts;
 	uint64_t pyrt_start, pyrt_end;
 	struct ig_map *maps;	/* sorted by start */
-	uint32_t nmaps, capmaps;
+	uint32_t nmaps;
+	size_t capmaps;
 	int device;
 	bool device_set;
 	bool on_gpu;		/* has submitted work */
@@ -166,24 +181,26 @@ struct ig_pend {
 	uint32_t pad;
 };
 
+/* The device was proven busy over [t0, t1]. */
 struct ig_busy {
 	uint64_t t0, t1;
 };
 
-struct ig_vec {
-	void *v;
-	uint32_t n, cap, esz;
+/* Records may be missing over [t0, t1]: no idle time is proven there. */
+struct ig_lost {
+	uint64_t t0, t1;
 };
 
 struct ig_device {
 	int ordinal;
 	bool active;		/* first submission seen */
-	bool idle_open;		/* fin is the start of an open idle gap */
+	bool idle_open;		/* an idle gap open since final_until */
 	uint64_t span_start;
-	uint64_t fin;		/* timeline final before this */
+	uint64_t final_until;	/* timeline final before this */
 	uint64_t last_ev;	/* newest evidence */
 	struct ig_stream **open;
-	uint32_t nopen, capopen;
+	uint32_t nopen;
+	size_t capopen;
 	struct ig_vec closed;	/* struct ig_pend */
 	struct ig_vec busy;	/* struct ig_busy */
 	uint64_t busy_ns, idle_ns, unres_ns;
@@ -194,9 +211,9 @@ struct ig_device {
 	uint64_t gaps, unres_spans;
 	uint32_t nstreams;
 	/* unresolved span being merged for the list */
-	uint64_t ua_t0, ua_t1;
-	uint32_t ua_tid, ua_tgid;
-	bool ua_open;
+	uint64_t merging_t0, merging_t1;
+	uint32_t merging_tid, merging_tgid;
+	bool merging_open;
 };
 
 enum ig_dkind {
@@ -238,21 +255,6 @@ struct ig_causeset {
 	struct ig_cause_acc c[IG_C__MAX];
 };
 
-struct ig_gap {
-	uint64_t t0, t1;
-	uint32_t tid, tgid;
-	int32_t device;
-	uint32_t pad;
-};
-
-/* Keeps the longest gaps: a min-heap by length, unbounded when cap < 0. */
-struct ig_gaplist {
-	struct ig_gap *g;
-	size_t n, cap;
-	long limit;
-	uint64_t omitted;
-};
-
 struct ig_biodev {
 	uint32_t dev;
 	uint64_t reads, bytes;
@@ -270,9 +272,33 @@ struct ig_piece {
 	uint32_t tid, tgid;
 };
 
+/*
+ * Where the GPU model hands what it finds: each closed idle gap the moment
+ * the timeline proves it, and each unresolved piece with its feeder.
+ * Attribution implements it (ig_attrib_sink); the model never calls
+ * attribution directly.
+ */
+struct ig_gap_sink {
+	void (*idle_gap)(void *ctx, const struct ig_gap *g);
+	void (*unresolved)(void *ctx, const struct ig_piece *p);
+	void *ctx;
+};
+
 struct ig_comm_ent {
 	uint32_t tid;
 	char comm[IG_COMM_LEN];
+};
+
+/* The task tables; tasks.c owns them (lifecycle.c creates and frees). */
+struct ig_tasks {
+	struct ig_htab threads;	/* tid -> ig_thread */
+	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_thread *thr_head;	/* every thread, newest first */
+	uint32_t nthreads, nprocs;
+	uint64_t threads_freed, procs_freed;
+	struct ig_process *exit_head, *exit_tail;	/* exited, oldest first */
+	uint32_t nexited;
+	struct ig_comm_ent *comms;
 };
 
 struct ig_engine {
@@ -290,15 +316,8 @@ struct ig_engine {
 	uint32_t stop_reason;
 	struct ig_meta meta;
 
-	struct ig_htab threads;	/* tid -> ig_thread */
-	struct ig_htab procs;	/* tgid -> ig_process */
+	struct ig_tasks tasks;	/* tasks.c */
 	struct ig_files *files;	/* waited-on files' paths (files.c) */
-	struct ig_thread *thr_head;
-	uint32_t nthreads, nprocs;
-	uint64_t threads_freed, procs_freed;
-	struct ig_process *exit_head, *exit_tail;
-	uint32_t nexited;
-	struct ig_comm_ent *comms;
 
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
@@ -327,21 +346,23 @@ struct ig_engine {
 	uint64_t launch_by_api[IG_API__MAX];
 
 	struct ig_ring defer;	/* struct ig_piece, oldest first */
-	struct ig_vec loss;	/* struct ig_busy: evidence lost there */
+	struct ig_vec loss;	/* struct ig_lost */
 	bool evidence_lost;
 
 	uint64_t cutoff;	/* history older than this is dropped */
 	uint64_t next_gc;
 	uint64_t gc_count;
 
+	struct ig_gap_sink sink;	/* closed gaps go there */
 	void *scratch;		/* sweep event buffer */
 	size_t scratch_cap;
 
 	struct ig_engine_obs obs;	/* observe.c; span NULL: none */
 	struct ig_obs_walk *obs_walk;
+	struct ig_gap_sink obs_sink;	/* where gaps go after the observer */
 };
 
-/* ---- engine.c ---- */
+/* ---- tasks.c ---- */
 struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 				uint32_t tgid, uint64_t seen);
 struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid);
@@ -350,18 +371,30 @@ struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
 const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
 void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
-void *ig_vec_push(struct ig_vec *v);
-void ig_vec_drop_where(struct ig_vec *v, bool (*gone)(const void *, uint64_t),
-		       uint64_t arg);
-void ig_gaplist_add(struct ig_gaplist *l, const struct ig_gap *g);
+const struct ig_ival *ig_thread_ival(const struct ig_thread *t, uint32_t i);
+const struct ig_ival *ig_thread_last_ival(const struct ig_thread *t);
+/* Drop the thread's history older than @cutoff. */
+void ig_thread_prune(struct ig_thread *t, uint64_t cutoff);
+void ig_thread_free(struct ig_engine *e, struct ig_thread *t);
+/* Frees the process and its threads. */
+void ig_process_free(struct ig_engine *e, struct ig_process *p);
+void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r);
+void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
+void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r);
+/* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
+const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
+/* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
+bool ig_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
+
+/* ---- lifecycle.c ---- */
+/* Slide the history window: free exited tasks, prune old history. */
+void ig_engine_gc(struct ig_engine *e);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
 void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts);
 void ig_gpu_finish(struct ig_engine *e);
 void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1);
-/* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
-const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
 uint64_t ig_gpu_keep_from(const struct ig_engine *e);
 /* End of the device's counted span (after ig_gpu_finish). */
 uint64_t ig_gpu_span_end(const struct ig_device *d);
@@ -372,6 +405,8 @@ void ig_gpu_free(struct ig_engine *e);
  * feeder thread's timeline; every ns lands in exactly one cause. */
 void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 		  uint64_t t0, uint64_t t1);
+/* Point @s at attribution of @e. */
+void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
 void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
 void ig_defer_poll(struct ig_engine *e, bool force);
@@ -387,7 +422,7 @@ void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
 		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
 void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
 		 const struct ig_ival *iv, uint64_t x, uint64_t y);
-void ig_obs_gap(struct ig_engine *e, const struct ig_device *d, const struct ig_gap *g);
+void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g);
 
 /* ---- introspection, for tests and -v ---- */
 struct ig_engine_mem {

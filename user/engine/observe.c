@@ -13,14 +13,43 @@
 #include <sys/socket.h>
 #include "engine/model.h"
 
+/* Gaps go to attribution through here while an observer is set: the walk
+ * is noted, then the gap with it goes to the observer. */
+static void obs_idle_gap(void *ctx, const struct ig_gap *g)
+{
+	struct ig_engine *e = ctx;
+
+	memset(e->obs_walk, 0, sizeof(*e->obs_walk));
+	e->obs_sink.idle_gap(e->obs_sink.ctx, g);
+	ig_obs_gap(e, g);
+}
+
+static void obs_unresolved(void *ctx, const struct ig_piece *p)
+{
+	struct ig_engine *e = ctx;
+
+	e->obs_sink.unresolved(e->obs_sink.ctx, p);
+}
+
 void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
 {
-	if (o && o->span && !e->obs_walk)
+	bool on = o && o->span;
+
+	if (on && !e->obs_walk)
 		e->obs_walk = calloc(1, sizeof(*e->obs_walk));
-	if (o && o->span && e->obs_walk)
+	if (on && e->obs_walk) {
+		if (!e->obs.span) {
+			e->obs_sink = e->sink;
+			e->sink.idle_gap = obs_idle_gap;
+			e->sink.unresolved = obs_unresolved;
+			e->sink.ctx = e;
+		}
 		e->obs = *o;
-	else
-		memset(&e->obs, 0, sizeof(e->obs));
+		return;
+	}
+	if (e->obs.span)
+		e->sink = e->obs_sink;
+	memset(&e->obs, 0, sizeof(e->obs));
 }
 
 void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
@@ -76,11 +105,11 @@ void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
 }
 
 /* After the gap's walk: its causes, largest first, and the stretches. */
-void ig_obs_gap(struct ig_engine *e, const struct ig_device *d, const struct ig_gap *g)
+void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g)
 {
 	struct ig_obs_walk *w = e->obs_walk;
 	struct ig_obs_span s = {
-		.kind = IG_OBS_IDLE, .device = d->ordinal, .t0 = g->t0, .t1 = g->t1,
+		.kind = IG_OBS_IDLE, .device = g->device, .t0 = g->t0, .t1 = g->t1,
 		.tid = g->tid, .tgid = g->tgid, .steps = w->steps, .nsteps = w->n,
 		.steps_dropped = w->dropped,
 	};

@@ -114,16 +114,16 @@ static int cmp_proc(const void *a, const void *b)
 
 size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out)
 {
-	const struct ig_process **v = calloc(e->nprocs + 1, sizeof(*v));
+	const struct ig_process **v = calloc(e->tasks.nprocs + 1, sizeof(*v));
+	const struct ig_process *p;
 	size_t n = 0;
-	uint32_t i;
+	uint32_t it = 0;
 
 	*out = v;
 	if (!v)
 		return 0;
-	for (i = 0; i < e->procs.cap && n < e->nprocs; i++)
-		if (e->procs.vals[i])
-			v[n++] = e->procs.vals[i];
+	while (n < e->tasks.nprocs && (p = ig_htab_next(&e->tasks.procs, &it)))
+		v[n++] = p;
 	qsort(v, n, sizeof(*v), cmp_proc);
 	return n;
 }

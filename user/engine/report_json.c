@@ -162,6 +162,28 @@ static jo *devices_json(const struct ig_engine *e)
 	return a;
 }
 
+/* Every gap, not only the listed ones: cumulative counts per bound. */
+static jo *gap_hist_json(const struct ig_hist *h)
+{
+#define IG_LE(ns) ns,
+	static const uint64_t le[] = { IG_GAP_BOUNDS_NS(IG_LE) };
+#undef IG_LE
+	jo *o = json_object_new_object(), *b = json_object_new_array();
+	jo *c = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+		json_object_array_add(b, jsec(le[i]));
+		json_object_array_add(c, ju64(ig_hist_count_le(h, le[i])));
+	}
+	add(o, "le_s", b);
+	add(o, "counts", c);
+	add(o, "count", ju64(h->n));
+	add(o, "sum_s", jsec(h->sum));
+	add(o, "exact", json_object_new_boolean(h->nexact == h->n));
+	return o;
+}
+
 static jo *gpu_json(const struct ig_engine *e)
 {
 	struct ig_gpu_totals t;
@@ -180,6 +202,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->gap_hist, 0.50)));
 	add(g, "gap_p99_ms", jms(ig_hist_quantile(&e->gap_hist, 0.99)));
 	add(g, "gap_max_ms", jms(e->gap_hist.max));
+	add(g, "gap_histogram", gap_hist_json(&e->gap_hist));
 	add(g, "span_start_ns", ju64(t.span_start));
 	add(g, "span_end_ns", ju64(t.span_end));
 	add(g, "devices", devices_json(e));
@@ -537,7 +560,7 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "meta", meta_json(e));
 	add(r, "processes", processes_json(e));
 	/* exited ones dropped from the table (fork storms): not listed */
-	add(r, "processes_not_kept", ju64(e->procs_freed));
+	add(r, "processes_not_kept", ju64(e->tasks.procs_freed));
 	add(r, "gpu", gpu_json(e));
 	add(r, "causes", causes_json(e, &e->idle));
 	add(r, "unresolved_causes", causes_json(e, &e->unres));

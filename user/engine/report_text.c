@@ -295,9 +295,9 @@ static void processes_section(FILE *out, const struct ig_engine *e)
 	char comm[IG_ESC_SIZE(IG_COMM_LEN)];
 
 	fprintf(out, "Processes: %zu", n);
-	if (e->procs_freed)	/* the table is capped: say so */
+	if (e->tasks.procs_freed)	/* the table is capped: say so */
 		fprintf(out, " listed; %llu more exited and were not kept",
-			(unsigned long long)e->procs_freed);
+			(unsigned long long)e->tasks.procs_freed);
 	fprintf(out, "\n");
 	fprintf(out, "  %8s %8s %8s %8s  %-16s %s\n", "pid", "ppid",
 		"threads", "subs(n)", "comm", "exe");
@@ -391,7 +391,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
-		(unsigned long long)(e->nprocs + e->procs_freed),
+		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->have_end ? "" : " (recording incomplete)");
 	if (t.ndevs)
 		gpu_section(out, e, &t);

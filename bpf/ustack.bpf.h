@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Native user stacks of tracked threads (IG_REC_USTACK), taken where the
+ * tracer already runs: at switch-out and at CPU samples.  bpf_get_stack()
+ * walks frame pointers; code built without them ends the walk early (user
+ * space marks such stacks truncated rather than guessing).
+ *
+ * A stack is sent once per process: later records carry only its id (a
+ * hash of the addresses), 40 bytes.  A thread whose stack is the one it
+ * last sent sends nothing: a thread's stack at a switch-out or sample is
+ * its latest IG_REC_USTACK at or before that time.  Ids are remembered
+ * only once the record is in the ring, so a lost one is sent again.
+ */
+#ifndef IG_USTACK_BPF_H
+#define IG_USTACK_BPF_H
+
+#include "maps.bpf.h"
+
+struct ustack_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 id;
+};
+
+/* Stacks whose addresses were sent, per process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ustack_key);
+	__type(value, __u8);
+} ustacks_sent SEC(".maps");
+
+/* The stack id each thread last sent, full or by reference. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u64);
+} ustack_last SEC(".maps");
+
+/* Where a stack is taken and its record put together. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ig_ustack);
+} ustack_scratch SEC(".maps");
+
+#define IG_USTACK_HDR	(sizeof(struct ig_ustack) - IG_USTACK_DEPTH * 8)
+
+static __always_inline __u64 ustack_hash(const struct ig_ustack *r, __u32 n,
+					 __u32 tgid)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ tgid;
+	__u32 i;
+
+	for (i = 0; i < IG_USTACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ r->ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/* The header as rec_reserve() fills it, for a record sent by copy. */
+static __always_inline void ustack_hdr(struct ig_hdr *h, __u32 size, __u32 tid,
+				       __u32 tgid, __u64 ts)
+{
+	struct cpu_state *cs = this_cpu();
+
+	h->type = IG_REC_USTACK;
+	h->size = size;
+	h->cpu = IG_HDR_CPU(bpf_get_smp_processor_id());
+	if (cs && cs->lost)
+		h->cpu |= IG_HDR_LOST_BEFORE;
+	h->tid = tid;
+	h->tgid = tgid;
+	h->ts = ts;
+}
+
+static __always_inline void ustack_sent(struct ustack_key *k, __u32 tid,
+				       long err)
+{
+	struct cpu_state *cs = this_cpu();
+	__u8 one = 1;
+
+	if (err) {
+		stat_add(IG_STAT_DROPS, 1);
+		if (cs)
+			cs->lost = 1;
+		return;
+	}
+	stat_add(IG_STAT_EVENTS, 1);
+	if (cs)
+		cs->lost = 0;
+	bpf_map_update_elem(&ustacks_sent, k, &one, BPF_ANY);
+	bpf_map_update_elem(&ustack_last, &tid, &k->id, BPF_ANY);
+}
+
+#define USTACK_SPAN	(8ULL << 20)	/* a frame pointer lies this close above sp */
+#define USTACK_SCAN	32		/* words looked at above sp */
+#define VM_EXEC		0x00000004
+
+struct exec_vma {
+	bool exec;
+};
+
+static long exec_vma_cb(struct task_struct *t, struct vm_area_struct *vma,
+			void *data)
+{
+	((struct exec_vma *)data)->exec = BPF_CORE_READ(vma, vm_flags) & VM_EXEC;
+	return 0;
+}
+
+static __always_inline bool in_exec_vma(struct task_struct *t, __u64 addr)
+{
+	struct exec_vma v = {};
+
+	bpf_find_vma(t, addr, exec_vma_cb, &v, 0);
+	return v.exec;
+}
+
+/* Words above sp looked at for the innermost function's return address. */
+struct ustack_scan {
+	__u64 w[USTACK_SCAN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack_scan);
+} ustack_words SEC(".maps");
+
+/* Whether the bytes before @ra end in a call instruction (x86-64: call
+ * rel32, or call through a register or memory, ff /2, 2 to 7 bytes). */
+static __always_inline bool after_call(__u64 ra)
+{
+	__u8 b[8];
+	int i;
+
+	if (bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
+		return false;
+	if (b[3] == 0xe8)
+		return true;
+	for (i = 1; i < 7; i++)
+		if (b[i] == 0xff && (b[i + 1] & 0x38) == 0x10)
+			return true;
+	return false;
+}
+
+/*
+ * The innermost function's return address when that function keeps no
+ * frame (a libc syscall wrapper): the first word above sp, below the frame
+ * pointer when it points into the stack, that follows a call instruction
+ * in executable memory.  A function with a frame of its own has its return
+ * address above the frame pointer, where this does not look.  When rbp
+ * holds no frame pointer at all, the caller's, which the function saved,
+ * is a word below that return address pointing up the stack: *fp.
+ * Returns the return address, 0 if none.
+ */
+static __always_inline __u64 ustack_leaf(struct task_struct *t, __u64 sp,
+					 __u64 *fp)
+{
+	__u32 zero = 0, tries = 0;
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+	bool framed = *fp - sp < USTACK_SPAN;
+	__u64 ret = 0;
+	int k, j;
+
+	if (!s || !have_find_vma ||
+	    bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp))
+		return 0;
+	for (k = 0; k < USTACK_SCAN; k++) {
+		__u64 w = s->w[k];
+
+		if (framed && sp + 8 * k >= *fp)
+			return 0;
+		if (w < 0x10000 || w - sp < USTACK_SPAN || !after_call(w))
+			continue;
+		if (++tries > 3)
+			return 0;
+		if (in_exec_vma(t, w)) {
+			ret = w;
+			break;
+		}
+	}
+	if (!ret || framed)
+		return ret;
+	*fp = 0;
+	for (j = USTACK_SCAN - 1; j >= 0; j--)
+		if (j < k && s->w[j] > sp + 8 * k && s->w[j] - sp < USTACK_SPAN) {
+			*fp = s->w[j];
+			break;
+		}
+	return ret;
+}
+
+/* The user stack of the current task by its frame pointers, innermost
+ * first, into r->ips; returns how many. */
+static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u16 *flags)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp = BPF_CORE_READ(regs, sp), fp = BPF_CORE_READ(regs, bp);
+	__u64 frame[2], ret;
+	__u32 n = 0, i;
+
+	r->ips[n++] = BPF_CORE_READ(regs, ip);
+	ret = ustack_leaf(t, sp, &fp);
+	if (ret) {
+		*flags |= IG_USF_LEAF;
+		r->ips[n++] = ret;
+	} else if (fp - sp >= USTACK_SPAN) {
+		return n;
+	}
+	for (i = 0; i < IG_USTACK_DEPTH; i++) {
+		if (!fp || n >= IG_USTACK_DEPTH)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
+		    !frame[1])
+			break;
+		r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
+		n++;
+		if (!frame[0])
+			*flags |= IG_USF_END;	/* the outermost frame */
+		if (frame[0] <= fp || frame[0] - fp >= USTACK_SPAN)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
+/* Emits the current task's user stack. */
+static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
+					   __u64 ts, __u16 flags)
+{
+	struct ustack_key k = { .tgid = tgid };
+	__u32 zero = 0, n, size;
+	struct ig_ustack *r = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	__u64 *last;
+
+	if (!r)
+		return;
+	n = ustack_walk(r, &flags);
+	if (n > IG_USTACK_DEPTH)
+		n = IG_USTACK_DEPTH;
+	if (n == IG_USTACK_DEPTH)
+		flags |= IG_USF_FULL;
+	k.id = ustack_hash(r, n, tgid);
+	r->id = k.id;
+	r->depth = n;
+	last = bpf_map_lookup_elem(&ustack_last, &tid);
+	if (last && *last == k.id)
+		return;		/* the thread's stack did not change */
+	if (bpf_map_lookup_elem(&ustacks_sent, &k)) {
+		struct ig_ustack *ref;
+
+		ref = rec_reserve(IG_USTACK_HDR, IG_REC_USTACK, tid, tgid, ts);
+		if (!ref)
+			return;
+		ref->id = k.id;
+		ref->nips = 0;
+		ref->flags = flags | IG_USF_REF;
+		ref->depth = n;
+		rec_submit(ref);
+		bpf_map_update_elem(&ustack_last, &tid, &k.id, BPF_ANY);
+		return;
+	}
+	r->nips = n;
+	r->flags = flags;
+	size = IG_USTACK_HDR + n * 8;
+	ustack_hdr(&r->h, size, tid, tgid, ts);
+	if (size > sizeof(*r))
+		return;
+	ustack_sent(&k, tid, bpf_ringbuf_output(&rb, r, size, rec_wake_flag()));
+}
+
+#endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The hash table's iterator visits each value once, after growth and
+ * deletions, and clear empties the table. */
+#include "test_engine_util.h"
+
+#define N 1000
+
+static void test_next_visits_each_once(void **state)
+{
+	static int vals[N];
+	static unsigned char seen[N];
+	struct ig_htab h;
+	uint32_t it = 0, n = 0, k;
+	int *v;
+
+	(void)state;
+	assert_int_equal(ig_htab_init(&h, 4), 0);
+	for (k = 0; k < N; k++) {
+		vals[k] = (int)k;
+		assert_int_equal(ig_htab_put(&h, k * 7919ULL, &vals[k]), 0);
+	}
+	for (k = 0; k < N; k += 3)
+		assert_ptr_equal(ig_htab_del(&h, k * 7919ULL), &vals[k]);
+	while ((v = ig_htab_next(&h, &it))) {
+		assert_true(*v % 3 != 0);
+		assert_int_equal(seen[*v], 0);
+		seen[*v] = 1;
+		n++;
+	}
+	assert_int_equal(n, h.n);
+	assert_int_equal(n, N - (N + 2) / 3);
+	assert_null(ig_htab_next(&h, &it));	/* stays at the end */
+	ig_htab_clear(&h);
+	it = 0;
+	assert_null(ig_htab_next(&h, &it));
+	assert_int_equal(h.n, 0);
+	assert_null(ig_htab_get(&h, 7919ULL));
+	ig_htab_free(&h);
+	it = 0;
+	assert_null(ig_htab_next(&h, &it));	/* a freed table is empty */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_next_visits_each_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

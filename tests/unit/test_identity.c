@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workload identity (identity.c) on fixture /proc trees built in a
+ * temporary directory: cgroup files in the shapes real nodes write
+ * (containerd, CRI-O, docker; cgroupfs and systemd drivers; v1 and v2;
+ * kind; a cgroup namespace; Slurm v1 and v2), environments from torchrun
+ * and Slurm, the service-account namespace file, and hostile input.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "identity.h"
+
+#define UID	"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
+#define UIDU	"1f0e4b1c_2d3a_4e5f_8a9b_0c1d2e3f4a5b"
+#define CID	"3c5a8e1f9b2d4c6e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f"
+
+struct fixture {
+	const char *name;
+	const char *cgroup;
+	const char *environ;	/* '\n' stands for NUL */
+	const char *ns;		/* service-account namespace file, or NULL */
+	const char *pod_uid, *container, *runtime, *pod, *namespace;
+	const char *job, *step, *rank, *local_rank, *world;
+};
+
+static const struct fixture fixtures[] = {
+	{ "containerd, systemd driver, v2",
+	  "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+	  UIDU ".slice/cri-containerd-" CID ".scope\n",
+	  "PATH=/usr/bin\nHOSTNAME=trainer-7d9f-abcde\nRANK=3\nLOCAL_RANK=1\n"
+	  "WORLD_SIZE=16\n", "ml-team\n",
+	  UID, CID, "containerd", "trainer-7d9f-abcde", "ml-team",
+	  "", "", "3", "1", "16" },
+	{ "containerd, cgroupfs driver, v1, many controllers",
+	  "12:memory:/kubepods/burstable/pod" UID "/" CID "\n"
+	  "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" CID "\n"
+	  "1:name=systemd:/kubepods/burstable/pod" UID "/" CID "\n",
+	  "HOSTNAME=web-0\n", "default",
+	  UID, CID, "", "web-0", "default", "", "", "", "", "" },
+	{ "CRI-O, systemd driver, guaranteed QoS, conmon sibling",
+	  "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" CID ".scope\n",
+	  "HOSTNAME=infer-1\n", NULL,
+	  UID, CID, "cri-o", "infer-1", "", "", "", "", "", "" },
+	{ "CRI-O conmon is not the container",
+	  "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-conmon-" CID
+	  ".scope\n", "", NULL,
+	  UID, "", "", "", "", "", "", "", "", "" },
+	{ "docker shim, systemd driver, besteffort",
+	  "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
+	  UIDU ".slice/docker-" CID ".scope\n", "HOSTNAME=x\n", NULL,
+	  UID, CID, "docker", "x", "", "", "", "", "", "" },
+	{ "kind: a pod in a node container, systemd inside",
+	  "0::/system.slice/docker-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaa.scope/kubelet.slice/kubelet-kubepods.slice/"
+	  "kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod"
+	  UIDU ".slice/cri-containerd-" CID ".scope\n", "", NULL,
+	  UID, CID, "containerd", "", "", "", "", "", "", "" },
+	{ "read from inside another cgroup namespace",
+	  "0::/../../kubepods-burstable-pod" UIDU ".slice/cri-containerd-"
+	  CID ".scope\n", "", NULL,
+	  UID, CID, "containerd", "", "", "", "", "", "", "" },
+	{ "static pod: a 32-hex config hash",
+	  "0::/kubepods/besteffort/pod0123456789abcdef0123456789abcdef/" CID
+	  "\n", "", NULL,
+	  "0123456789abcdef0123456789abcdef", CID, "", "", "", "", "", "", "",
+	  "" },
+	{ "plain docker, v1, no pod: HOSTNAME is not a pod name",
+	  "4:memory:/docker/" CID "\n", "HOSTNAME=3c5a8e1f9b2d\n", NULL,
+	  "", CID, "", "", "", "", "", "", "", "" },
+	{ "Slurm, cgroup v1",
+	  "7:devices:/slurm/uid_1000/job_4242/step_0/task_1\n"
+	  "4:memory:/slurm/uid_1000/job_4242/step_0/task_1\n",
+	  "SLURM_JOB_ID=999\nSLURM_STEP_ID=7\nRANK=0\n", NULL,
+	  "", "", "", "", "", "4242", "0", "0", "", "" },
+	{ "Slurm, cgroup v2, batch step",
+	  "0::/system.slice/slurmstepd.scope/job_31337/step_batch/user/task_0\n",
+	  "", NULL, "", "", "", "", "", "31337", "batch", "", "", "" },
+	{ "Slurm, cgroup v2, multiple slurmd",
+	  "0::/system.slice/node7_slurmstepd.scope/job_5/step_extern/slurm\n",
+	  "", NULL, "", "", "", "", "", "5", "extern", "", "", "" },
+	{ "Slurm without cgroup plugin: the environment",
+	  "0::/user.slice/user-1000.slice/session-4.scope\n",
+	  "SLURM_JOB_ID=777\nSLURM_STEP_ID=2\nWORLD_SIZE=8\n", NULL,
+	  "", "", "", "", "", "777", "2", "", "", "8" },
+	{ "job_ outside Slurm is nothing",
+	  "0::/user.slice/job_12/step_3\n", "", NULL,
+	  "", "", "", "", "", "", "", "", "", "" },
+	{ "hostile values are dropped, not cut",
+	  "0::/kubepods/pod" UID "/" CID "\n",
+	  "HOSTNAME=a\"b\nRANK=1;drop\nLOCAL_RANK=-1\nWORLD_SIZE=\n"
+	  "SLURM_JOB_ID=12345678901234567890123456789\n", "Kube-System\n",
+	  UID, CID, "", "", "", "", "", "", "", "" },
+	{ "a pod UID of the wrong shape",
+	  "0::/kubepods/pod1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5/" CID "\n"
+	  "0::/kubepods/podzf0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b/x\n", "", NULL,
+	  "", CID, "", "", "", "", "", "", "", "" },
+	{ "no trailing newline, garbage lines",
+	  "garbage\n::\n:::::\n0::/kubepods/pod" UID, "", NULL,
+	  UID, "", "", "", "", "", "", "", "", "" },
+};
+
+static void put(const char *dir, const char *name, const char *s, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(s, 1, n, f), n);
+	fclose(f);
+}
+
+static void make_tree(const char *root, int pid, const struct fixture *fx)
+{
+	char dir[512], sa[600], *env = strdup(fx->environ), *p;
+
+	snprintf(dir, sizeof(dir), "%s/%d", root, pid);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put(dir, "cgroup", fx->cgroup, strlen(fx->cgroup));
+	for (p = env; *p; p++)
+		if (*p == '\n')
+			*p = '\0';
+	put(dir, "environ", env, strlen(fx->environ));
+	free(env);
+	put(dir, "comm", "python3\n", 8);
+	if (!fx->ns)
+		return;
+	snprintf(sa, sizeof(sa), "mkdir -p %s/root/var/run/secrets/"
+		 "kubernetes.io/serviceaccount", dir);
+	assert_int_equal(system(sa), 0);
+	put(dir, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+	    fx->ns, strlen(fx->ns));
+}
+
+static void test_fixtures(void **state)
+{
+	char root[] = "/tmp/ig-identity-XXXXXX", cmd[64];
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		const struct fixture *fx = &fixtures[i];
+		struct ig_identity id;
+
+		print_message("# %s\n", fx->name);
+		make_tree(root, 100 + (int)i, fx);
+		assert_int_equal(ig_identity_read(root, 100 + (int)i, &id), 0);
+		assert_string_equal(id.pod_uid, fx->pod_uid);
+		assert_string_equal(id.container, fx->container);
+		assert_string_equal(id.runtime, fx->runtime);
+		assert_string_equal(id.pod, fx->pod);
+		assert_string_equal(id.namespace, fx->namespace);
+		assert_string_equal(id.slurm_job, fx->job);
+		assert_string_equal(id.slurm_step, fx->step);
+		assert_string_equal(id.rank, fx->rank);
+		assert_string_equal(id.local_rank, fx->local_rank);
+		assert_string_equal(id.world_size, fx->world);
+		assert_string_equal(id.comm, "python3");
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_gone_and_self(void **state)
+{
+	struct ig_identity id;
+
+	(void)state;
+	assert_int_equal(ig_identity_read("/nonexistent", 1, &id), -ENOENT);
+	assert_string_equal(id.comm, "");
+	/* the real /proc: this process has a comm and a cgroup */
+	assert_int_equal(ig_identity_read(NULL, getpid(), &id), 0);
+	assert_string_equal(id.comm, "test_identity");
+}
+
+static void test_comm_escaped(void **state)
+{
+	char root[] = "/tmp/ig-identity-XXXXXX", dir[600], cmd[64];
+	struct ig_identity id;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/7", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put(dir, "comm", "a\x1b]0;x\xff\n", 8);
+	assert_int_equal(ig_identity_read(root, 7, &id), 0);
+	assert_string_equal(id.comm, "a\\x1b]0;x\\xff");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Links inside the container resolve inside it, never in the reader's. */
+static void test_namespace_in_root(void **state)
+{
+	char root[] = "/tmp/ig-identity-XXXXXX", cmd[1024];
+	struct ig_identity id;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* /var/run -> /run, as many images have it */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p 8/root/var 8/root/run/secrets/kubernetes.io/serviceaccount "
+		 "9/root/var/run/secrets/kubernetes.io/serviceaccount 9/root/etc && "
+		 "ln -s /run 8/root/var/run && echo team-a > 8/root/run/secrets/kubernetes.io/serviceaccount/namespace && "
+		 "printf '0::/kubepods/pod%s/x\n' > 8/cgroup && cp 8/cgroup 9/cgroup && "
+		 "echo inside > 9/root/etc/marker && "
+		 "ln -s /etc/marker 9/root/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+		 root, UID);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ig_identity_read(root, 8, &id), 0);
+	assert_string_equal(id.namespace, "team-a");
+	/* a planted absolute link reaches the container's /etc, not ours
+	 * (which has no marker) */
+	assert_int_equal(ig_identity_read(root, 9, &id), 0);
+	assert_string_equal(id.namespace, "inside");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void check_gpu(const char *cvd, unsigned int ord, const char *gpu,
+		      const char *uuid)
+{
+	struct ig_identity id = { 0 };
+	char g[16], u[128];
+
+	snprintf(id.cuda_visible, sizeof(id.cuda_visible), "%s", cvd);
+	ig_identity_gpu(&id, ord, g, sizeof(g), u, sizeof(u));
+	assert_string_equal(g, gpu);
+	assert_string_equal(u, uuid);
+}
+
+static void test_gpu(void **state)
+{
+	(void)state;
+	check_gpu("", 3, "3", "");
+	check_gpu("2,3", 0, "2", "");
+	check_gpu("2,3", 1, "3", "");
+	check_gpu("2,3", 2, "", "");
+	check_gpu("GPU-8f3c0a1b-1111-2222-3333-444455556666,1", 0, "",
+		  "GPU-8f3c0a1b-1111-2222-3333-444455556666");
+	check_gpu("MIG-GPU-8f3c0a1b/1/0", 0, "", "MIG-GPU-8f3c0a1b/1/0");
+	check_gpu("-1", 0, "", "");
+}
+
+static void test_environ_edges(void **state)
+{
+	static const char env[] = "RANK=5\0=x\0noequals\0RANK=6\0LOCAL_RANK";
+	struct ig_identity id = { 0 };
+
+	(void)state;
+	ig_identity_parse_environ(env, sizeof(env) - 1, &id);
+	assert_string_equal(id.rank, "5");	/* the first one wins */
+	assert_string_equal(id.local_rank, "");
+	ig_identity_parse_namespace("a.b", 3, &id);
+	assert_string_equal(id.namespace, "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixtures),
+		cmocka_unit_test(test_gone_and_self),
+		cmocka_unit_test(test_comm_escaped),
+		cmocka_unit_test(test_namespace_in_root),
+		cmocka_unit_test(test_gpu),
+		cmocka_unit_test(test_environ_edges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The Prometheus registry (metrics.c, metrics_text.c): window reports in
+ * the JSON report's shape folded into counters by label set; label sets
+ * shared only as far as the processes agree; label escaping; stale and
+ * over-limit series dropped and counted; --label checks.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "engine/hist.h"
+#include "metrics.h"
+
+/* A window: processes "pid:device" (device -1: not on a GPU), one device
+ * entry per device used with the given seconds, and the causes. */
+static struct json_object *window(const char *procs_json,
+				  const char *devices_json,
+				  const char *causes_json)
+{
+	char buf[4096];
+	struct json_object *o;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"version\": 1, \"duration_s\": 10.0, \"complete\": true,"
+		 " \"processes\": %s,"
+		 " \"gpu\": {\"devices\": %s, \"gap_histogram\": {"
+		 "  \"le_s\": [], \"counts\": [0,0,0,1,2,2,2,2,2,2,2,2,2,2,2,3],"
+		 "  \"count\": 4, \"sum_s\": 12.5, \"exact\": true}},"
+		 " \"causes\": %s,"
+		 " \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 0.5}],"
+		 " \"events\": {\"dropped\": 7}}",
+		 procs_json, devices_json, causes_json);
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	return o;
+}
+
+#define ONE_PROC "[{\"pid\": 10, \"device\": 0}, {\"pid\": 11, \"device\": null}]"
+#define ONE_DEV "[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 7.0, \"unresolved_s\": 1.0}]"
+#define CAUSES "[{\"cause\": \"storage\", \"seconds\": 6.0}, {\"cause\": \"lock\", \"seconds\": 1.0}]"
+
+static struct ig_pid_identity pod_id(pid_t pid, const char *rank)
+{
+	struct ig_pid_identity p = { .pid = pid };
+
+	strcpy(p.id.pod, "trainer-0");
+	strcpy(p.id.namespace, "ml");
+	strcpy(p.id.pod_uid, "1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b");
+	strcpy(p.id.rank, rank);
+	strcpy(p.id.comm, "python3");
+	strcpy(p.id.cuda_visible, "GPU-aaaa-1,GPU-bbbb-2");
+	return p;
+}
+
+static char *render(struct ig_metrics *m)
+{
+	char *buf;
+	size_t len;
+
+	assert_int_equal(ig_metrics_render(m, &buf, &len), 0);
+	assert_int_equal(strlen(buf), len);
+	return buf;
+}
+
+static void has(const char *text, const char *line)
+{
+	if (!strstr(text, line)) {
+		print_error("missing: %s\nin:\n%s\n", line, text);
+		fail();
+	}
+}
+
+static void hasnt(const char *text, const char *part)
+{
+	if (strstr(text, part)) {
+		print_error("unexpected: %s\nin:\n%s\n", part, text);
+		fail();
+	}
+}
+
+#define LBL "UUID=\"GPU-aaaa-1\",namespace=\"ml\",pod=\"trainer-0\"," \
+	"pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",rank=\"0\",comm=\"python3\""
+
+static void test_one_window_and_sum(void **state)
+{
+	const char *const labels[] = { "cluster=eu-1", "team=a\"b" };
+	struct ig_metrics_opts o = { .sz = sizeof(o), .labels = labels,
+				     .nlabels = 2, .version = "0.1" };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	struct ig_pid_identity ids[] = { pod_id(10, "0") };
+	struct json_object *w = window(ONE_PROC, ONE_DEV, CAUSES);
+	char *t;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 1), 0);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 1), 0);
+	t = render(m);
+	has(t, "# TYPE idlegap_gpu_seconds_total counter\n");
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"idle\"} 14\n");
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"busy\"} 4\n");
+	has(t, "\nidlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"storage\"} 12\n");
+	has(t, "\nidlegap_gpu_unresolved_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"host_compute\"} 1\n");
+	has(t, "# TYPE idlegap_gpu_gap_seconds histogram\n");
+	has(t, ",le=\"0.001\"} 2\n");
+	has(t, ",le=\"10\"} 6\n");
+	has(t, ",le=\"+Inf\"} 8\n");
+	has(t, "\nidlegap_gpu_gap_seconds_sum{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\"} 25\n");
+	has(t, "\nidlegap_windows_total{cluster=\"eu-1\",team=\"a\\\"b\"} 2\n");
+	has(t, "\nidlegap_records_lost_total{cluster=\"eu-1\",team=\"a\\\"b\"} 14\n");
+	has(t, "\nidlegap_observed_seconds_total{cluster=\"eu-1\",team=\"a\\\"b\"} 20\n");
+	has(t, "\nidlegap_processes{cluster=\"eu-1\",team=\"a\\\"b\"} 1\n");
+	has(t, "idlegap_build_info{cluster=\"eu-1\",team=\"a\\\"b\",version=\"0.1\"} 1\n");
+	hasnt(t, "pid=");
+	hasnt(t, "gpu=");	/* CUDA_VISIBLE_DEVICES gave UUIDs, not indexes */
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
+/* Two ranks on two GPUs: the device series each have their rank and
+ * UUID; the window's causes only what both share. */
+static void test_shared_labels_only(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct ig_pid_identity ids[] = { pod_id(10, "0"), pod_id(12, "1") };
+	struct json_object *w = window(
+		"[{\"pid\": 10, \"device\": 0}, {\"pid\": 12, \"device\": 1}]",
+		"[{\"device\": 0, \"busy_s\": 1.0, \"idle_s\": 2.0, \"unresolved_s\": 0.0},"
+		" {\"device\": 1, \"busy_s\": 3.0, \"idle_s\": 4.0, \"unresolved_s\": 0.0}]",
+		CAUSES);
+	char *t;
+
+	(void)state;
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	has(t, "idlegap_gpu_seconds_total{UUID=\"GPU-aaaa-1\",namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",rank=\"0\",comm=\"python3\",state=\"idle\"} 2\n");
+	has(t, "idlegap_gpu_seconds_total{UUID=\"GPU-bbbb-2\",namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",rank=\"1\",comm=\"python3\",state=\"idle\"} 4\n");
+	has(t, "idlegap_gpu_idle_seconds_total{namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",comm=\"python3\",cause=\"storage\"} 6\n");
+	has(t, "idlegap_processes 2\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
+/* No identity (a process outside any pod, CUDA_VISIBLE_DEVICES unset):
+ * the device ordinal is the gpu label; the comm is escaped once more. */
+static void test_no_identity(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct ig_pid_identity id = { .pid = 10 };
+	struct json_object *w = window(ONE_PROC, ONE_DEV, "[]");
+	char *t;
+
+	(void)state;
+	strcpy(id.id.comm, "a\\x1b\"q");
+	assert_int_equal(ig_metrics_add_window(m, w, &id, 1), 0);
+	t = render(m);
+	has(t, "idlegap_gpu_seconds_total{gpu=\"0\",comm=\"a\\\\x1b\\\"q\",state=\"busy\"} 2\n");
+	hasnt(t, "idlegap_gpu_idle_seconds_total{");
+	free(t);
+	json_object_put(w);
+	/* a pid the caller has no identity for */
+	m = (ig_metrics_free(m), ig_metrics_new(NULL));
+	w = window(ONE_PROC, ONE_DEV, "[]");
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), 0);
+	t = render(m);
+	has(t, "idlegap_gpu_seconds_total{gpu=\"0\",state=\"idle\"} 7\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
+static void test_stale_and_limit(void **state)
+{
+	struct ig_metrics_opts o = { .sz = sizeof(o), .keep_windows = 2,
+				     .max_series = 2 };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	struct ig_pid_identity a = pod_id(10, "0"), b = pod_id(10, "1");
+	struct ig_pid_identity c = pod_id(10, "2");
+	struct json_object *w = window(ONE_PROC, ONE_DEV, CAUSES);
+	char *t;
+	int i;
+
+	(void)state;
+	assert_int_equal(ig_metrics_add_window(m, w, &a, 1), 0);
+	/* rank 1 has one label set for the device and causes: fits */
+	assert_int_equal(ig_metrics_add_window(m, w, &b, 1), 0);
+	assert_int_equal(ig_metrics_add_window(m, w, &c, 1), 0);
+	t = render(m);
+	has(t, "idlegap_series_dropped_total{reason=\"limit\"} 1\n");
+	hasnt(t, "rank=\"2\"");
+	free(t);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ig_metrics_add_window(m, w, &b, 1), 0);
+	t = render(m);
+	hasnt(t, "rank=\"0\"");
+	has(t, "rank=\"1\"");
+	has(t, "idlegap_series_dropped_total{reason=\"stale\"} 1\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
+static void test_bad_input(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct json_object *w = json_tokener_parse("{\"version\": 2, \"gpu\": {}}");
+	struct json_object *x = json_tokener_parse(
+		"{\"version\": 1, \"gpu\": {\"devices\": [{\"device\": -4, \"idle_s\": \"x\"}],"
+		" \"gap_histogram\": {\"counts\": [1, 2]}},"
+		" \"processes\": [{\"pid\": \"x\", \"device\": 99999}, 3],"
+		" \"causes\": [{\"cause\": \"bad name\", \"seconds\": 1},"
+		"  {\"cause\": \"storage\", \"seconds\": -5}, 7]}");
+	const char *const bad[] = { "x" };
+	struct ig_metrics_opts o = { .sz = sizeof(o), .labels = bad, .nlabels = 1 };
+	char *t;
+
+	(void)state;
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), -EINVAL);
+	assert_int_equal(ig_metrics_add_window(m, NULL, NULL, 0), -EINVAL);
+	assert_int_equal(ig_metrics_add_window(m, x, NULL, 0), 0);
+	t = render(m);
+	has(t, "idlegap_windows_total 1\n");
+	has(t, "idlegap_windows_partial_total 1\n");
+	has(t, "cause=\"storage\"} 0\n");
+	hasnt(t, "bad name");
+	hasnt(t, "le=");
+	free(t);
+	json_object_put(w);
+	json_object_put(x);
+	ig_metrics_free(m);
+	errno = 0;
+	assert_null(ig_metrics_new(&o));
+	assert_int_equal(errno, EINVAL);
+}
+
+static void test_check_label(void **state)
+{
+	(void)state;
+	assert_int_equal(ig_metrics_check_label("cluster=eu-1"), 0);
+	assert_int_equal(ig_metrics_check_label("_x=ünïcode"), 0);
+	assert_int_equal(ig_metrics_check_label("cluster="), 0);
+	assert_int_equal(ig_metrics_check_label("cluster"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("=v"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("1x=v"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("__name__=v"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("a-b=v"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("a=line\nbreak"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("a=\xff"), -EINVAL);
+	assert_int_equal(ig_metrics_check_label("pod=x"), -EEXIST);
+	assert_int_equal(ig_metrics_check_label("cause=x"), -EEXIST);
+	assert_int_equal(ig_metrics_check_label(NULL), -EINVAL);
+}
+
+/* The JSON's gap_histogram source: exact while every gap is kept, then by
+ * bucket within 3% of the bound. */
+static void test_hist_count_le(void **state)
+{
+	struct ig_hist h = { 0 };
+	uint64_t i, n;
+
+	(void)state;
+	for (i = 1; i <= 10; i++)
+		ig_hist_add(&h, i * 100000);	/* 0.1 .. 1 ms */
+	assert_int_equal(ig_hist_count_le(&h, 250000), 2);
+	assert_int_equal(ig_hist_count_le(&h, 1000000), 10);
+	assert_int_equal(ig_hist_count_le(&h, 99999), 0);
+	for (i = 11; i <= 20000; i++)
+		ig_hist_add(&h, i * 100000);	/* to 2 s */
+	n = ig_hist_count_le(&h, 1000000000);	/* 1 s: 10000 gaps */
+	assert_true(n >= 9700 && n <= 10300);
+	assert_int_equal(ig_hist_count_le(&h, 10000000000ULL), 20000);
+	ig_hist_free(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_window_and_sum),
+		cmocka_unit_test(test_shared_labels_only),
+		cmocka_unit_test(test_no_identity),
+		cmocka_unit_test(test_stale_and_limit),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_check_label),
+		cmocka_unit_test(test_hist_count_le),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Code objects and line tables of CPython 3.9-3.13 from memory captured by
+ * tools/pycapture.py (tests/fixtures/py/): the layout found for the
+ * interpreter, the function's names, file and first line, and the line
+ * of every instruction as CPython itself gives it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../user/pyframes.h"
+
+#define MAXREG 16
+#define MAXLINE 256
+
+struct image {
+	char path[64], name[96], qualname[96], file[256];
+	unsigned long long runtime, code;
+	unsigned int firstline;
+	struct { unsigned long long addr; size_t len; unsigned char *b; } reg[MAXREG];
+	int nreg;
+	struct { unsigned int lasti; int line; } lines[MAXLINE];
+	int nlines;
+};
+
+static int img_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	struct image *im = ctx;
+	int i;
+
+	for (i = 0; i < im->nreg; i++)
+		if (addr >= im->reg[i].addr && addr + len <= im->reg[i].addr + im->reg[i].len) {
+			memcpy(buf, im->reg[i].b + (addr - im->reg[i].addr), len);
+			return 0;
+		}
+	return -EFAULT;
+}
+
+static void add_mem(struct image *im, unsigned long long a, const char *hex)
+{
+	size_t n = strlen(hex) / 2, i;
+	unsigned char *b = malloc(n);
+
+	assert_non_null(b);
+	assert_true(im->nreg < MAXREG);
+	for (i = 0; i < n; i++)
+		assert_int_equal(sscanf(hex + 2 * i, "%2hhx", &b[i]), 1);
+	im->reg[im->nreg].addr = a;
+	im->reg[im->nreg].len = n;
+	im->reg[im->nreg++].b = b;
+}
+
+static void load(struct image *im, const char *name)
+{
+	static char line[8192], hex[8192];
+	const char *top = getenv("IG_TOP");
+	char path[512];
+	unsigned long long a;
+	FILE *f;
+
+	memset(im, 0, sizeof(*im));
+	snprintf(path, sizeof(path), "%s/tests/fixtures/py/%s", top ? top : ".", name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "mem ", 4) && sscanf(line + 4, "%llx %8191s", &a, hex) == 2)
+			add_mem(im, a, hex);
+		else if (!strncmp(line, "line ", 5) && im->nlines < MAXLINE &&
+			 sscanf(line + 5, "%u %d", &im->lines[im->nlines].lasti,
+				&im->lines[im->nlines].line) == 2)
+			im->nlines++;
+		sscanf(line, "path %63s", im->path);
+		sscanf(line, "runtime %llx", &im->runtime);
+		sscanf(line, "code %llx", &im->code);
+		sscanf(line, "firstline %u", &im->firstline);
+		sscanf(line, "name %95s", im->name);
+		sscanf(line, "qualname %95s", im->qualname);
+		sscanf(line, "file %255s", im->file);
+	}
+	fclose(f);
+	assert_true(im->nreg >= 5);
+	assert_true(im->nlines > 10);
+}
+
+static void unload(struct image *im)
+{
+	int i;
+
+	for (i = 0; i < im->nreg; i++)
+		free(im->reg[i].b);
+}
+
+static void check_fixture(const char *name, unsigned int version)
+{
+	struct image im;
+	struct ig_pyrt_info rt = { 0 };
+	struct ig_py_offsets o;
+	struct ig_py_codelayout l;
+	static struct ig_pycode c;
+	int i, bad = 0;
+
+	load(&im, name);
+	rt.start = im.runtime;
+	snprintf(rt.path, sizeof(rt.path), "/x/%s", im.path);
+	assert_int_equal(ig_py_layout(img_read, &im, &rt, &o, &l), 0);
+	assert_int_equal(o.version, version);
+	assert_int_equal(l.version, version);
+	assert_int_equal(o.runtime, im.runtime);
+	ig_pycode_read(&l, img_read, &im, im.code, &c);
+	assert_int_equal(c.flags & IG_PYC_UNREAD, 0);
+	assert_string_equal(c.name, im.qualname);
+	assert_string_equal(c.file, im.file);
+	assert_int_equal(c.firstline, im.firstline);
+	assert_true(c.ltlen > 0);
+	for (i = 0; i < im.nlines; i++)
+		if (ig_pycode_line(&c, im.lines[i].lasti) != im.lines[i].line) {
+			print_message("# %s: lasti %u: line %d, CPython says %d\n", name,
+				      im.lines[i].lasti, ig_pycode_line(&c, im.lines[i].lasti),
+				      im.lines[i].line);
+			bad++;
+		}
+	assert_int_equal(bad, 0);
+	/* not a code object (its name string): never named */
+	ig_pycode_read(&l, img_read, &im, im.reg[4].addr, &c);
+	assert_int_equal(c.flags & IG_PYC_UNREAD, IG_PYC_UNREAD);
+	assert_string_equal(c.name, "?");
+	/* unmapped memory: the same */
+	ig_pycode_read(&l, img_read, &im, 0x10, &c);
+	assert_int_equal(c.flags & IG_PYC_UNREAD, IG_PYC_UNREAD);
+	unload(&im);
+}
+
+static void test_39(void **state) { (void)state; check_fixture("3.9.txt", 0x0309); }
+static void test_310(void **state) { (void)state; check_fixture("3.10.txt", 0x030a); }
+static void test_311(void **state) { (void)state; check_fixture("3.11.txt", 0x030b); }
+static void test_311_debian(void **state) { (void)state; check_fixture("debian-3.11.txt", 0x030b); }
+static void test_312(void **state) { (void)state; check_fixture("3.12.txt", 0x030c); }
+static void test_313(void **state) { (void)state; check_fixture("3.13.txt", 0x030d); }
+
+/* An interpreter of a version without a layout (3.8, 3.14 by its debug
+ * offsets) gets none: native frames only. */
+static void test_unknown(void **state)
+{
+	struct image im;
+	struct ig_pyrt_info rt = { 0 };
+	struct ig_py_offsets o;
+	struct ig_py_codelayout l;
+
+	(void)state;
+	load(&im, "3.12.txt");
+	rt.start = im.runtime;
+	snprintf(rt.path, sizeof(rt.path), "/usr/lib/libpython3.8.so.1.0");
+	assert_int_equal(ig_py_layout(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	snprintf(rt.path, sizeof(rt.path), "/usr/bin/python");
+	assert_int_equal(ig_py_layout(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	unload(&im);
+	load(&im, "3.13.txt");
+	rt.start = im.runtime;
+	im.reg[0].b[8 + 2] = 0x0e;	/* PY_VERSION_HEX 3.14 */
+	assert_int_equal(ig_py_layout(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	unload(&im);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_39),
+		cmocka_unit_test(test_310),
+		cmocka_unit_test(test_311),
+		cmocka_unit_test(test_311_debian),
+		cmocka_unit_test(test_312),
+		cmocka_unit_test(test_313),
+		cmocka_unit_test(test_unknown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stacks from USTACK and USYM records: names, the walk cut where it went
+ * astray, and truncation said rather than guessed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "ustacks.h"
+
+#define PID 77
+#define A 0x401000ULL	/* innermost: looked up as is */
+#define B 0x402001ULL	/* return addresses: looked up minus one */
+#define C 0x403001ULL
+#define X 0x1234ULL	/* in no mapping */
+
+static void usym(struct ig_ustacks *t, __u64 ip, __u32 flags, const char *name)
+{
+	union {
+		struct ig_usym u;
+		char b[sizeof(struct ig_usym) + 256];
+	} r = { .u = { .h = { .type = IG_REC_USYM, .tgid = PID } } };
+
+	r.u.ip = ip;
+	r.u.flags = flags;
+	assert_true(strlen(name) < 256);
+	r.u.len = strlen(name) + 1;
+	r.u.h.size = (sizeof(r.u) + r.u.len + 7) & ~7u;
+	memcpy(r.u.name, name, r.u.len);
+	assert_int_equal(ig_ustacks_on_record(t, &r.u.h), 0);
+}
+
+static void ustack(struct ig_ustacks *t, __u64 id, __u16 flags,
+		   const __u64 *ips, int n)
+{
+	struct ig_ustack r = { .h = { .type = IG_REC_USTACK, .tgid = PID } };
+
+	r.id = id;
+	r.flags = flags;
+	r.nips = flags & IG_USF_REF ? 0 : n;
+	r.depth = n;
+	r.h.size = offsetof(struct ig_ustack, ips) + 8 * r.nips;
+	memcpy(r.ips, ips, 8 * (size_t)r.nips);
+	assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+}
+
+static struct ig_ustacks *fixture(void)
+{
+	struct ig_ustacks *t = ig_ustacks_new();
+
+	assert_non_null(t);
+	usym(t, A, IG_USYMF_LINE, "read_file (loader.c:187)");
+	usym(t, B - 1, IG_USYMF_LINE, "worker_loop (loader.c:305)");
+	usym(t, C - 1, IG_USYMF_ROOT, "start_thread+0x2a (libc.so.6)");
+	usym(t, X - 1, IG_USYMF_UNMAPPED, "[unmapped 0x1233]");
+	usym(t, C, IG_USYMF_LINE | IG_USYMF_INLINED,
+	     "read_file (loader.c:187)\nread_sample (loader.c:245)\nworker_loop (loader.c:285)");
+	return t;
+}
+
+static void complete_and_cut(void **state)
+{
+	struct ig_ustacks *t = fixture();
+	const __u64 whole[] = { A, B, C }, early[] = { A, B }, astray[] = { A, X, C };
+	const char *f[40];
+
+	(void)state;
+	ustack(t, 1, 0, whole, 3);
+	ustack(t, 2, IG_USF_SAMPLE, early, 2);
+	ustack(t, 3, 0, astray, 3);
+	assert_int_equal(ig_ustacks_frames(t, PID, 1, f, 40), 3);
+	assert_string_equal(f[0], "read_file (loader.c:187)");
+	assert_string_equal(f[1], "worker_loop (loader.c:305)");
+	assert_string_equal(f[2], "start_thread+0x2a (libc.so.6)");
+	assert_int_equal(ig_ustacks_frames(t, PID, 2, f, 40), 3);
+	assert_string_equal(f[1], "worker_loop (loader.c:305)");
+	assert_string_equal(f[2], IG_TRUNC_NOFP);
+	assert_int_equal(ig_ustacks_frames(t, PID, 3, f, 40), 2);
+	assert_string_equal(f[0], "read_file (loader.c:187)");
+	assert_string_equal(f[1], IG_TRUNC_NOFP);
+	/* one address, three functions (two inlined) */
+	ustack(t, 7, 0, (const __u64[]){ C, C }, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 7, f, 40), 4);
+	assert_string_equal(f[0], "read_file (loader.c:187)");
+	assert_string_equal(f[1], "read_sample (loader.c:245)");
+	assert_string_equal(f[2], "worker_loop (loader.c:285)");
+	assert_string_equal(f[3], "start_thread+0x2a (libc.so.6)");
+	/* the walk reached a null frame pointer: whole, whatever the names */
+	ustack(t, 8, IG_USF_END, early, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 8, f, 40), 2);
+	ustack(t, 9, IG_USF_END, astray, 3);	/* but cut where it went astray */
+	assert_int_equal(ig_ustacks_frames(t, PID, 9, f, 40), 2);
+	assert_string_equal(f[1], IG_TRUNC_NOFP);
+	/* no room for the mark: the frames that fit */
+	assert_int_equal(ig_ustacks_frames(t, PID, 2, f, 2), 2);
+	ig_ustacks_free(t);
+}
+
+static void deep_and_unknown(void **state)
+{
+	struct ig_ustacks *t = fixture();
+	__u64 deep[IG_USTACK_DEPTH];
+	const char *f[40];
+	int i;
+
+	(void)state;
+	for (i = 0; i < IG_USTACK_DEPTH; i++)
+		deep[i] = i ? B : A;
+	ustack(t, 4, IG_USF_FULL, deep, IG_USTACK_DEPTH);
+	assert_int_equal(ig_ustacks_frames(t, PID, 4, f, 40), IG_USTACK_DEPTH + 1);
+	assert_string_equal(f[IG_USTACK_DEPTH], IG_TRUNC_DEPTH);
+	deep[1] = 0x500001;	/* never named */
+	ustack(t, 5, 0, deep, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 5, f, 40), 3);
+	assert_string_equal(f[1], "[0x500000]");
+	/* a reference adds nothing; unknown stacks and processes */
+	ustack(t, 6, IG_USF_REF, deep, 2);
+	assert_int_equal(ig_ustacks_frames(t, PID, 6, f, 40), -ENOENT);
+	assert_int_equal(ig_ustacks_frames(t, PID + 1, 4, f, 40), -ENOENT);
+	ig_ustacks_free(t);
+}
+
+/* Many processes and stacks: the table grows and keeps them apart. */
+static void many(void **state)
+{
+	struct ig_ustacks *t = ig_ustacks_new();
+	struct ig_ustack r = { .h = { .type = IG_REC_USTACK } };
+	const char *f[4];
+	__u32 i;
+
+	(void)state;
+	r.nips = 1;
+	r.h.size = offsetof(struct ig_ustack, ips) + 8;
+	for (i = 0; i < 5000; i++) {
+		r.h.tgid = i % 7;
+		r.id = i;
+		r.ips[0] = 0x1000 + i;
+		assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+	}
+	for (i = 0; i < 5000; i += 97) {
+		char want[24];
+
+		snprintf(want, sizeof(want), "[%#x]", 0x1000 + i);
+		assert_int_equal(ig_ustacks_frames(t, i % 7, i, f, 4), 2);
+		assert_string_equal(f[0], want);
+		assert_int_equal(ig_ustacks_frames(t, (i + 1) % 7, i, f, 4), -ENOENT);
+	}
+	ig_ustacks_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(complete_and_cut),
+		cmocka_unit_test(deep_and_unknown),
+		cmocka_unit_test(many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

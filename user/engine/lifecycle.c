@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine's lifecycle: options at creation, the sliding window that
+ * keeps history bounded (gc), the end of the trace, memory introspection
+ * and teardown.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/model.h"
+#include "engine/files.h"
+
+#define GC_EVERY_NS	(100 * 1000 * 1000ULL)
+
+/* ---- window ---- */
+
+static bool loss_gone(const void *el, uint64_t cutoff)
+{
+	return ((const struct ig_lost *)el)->t1 < cutoff;
+}
+
+void ig_engine_gc(struct ig_engine *e)
+{
+	uint64_t keep = ig_gpu_keep_from(e), cutoff;
+	struct ig_thread *t, *next;
+
+	if (e->defer.len) {
+		const struct ig_piece *p = ig_ring_at(&e->defer, 0);
+
+		if (p->t0 < keep)
+			keep = p->t0;
+	}
+	if (keep > e->now)
+		keep = e->now;
+	cutoff = e->now > e->window_ns ? e->now - e->window_ns : 0;
+	if (keep > cutoff)
+		cutoff = keep;
+	if (cutoff > e->cutoff)
+		e->cutoff = cutoff;
+	for (t = e->tasks.thr_head; t; t = next) {
+		next = t->next;
+		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->cutoff)
+			ig_thread_free(e, t);
+		else
+			ig_thread_prune(t, e->cutoff);
+	}
+	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
+	       e->tasks.exit_head->exit_ts < e->cutoff) {
+		struct ig_process *p = e->tasks.exit_head;
+
+		e->tasks.exit_head = p->exit_next;
+		if (!e->tasks.exit_head)
+			e->tasks.exit_tail = NULL;
+		e->tasks.nexited--;
+		ig_process_free(e, p);
+		e->tasks.procs_freed++;
+	}
+	if (e->loss.n)
+		ig_vec_drop_where(&e->loss, loss_gone, e->cutoff);
+	e->gc_count++;
+	e->next_gc = e->now + GC_EVERY_NS;
+}
+
+/* ---- API ---- */
+
+struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
+{
+	struct ig_engine *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts) {
+		size_t n = opts->sz && opts->sz < sizeof(e->o) ? opts->sz
+							       : sizeof(e->o);
+
+		memcpy(&e->o, opts, n);
+	}
+	e->max_depth = e->o.max_depth > 0 ? e->o.max_depth : 4;
+	if (e->max_depth > IG_DEPTH_CAP)
+		e->max_depth = IG_DEPTH_CAP;
+	e->window_ns = (uint64_t)((e->o.window_s > 0 ? e->o.window_s : 60.0) *
+				  1e9);
+	if (e->window_ns < 1000000)
+		e->window_ns = 1000000;
+	e->max_gaps = e->o.max_gaps_json ? e->o.max_gaps_json : 1000;
+	if (e->max_gaps == IG_GAPS_NONE)
+		e->max_gaps = 0;
+	else if (e->max_gaps < 0)
+		e->max_gaps = -1;
+	e->gaps.limit = e->max_gaps;
+	e->unres_list.limit = e->max_gaps;
+	ig_attrib_sink(e, &e->sink);
+	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
+	ig_ring_init(&e->defer, sizeof(struct ig_piece));
+	e->loss.esz = sizeof(struct ig_lost);
+	if (!e->tasks.comms || ig_htab_init(&e->tasks.threads, 256) ||
+	    ig_htab_init(&e->tasks.procs, 64)) {
+		ig_engine_free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
+void ig_engine_finish(struct ig_engine *e)
+{
+	if (!e || e->finished)
+		return;
+	ig_gpu_finish(e);
+	ig_defer_poll(e, true);
+	e->finished = true;
+	if (e->o.verbose) {
+		struct ig_engine_mem m;
+
+		ig_engine_mem(e, &m);
+		fprintf(stderr, "engine: %llu records, %llu threads held "
+			"(%llu freed), %llu intervals, %zu KiB\n",
+			(unsigned long long)e->nrec,
+			(unsigned long long)m.threads,
+			(unsigned long long)e->tasks.threads_freed,
+			(unsigned long long)m.intervals, m.bytes / 1024);
+	}
+}
+
+void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
+{
+	const struct ig_thread *t;
+	uint32_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->threads = e->tasks.nthreads;
+	m->procs = e->tasks.nprocs;
+	m->bytes = sizeof(*e) + ig_htab_bytes(&e->tasks.threads) +
+		   ig_htab_bytes(&e->tasks.procs) +
+		   IG_COMM_CACHE * sizeof(*e->tasks.comms) +
+		   ig_ring_bytes(&e->defer) + e->scratch_cap +
+		   ig_hist_bytes(&e->gap_hist) +
+		   (e->gaps.cap + e->unres_list.cap) * sizeof(struct ig_gap);
+	for (t = e->tasks.thr_head; t; t = t->next) {
+		m->intervals += t->ivals.len;
+		m->spans += t->spans.len;
+		m->bytes += sizeof(*t) + ig_ring_bytes(&t->ivals) +
+			    ig_ring_bytes(&t->spans);
+	}
+	for (i = 0; i < e->ndevs; i++) {
+		const struct ig_device *d = e->devs[i];
+
+		m->closed += d->closed.n;
+		m->busy += d->busy.n;
+		m->streams += d->nstreams;
+		m->bytes += sizeof(*d) + (size_t)d->closed.cap * d->closed.esz +
+			    (size_t)d->busy.cap * d->busy.esz +
+			    d->capopen * sizeof(*d->open);
+	}
+	m->deferred = e->defer.len;
+}
+
+void ig_engine_free(struct ig_engine *e)
+{
+	struct ig_process *p;
+	uint32_t i, it;
+
+	if (!e)
+		return;
+	ig_gpu_free(e);
+	while (e->tasks.thr_head)
+		ig_thread_free(e, e->tasks.thr_head);
+	it = 0;
+	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
+		ig_htab_free(&p->streams);
+		free(p->maps);
+		free(p);
+	}
+	ig_htab_free(&e->tasks.threads);
+	ig_htab_free(&e->tasks.procs);
+	ig_files_free(e);
+	ig_hist_free(&e->gap_hist);
+	for (i = 0; i < e->nbiodev; i++)
+		ig_hist_free(&e->biodev[i].lat);
+	free(e->gaps.g);
+	free(e->unres_list.g);
+	ig_ring_free(&e->defer);
+	free(e->loss.v);
+	free(e->scratch);
+	free(e->tasks.comms);
+	free(e);
+}
+

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "symbolize.h"
+#include "ustacks.h"
+
+/* An open-addressing table of (tgid, key) -> value. */
+struct ent {
+	__u64 key;
+	__u32 tgid;
+	__u32 used;
+	void *val;
+};
+
+struct table {
+	struct ent *v;
+	size_t n, cap;		/* cap: a power of two */
+};
+
+struct stack {
+	__u16 nips, flags;
+	__u64 ips[IG_USTACK_DEPTH];
+};
+
+struct sym {
+	__u32 flags;
+	__u32 nframes;		/* names in @name, each NUL-terminated */
+	char name[];
+};
+
+struct ig_ustacks {
+	struct table stacks, syms;
+	char hex[IG_USTACK_DEPTH][24];	/* names of unnamed addresses */
+};
+
+static size_t slot(__u32 tgid, __u64 key, size_t cap)
+{
+	__u64 h = (key ^ ((__u64)tgid << 32 | tgid)) * 0x9e3779b97f4a7c15ULL;
+
+	return (h >> 17) & (cap - 1);
+}
+
+static struct ent *find(const struct table *t, __u32 tgid, __u64 key)
+{
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
+		if (t->v[i].tgid == tgid && t->v[i].key == key)
+			return &t->v[i];
+	return NULL;
+}
+
+static int grow(struct table *t)
+{
+	size_t cap = t->cap ? 2 * t->cap : 256, i, j;
+	struct ent *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->v[i].used)
+			continue;
+		for (j = slot(t->v[i].tgid, t->v[i].key, cap); v[j].used;
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = t->v[i];
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	return 0;
+}
+
+/* Sets (tgid, key) to @val, which the table then owns. */
+static int put(struct table *t, __u32 tgid, __u64 key, void *val)
+{
+	struct ent *e = find(t, tgid, key);
+	size_t i;
+
+	if (e) {
+		free(e->val);
+		e->val = val;
+		return 0;
+	}
+	if ((t->n + 1) * 4 > t->cap * 3 && grow(t)) {
+		free(val);
+		return -ENOMEM;
+	}
+	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i] = (struct ent){ key, tgid, 1, val };
+	t->n++;
+	return 0;
+}
+
+static void table_free(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->v[i].val);
+	free(t->v);
+}
+
+struct ig_ustacks *ig_ustacks_new(void)
+{
+	return calloc(1, sizeof(struct ig_ustacks));
+}
+
+void ig_ustacks_free(struct ig_ustacks *t)
+{
+	if (!t)
+		return;
+	table_free(&t->stacks);
+	table_free(&t->syms);
+	free(t);
+}
+
+static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
+{
+	struct stack *s;
+
+	if ((r->flags & IG_USF_REF) || !r->nips || r->nips > IG_USTACK_DEPTH ||
+	    r->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)r->nips)
+		return 0;
+	if (find(&t->stacks, r->h.tgid, r->id))
+		return 0;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->nips = r->nips;
+	s->flags = r->flags;
+	memcpy(s->ips, r->ips, 8 * (size_t)r->nips);
+	return put(&t->stacks, r->h.tgid, r->id, s);
+}
+
+static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
+{
+	size_t len = r->h.size - sizeof(*r);
+	struct sym *s;
+
+	if (r->len < len)
+		len = r->len;
+	if (!len)
+		return 0;
+	s = malloc(sizeof(*s) + len);
+	if (!s)
+		return -ENOMEM;
+	s->flags = r->flags;
+	s->nframes = 1;
+	memcpy(s->name, r->name, len);
+	s->name[len - 1] = 0;
+	if (r->flags & IG_USYMF_INLINED) {
+		char *p;
+
+		for (p = s->name; (p = strchr(p, '\n')); s->nframes++)
+			*p++ = 0;
+	}
+	return put(&t->syms, r->h.tgid, r->ip, s);
+}
+
+int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
+{
+	if (rec->type == IG_REC_USTACK &&
+	    rec->size >= offsetof(struct ig_ustack, ips))
+		return on_ustack(t, (const struct ig_ustack *)rec);
+	if (rec->type == IG_REC_USYM && rec->size > sizeof(struct ig_usym))
+		return on_usym(t, (const struct ig_usym *)rec);
+	return 0;
+}
+
+int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
+		      const char **frames, int max)
+{
+	const struct ent *e = find(&t->stacks, tgid, id);
+	const struct stack *s = e ? e->val : NULL;
+	__u32 last = 0;
+	int i, n = 0;
+
+	if (!s)
+		return -ENOENT;
+	for (i = 0; i < s->nips && n < max; i++) {
+		__u64 ip = ig_ustack_lookup_ip(s->ips[i], i);
+		const struct ent *y = find(&t->syms, tgid, ip);
+		const struct sym *sy = y ? y->val : NULL;
+
+		if (sy && (sy->flags & IG_USYMF_UNMAPPED))
+			break;
+		last = sy ? sy->flags : 0;
+		if (sy) {
+			const char *p = sy->name;
+			__u32 k;
+
+			for (k = 0; k < sy->nframes && n < max; k++) {
+				frames[n++] = p;
+				p += strlen(p) + 1;
+			}
+			continue;
+		}
+		snprintf(t->hex[i], sizeof(t->hex[i]), "[%#llx]",
+			 (unsigned long long)ip);
+		frames[n++] = t->hex[i];
+	}
+	if (n < max && !(last & IG_USYMF_ROOT) &&
+	    !(i == s->nips && (s->flags & IG_USF_END)))
+		frames[n++] = i == s->nips && (s->flags & IG_USF_FULL) ?
+			      IG_TRUNC_DEPTH : IG_TRUNC_NOFP;
+	return n;
+}

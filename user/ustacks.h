@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Native stacks from the record stream alone: the addresses of each stack
+ * (IG_REC_USTACK) and the names resolved while the process lived
+ * (IG_REC_USYM), so that live tracing and `report` give the same frames.
+ */
+#ifndef IG_USTACKS_H
+#define IG_USTACKS_H
+
+#include "records.h"
+
+/* Frames after which the stack is cut. */
+#define IG_TRUNC_NOFP	"[truncated: no frame pointers]"
+#define IG_TRUNC_DEPTH	"[truncated: deeper than 32 frames]"
+
+struct ig_ustacks;
+
+struct ig_ustacks *ig_ustacks_new(void);
+void ig_ustacks_free(struct ig_ustacks *t);
+/* Keeps what a USTACK (with addresses) or USYM record says; ignores other
+ * records and malformed ones.  0 or -ENOMEM. */
+int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec);
+/*
+ * The frames of stack @id of process @tgid, innermost first, into
+ * @frames[0..max): names that live as long as @t (that of an address never
+ * named, until the next call); an address where functions were inlined
+ * gives a frame for each (IG_USYMF_INLINED).  The frame-pointer walk
+ * is cut at the first address in no executable mapping, and a stack that
+ * neither ends at a null frame pointer (IG_USF_END) nor in a start
+ * routine (_start, start_thread, clone) ends with
+ * IG_TRUNC_NOFP (IG_TRUNC_DEPTH when the walk filled every slot): code
+ * built without frame pointers ends the walk or sends it astray.  An
+ * address never named is "[0x...]".  Returns the count, or -ENOENT.
+ */
+int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
+		      const char **frames, int max);
+
+#endif
