@@ -52,20 +52,11 @@ struct ig_obs_span {
 	uint64_t steps_dropped;	/* walked beyond IG_OBS_STEPS */
 };
 
-/* The stretch that says most about a gap: the deepest one naming a file
- * or peer, else the deepest wait that is not a preemption; NULL if none. */
-static inline const struct ig_obs_step *ig_obs_detail_step(const struct ig_obs_span *s)
-{
-	unsigned int i;
-
-	for (i = s->nsteps; i-- > 0;)
-		if (s->steps[i].detail[0])
-			return &s->steps[i];
-	for (i = s->nsteps; i-- > 0;)
-		if (s->steps[i].reason != IG_R_PREEMPT)
-			return &s->steps[i];
-	return s->nsteps ? &s->steps[s->nsteps - 1] : NULL;
-}
+/* The deepest stretch walked that shows @cause ("storage": a disk wait,
+ * "lock": a futex, ...), for its detail; NULL when none does (host
+ * compute, driver calls, unknown). */
+const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
+					    const char *cause);
 
 struct ig_engine_obs {
 	void (*span)(void *ctx, const struct ig_obs_span *s);

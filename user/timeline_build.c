@@ -135,30 +135,38 @@ static void put(struct ig_tlb *b, const struct ig_tl_slice *s)
 
 /* ---- the record stream: thread intervals, calls, submissions ---- */
 
+/* "off-cpu: futex", made once per reason. */
+static const char *offcpu_name(unsigned int reason)
+{
+	static char names[IG_R__MAX + 1][32];
+	unsigned int i = reason < IG_R__MAX ? reason : IG_R__MAX;
+
+	if (!names[i][0])
+		snprintf(names[i], sizeof(names[i]), "off-cpu: %s", ig_reason_name(reason));
+	return names[i];
+}
+
+/* An off-CPU interval; its annotations are the few that say what it
+ * waited on (the waker's name is on the waker's own track). */
 static void offcpu(struct ig_tlb *b, const struct ig_offcpu *o)
 {
-	char name[48];
-	struct ig_tl_annot a[4];
+	struct ig_tl_annot a[3];
 	struct ig_tl_slice s = {
 		.kind = IG_TL_OFFCPU, .tid = o->h.tid, .ts = o->t_off,
-		.dur = o->h.ts - o->t_off, .name = name, .annots = a,
+		.dur = o->h.ts - o->t_off, .name = offcpu_name(o->reason), .annots = a,
 	};
 
 	if (o->h.ts <= o->t_off)
 		return;
-	snprintf(name, sizeof(name), "off-cpu: %s", ig_reason_name(o->reason));
 	if (o->flags & IG_F_DETAIL_NAME && o->detail.name[0])
 		a[s.n_annots++] = (struct ig_tl_annot){ .name = "file", .type = IG_TL_STR,
 							.s = o->detail.name };
 	if (o->reason == IG_R_FUTEX)
 		a[s.n_annots++] = (struct ig_tl_annot){ .name = "lock", .type = IG_TL_PTR,
 							.u = o->arg };
-	if (o->waker_tid) {
+	if (o->waker_tid)
 		a[s.n_annots++] = (struct ig_tl_annot){ .name = "waker", .type = IG_TL_UINT,
 							.u = o->waker_tid };
-		a[s.n_annots++] = (struct ig_tl_annot){ .name = "waker_comm", .type = IG_TL_STR,
-							.s = o->waker_comm };
-	}
 	note_comm(b, o->waker_tid, o->waker_tgid, o->waker_comm);
 	put(b, &s);
 }
@@ -306,6 +314,7 @@ static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 {
 	const struct tl_thread *t = o->tid ? thread_get(b, o->tid, o->tgid) : NULL;
 	const char *cause = o->ncauses ? o->causes[0].name : "unknown";
+	const struct ig_obs_step *st;
 	uint64_t flow = b->next_flow + 1;
 	struct ig_tl_annot a[16];
 	char name[48], shares[128];
@@ -330,9 +339,9 @@ static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 	}
 	if (t && t->comm[0])
 		a[n++] = (struct ig_tl_annot){ .name = "comm", .type = IG_TL_STR, .s = t->comm };
-	/* the detail of the deepest wait walked: the disk read, the peer */
-	if (o->nsteps)
-		n += step_annots(b, ig_obs_detail_step(o), a + n);
+	/* the detail of the first cause: the disk read, the lock, the peer */
+	if ((st = ig_obs_cause_step(o, o->ncauses ? o->causes[0].name : NULL)))
+		n += step_annots(b, st, a + n);
 	s.n_annots = n;
 	put(b, &s);
 	if (o->nsteps) {

@@ -103,16 +103,17 @@ static void detail_of(const struct ig_obs_step *st, char *buf, size_t n)
 	char comm[16] = "";
 	size_t off;
 
-	off = snprintf(buf, n, "%s", ig_reason_name(st->reason));
-	if (st->detail[0] && off < n)
-		off += snprintf(buf + off, n - off, " %s %s",
-				st->reason == IG_R_SOCKET ? "peer" : "file", st->detail);
-	else if (st->reason == IG_R_FUTEX && off < n)
-		off += snprintf(buf + off, n - off, " lock %#llx", (unsigned long long)st->arg);
+	buf[0] = 0;
+	off = 0;
+	if (st->detail[0])
+		off = snprintf(buf, n, "%s %s", st->reason == IG_R_SOCKET ? "peer" : "file",
+			       st->detail);
+	else if (st->reason == IG_R_FUTEX)
+		off = snprintf(buf, n, "lock %#llx", (unsigned long long)st->arg);
 	if (st->waker_tid && off < n) {
 		ig_proc_comm(st->waker_tid, comm, sizeof(comm));
-		snprintf(buf + off, n - off, ", woken by %s (%u)", comm[0] ? comm : "?",
-			 st->waker_tid);
+		snprintf(buf + off, n - off, "%swoken by %s (%u)", off ? ", " : "",
+			 comm[0] ? comm : "?", st->waker_tid);
 	}
 }
 
@@ -134,6 +135,7 @@ static void add_idle(struct topst *t, const struct ig_obs_span *o,
 static void on_span(void *ctx, const struct ig_obs_span *o)
 {
 	struct topst *t = ctx;
+	const struct ig_obs_step *st;
 	uint32_t pid = o->tgid;
 	uint64_t x;
 	struct row *r;
@@ -161,9 +163,9 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 			add_idle(t, o, b, part);
 		x += part;
 	}
-	if (o->kind == IG_OBS_IDLE && o->ncauses && o->nsteps &&
+	if (o->kind == IG_OBS_IDLE && o->ncauses && (st = ig_obs_cause_step(o, o->causes[0].name)) &&
 	    (c = cause_id(t, o->causes[0].name)) >= 0)
-		detail_of(ig_obs_detail_step(o), r->detail[c], DETAIL_LEN);
+		detail_of(st, r->detail[c], DETAIL_LEN);
 }
 
 /* The row's share of the last WINDOW_S seconds (those final so far). */

@@ -206,7 +206,8 @@ struct ig_device {
 	uint64_t busy_ns, idle_ns, unres_ns;
 	uint64_t unres_host_ns, unres_gpu_ns;	/* the rest is open */
 	uint64_t ur_ns;		/* unresolved run not yet ended */
-	uint64_t ur_t0, ur_t1;	/* ... its bounds, for an observer */
+	uint64_t ur_t0, ur_t1;	/* ... its bounds and feeder, for an observer */
+	uint32_t ur_tid, ur_tgid;
 	uint32_t end_how;	/* enum ig_bound of the newest drain */
 	uint64_t gaps, unres_spans;
 	uint32_t nstreams;

@@ -104,6 +104,37 @@ void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
 		snprintf(s->detail, sizeof(s->detail), "%.*s", IG_NAME_LEN - 1, iv->detail.name);
 }
 
+static bool shows(const struct ig_obs_step *st, const char *cause)
+{
+	switch (st->reason) {
+	case IG_R_STORAGE:
+		return !strcmp(cause, "storage");
+	case IG_R_PAGEFAULT:
+		return !strcmp(cause, "page_fault");
+	case IG_R_FUTEX:
+		return !strcmp(cause, "lock") || !strcmp(cause, "gil");
+	case IG_R_SOCKET:
+		return !strcmp(cause, "network");
+	case IG_R_SLEEP:
+		return !strcmp(cause, "sleep");
+	case IG_R_PREEMPT:
+		return !strcmp(cause, "cpu_starvation");
+	default:
+		return (st->flags & IG_F_IOWAIT) && !strcmp(cause, "storage");
+	}
+}
+
+const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
+					    const char *cause)
+{
+	unsigned int i;
+
+	for (i = s->nsteps; cause && i-- > 0;)
+		if (shows(&s->steps[i], cause))
+			return &s->steps[i];
+	return NULL;
+}
+
 /* After the gap's walk: its causes, largest first, and the stretches. */
 void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g)
 {

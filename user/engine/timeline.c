@@ -124,7 +124,7 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
  * how) or busy evidence (the GPU still had work when the host asked). */
 static void run_end(struct ig_engine *e, struct ig_device *d, uint32_t how)
 {
-	ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, 0, 0,
+	ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid, d->ur_tgid,
 		    how == IG_B_HOST ? IG_OBS_HOST_BOUND : how == IG_B_GPU ? IG_OBS_GPU_BOUND :
 		    IG_OBS_OPEN);
 	if (how == IG_B_HOST)
@@ -159,8 +159,14 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 		ig_obs_span(sw->e, d, IG_OBS_BUSY, x, y, tid, tgid, 0);
 		return;
 	}
-	if (!d->ur_ns)
+	if (!d->ur_ns) {
 		d->ur_t0 = x;
+		d->ur_tid = d->ur_tgid = 0;
+	}
+	if (!d->ur_tid) {
+		d->ur_tid = tid;
+		d->ur_tgid = tgid;
+	}
 	d->ur_t1 = y;
 	d->unres_ns += y - x;
 	d->ur_ns += y - x;
@@ -393,7 +399,8 @@ void ig_gpu_finish(struct ig_engine *e)
 		if (d->ur_ns && !d->nopen)
 			run_end(e, d, d->end_how);
 		else if (d->ur_ns)	/* still open at the end */
-			ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, 0, 0, IG_OBS_OPEN);
+			ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
+				    d->ur_tgid, IG_OBS_OPEN);
 		unres_list_flush(e, d);
 	}
 }
