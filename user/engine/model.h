@@ -421,8 +421,6 @@ struct ig_obs_walk {
 };
 void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
 		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
-void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
-		 const struct ig_ival *iv, uint64_t x, uint64_t y);
 void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g);
 
 /* ---- introspection, for tests and -v ---- */

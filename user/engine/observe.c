@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
 #include "engine/model.h"
 
 /* Gaps go to attribution through here while an observer is set: the walk
@@ -62,46 +60,6 @@ void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
 
 	if (e->obs.span && t1 > t0)
 		e->obs.span(e->obs.ctx, &s);
-}
-
-static void peer_text(const struct ig_net_peer *p, char *buf, size_t n)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(p->family == AF_INET6 ? AF_INET6 : AF_INET, p->daddr, a, sizeof(a));
-	snprintf(buf, n, p->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, p->dport);
-}
-
-/* A stretch walked: merged with the previous one of the same interval. */
-void ig_obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
-		 const struct ig_ival *iv, uint64_t x, uint64_t y)
-{
-	struct ig_obs_step *s = w->n ? &w->steps[w->n - 1] : NULL;
-
-	if (s && s->tid == th->tid && s->t_on == iv->t_on && s->y == x) {
-		s->y = y;
-		return;
-	}
-	if (w->n == IG_OBS_STEPS) {
-		w->dropped++;
-		return;
-	}
-	s = &w->steps[w->n++];
-	memset(s, 0, sizeof(*s));
-	s->tid = th->tid;
-	s->tgid = th->tgid;
-	s->x = x;
-	s->y = y;
-	s->t_off = iv->t_off;
-	s->t_on = iv->t_on;
-	s->reason = iv->reason;
-	s->flags = iv->flags;
-	s->arg = iv->arg;
-	s->waker_tid = iv->waker_tid;
-	if (iv->reason == IG_R_SOCKET)
-		peer_text(&iv->detail.peer, s->detail, sizeof(s->detail));
-	else if (iv->flags & IG_F_DETAIL_NAME)
-		snprintf(s->detail, sizeof(s->detail), "%.*s", IG_NAME_LEN - 1, iv->detail.name);
 }
 
 static bool shows(const struct ig_obs_step *st, const char *cause)
