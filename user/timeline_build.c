@@ -294,7 +294,7 @@ static void walk(struct ig_tlb *b, const struct ig_obs_span *o, uint64_t first)
 	for (i = 0; i < o->nsteps; i++) {
 		const struct ig_obs_step *st = &o->steps[i];
 		uint64_t in = first + i, out = first + i + 1;
-		struct ig_tl_annot a[6];
+		struct ig_tl_annot a[7];
 		char name[48];
 		struct ig_tl_slice s = {
 			.kind = IG_TL_OFFCPU, .tid = st->tid, .ts = st->x,
@@ -303,9 +303,11 @@ static void walk(struct ig_tlb *b, const struct ig_obs_span *o, uint64_t first)
 			.n_flow_out = i + 1 < o->nsteps, .annots = a,
 		};
 
-		snprintf(name, sizeof(name), "blamed: %s", o->ncauses ? o->causes[0].name : "unknown");
+		snprintf(name, sizeof(name), "walked: %s", ig_reason_name(st->reason));
 		a[0] = (struct ig_tl_annot){ .name = "step", .type = IG_TL_UINT, .u = i + 1 };
-		s.n_annots = 1 + step_annots(b, st, a + 1);
+		a[1] = (struct ig_tl_annot){ .name = "gap_cause", .type = IG_TL_STR,
+					     .s = o->ncauses ? o->causes[0].name : "unknown" };
+		s.n_annots = 2 + step_annots(b, st, a + 2);
 		put(b, &s);
 	}
 }
