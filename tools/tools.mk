@@ -17,6 +17,7 @@ $(BUILD)/tools/bareprobe: tools/bench/bareprobe.c $(BUILD)/tools/bareprobe.skel.
 
 $(BUILD)/tools/genrec: tools/bench/genrec.c $(LIB_OBJS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIB_OBJS) -o $@ $(LIBS)
 
 bench-tools: $(BENCH_TOOLS)

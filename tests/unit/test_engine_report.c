@@ -135,7 +135,7 @@ static void test_json_shape(void **state)
 	assert_type(j, "events.by_type", json_type_object);
 	assert_int_equal(ji(j, "events.by_type.offcpu"), 1);
 	assert_int_equal(ji(j, "events.by_type.nvml"), 2);
-	assert_int_equal(ji(j, "events.total"), (int64_t)e->nrec);
+	assert_int_equal(ji(j, "events.total"), (int64_t)e->acct.nrec);
 	assert_int_equal(ji(j, "events.dropped"), 0);
 	assert_false(json_object_get_boolean(jpath(j, "events.evidence_lost")));
 	assert_near(jd(j, "offcpu.by_reason.storage"), S(2), EPS);

@@ -209,9 +209,9 @@ static void follow(struct walk *w, const struct ig_thread *th,
 			return;
 		}
 	}
-	if (w->depth + 1 > w->e->max_depth) {
+	if (w->depth + 1 > w->e->attr.max_depth) {
 		snprintf(why, sizeof(why), "waker chain deeper than %d",
-			 w->e->max_depth);
+			 w->e->attr.max_depth);
 		ig_emit_unknown(w, y - x, why);
 		return;
 	}
@@ -361,10 +361,10 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 		     uint64_t b)
 {
-	const struct ig_lost *l = w->e->loss.v;
+	const struct ig_lost *l = w->e->lost.ranges.v;
 	uint32_t i;
 
-	for (i = 0; i < w->e->loss.n && a < b; i++) {
+	for (i = 0; i < w->e->lost.ranges.n && a < b; i++) {
 		if (l[i].t1 <= a || l[i].t0 >= b)
 			continue;
 		if (l[i].t0 > a)
@@ -380,7 +380,7 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 		  uint64_t t0, uint64_t t1)
 {
-	struct walk w = { .e = e, .set = idle ? &e->idle : &e->unres,
+	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres,
 			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
 	const struct ig_thread *th = tid ? ig_thread_find(e, tid) : NULL;
 
@@ -399,33 +399,33 @@ void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 
 void ig_defer_poll(struct ig_engine *e, bool force)
 {
-	while (e->defer.len) {
-		const struct ig_piece *p = ig_ring_at(&e->defer, 0);
+	while (e->attr.defer.len) {
+		const struct ig_piece *p = ig_ring_at(&e->attr.defer, 0);
 		const struct ig_thread *th = ig_thread_find(e, p->tid);
 		struct ig_piece pc = *p;
 
 		if (!force && th && th->known_until < p->t1 &&
-		    th->exit_ts > p->t1 && p->t1 + DEFER_MAX_NS > e->now &&
-		    p->t1 + e->window_ns / 2 > e->now)
+		    th->exit_ts > p->t1 && p->t1 + DEFER_MAX_NS > e->win.now &&
+		    p->t1 + e->window_ns / 2 > e->win.now)
 			return;
-		ig_ring_pop_front(&e->defer, 1);
+		ig_ring_pop_front(&e->attr.defer, 1);
 		ig_attribute(e, false, pc.tid, pc.tgid, pc.t0, pc.t1);
 	}
-	ig_ring_trim(&e->defer);
+	ig_ring_trim(&e->attr.defer);
 }
 
 void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 {
 	struct ig_piece *slot;
 
-	if (e->defer.len >= IG_DEFER_CAP) {
-		const struct ig_piece *h = ig_ring_at(&e->defer, 0);
+	if (e->attr.defer.len >= IG_DEFER_CAP) {
+		const struct ig_piece *h = ig_ring_at(&e->attr.defer, 0);
 		struct ig_piece pc = *h;
 
-		ig_ring_pop_front(&e->defer, 1);
+		ig_ring_pop_front(&e->attr.defer, 1);
 		ig_attribute(e, false, pc.tid, pc.tgid, pc.t0, pc.t1);
 	}
-	slot = ig_ring_push(&e->defer);
+	slot = ig_ring_push(&e->attr.defer);
 	if (!slot) {
 		ig_attribute(e, false, p->tid, p->tgid, p->t0, p->t1);
 		return;

@@ -157,7 +157,7 @@ static const char *ival_name(const struct ig_ival *iv)
 static void emit_mount(struct walk *w, struct ig_cause_acc *c,
 		       struct ig_fileinfo *fi, uint64_t ns)
 {
-	uint8_t bit = w->set == &w->e->idle ? IG_FILE_IN_IDLE
+	uint8_t bit = w->set == &w->e->attr.idle ? IG_FILE_IN_IDLE
 					     : IG_FILE_IN_UNRES;
 	struct ig_detail *d;
 

@@ -24,14 +24,14 @@ static void count_subs(struct ig_engine *e, struct ig_process *p,
 	if (submission) {
 		if (!n)
 			n = 1;
-		e->submissions++;
+		e->acct.submissions++;
 		p->submissions++;
 		if (c->api < IG_API__MAX) {
-			e->sub_by_api[c->api]++;
-			e->launch_by_api[c->api] += n;
+			e->acct.sub_by_api[c->api]++;
+			e->acct.launch_by_api[c->api] += n;
 		}
 	}
-	e->launches += n;
+	e->acct.launches += n;
 	p->launches += n;
 }
 

@@ -27,10 +27,10 @@ static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 	struct ig_device *d;
 	uint32_t i;
 
-	for (i = 0; i < e->ndevs; i++)
-		if (e->devs[i]->ordinal == ordinal)
-			return e->devs[i];
-	if (e->ndevs == IG_MAX_DEVICES)
+	for (i = 0; i < e->gpu.ndevs; i++)
+		if (e->gpu.devs[i]->ordinal == ordinal)
+			return e->gpu.devs[i];
+	if (e->gpu.ndevs == IG_MAX_DEVICES)
 		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -39,10 +39,10 @@ static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 	d->closed.esz = sizeof(struct ig_pend);
 	d->busy.esz = sizeof(struct ig_busy);
 	/* keep devices sorted by ordinal for the report */
-	for (i = e->ndevs; i > 0 && e->devs[i - 1]->ordinal > ordinal; i--)
-		e->devs[i] = e->devs[i - 1];
-	e->devs[i] = d;
-	e->ndevs++;
+	for (i = e->gpu.ndevs; i > 0 && e->gpu.devs[i - 1]->ordinal > ordinal; i--)
+		e->gpu.devs[i] = e->gpu.devs[i - 1];
+	e->gpu.devs[i] = d;
+	e->gpu.ndevs++;
 	return d;
 }
 
@@ -193,9 +193,9 @@ uint64_t ig_gpu_keep_from(const struct ig_engine *e)
 	uint64_t keep = IG_NS_INF;
 	uint32_t i;
 
-	for (i = 0; i < e->ndevs; i++)
-		if (e->devs[i]->active)
-			keep = ig_min64(keep, e->devs[i]->final_until);
+	for (i = 0; i < e->gpu.ndevs; i++)
+		if (e->gpu.devs[i]->active)
+			keep = ig_min64(keep, e->gpu.devs[i]->final_until);
 	return keep;
 }
 
@@ -206,16 +206,16 @@ void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 	struct ig_lost *l;
 	uint32_t i;
 
-	e->evidence_lost = true;
+	e->lost.any = true;
 	if (t1 < t0)
 		return;
-	l = ig_vec_push(&e->loss);
+	l = ig_vec_push(&e->lost.ranges);
 	if (!l)
 		return;
 	l->t0 = t0;
 	l->t1 = t1;
-	for (i = 0; i < e->ndevs; i++)
-		ig_dev_advance(e, e->devs[i]);
+	for (i = 0; i < e->gpu.ndevs; i++)
+		ig_dev_advance(e, e->gpu.devs[i]);
 }
 
 uint64_t ig_gpu_span_end(const struct ig_device *d)
@@ -231,15 +231,15 @@ void ig_gpu_free(struct ig_engine *e)
 
 	free(e->obs_walk);
 	e->obs_walk = NULL;
-	for (i = 0; i < e->ndevs; i++) {
-		struct ig_device *d = e->devs[i];
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		struct ig_device *d = e->gpu.devs[i];
 
 		free(d->open);
 		free(d->closed.v);
 		free(d->busy.v);
 		free(d);
 	}
-	e->ndevs = 0;
+	e->gpu.ndevs = 0;
 	it = 0;
 	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
 		uint32_t k = 0;

@@ -33,7 +33,7 @@ static uint32_t bio_dev_for(const struct ig_thread *t, uint64_t t_off,
 
 static void offcpu_stats(struct ig_engine *e, const struct ig_ival *iv)
 {
-	uint64_t from = e->have_meta ? e->meta_ts : 0;
+	uint64_t from = e->win.have_meta ? e->win.meta_ts : 0;
 	uint64_t off = iv->t_off > from ? iv->t_off : from;
 	uint64_t run0 = iv->t_wake ? iv->t_wake : iv->t_off;
 	unsigned int r = iv->reason < IG_R__MAX ? iv->reason : IG_R_OTHER;
@@ -41,9 +41,9 @@ static void offcpu_stats(struct ig_engine *e, const struct ig_ival *iv)
 	if (run0 < from)
 		run0 = from;
 	if (iv->t_on > off)
-		e->offcpu_ns[r] += iv->t_on - off;
+		e->acct.offcpu_ns[r] += iv->t_on - off;
 	if (iv->t_on > run0)
-		e->runnable_ns += iv->t_on - run0;
+		e->acct.runnable_ns += iv->t_on - run0;
 }
 
 static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
@@ -69,8 +69,8 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 		t_wake = t_off;
 	if (t_wake > t_on)
 		t_wake = t_on;
-	if (e->cutoff > t->hist_from)
-		ig_thread_prune(t, e->cutoff);
+	if (e->win.cutoff > t->hist_from)
+		ig_thread_prune(t, e->win.cutoff);
 	iv = ig_ring_push(&t->ivals);
 	if (!iv)
 		return;
@@ -112,13 +112,13 @@ static struct ig_biodev *biodev_get(struct ig_engine *e, uint32_t dev)
 {
 	uint32_t i;
 
-	for (i = 0; i < e->nbiodev; i++)
-		if (e->biodev[i].dev == dev)
-			return &e->biodev[i];
-	if (e->nbiodev == IG_MAX_BIODEVS)
+	for (i = 0; i < e->acct.nbiodev; i++)
+		if (e->acct.biodev[i].dev == dev)
+			return &e->acct.biodev[i];
+	if (e->acct.nbiodev == IG_MAX_BIODEVS)
 		return NULL;
-	e->biodev[e->nbiodev].dev = dev;
-	return &e->biodev[e->nbiodev++];
+	e->acct.biodev[e->acct.nbiodev].dev = dev;
+	return &e->acct.biodev[e->acct.nbiodev++];
 }
 
 static void on_bio(struct ig_engine *e, const struct ig_bio *r)
@@ -157,8 +157,8 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 		t0 = last->t1;
 	if (t0 >= t1)
 		return;
-	if (e->cutoff > t->hist_from)
-		ig_thread_prune(t, e->cutoff);
+	if (e->win.cutoff > t->hist_from)
+		ig_thread_prune(t, e->win.cutoff);
 	s = ig_ring_push(&t->spans);
 	if (!s)
 		return;
@@ -173,7 +173,7 @@ static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 	struct ig_thread *t = ig_thread_get(e, c->h.tid, c->h.tgid, c->h.ts);
 
 	if (c->kind < IG_CU__MAX)
-		e->cuda_by_kind[c->kind]++;
+		e->acct.cuda_by_kind[c->kind]++;
 	if (t) {
 		ig_thread_seen_at(t, c->h.ts);
 		switch (c->kind) {
@@ -212,8 +212,8 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	last = ig_ring_back(&t->samples);
 	if (last && last->t > r->h.ts)
 		return;		/* keys stay ordered */
-	if (e->cutoff > t->hist_from)
-		ig_thread_prune(t, e->cutoff);
+	if (e->win.cutoff > t->hist_from)
+		ig_thread_prune(t, e->win.cutoff);
 	s = ig_ring_push(&t->samples);
 	if (!s)
 		return;
@@ -221,39 +221,39 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	/* the out-of-line page runs instructions of probed libcuda code */
 	s->cuda = (r->flags & IG_SF_UPROBE) || ig_ip_in_libcuda(t->proc, r->ip);
 	s->fault = !!(r->flags & IG_SF_FAULT);
-	e->nsamples++;
-	e->nsamples_cuda += s->cuda;
+	e->acct.nsamples++;
+	e->acct.nsamples_cuda += s->cuda;
 }
 
 static void on_nvml(struct ig_engine *e, const struct ig_nvml *r)
 {
 	uint32_t i;
 
-	for (i = 0; i < e->nnvml; i++)
-		if (e->nvml[i].device == r->device)
+	for (i = 0; i < e->acct.nnvml; i++)
+		if (e->acct.nvml[i].device == r->device)
 			break;
-	if (i == e->nnvml) {
-		if (e->nnvml == IG_MAX_DEVICES)
+	if (i == e->acct.nnvml) {
+		if (e->acct.nnvml == IG_MAX_DEVICES)
 			return;
-		e->nvml[e->nnvml++].device = r->device;
+		e->acct.nvml[e->acct.nnvml++].device = r->device;
 	}
-	e->nvml[i].n++;
-	e->nvml[i].util_sum += r->util_pct;
-	e->nvml[i].mem_sum += r->mem_pct;
+	e->acct.nvml[i].n++;
+	e->acct.nvml[i].util_sum += r->util_pct;
+	e->acct.nvml[i].mem_sum += r->mem_pct;
 }
 
 static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 {
-	size_t n = rec->size < sizeof(e->stats) ? rec->size : sizeof(e->stats);
+	size_t n = rec->size < sizeof(e->acct.stats) ? rec->size : sizeof(e->acct.stats);
 
-	memset(&e->stats, 0, sizeof(e->stats));
-	memcpy(&e->stats, rec, n);
-	e->have_stats = true;
+	memset(&e->acct.stats, 0, sizeof(e->acct.stats));
+	memcpy(&e->acct.stats, rec, n);
+	e->acct.have_stats = true;
 	/* STATS says how much was lost, not when: the run as a whole has
 	 * lost evidence (ig_gpu_mark_lost takes a time range once the
 	 * producer can tell one) */
-	if (e->stats.stat[IG_STAT_DROPS] || e->stats.user_lost)
-		e->evidence_lost = true;
+	if (e->acct.stats.stat[IG_STAT_DROPS] || e->acct.stats.user_lost)
+		e->lost.any = true;
 }
 
 /* The kernel could not reserve ring space on this CPU since its previous
@@ -262,10 +262,10 @@ static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 static void lost_before(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	uint32_t cpu = IG_HDR_CPU(rec->cpu);
-	uint64_t from = cpu < IG_MAX_CPUS && e->cpu_last[cpu] ? e->cpu_last[cpu]
-							       : e->first_ts;
+	uint64_t from = cpu < IG_MAX_CPUS && e->win.cpu_last[cpu] ? e->win.cpu_last[cpu]
+							       : e->win.first_ts;
 
-	e->lost_marks++;
+	e->lost.marks++;
 	ig_gpu_mark_lost(e, from, rec->ts);
 }
 
@@ -273,19 +273,19 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	union ig_rec tmp;
 
-	if (!e || !rec || e->finished || rec->size < sizeof(*rec))
+	if (!e || !rec || e->win.finished || rec->size < sizeof(*rec))
 		return;
-	e->nrec++;
-	e->by_type[ig_rec_slot(rec->type)]++;
-	if (!e->first_ts)
-		e->first_ts = rec->ts;
-	if (rec->ts > e->now)
-		e->now = rec->ts;
+	e->acct.nrec++;
+	e->acct.by_type[ig_rec_slot(rec->type)]++;
+	if (!e->win.first_ts)
+		e->win.first_ts = rec->ts;
+	if (rec->ts > e->win.now)
+		e->win.now = rec->ts;
 
 	if (rec->cpu & IG_HDR_LOST_BEFORE)
 		lost_before(e, rec);
 	if (IG_HDR_CPU(rec->cpu) < IG_MAX_CPUS)
-		e->cpu_last[IG_HDR_CPU(rec->cpu)] = rec->ts;
+		e->win.cpu_last[IG_HDR_CPU(rec->cpu)] = rec->ts;
 
 	switch (rec->type) {
 	case IG_REC_OFFCPU:
@@ -309,9 +309,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_META: {
 		const struct ig_meta *m = REC(struct ig_meta, rec, tmp.mt);
 
-		e->meta = *m;
-		e->meta_ts = rec->ts;
-		e->have_meta = true;
+		e->win.meta = *m;
+		e->win.meta_ts = rec->ts;
+		e->win.have_meta = true;
 		break;
 	}
 	case IG_REC_PYRT: {
@@ -337,24 +337,24 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		on_stats(e, rec);
 		break;
 	case IG_REC_LIBCUDA:
-		if (e->nlibcuda < IG_MAX_LIBCUDA)
-			e->libcuda[e->nlibcuda++] =
+		if (e->acct.nlibcuda < IG_MAX_LIBCUDA)
+			e->acct.libcuda[e->acct.nlibcuda++] =
 				*REC(struct ig_libcuda, rec, tmp.l);
 		break;
 	case IG_REC_END: {
 		const struct ig_end *x = REC(struct ig_end, rec, tmp.x);
 
-		e->end_ts = rec->ts;
-		e->stop_reason = x->reason;
-		e->have_end = true;
+		e->win.end_ts = rec->ts;
+		e->win.stop_reason = x->reason;
+		e->win.have_end = true;
 		break;
 	}
 	default:
 		break;
 	}
 
-	if (e->defer.len)
+	if (e->attr.defer.len)
 		ig_defer_poll(e, false);
-	if (e->now >= e->next_gc)
+	if (e->win.now >= e->win.next_gc)
 		ig_engine_gc(e);
 }

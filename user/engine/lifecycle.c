@@ -25,28 +25,28 @@ void ig_engine_gc(struct ig_engine *e)
 	uint64_t keep = ig_gpu_keep_from(e), cutoff;
 	struct ig_thread *t, *next;
 
-	if (e->defer.len) {
-		const struct ig_piece *p = ig_ring_at(&e->defer, 0);
+	if (e->attr.defer.len) {
+		const struct ig_piece *p = ig_ring_at(&e->attr.defer, 0);
 
 		if (p->t0 < keep)
 			keep = p->t0;
 	}
-	if (keep > e->now)
-		keep = e->now;
-	cutoff = e->now > e->window_ns ? e->now - e->window_ns : 0;
+	if (keep > e->win.now)
+		keep = e->win.now;
+	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
-	if (cutoff > e->cutoff)
-		e->cutoff = cutoff;
+	if (cutoff > e->win.cutoff)
+		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {
 		next = t->next;
-		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->cutoff)
+		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->win.cutoff)
 			ig_thread_free(e, t);
 		else
-			ig_thread_prune(t, e->cutoff);
+			ig_thread_prune(t, e->win.cutoff);
 	}
 	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
-	       e->tasks.exit_head->exit_ts < e->cutoff) {
+	       e->tasks.exit_head->exit_ts < e->win.cutoff) {
 		struct ig_process *p = e->tasks.exit_head;
 
 		e->tasks.exit_head = p->exit_next;
@@ -56,10 +56,10 @@ void ig_engine_gc(struct ig_engine *e)
 		ig_process_free(e, p);
 		e->tasks.procs_freed++;
 	}
-	if (e->loss.n)
-		ig_vec_drop_where(&e->loss, loss_gone, e->cutoff);
-	e->gc_count++;
-	e->next_gc = e->now + GC_EVERY_NS;
+	if (e->lost.ranges.n)
+		ig_vec_drop_where(&e->lost.ranges, loss_gone, e->win.cutoff);
+	e->win.gc_count++;
+	e->win.next_gc = e->win.now + GC_EVERY_NS;
 }
 
 /* ---- API ---- */
@@ -78,24 +78,24 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 
 		memcpy(&e->o, opts, n);
 	}
-	e->max_depth = e->o.max_depth > 0 ? e->o.max_depth : 4;
-	if (e->max_depth > IG_DEPTH_CAP)
-		e->max_depth = IG_DEPTH_CAP;
+	e->attr.max_depth = e->o.max_depth > 0 ? e->o.max_depth : 4;
+	if (e->attr.max_depth > IG_DEPTH_CAP)
+		e->attr.max_depth = IG_DEPTH_CAP;
 	e->window_ns = (uint64_t)((e->o.window_s > 0 ? e->o.window_s : 60.0) *
 				  1e9);
 	if (e->window_ns < 1000000)
 		e->window_ns = 1000000;
-	e->max_gaps = e->o.max_gaps_json ? e->o.max_gaps_json : 1000;
-	if (e->max_gaps == IG_GAPS_NONE)
-		e->max_gaps = 0;
-	else if (e->max_gaps < 0)
-		e->max_gaps = -1;
-	e->gaps.limit = e->max_gaps;
-	e->unres_list.limit = e->max_gaps;
-	ig_attrib_sink(e, &e->sink);
+	e->attr.max_gaps = e->o.max_gaps_json ? e->o.max_gaps_json : 1000;
+	if (e->attr.max_gaps == IG_GAPS_NONE)
+		e->attr.max_gaps = 0;
+	else if (e->attr.max_gaps < 0)
+		e->attr.max_gaps = -1;
+	e->attr.gaps.limit = e->attr.max_gaps;
+	e->attr.unres_list.limit = e->attr.max_gaps;
+	ig_attrib_sink(e, &e->gpu.sink);
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
-	ig_ring_init(&e->defer, sizeof(struct ig_piece));
-	e->loss.esz = sizeof(struct ig_lost);
+	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));
+	e->lost.ranges.esz = sizeof(struct ig_lost);
 	if (!e->tasks.comms || ig_htab_init(&e->tasks.threads, 256) ||
 	    ig_htab_init(&e->tasks.procs, 64)) {
 		ig_engine_free(e);
@@ -107,18 +107,18 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 
 void ig_engine_finish(struct ig_engine *e)
 {
-	if (!e || e->finished)
+	if (!e || e->win.finished)
 		return;
 	ig_gpu_finish(e);
 	ig_defer_poll(e, true);
-	e->finished = true;
+	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
 
 		ig_engine_mem(e, &m);
 		fprintf(stderr, "engine: %llu records, %llu threads held "
 			"(%llu freed), %llu intervals, %zu KiB\n",
-			(unsigned long long)e->nrec,
+			(unsigned long long)e->acct.nrec,
 			(unsigned long long)m.threads,
 			(unsigned long long)e->tasks.threads_freed,
 			(unsigned long long)m.intervals, m.bytes / 1024);
@@ -136,17 +136,17 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 	m->bytes = sizeof(*e) + ig_htab_bytes(&e->tasks.threads) +
 		   ig_htab_bytes(&e->tasks.procs) +
 		   IG_COMM_CACHE * sizeof(*e->tasks.comms) +
-		   ig_ring_bytes(&e->defer) + e->scratch_cap +
-		   ig_hist_bytes(&e->gap_hist) +
-		   (e->gaps.cap + e->unres_list.cap) * sizeof(struct ig_gap);
+		   ig_ring_bytes(&e->attr.defer) + e->gpu.scratch_cap +
+		   ig_hist_bytes(&e->attr.gap_hist) +
+		   (e->attr.gaps.cap + e->attr.unres_list.cap) * sizeof(struct ig_gap);
 	for (t = e->tasks.thr_head; t; t = t->next) {
 		m->intervals += t->ivals.len;
 		m->spans += t->spans.len;
 		m->bytes += sizeof(*t) + ig_ring_bytes(&t->ivals) +
 			    ig_ring_bytes(&t->spans);
 	}
-	for (i = 0; i < e->ndevs; i++) {
-		const struct ig_device *d = e->devs[i];
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *d = e->gpu.devs[i];
 
 		m->closed += d->closed.n;
 		m->busy += d->busy.n;
@@ -155,7 +155,7 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 			    (size_t)d->busy.cap * d->busy.esz +
 			    d->capopen * sizeof(*d->open);
 	}
-	m->deferred = e->defer.len;
+	m->deferred = e->attr.defer.len;
 }
 
 void ig_engine_free(struct ig_engine *e)
@@ -177,14 +177,14 @@ void ig_engine_free(struct ig_engine *e)
 	ig_htab_free(&e->tasks.threads);
 	ig_htab_free(&e->tasks.procs);
 	ig_files_free(e);
-	ig_hist_free(&e->gap_hist);
-	for (i = 0; i < e->nbiodev; i++)
-		ig_hist_free(&e->biodev[i].lat);
-	free(e->gaps.g);
-	free(e->unres_list.g);
-	ig_ring_free(&e->defer);
-	free(e->loss.v);
-	free(e->scratch);
+	ig_hist_free(&e->attr.gap_hist);
+	for (i = 0; i < e->acct.nbiodev; i++)
+		ig_hist_free(&e->acct.biodev[i].lat);
+	free(e->attr.gaps.g);
+	free(e->attr.unres_list.g);
+	ig_ring_free(&e->attr.defer);
+	free(e->lost.ranges.v);
+	free(e->gpu.scratch);
 	free(e->tasks.comms);
 	free(e);
 }

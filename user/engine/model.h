@@ -302,34 +302,44 @@ struct ig_tasks {
 	struct ig_comm_ent *comms;
 };
 
-struct ig_engine {
-	struct ig_engine_opts o;
-	uint64_t window_ns;
-	int max_depth;
-	long max_gaps;
+/* The run's clock: what has been seen, up to when, and the window of
+ * history kept (intake.c, lifecycle.c). */
+struct ig_engine_win {
 	uint64_t cpu_last[IG_MAX_CPUS];	/* newest record per CPU */
-	uint64_t lost_marks;		/* records flagged IG_HDR_LOST_BEFORE */
-	uint64_t nsamples, nsamples_cuda;
-
 	uint64_t now;
 	uint64_t first_ts, meta_ts, end_ts;
 	bool have_meta, have_end, finished;
 	uint32_t stop_reason;
 	struct ig_meta meta;
+	uint64_t cutoff;	/* history older than this is dropped */
+	uint64_t next_gc;
+	uint64_t gc_count;
+};
 
-	struct ig_tasks tasks;	/* tasks.c */
-	struct ig_files *files;	/* waited-on files' paths (files.c) */
-
+/* The GPU model's devices (gpu.c, drain.c, timeline.c). */
+struct ig_engine_gpu {
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
+	struct ig_gap_sink sink;	/* closed gaps go there */
+	void *scratch;		/* sweep event buffer (timeline.c) */
+	size_t scratch_cap;
+};
 
+/* What attribution made of the gaps (attrib.c, causes.c, detail.c). */
+struct ig_engine_attr {
+	int max_depth;
+	long max_gaps;
 	struct ig_causeset idle, unres;
 	struct ig_gaplist gaps, unres_list;
 	struct ig_hist gap_hist;
+	struct ig_ring defer;	/* struct ig_piece, oldest first */
+};
 
+/* Counts for the report, none of them evidence (intake.c). */
+struct ig_engine_acct {
+	uint64_t nsamples, nsamples_cuda;
 	struct ig_biodev biodev[IG_MAX_BIODEVS];
 	uint32_t nbiodev;
-
 	uint64_t nrec;
 	uint64_t by_type[IG_REC_SLOTS];	/* by ig_rec_slot() */
 	uint64_t cuda_by_kind[IG_CU__MAX];
@@ -339,28 +349,36 @@ struct ig_engine {
 	uint32_t nlibcuda;
 	struct ig_nvdev nvml[IG_MAX_DEVICES];
 	uint32_t nnvml;
-
 	uint64_t offcpu_ns[IG_R__MAX];
 	uint64_t runnable_ns;
 	uint64_t submissions, launches;
 	uint64_t sub_by_api[IG_API__MAX];
 	uint64_t launch_by_api[IG_API__MAX];
+};
 
-	struct ig_ring defer;	/* struct ig_piece, oldest first */
-	struct ig_vec loss;	/* struct ig_lost */
-	bool evidence_lost;
+/* Evidence the tracer lost: no idle is proven across it (docs/design.md
+ * §3.5; intake.c fills it, attribution reads it). */
+struct ig_engine_lost {
+	struct ig_vec ranges;	/* struct ig_lost */
+	bool any;
+	uint64_t marks;		/* records flagged IG_HDR_LOST_BEFORE */
+};
 
-	uint64_t cutoff;	/* history older than this is dropped */
-	uint64_t next_gc;
-	uint64_t gc_count;
-
-	struct ig_gap_sink sink;	/* closed gaps go there */
-	void *scratch;		/* sweep event buffer */
-	size_t scratch_cap;
-
-	struct ig_engine_obs obs;	/* observe.c; span NULL: none */
+struct ig_engine {
+	struct ig_engine_opts o;
+	uint64_t window_ns;
+	struct ig_engine_win win;
+	struct ig_tasks tasks;	/* tasks.c */
+	struct ig_files *files;	/* waited-on files' paths (files.c) */
+	struct ig_engine_gpu gpu;
+	struct ig_engine_attr attr;
+	struct ig_engine_acct acct;
+	struct ig_engine_lost lost;
+	/* observe.c: a view's observer (span NULL: none), its note of a
+	 * gap's walk, and where gaps go after it */
+	struct ig_engine_obs obs;
 	struct ig_obs_walk *obs_walk;
-	struct ig_gap_sink obs_sink;	/* where gaps go after the observer */
+	struct ig_gap_sink obs_sink;
 };
 
 /* ---- tasks.c ---- */

@@ -37,16 +37,16 @@ void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
 		e->obs_walk = calloc(1, sizeof(*e->obs_walk));
 	if (on && e->obs_walk) {
 		if (!e->obs.span) {
-			e->obs_sink = e->sink;
-			e->sink.idle_gap = obs_idle_gap;
-			e->sink.unresolved = obs_unresolved;
-			e->sink.ctx = e;
+			e->obs_sink = e->gpu.sink;
+			e->gpu.sink.idle_gap = obs_idle_gap;
+			e->gpu.sink.unresolved = obs_unresolved;
+			e->gpu.sink.ctx = e;
 		}
 		e->obs = *o;
 		return;
 	}
 	if (e->obs.span)
-		e->sink = e->obs_sink;
+		e->gpu.sink = e->obs_sink;
 	memset(&e->obs, 0, sizeof(e->obs));
 }
 

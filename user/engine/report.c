@@ -9,8 +9,8 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 	uint32_t i;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < e->ndevs; i++) {
-		const struct ig_device *d = e->devs[i];
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *d = e->gpu.devs[i];
 		uint64_t end = ig_gpu_span_end(d);
 
 		if (!d->active)
@@ -93,8 +93,8 @@ double ig_share(uint64_t part, uint64_t whole)
 
 uint64_t ig_duration_ns(const struct ig_engine *e)
 {
-	uint64_t start = e->have_meta ? e->meta_ts : e->first_ts;
-	uint64_t end = e->have_end ? e->end_ts : e->now;
+	uint64_t start = e->win.have_meta ? e->win.meta_ts : e->win.first_ts;
+	uint64_t end = e->win.have_end ? e->win.end_ts : e->win.now;
 
 	return end > start ? end - start : 0;
 }
@@ -175,8 +175,8 @@ const struct ig_biodev *ig_biodev_find(const struct ig_engine *e, uint32_t dev)
 {
 	uint32_t i;
 
-	for (i = 0; i < e->nbiodev; i++)
-		if (e->biodev[i].dev == dev)
-			return &e->biodev[i];
+	for (i = 0; i < e->acct.nbiodev; i++)
+		if (e->acct.biodev[i].dev == dev)
+			return &e->acct.biodev[i];
 	return NULL;
 }

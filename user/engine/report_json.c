@@ -58,15 +58,15 @@ static jo *meta_json(const struct ig_engine *e)
 {
 	jo *m = json_object_new_object();
 
-	if (!e->have_meta)
+	if (!e->win.have_meta)
 		return m;
-	add(m, "host", jstr(e->meta.host));
-	add(m, "kernel", jstr(e->meta.kernel));
-	add(m, "command", jstr(e->meta.command));
-	add(m, "ncpus", ju64(e->meta.ncpus));
-	add(m, "format_version", ju64(e->meta.version));
-	add(m, "start_ns", ju64(e->meta_ts));
-	add(m, "realtime_ns", ju64(e->meta.realtime_ns));
+	add(m, "host", jstr(e->win.meta.host));
+	add(m, "kernel", jstr(e->win.meta.kernel));
+	add(m, "command", jstr(e->win.meta.command));
+	add(m, "ncpus", ju64(e->win.meta.ncpus));
+	add(m, "format_version", ju64(e->win.meta.version));
+	add(m, "start_ns", ju64(e->win.meta_ts));
+	add(m, "realtime_ns", ju64(e->win.meta.realtime_ns));
 	return m;
 }
 
@@ -138,8 +138,8 @@ static jo *devices_json(const struct ig_engine *e)
 	jo *a = json_object_new_array();
 	uint32_t i;
 
-	for (i = 0; i < e->ndevs; i++) {
-		const struct ig_device *d = e->devs[i];
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *d = e->gpu.devs[i];
 		jo *o;
 
 		if (!d->active)
@@ -199,22 +199,22 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "at_once_threshold_us", jnum(IG_AT_ONCE_NS / 1e3, 1));
 	add(g, "span_s", jsec(t.span_ns));
 	add(g, "gaps", ju64(t.gaps));
-	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->gap_hist, 0.50)));
-	add(g, "gap_p99_ms", jms(ig_hist_quantile(&e->gap_hist, 0.99)));
-	add(g, "gap_max_ms", jms(e->gap_hist.max));
-	add(g, "gap_histogram", gap_hist_json(&e->gap_hist));
+	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->attr.gap_hist, 0.50)));
+	add(g, "gap_p99_ms", jms(ig_hist_quantile(&e->attr.gap_hist, 0.99)));
+	add(g, "gap_max_ms", jms(e->attr.gap_hist.max));
+	add(g, "gap_histogram", gap_hist_json(&e->attr.gap_hist));
 	add(g, "span_start_ns", ju64(t.span_start));
 	add(g, "span_end_ns", ju64(t.span_end));
 	add(g, "devices", devices_json(e));
-	add(g, "gap_list", spans_json(&e->gaps));
-	add(g, "gap_list_omitted", ju64(e->gaps.omitted));
-	add(g, "unresolved_list", spans_json(&e->unres_list));
-	add(g, "unresolved_list_omitted", ju64(e->unres_list.omitted));
-	add(g, "submissions", ju64(e->submissions));
-	add(g, "launches", ju64(e->launches));
-	add(g, "evidence_lost", json_object_new_boolean(e->evidence_lost));
-	add(g, "samples", ju64(e->nsamples));
-	add(g, "samples_in_driver", ju64(e->nsamples_cuda));
+	add(g, "gap_list", spans_json(&e->attr.gaps));
+	add(g, "gap_list_omitted", ju64(e->attr.gaps.omitted));
+	add(g, "unresolved_list", spans_json(&e->attr.unres_list));
+	add(g, "unresolved_list_omitted", ju64(e->attr.unres_list.omitted));
+	add(g, "submissions", ju64(e->acct.submissions));
+	add(g, "launches", ju64(e->acct.launches));
+	add(g, "evidence_lost", json_object_new_boolean(e->lost.any));
+	add(g, "samples", ju64(e->acct.nsamples));
+	add(g, "samples_in_driver", ju64(e->acct.nsamples_cuda));
 	return g;
 }
 
@@ -405,24 +405,24 @@ static jo *events_json(const struct ig_engine *e)
 	};
 	jo *o = json_object_new_object(), *bt = json_object_new_object();
 	jo *ck = json_object_new_object(), *k = json_object_new_object();
-	const __u64 *st = e->stats.stat;
+	const __u64 *st = e->acct.stats.stat;
 	uint64_t other;
 	size_t i;
 
-	add(o, "total", ju64(e->nrec));
-	add(o, "dropped", ju64(st[IG_STAT_DROPS] + e->stats.user_lost));
-	other = e->by_type[0];
+	add(o, "total", ju64(e->acct.nrec));
+	add(o, "dropped", ju64(st[IG_STAT_DROPS] + e->acct.stats.user_lost));
+	other = e->acct.by_type[0];
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		unsigned int t = types[i];
-		add(bt, ig_rec_type_name(t), ju64(e->by_type[ig_rec_slot(t)]));
+		add(bt, ig_rec_type_name(t), ju64(e->acct.by_type[ig_rec_slot(t)]));
 	}
 	add(bt, "other", ju64(other));
 	add(o, "by_type", bt);
 	for (i = 1; i < IG_CU__MAX; i++)
 		add(ck, ig_cuda_kind_name((unsigned int)i),
-		    ju64(e->cuda_by_kind[i]));
+		    ju64(e->acct.cuda_by_kind[i]));
 	add(o, "cuda_by_kind", ck);
-	add(o, "stats_seen", json_object_new_boolean(e->have_stats));
+	add(o, "stats_seen", json_object_new_boolean(e->acct.have_stats));
 	add(k, "events", ju64(st[IG_STAT_EVENTS]));
 	add(k, "drops", ju64(st[IG_STAT_DROPS]));
 	add(k, "map_full", ju64(st[IG_STAT_MAP_FULL]));
@@ -432,8 +432,8 @@ static jo *events_json(const struct ig_engine *e)
 	add(k, "library_loads", ju64(st[IG_STAT_LIBLOADS]));
 	add(k, "cuda_drops", ju64(st[IG_STAT_DROPS_CUDA]));
 	add(o, "kernel", k);
-	add(o, "user_lost", ju64(e->stats.user_lost));
-	add(o, "evidence_lost", json_object_new_boolean(e->evidence_lost));
+	add(o, "user_lost", ju64(e->acct.stats.user_lost));
+	add(o, "evidence_lost", json_object_new_boolean(e->lost.any));
 	return o;
 }
 
@@ -444,11 +444,11 @@ static jo *offcpu_json(const struct ig_engine *e)
 	unsigned int i;
 
 	for (i = 1; i < IG_R__MAX; i++) {
-		total += e->offcpu_ns[i];
-		add(r, ig_reason_name(i), jsec(e->offcpu_ns[i]));
+		total += e->acct.offcpu_ns[i];
+		add(r, ig_reason_name(i), jsec(e->acct.offcpu_ns[i]));
 	}
 	add(o, "total_s", jsec(total));
-	add(o, "runnable_s", jsec(e->runnable_ns));
+	add(o, "runnable_s", jsec(e->acct.runnable_ns));
 	add(o, "by_reason", r);
 	return o;
 }
@@ -459,8 +459,8 @@ static jo *block_json(const struct ig_engine *e)
 	char buf[32];
 	uint32_t i;
 
-	for (i = 0; i < e->nbiodev; i++) {
-		const struct ig_biodev *b = &e->biodev[i];
+	for (i = 0; i < e->acct.nbiodev; i++) {
+		const struct ig_biodev *b = &e->acct.biodev[i];
 		jo *o = json_object_new_object();
 
 		ig_fmt_dev(b->dev, buf, sizeof(buf));
@@ -481,18 +481,18 @@ static jo *cuda_json(const struct ig_engine *e)
 	unsigned int i;
 
 	for (i = 1; i < IG_API__MAX; i++) {
-		if (e->stats.api_hits[i])
-			add(hits, ig_api_name(i), ju64(e->stats.api_hits[i]));
-		if (e->sub_by_api[i]) {
+		if (e->acct.stats.api_hits[i])
+			add(hits, ig_api_name(i), ju64(e->acct.stats.api_hits[i]));
+		if (e->acct.sub_by_api[i]) {
 			jo *s = json_object_new_object();
 
-			add(s, "submissions", ju64(e->sub_by_api[i]));
-			add(s, "launches", ju64(e->launch_by_api[i]));
+			add(s, "submissions", ju64(e->acct.sub_by_api[i]));
+			add(s, "launches", ju64(e->acct.launch_by_api[i]));
 			add(subs, ig_api_name(i), s);
 		}
 	}
-	for (i = 0; i < e->nlibcuda; i++) {
-		const struct ig_libcuda *l = &e->libcuda[i];
+	for (i = 0; i < e->acct.nlibcuda; i++) {
+		const struct ig_libcuda *l = &e->acct.libcuda[i];
 		jo *x = json_object_new_object();
 
 		add(x, "pid", ju64(l->h.tgid));
@@ -516,12 +516,12 @@ static jo *dashboard_json(const struct ig_engine *e)
 	uint64_t n = 0, u = 0, m = 0;
 	uint32_t i;
 
-	add(o, "nvml", json_object_new_boolean(e->nnvml != 0));
-	if (!e->nnvml)
+	add(o, "nvml", json_object_new_boolean(e->acct.nnvml != 0));
+	if (!e->acct.nnvml)
 		return o;
 	a = json_object_new_array();
-	for (i = 0; i < e->nnvml; i++) {
-		const struct ig_nvdev *d = &e->nvml[i];
+	for (i = 0; i < e->acct.nnvml; i++) {
+		const struct ig_nvdev *d = &e->acct.nvml[i];
 		jo *x = json_object_new_object();
 
 		n += d->n;
@@ -552,18 +552,18 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	r = json_object_new_object();
 	if (!r)
 		return -ENOMEM;
-	stop = e->have_end ? ig_stop_reason_name(e->stop_reason) : NULL;
+	stop = e->win.have_end ? ig_stop_reason_name(e->win.stop_reason) : NULL;
 	add(r, "version", ju64(1));
 	add(r, "duration_s", jsec(ig_duration_ns(e)));
-	add(r, "complete", json_object_new_boolean(e->have_end));
+	add(r, "complete", json_object_new_boolean(e->win.have_end));
 	add(r, "stop_reason", stop ? jstr(stop) : NULL);
 	add(r, "meta", meta_json(e));
 	add(r, "processes", processes_json(e));
 	/* exited ones dropped from the table (fork storms): not listed */
 	add(r, "processes_not_kept", ju64(e->tasks.procs_freed));
 	add(r, "gpu", gpu_json(e));
-	add(r, "causes", causes_json(e, &e->idle));
-	add(r, "unresolved_causes", causes_json(e, &e->unres));
+	add(r, "causes", causes_json(e, &e->attr.idle));
+	add(r, "unresolved_causes", causes_json(e, &e->attr.unres));
 	add(r, "events", events_json(e));
 	add(r, "offcpu", offcpu_json(e));
 	add(r, "block", block_json(e));

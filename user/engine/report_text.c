@@ -205,7 +205,7 @@ static void bound_line(FILE *out, const struct ig_engine *e,
 		       const struct ig_gpu_totals *t)
 {
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_causes_sorted(&e->unres, order);
+	size_t n = ig_causes_sorted(&e->attr.unres, order);
 	double h = pct(t->unres_host_ns, t->unres_ns);
 	double g = pct(t->unres_gpu_ns, t->unres_ns);
 
@@ -215,7 +215,7 @@ static void bound_line(FILE *out, const struct ig_engine *e,
 		if (n)
 			fprintf(out, ";\nthe host was %s (%.0f%%)",
 				doing(order[0]),
-				pct(e->unres.c[order[0]].ns, e->unres.total_ns));
+				pct(e->attr.unres.c[order[0]].ns, e->attr.unres.total_ns));
 	} else if (g > 50.0) {
 		fprintf(out, "GPU-bound: in %.0f%% of unresolved time the host "
 			"had to wait for the GPU", g);
@@ -238,7 +238,7 @@ static void unresolved_part(FILE *out, const struct ig_engine *e,
 	fprintf(out, "While the GPU state was unresolved: %.3f s (what the "
 		"host did while no\nevidence could tell idle from busy)\n",
 		sec(t->unres_ns));
-	causes_table(out, e, &e->unres, 5);
+	causes_table(out, e, &e->attr.unres, 5);
 	fprintf(out, "\n");
 }
 
@@ -248,8 +248,8 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	uint32_t i;
 
 	if (t->ndevs > 1) {
-		for (i = 0; i < e->ndevs; i++) {
-			const struct ig_device *d = e->devs[i];
+		for (i = 0; i < e->gpu.ndevs; i++) {
+			const struct ig_device *d = e->gpu.devs[i];
 			uint64_t span = ig_gpu_span_end(d) - d->span_start;
 
 			if (!d->active)
@@ -260,7 +260,7 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 				pct(d->idle_ns, span), pct(d->unres_ns, span));
 		}
 	}
-	if (e->evidence_lost)
+	if (e->lost.any)
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");
 	fprintf(out, "\n");
@@ -278,9 +278,9 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		fprintf(out, "Why the GPU was idle: %.3f s in %llu gaps "
 			"(p50 %.2f ms, p99 %.2f ms)\n", sec(t->idle_ns),
 			(unsigned long long)t->gaps,
-			ig_hist_quantile(&e->gap_hist, 0.5) / 1e6,
-			ig_hist_quantile(&e->gap_hist, 0.99) / 1e6);
-		causes_table(out, e, &e->idle, IG_C__MAX);
+			ig_hist_quantile(&e->attr.gap_hist, 0.5) / 1e6,
+			ig_hist_quantile(&e->attr.gap_hist, 0.99) / 1e6);
+		causes_table(out, e, &e->attr.idle, IG_C__MAX);
 		fprintf(out, "\n");
 	}
 	if (t->unres_ns <= t->idle_ns)
@@ -317,39 +317,39 @@ static void processes_section(FILE *out, const struct ig_engine *e)
 
 static void events_section(FILE *out, const struct ig_engine *e)
 {
-	const __u64 *st = e->stats.stat;
+	const __u64 *st = e->acct.stats.stat;
 	uint64_t total = 0;
 	unsigned int i;
 
-	fprintf(out, "Records: %llu", (unsigned long long)e->nrec);
-	if (e->have_stats)
+	fprintf(out, "Records: %llu", (unsigned long long)e->acct.nrec);
+	if (e->acct.have_stats)
 		fprintf(out, ", dropped %llu (kernel %llu, aggregator %llu)",
 			(unsigned long long)(st[IG_STAT_DROPS] +
-					     e->stats.user_lost),
+					     e->acct.stats.user_lost),
 			(unsigned long long)st[IG_STAT_DROPS],
-			(unsigned long long)e->stats.user_lost);
+			(unsigned long long)e->acct.stats.user_lost);
 	else
 		fprintf(out, ", drop counters not recorded");
-	fprintf(out, "%s\n", e->have_end ? "" : " (recording incomplete)");
+	fprintf(out, "%s\n", e->win.have_end ? "" : " (recording incomplete)");
 	fprintf(out, "CUDA: %llu submissions, %llu launches\n",
-		(unsigned long long)e->submissions,
-		(unsigned long long)e->launches);
+		(unsigned long long)e->acct.submissions,
+		(unsigned long long)e->acct.launches);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
-		(unsigned long long)e->nsamples,
-		(unsigned long long)e->nsamples_cuda);
+		(unsigned long long)e->acct.nsamples,
+		(unsigned long long)e->acct.nsamples_cuda);
 
 	for (i = 1; i < IG_R__MAX; i++)
-		total += e->offcpu_ns[i];
+		total += e->acct.offcpu_ns[i];
 	fprintf(out, "Off-CPU time of traced threads: %.3f s "
-		"(runnable %.3f s)\n", sec(total), sec(e->runnable_ns));
+		"(runnable %.3f s)\n", sec(total), sec(e->acct.runnable_ns));
 	if (total) {
 		fprintf(out, "  %-12s %10s %9s\n", "reason", "time(s)",
 			"share(%)");
 		for (i = 1; i < IG_R__MAX; i++)
-			if (e->offcpu_ns[i])
+			if (e->acct.offcpu_ns[i])
 				fprintf(out, "  %-12s %10.3f %9.1f\n",
-					ig_reason_name(i), sec(e->offcpu_ns[i]),
-					pct(e->offcpu_ns[i], total));
+					ig_reason_name(i), sec(e->acct.offcpu_ns[i]),
+					pct(e->acct.offcpu_ns[i], total));
 	}
 	fprintf(out, "\n");
 }
@@ -359,9 +359,9 @@ static void dashboard_line(FILE *out, const struct ig_engine *e)
 	uint64_t n = 0, u = 0;
 	uint32_t i;
 
-	for (i = 0; i < e->nnvml; i++) {
-		n += e->nvml[i].n;
-		u += e->nvml[i].util_sum;
+	for (i = 0; i < e->acct.nnvml; i++) {
+		n += e->acct.nvml[i].n;
+		u += e->acct.nvml[i].util_sum;
 	}
 	if (!n) {
 		fprintf(out, "dashboard utilization: NVML not available\n");
@@ -392,7 +392,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
-		e->have_end ? "" : " (recording incomplete)");
+		e->win.have_end ? "" : " (recording incomplete)");
 	if (t.ndevs)
 		gpu_section(out, e, &t);
 	else

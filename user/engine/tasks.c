@@ -277,7 +277,7 @@ static void proc_exited(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 
 static uint64_t attach_ts(const struct ig_engine *e, uint64_t ts)
 {
-	return e->have_meta ? e->meta_ts : ts;
+	return e->win.have_meta ? e->win.meta_ts : ts;
 }
 
 void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r)

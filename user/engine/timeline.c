@@ -46,16 +46,16 @@ static int sev_cmp(const void *a, const void *b)
 
 static struct sev *sev_buf(struct ig_engine *e, size_t n)
 {
-	if (n * sizeof(struct sev) > e->scratch_cap) {
+	if (n * sizeof(struct sev) > e->gpu.scratch_cap) {
 		size_t cap = n * 2 * sizeof(struct sev);
-		void *p = realloc(e->scratch, cap);
+		void *p = realloc(e->gpu.scratch, cap);
 
 		if (!p)
 			return NULL;
-		e->scratch = p;
-		e->scratch_cap = cap;
+		e->gpu.scratch = p;
+		e->gpu.scratch_cap = cap;
 	}
-	return e->scratch;
+	return e->gpu.scratch;
 }
 
 static void unres_list_flush(struct ig_engine *e, struct ig_device *d)
@@ -70,7 +70,7 @@ static void unres_list_flush(struct ig_engine *e, struct ig_device *d)
 	g.tgid = d->merging_tgid;
 	g.device = d->ordinal;
 	g.pad = 0;
-	ig_gaplist_add(&e->unres_list, &g);
+	ig_gaplist_add(&e->attr.unres_list, &g);
 	d->unres_spans++;
 	d->merging_open = false;
 }
@@ -82,7 +82,7 @@ static void piece_flush(struct sweep *sw)
 	if (!sw->pc_open)
 		return;
 	sw->pc_open = false;
-	sw->e->sink.unresolved(sw->e->sink.ctx, &sw->pc);
+	sw->e->gpu.sink.unresolved(sw->e->gpu.sink.ctx, &sw->pc);
 	if (d->merging_open && d->merging_t1 == sw->pc.t0 &&
 	    d->merging_tid == sw->pc.tid) {
 		d->merging_t1 = sw->pc.t1;
@@ -109,15 +109,15 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 		return;
 	d->idle_ns += t1 - t0;
 	d->gaps++;
-	ig_hist_add(&e->gap_hist, t1 - t0);
+	ig_hist_add(&e->attr.gap_hist, t1 - t0);
 	g.t0 = t0;
 	g.t1 = t1;
 	g.tid = tid;
 	g.tgid = tgid;
 	g.device = d->ordinal;
 	g.pad = 0;
-	ig_gaplist_add(&e->gaps, &g);
-	e->sink.idle_gap(e->sink.ctx, &g);
+	ig_gaplist_add(&e->attr.gaps, &g);
+	e->gpu.sink.idle_gap(e->gpu.sink.ctx, &g);
 }
 
 /* An unresolved run ended: idle after it (the drain that ended it says
@@ -218,8 +218,8 @@ static size_t collect(struct ig_engine *e, struct ig_device *d,
 			ADD(ig_max64(s->p_start, d->final_until), EV_PEND_START,
 			    s->feeder_tid, s->feeder_tgid);
 	}
-	for (i = 0; i < e->loss.n; i++, id++) {
-		const struct ig_lost *l = (struct ig_lost *)e->loss.v + i;
+	for (i = 0; i < e->lost.ranges.n; i++, id++) {
+		const struct ig_lost *l = (struct ig_lost *)e->lost.ranges.v + i;
 
 		if (l->t0 > watermark || l->t1 <= d->final_until)
 			continue;
@@ -274,7 +274,7 @@ static bool busy_gone(const void *el, uint64_t final_until)
 static void dev_sweep(struct ig_engine *e, struct ig_device *d,
 		      uint64_t watermark)
 {
-	size_t nmax = 2 * (d->closed.n + d->busy.n + e->loss.n) + d->nopen;
+	size_t nmax = 2 * (d->closed.n + d->busy.n + e->lost.ranges.n) + d->nopen;
 	struct sweep sw = { .e = e, .d = d };
 	struct active *act;
 	size_t n, i, nact = 0;
@@ -369,7 +369,7 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d,
  * pending stream is known to have been pending until. */
 void ig_dev_advance(struct ig_engine *e, struct ig_device *d)
 {
-	uint64_t watermark = e->now;
+	uint64_t watermark = e->win.now;
 	uint32_t i;
 
 	if (!d || !d->active)
@@ -386,8 +386,8 @@ void ig_gpu_finish(struct ig_engine *e)
 {
 	uint32_t i;
 
-	for (i = 0; i < e->ndevs; i++) {
-		struct ig_device *d = e->devs[i];
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		struct ig_device *d = e->gpu.devs[i];
 
 		if (!d->active)
 			continue;
