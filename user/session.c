@@ -26,7 +26,6 @@
 
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
-#define HOST_SCAN_EVERY_NS	(1000ULL * 1000 * 1000)
 /* a failed loader hook leaves the periodic look at the maps, this often */
 #define RESCAN_EVERY_S		2
 
@@ -168,13 +167,6 @@ static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
 	emit(s, &m.h);
 }
 
-struct track_ctx {
-	struct session *s;
-	__u64 ts;
-	int err;
-	bool named;		/* a target the user named, not a descendant */
-};
-
 static int emit_thread(pid_t tid, void *ctx)
 {
 	struct track_ctx *c = ctx;
@@ -185,7 +177,7 @@ static int emit_thread(pid_t tid, void *ctx)
 	return 0;
 }
 
-static int track_one(pid_t pid, void *ctx)
+int ig_sess_track_one(pid_t pid, void *ctx)
 {
 	struct track_ctx *c = ctx;
 	struct session *s = c->s;
@@ -205,48 +197,6 @@ static int track_one(pid_t pid, void *ctx)
 	ig_proc_for_each_thread(pid, emit_thread, c);
 	/* one that cannot be probed fails the start: nothing is lost yet */
 	return c->err = ig_discovery_add(s->disc, pid, c->ts);
-}
-
-static int host_one(const struct ig_gpu_proc *g, void *ctx)
-{
-	struct track_ctx *c = ctx;
-	struct session *s = c->s;
-	size_t i;
-
-	if (g->pid == getpid())
-		return 0;
-	for (i = 0; i < s->nhost; i++)
-		if (s->host_pids[i] == g->pid)
-			return 0;
-	if (s->nhost == s->caphost) {
-		size_t cap = s->caphost ? 2 * s->caphost : 64;
-		pid_t *p = realloc(s->host_pids, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->host_pids = p;
-		s->caphost = cap;
-	}
-	s->host_pids[s->nhost++] = g->pid;
-	c->named = false;
-	track_one(g->pid, c);	/* one gone meanwhile, or unprobed: said */
-	ig_proc_for_each_descendant(g->pid, track_one, c);
-	return 0;
-}
-
-/* Host-wide (top): every process mapping a libcuda, new ones each
- * second. */
-static void host_scan(struct session *s, __u64 now)
-{
-	struct track_ctx c = { .s = s, .ts = now };
-	int err;
-
-	if (!s->o->host_wide || now < s->next_host_scan)
-		return;
-	s->next_host_scan = now + HOST_SCAN_EVERY_NS;
-	err = ig_gpu_procs(host_one, &c);
-	if (err < 0)
-		ig_warn("cannot list the GPU processes: %s", strerror(-err));
 }
 
 /* Checks a target; returns its process id or -1 after saying why. */
@@ -320,21 +270,6 @@ static int poll_timeout_ms(const struct session *s)
 	return (due - now) / 1000000 + 1 < 50 ? (int)((due - now) / 1000000 + 1) : 50;
 }
 
-/* A view's turn: the records and losses so far, read once a second. */
-static int tick(struct session *s, __u64 now)
-{
-	struct ig_session_tick t = { .now = now, .nrecords = s->nrecords };
-	struct ig_stats st;
-
-	if (now >= s->next_lost_read) {
-		s->next_lost_read = now + HOST_SCAN_EVERY_NS;
-		if (!ig_tracer_stats(s->tracer, &st))
-			s->lost = st.stat[IG_STAT_DROPS] + ig_reorder_late(s->reorder);
-	}
-	t.lost = s->lost;
-	return s->o->tick(s->o->tick_ctx, &t);
-}
-
 static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 {
 	__u64 deadline = s->o->duration_s > 0 ?
@@ -360,10 +295,10 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			next_nvml = now + NVML_EVERY_NS;
 		}
 		ig_discovery_poll(s->disc, now);
-		host_scan(s, now);
+		ig_sess_host_scan(s, now);
 		if (stop_signal)
 			return IG_STOP_SIGNAL;
-		if (s->o->tick && tick(s, now))
+		if (s->o->tick && ig_sess_tick(s, now))
 			return IG_STOP_SIGNAL;
 		if (deadline && now >= deadline)
 			return IG_STOP_DURATION;
@@ -473,7 +408,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 	if (o->argv) {
 		char lib[PATH_MAX];
 
-		if (track_one(s->child, &c))
+		if (ig_sess_track_one(s->child, &c))
 			return 1;
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
@@ -483,13 +418,13 @@ static int start_tracing(struct session *s, __u64 *t0)
 		ig_discovery_watch(s->disc, s->child, c.ts);
 		return 0;
 	}
-	host_scan(s, c.ts);
+	ig_sess_host_scan(s, c.ts);
 	for (i = 0; i < o->npids; i++) {
 		c.named = true;
-		if (track_one(o->pids[i], &c))
+		if (ig_sess_track_one(o->pids[i], &c))
 			return 1;
 		c.named = false;
-		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
+		ig_proc_for_each_descendant(o->pids[i], ig_sess_track_one, &c);
 	}
 	return c.err ? 1 : 0;
 }

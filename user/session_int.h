@@ -34,6 +34,21 @@ struct session {
 	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
 
+/* The context of ig_sess_track_one() (session.c). */
+struct track_ctx {
+	struct session *s;
+	__u64 ts;
+	int err;
+	bool named;		/* a target the user named, not a descendant */
+};
+
+/* Tracks @pid, its threads and its libcuda (ig_proc_for_each_* callback). */
+int ig_sess_track_one(pid_t pid, void *ctx);
+/* session_view.c: host-wide, the GPU processes not followed yet, once a
+ * second; a view's turn (s->o->tick), non-zero to stop. */
+void ig_sess_host_scan(struct session *s, __u64 now);
+int ig_sess_tick(struct session *s, __u64 now);
+
 /* Opens the engine (or the record dump), the recording and the --json
  * file; 1 after one line when one cannot be. */
 int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
