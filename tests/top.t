@@ -124,7 +124,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 TS=$IG_TOP/build/trainsim
 SOCK=$TMP/tmux.live.sock
-tmux -S "$SOCK" new-session -d -x 100 -y 30 "$IG top 2> $TMP/top.err; echo rc=\$?; sleep 60"
+tmux -S "$SOCK" new-session -d -x 100 -y 60 "$IG top 2> $TMP/top.err; echo rc=\$?; sleep 60"
 sleep 1.5	# top is up and has looked once
 LD_LIBRARY_PATH=$IG_TOP/build/simgpu SIMGPU_TRACE=$TMP/gpu.trace \
 	"$TS" -s storage -t 8 -q --truth "$TMP/truth.json" > /dev/null 2>&1 &
