@@ -48,4 +48,69 @@ is "$(wc -l < "$TMP/b.idle")" 16000 "every gap is there after resets"
 rc=$?
 is "$rc" 1 "a full disk: exit 1"
 ok "a full disk: says so" -- grep -q "No space left on device" "$TMP/full.err"
+
+# A trainsim storage run under `idlegap run --perfetto` (root): the trace
+# decodes and checks, its device idle slices are the JSON report's gaps,
+# most are named by storage and carry flows, and a replay of the run's
+# recording writes the same device slices.
+if [ "$(id -u)" != 0 ]; then
+	skip "a storage run's trace" "needs root"
+	done_testing
+	exit
+fi
+TS=$IG_TOP/build/trainsim
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+"$IG" run -q --gaps -1 --json "$TMP/r.json" --perfetto "$TMP/r.pftrace" -o "$TMP/r.igrec" \
+	-- "$TS" -s storage -t 3 -q 2> "$TMP/run.err"
+is "$?" 0 "idlegap run --perfetto traces a storage job"
+sed 's/^/# /' "$TMP/run.err"
+ok "protoc decodes the run's trace" -- sh -c "protoc --proto_path='$SCHEMA' --decode=perfetto.protos.Trace '$SCHEMA/perfetto-subset.proto' < '$TMP/r.pftrace' > '$TMP/r.txt'"
+ok "interning, tracks, nesting and flows check" -- sh -c "'$CHECK' < '$TMP/r.txt' > '$TMP/r.idle' 2> '$TMP/r.err'"
+sed 's/^/# /' "$TMP/r.err"
+/usr/bin/python3 - "$TMP/r.json" "$TMP/r.idle" "$_n" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["gpu"]
+gaps = [(g["start_ns"], g["end_ns"] - g["start_ns"]) for g in j["gap_list"]]
+idle = [l.split() for l in open(sys.argv[2])]
+got = [(int(l[0]), int(l[1])) for l in idle]
+n = int(sys.argv[3])
+def check(cond, name, why=""):
+    global n
+    n += 1
+    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
+    if not cond and why:
+        print("# " + why)
+check(len(gaps) > 10, "the JSON report lists the run's gaps", "%d gaps" % len(gaps))
+check(sorted(got) == sorted(gaps), "the device's idle slices are the JSON gap_list",
+      "%d slices, %d gaps; first slice %s, first gap %s" % (len(got), len(gaps),
+      sorted(got)[:1], sorted(gaps)[:1]))
+by = {}
+for l in idle:
+    by[l[3]] = by.get(l[3], 0) + int(l[1])
+lead = max(by, key=by.get)
+first = json.load(open(sys.argv[1]))["causes"][0]["cause"]
+check(lead == "storage" and first == "storage",
+      "storage names most of the idle slices' time, as the report's first cause",
+      "by cause %s; the report's first %s" % (by, first))
+st = sum(1 for l in idle if l[3] == "storage")
+check(any("file=" in " ".join(l) for l in idle), "gap annotations name the file read")
+print("# %d gaps, %d named idle: storage" % (len(gaps), st))
+PY
+_n=$((_n + 4))
+ok "flows from the gaps" -- sh -c "grep -q 'flows=[1-9]' '$TMP/r.err'"
+"$IG" report -q --perfetto "$TMP/p.pftrace" "$TMP/r.igrec" 2> "$TMP/rep.err"
+is "$?" 0 "idlegap report --perfetto writes the recording's trace"
+protoc --proto_path="$SCHEMA" --decode=perfetto.protos.Trace "$SCHEMA/perfetto-subset.proto" \
+	< "$TMP/p.pftrace" | "$CHECK" > "$TMP/p.idle" 2> /dev/null
+ok "the replay's trace checks" -- test -s "$TMP/p.idle"
+ok "the replay gives the same device idle slices" -- cmp -s "$TMP/r.idle" "$TMP/p.idle"
+# the clock snapshot is taken when the trace is written; the rest is the same
+noclock() {
+	protoc --proto_path="$SCHEMA" --decode=perfetto.protos.Trace "$SCHEMA/perfetto-subset.proto" < "$1" |
+		awk '/clock_snapshot \{/ { skip = 1 } skip { d += gsub(/\{/, "{"); d -= gsub(/\}/, "}"); if (!d) skip = 0; next } { print }'
+}
+noclock "$TMP/r.pftrace" > "$TMP/r.noclock"
+noclock "$TMP/p.pftrace" > "$TMP/p.noclock"
+ok "the replay gives the same trace, but for the clock snapshot" -- cmp -s "$TMP/r.noclock" "$TMP/p.noclock"
+is "$(grep -c 'clock_snapshot' "$TMP/r.txt")" 1 "the trace has one clock snapshot"
 done_testing

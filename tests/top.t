@@ -113,4 +113,60 @@ tmux -S "$SOCK" kill-server
 is "$(wc -l < "$TMP/lines")" 6 "without a terminal: one line per row per snapshot"
 ok "the lines name the storage job's first cause" -- grep -q 'pid 4242 trainsim gpu 0 busy 35% idle 55% unresolved 10% first storage 45% file /data/shard-00007.bin' "$TMP/lines"
 ok "no escape character reaches the lines" -- sh -c "! grep -q \"$(printf '\033')\" '$TMP/lines'"
+
+# A live storage job under `idlegap top` (root, host-wide): the job is
+# found, and its row shows storage leading within 3 s of its first gap
+# (from the simulated GPU's own trace; the time is printed).
+if [ "$(id -u)" != 0 ]; then
+	skip "a live storage job" "needs root"
+	done_testing
+	exit
+fi
+TS=$IG_TOP/build/trainsim
+SOCK=$TMP/tmux.live.sock
+tmux -S "$SOCK" new-session -d -x 100 -y 60 "$IG top 2> $TMP/top.err; echo rc=\$?; sleep 60"
+sleep 1.5	# top is up and has looked once
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu SIMGPU_TRACE=$TMP/gpu.trace \
+	"$TS" -s storage -t 8 -q --truth "$TMP/truth.json" > /dev/null 2>&1 &
+job=$!
+/usr/bin/python3 - "$SOCK" "$job" "$TMP/seen" <<'PY'
+import subprocess, sys, time
+sock, pid, out = sys.argv[1], sys.argv[2], sys.argv[3]
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    lines = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p"],
+                           capture_output=True, text=True).stdout.splitlines()
+    for i, l in enumerate(lines[:-1]):
+        if l.split()[:1] == [pid] and lines[i + 1].split()[:1] == ["storage"]:
+            open(out, "w").write("%d\n%s\n%s\n" % (time.monotonic_ns(), l, lines[i + 1]))
+            sys.exit(0)
+    time.sleep(0.05)
+PY
+wait "$job"
+tmux -S "$SOCK" send-keys q
+sleep 0.5
+ok "the live job's row shows storage leading" -- test -s "$TMP/seen"
+sed -n '2,3s/^/# /p' "$TMP/seen" 2> /dev/null
+delta=$(/usr/bin/python3 - "$TMP/gpu.trace" "$TMP/seen" <<'PY'
+import sys
+ops = sorted((int(f[2]), int(f[3])) for f in (l.split() for l in open(sys.argv[1])) if len(f) >= 4)
+first = None
+done = 0
+for a, b in ops:
+    if done and a - done >= 1000000:
+        first = done
+        break
+    done = max(done, b)
+try:
+    seen = int(open(sys.argv[2]).readline())
+except (OSError, ValueError):
+    seen = None
+print("%.2f" % ((seen - first) / 1e9) if first is not None and seen is not None else "none")
+PY
+)
+diag "time to cause: $delta s after the job's first gap"
+ok "storage leads within 3 s of the first gap" -- awk -v d="$delta" 'BEGIN { exit !(d != "none" && d <= 3) }'
+ok "q quits the live view" -- sh -c "tmux -S '$SOCK' capture-pane -p | grep -q rc=0"
+sed 's/^/# /' "$TMP/top.err"
+tmux -S "$SOCK" kill-server 2> /dev/null
 done_testing

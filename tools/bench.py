@@ -450,12 +450,56 @@ def accuracy_tables(quick):
                      value=r, target="", result="", note="") for r in res)
 
 
+# ---- 8. Perfetto trace writing -----------------------------------------------
+
+def best_time(cmd, rounds=3):
+    best = None
+    for _ in range(rounds):
+        t0 = time.monotonic()
+        out(cmd)
+        dt = time.monotonic() - t0
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def trace_writing(quick):
+    """report --perfetto on a synthetic recording (records/s, bytes per
+    record) and on a trainsim storage run's recording (bytes per gap)."""
+    tmp = scratch()
+    rec, pf = os.path.join(tmp, "big.igrec"), os.path.join(tmp, "t.pftrace")
+    nrec = int(out([GENREC, rec, str(2000000 if quick else 5000000)]))
+    base = best_time(["taskset", "-c", "0", IG, "report", "-q", rec])
+    dt = best_time(["taskset", "-c", "0", IG, "report", "-q", "--perfetto", pf, rec])
+    size, rsize = os.path.getsize(pf), os.path.getsize(rec)
+    rate = nrec / dt
+    row("8", "perfetto: records/s writing the trace", "%.2fM" % (rate / 1e6), ">= 1M",
+        rate >= 1e6, "%d records in %.2f s (report alone %.2f s)" % (nrec, dt, base))
+    # a slice costs about 70 bytes (docs/design.md §7.8); the synthetic
+    # job makes about two per record: the trace should stay smaller than
+    # the recording it comes from
+    row("8", "perfetto: bytes per record (synthetic)", "%.1f" % (size / nrec),
+        "<= %.0f" % (rsize / nrec), size <= rsize,
+        "%d bytes; the recording %.1f per record" % (size, rsize / nrec))
+    os.unlink(rec)
+    srec, rep = os.path.join(tmp, "s.igrec"), os.path.join(tmp, "s.json")
+    out(traced([TRAINSIM, "-s", "storage", "-q", "-t", "4" if quick else "10"],
+               "--no-nvml", "-o", srec), env=SIMENV)
+    out([IG, "report", "-q", "--json", rep, "--perfetto", pf, srec])
+    with open(rep) as f:
+        j = json.load(f)
+    gaps, n = j["gpu"]["gaps"], j["events"]["total"]
+    size = os.path.getsize(pf)
+    row("8", "perfetto: bytes per gap (trainsim storage)", "%.0f" % (size / max(gaps, 1)),
+        "<= 8192", gaps > 0 and size / gaps <= 8192,
+        "%d bytes, %d gaps%s" % (size, gaps, ", %.1f bytes per record" % (size / n) if n else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8")
     ap.add_argument("--json")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -481,6 +525,8 @@ def main():
         attach_latency(a.quick)
     if "7" in want:
         accuracy_tables(a.quick)
+    if "8" in want:
+        trace_writing(a.quick)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1, default=str)

@@ -14,6 +14,7 @@ enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
+	OPT_PERFETTO,
 };
 
 const char *argp_program_version = "idlegap " IG_VERSION;
@@ -26,12 +27,15 @@ static const char doc[] =
 "  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
 "  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  idlegap report [--json FILE] RECORDING\n"
+"  idlegap top [-p PID[,PID...]] [-d SECONDS]\n"
 "\n"
 "EXAMPLES:\n"
 "  sudo idlegap check -p 4242          # can this process be traced?\n"
 "  sudo idlegap attach -p 4242 -d 30   # trace a running job for 30 s\n"
 "  sudo idlegap run --json out.json -- python3 train.py\n"
 "  sudo idlegap attach -p 4242 -o job.igrec; idlegap report job.igrec\n"
+"  sudo idlegap run --perfetto job.pftrace -- python3 train.py  # ui.perfetto.dev\n"
+"  sudo idlegap top                    # every GPU process on the host, live\n"
 "\n"
 "OPTIONS:";
 
@@ -53,12 +57,14 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
+	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (open it in ui.perfetto.dev)", 0 },
 	{},
 };
 
 static const char *const cmd_names[] = {
 	[IG_CMD_CHECK] = "check", [IG_CMD_ATTACH] = "attach",
 	[IG_CMD_RUN] = "run", [IG_CMD_REPORT] = "report",
+	[IG_CMD_TOP] = "top",
 };
 
 /* argp_error() prints; ARGP_NO_EXIT makes it return, so remember it. */
@@ -140,10 +146,29 @@ static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
 		usage_error(st, "-p needs a pid");
 }
 
+/* The views: --perfetto and top.  1 after a usage error. */
+static int check_views(struct argp_state *st, struct ig_cli *c)
+{
+	const struct ig_output_opts *o = &c->s.out;
+
+	if (c->cmd == IG_CMD_TOP && (c->s.record_path || o->json_path || o->perfetto_path || o->dump))
+		usage_error(st, "top is a live view: -o, --json, --perfetto and --dump apply to the other commands");
+	else if (o->perfetto_path && (c->cmd == IG_CMD_CHECK || o->dump))
+		usage_error(st, "--perfetto applies to run, attach and report (not --dump)");
+	else if (o->perfetto_path && o->json_path && !strcmp(o->perfetto_path, "-") &&
+		 !strcmp(o->json_path, "-"))
+		usage_error(st, "--perfetto and --json cannot both go to standard output");
+	else
+		return 0;
+	return 1;
+}
+
 static void check_end(struct argp_state *st, struct ig_cli *c)
 {
-	bool traces = c->cmd == IG_CMD_ATTACH || c->cmd == IG_CMD_RUN;
+	bool traces = c->cmd == IG_CMD_ATTACH || c->cmd == IG_CMD_RUN || c->cmd == IG_CMD_TOP;
 
+	if (check_views(st, c))
+		return;
 	if (c->cmd == IG_CMD_ATTACH && !c->s.npids)
 		usage_error(st, "attach needs -p PID");
 	else if (c->cmd == IG_CMD_RUN && !c->s.argv)
@@ -151,11 +176,11 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 	else if (c->cmd == IG_CMD_REPORT && !c->recording)
 		usage_error(st, "report needs a RECORDING file");
 	else if (!traces && (c->s.record_path || c->s.duration_s > 0))
-		usage_error(st, "-o and -d apply to attach and run");
+		usage_error(st, "-o and -d apply to attach, run and top");
 	else if (c->cmd != IG_CMD_REPORT && (c->partial || c->s.out.dump))
 		usage_error(st, "--partial and --dump apply to report");
 	else if (c->cmd == IG_CMD_RUN && c->s.npids)
-		usage_error(st, "-p applies to attach and check");
+		usage_error(st, "-p applies to attach, check and top");
 	else if (c->cmd != IG_CMD_RUN && (c->s.run_user || c->s.as_root))
 		usage_error(st, "--user and --as-root apply to run");
 	else if (c->s.run_user && c->s.as_root)
@@ -192,6 +217,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_NO_NVML: c->s.no_nvml = true; break;
 	case OPT_USER: c->s.run_user = arg; break;
 	case OPT_AS_ROOT: c->s.as_root = true; break;
+	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
 	case OPT_SAMPLE_HZ:
 		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
 		break;
@@ -258,7 +284,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 	c->s.out.engine.sz = sizeof(c->s.out.engine);
 	bad = false;
 	if (argc < 2) {
-		fprintf(stderr, "Usage: idlegap {check|attach|run|report} [OPTIONS]\n"
+		fprintf(stderr, "Usage: idlegap {check|attach|run|report|top} [OPTIONS]\n"
 				"Try 'idlegap --help'.\n");
 		return 2;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Command line: `idlegap {check|attach|run|report} [OPTIONS]`. */
+/* Command line: `idlegap {check|attach|run|report|top} [OPTIONS]`. */
 #ifndef IG_CLI_H
 #define IG_CLI_H
 
@@ -10,7 +10,8 @@
 #define IG_MAX_PIDS 64
 #define IG_MAX_DURATION_S (366 * 24 * 3600)	/* -d */
 
-enum ig_cmd { IG_CMD_NONE, IG_CMD_CHECK, IG_CMD_ATTACH, IG_CMD_RUN, IG_CMD_REPORT };
+enum ig_cmd { IG_CMD_NONE, IG_CMD_CHECK, IG_CMD_ATTACH, IG_CMD_RUN, IG_CMD_REPORT,
+	      IG_CMD_TOP };
 
 struct ig_cli {
 	enum ig_cmd cmd;

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "log.h"
 #include "session.h"
+#include "top.h"
 
 int main(int argc, char **argv)
 {
@@ -19,6 +20,8 @@ int main(int argc, char **argv)
 		return ig_check(c.check_pid, c.s.libcuda_path);
 	case IG_CMD_REPORT:
 		return ig_session_report(c.recording, c.partial, &c.s.out);
+	case IG_CMD_TOP:
+		return ig_top_main(&c.s);
 	default:
 		return ig_session_trace(&c.s);
 	}

@@ -167,13 +167,6 @@ static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
 	emit(s, &m.h);
 }
 
-struct track_ctx {
-	struct session *s;
-	__u64 ts;
-	int err;
-	bool named;		/* a target the user named, not a descendant */
-};
-
 static int emit_thread(pid_t tid, void *ctx)
 {
 	struct track_ctx *c = ctx;
@@ -184,7 +177,7 @@ static int emit_thread(pid_t tid, void *ctx)
 	return 0;
 }
 
-static int track_one(pid_t pid, void *ctx)
+int ig_sess_track_one(pid_t pid, void *ctx)
 {
 	struct track_ctx *c = ctx;
 	struct session *s = c->s;
@@ -302,7 +295,10 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			next_nvml = now + NVML_EVERY_NS;
 		}
 		ig_discovery_poll(s->disc, now);
+		ig_sess_host_scan(s, now);
 		if (stop_signal)
+			return IG_STOP_SIGNAL;
+		if (s->o->tick && ig_sess_tick(s, now))
 			return IG_STOP_SIGNAL;
 		if (deadline && now >= deadline)
 			return IG_STOP_DURATION;
@@ -313,7 +309,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 		}
 		if (now >= next_prune) {
 			next_prune = now + PRUNE_EVERY_NS;
-			if (ig_tracer_prune(s->tracer) == 0)
+			if (ig_tracer_prune(s->tracer) == 0 && !s->o->host_wide)
 				return IG_STOP_TARGET_EXIT;
 		}
 		if (s->oom) {
@@ -412,7 +408,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 	if (o->argv) {
 		char lib[PATH_MAX];
 
-		if (track_one(s->child, &c))
+		if (ig_sess_track_one(s->child, &c))
 			return 1;
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
@@ -422,12 +418,13 @@ static int start_tracing(struct session *s, __u64 *t0)
 		ig_discovery_watch(s->disc, s->child, c.ts);
 		return 0;
 	}
+	ig_sess_host_scan(s, c.ts);
 	for (i = 0; i < o->npids; i++) {
 		c.named = true;
-		if (track_one(o->pids[i], &c))
+		if (ig_sess_track_one(o->pids[i], &c))
 			return 1;
 		c.named = false;
-		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
+		ig_proc_for_each_descendant(o->pids[i], ig_sess_track_one, &c);
 	}
 	return c.err ? 1 : 0;
 }
@@ -572,7 +569,8 @@ int ig_session_trace(const struct ig_session_opts *o)
 	if (o->argv && start_child(&s, &child))
 		goto out;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
-		o->argv ? o->argv[0] : "the target processes",
+		o->argv ? o->argv[0] : o->host_wide ? "every GPU process on the host" :
+		"the target processes",
 		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
 	rc = trace_and_report(&s, t0);
 out:

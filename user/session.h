@@ -9,12 +9,22 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "engine.h"
+#include "engine_obs.h"
 
 struct ig_output_opts {
 	const char *json_path;		/* NULL: none, "-": stdout */
+	const char *perfetto_path;	/* --perfetto: NULL none, "-": stdout */
 	bool quiet;			/* no text report */
 	bool dump;			/* report: records as text, no analysis */
 	struct ig_engine_opts engine;
+	struct ig_engine_obs obs;	/* a view's observer (span NULL: none) */
+};
+
+/* Where a live session stands, for a view. */
+struct ig_session_tick {
+	__u64 now;		/* CLOCK_MONOTONIC ns */
+	__u64 nrecords;		/* records so far */
+	__u64 lost;		/* records lost so far (kernel and here) */
 };
 
 struct ig_session_opts {
@@ -30,6 +40,11 @@ struct ig_session_opts {
 	unsigned int ringbuf_mb;
 	unsigned int sample_hz;		/* on-CPU samples, 0: none */
 	bool no_nvml;
+	bool host_wide;			/* top: every GPU process on the host,
+					 * looked for again every second */
+	/* top: called each turn of the loop; non-zero stops the run */
+	int (*tick)(void *ctx, const struct ig_session_tick *t);
+	void *tick_ctx;
 	int self_argc;			/* idlegap's own command line */
 	char **self_argv;
 	struct ig_output_opts out;

@@ -15,6 +15,7 @@ struct session {
 	struct ig_reorder *reorder;
 	struct ig_rec_writer *writer;
 	FILE *json;		/* --json, opened up front */
+	struct ig_tlb *tlb;	/* --perfetto, opened up front */
 	int write_err;
 	bool oom;
 	__u64 nrecords;
@@ -25,9 +26,28 @@ struct session {
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
+	pid_t *host_pids;	/* host-wide: the processes found so far */
+	size_t nhost, caphost;
+	__u64 next_host_scan;
+	__u64 next_lost_read, lost;	/* for a view's tick */
 	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */
 	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
+
+/* The context of ig_sess_track_one() (session.c). */
+struct track_ctx {
+	struct session *s;
+	__u64 ts;
+	int err;
+	bool named;		/* a target the user named, not a descendant */
+};
+
+/* Tracks @pid, its threads and its libcuda (ig_proc_for_each_* callback). */
+int ig_sess_track_one(pid_t pid, void *ctx);
+/* session_view.c: host-wide, the GPU processes not followed yet, once a
+ * second; a view's turn (s->o->tick), non-zero to stop. */
+void ig_sess_host_scan(struct session *s, __u64 now);
+int ig_sess_tick(struct session *s, __u64 now);
 
 /* Opens the engine (or the record dump), the recording and the --json
  * file; 1 after one line when one cannot be. */
@@ -35,6 +55,9 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 			  const char *record_path);
 /* The text and JSON reports; 1 after one line when one fails. */
 int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out);
+/* Writes the rest of the --perfetto trace and closes it; 1 after one
+ * line when it fails. */
+int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out);
 /* Flushes @f and closes it (stdout is only flushed); 1 and one line
  * naming @what when not all got there (@werr: errno of an earlier write). */
 int ig_sess_close_output(FILE *f, const char *what, int werr);

@@ -5,17 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "discovery.h"
 #include "dump.h"
+#include "engine_obs.h"
 #include "log.h"
 #include "nvml.h"
 #include "outfile.h"
+#include "progress.h"
 #include "pyframes.h"
 #include "symbolize.h"
 #include "recording.h"
 #include "reorder.h"
 #include "session_int.h"
+#include "timeline_build.h"
 #include "tracer.h"
 
 /* CPUs hand their records to the ring buffer with skews of microseconds;
@@ -25,6 +29,15 @@
 static void to_engine(const struct ig_hdr *rec, void *ctx)
 {
 	ig_engine_feed(ctx, rec);
+}
+
+/* --perfetto: the timeline sees each record as the engine does. */
+static void to_timeline(const struct ig_hdr *rec, void *ctx)
+{
+	struct session *s = ctx;
+
+	ig_tlb_record(s->tlb, rec);
+	ig_engine_feed(s->engine, rec);
 }
 
 static void to_dump(const struct ig_hdr *rec, void *ctx)
@@ -54,10 +67,11 @@ int ig_sess_close_output(FILE *f, const char *what, int werr)
 int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 {
 	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
+	bool pf_stdout = out->perfetto_path && !strcmp(out->perfetto_path, "-");
 	int rc = 0, err;
 	FILE *f = s->json;
 
-	if (!out->quiet && !json_stdout) {
+	if (!out->quiet && !json_stdout && !pf_stdout) {
 		err = ig_engine_report_text(s->engine, stdout);
 		if (err && !ferror(stdout)) {
 			ig_err("cannot make the report: %s", strerror(-err));
@@ -75,7 +89,41 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 		rc |= ig_sess_close_output(f, json_stdout ? "the JSON report to standard output" :
 				   out->json_path, -err);
 	}
-	return rc;
+	return rc | ig_sess_close_timeline(s, out);
+}
+
+int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
+{
+	struct ig_perfetto_stats st;
+	int err;
+
+	if (!s->tlb)
+		return 0;
+	err = ig_tlb_close(s->tlb, &st);
+	s->tlb = NULL;
+	if (err) {
+		ig_err("cannot write %s: %s", out->perfetto_path, strerror(-err));
+		return 1;
+	}
+	ig_debug("%s: %llu bytes, %llu slices, %llu instants", out->perfetto_path,
+		 (unsigned long long)st.bytes, (unsigned long long)st.slices,
+		 (unsigned long long)st.instants);
+	return 0;
+}
+
+/* Up front, as the recording: a bad path fails before the run. */
+static int open_timeline(struct session *s, const char *path)
+{
+	struct ig_engine_obs o;
+	int err = ig_tlb_open(&s->tlb, path);
+
+	if (err) {
+		ig_err("cannot write %s: %s", path, ig_outfile_strerror(err));
+		return 1;
+	}
+	ig_tlb_observer(s->tlb, &o);
+	ig_engine_observe(s->engine, &o);
+	return 0;
 }
 
 /* Up front, as the recording: a bad --json path fails before the run. */
@@ -109,7 +157,12 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 		ig_err("cannot start the analysis: %s", strerror(errno));
 		return 1;
 	}
+	if (out->perfetto_path && !out->dump && open_timeline(s, out->perfetto_path))
+		return 1;
+	if (out->obs.span)
+		ig_engine_observe(s->engine, &out->obs);
 	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
+		     s->tlb ? ig_reorder_new(REORDER_WINDOW_NS, to_timeline, s) :
 		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
 	if (!s->reorder) {
 		ig_err("out of memory");
@@ -132,11 +185,13 @@ void ig_sess_teardown(struct session *s)
 {
 	if (s->json && s->json != stdout)
 		fclose(s->json);
+	ig_tlb_close(s->tlb, NULL);
 	ig_tracer_close(s->tracer);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
 	ig_discovery_free(s->disc);
+	free(s->host_pids);
 	ig_pyframes_free(s->py);
 	ig_sym_free(s->sym);
 }
@@ -144,6 +199,8 @@ void ig_sess_teardown(struct session *s)
 struct replay {
 	struct ig_reorder *reorder;
 	bool oom;
+	struct ig_progress prog;
+	uint64_t bytes, records;
 };
 
 static int replay_cb(const struct ig_hdr *rec, void *ctx)
@@ -154,6 +211,9 @@ static int replay_cb(const struct ig_hdr *rec, void *ctx)
 		r->oom = true;
 		return -ENOMEM;
 	}
+	/* the records' bytes: the file's, but for the block headers */
+	r->bytes += rec->size;
+	ig_progress_update(&r->prog, r->bytes, ++r->records);
 	return 0;
 }
 
@@ -163,13 +223,17 @@ int ig_session_report(const char *path, bool partial,
 	struct session s = {};
 	struct ig_read_result res;
 	struct replay r;
+	struct stat sb;
 	int err, rc = 1;
 
 	if (ig_sess_setup_outputs(&s, out, NULL))
 		goto out;
+	memset(&r, 0, sizeof(r));
 	r.reorder = s.reorder;
-	r.oom = false;
+	ig_progress_init(&r.prog, STDERR_FILENO, path,
+			 stat(path, &sb) ? 0 : (uint64_t)sb.st_size);
 	err = ig_recording_read(path, partial, replay_cb, &r, &res);
+	ig_progress_end(&r.prog);
 	if (err) {
 		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
 		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :

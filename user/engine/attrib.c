@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
@@ -272,6 +274,47 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	follow(w, th, iv, x, y);
 }
 
+static void peer_text(const struct ig_net_peer *p, char *buf, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(p->family == AF_INET6 ? AF_INET6 : AF_INET, p->daddr, a, sizeof(a));
+	snprintf(buf, n, p->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, p->dport);
+}
+
+/* For an observer (observe.c): a stretch walked, merged with the previous
+ * one of the same interval. */
+static void obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
+		 const struct ig_ival *iv, uint64_t x, uint64_t y)
+{
+	struct ig_obs_step *s = w->n ? &w->steps[w->n - 1] : NULL;
+
+	if (s && s->tid == th->tid && s->t_on == iv->t_on && s->y == x) {
+		s->y = y;
+		return;
+	}
+	if (w->n == IG_OBS_STEPS) {
+		w->dropped++;
+		return;
+	}
+	s = &w->steps[w->n++];
+	memset(s, 0, sizeof(*s));
+	s->tid = th->tid;
+	s->tgid = th->tgid;
+	s->x = x;
+	s->y = y;
+	s->t_off = iv->t_off;
+	s->t_on = iv->t_on;
+	s->reason = iv->reason;
+	s->flags = iv->flags;
+	s->arg = iv->arg;
+	s->waker_tid = iv->waker_tid;
+	if (iv->reason == IG_R_SOCKET)
+		peer_text(&iv->detail.peer, s->detail, sizeof(s->detail));
+	else if (iv->flags & IG_F_DETAIL_NAME)
+		snprintf(s->detail, sizeof(s->detail), "%.*s", IG_NAME_LEN - 1, iv->detail.name);
+}
+
 static void walk_thread(struct walk *w, const struct ig_thread *th,
 			uint64_t a, uint64_t b)
 {
@@ -281,6 +324,8 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 	w->chain[w->depth] = th->tid;
 	seg_init(&it, th, a, b);
 	while (seg_next(&it, &s)) {
+		if (w->obs && s.iv && s.st != ST_ONCPU && s.st != ST_UNKNOWN)
+			obs_step(w->obs, th, s.iv, s.x, s.y);
 		switch (s.st) {
 		case ST_UNKNOWN:
 			ig_emit_unknown(w, s.y - s.x, s.why);
@@ -335,7 +380,8 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
 		  uint64_t t0, uint64_t t1)
 {
-	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres };
+	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres,
+			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
 	const struct ig_thread *th = tid ? ig_thread_find(e, tid) : NULL;
 
 	(void)tgid;

@@ -18,6 +18,7 @@ struct walk {
 	struct ig_causeset *set;
 	int depth;
 	uint32_t chain[IG_DEPTH_CAP + 1];
+	struct ig_obs_walk *obs;	/* an observer's note of the walk */
 };
 
 /* ---- detail.c ---- */

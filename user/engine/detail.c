@@ -70,6 +70,8 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 {
 	w->set->c[c].ns += ns;
 	w->set->total_ns += ns;
+	if (w->obs)
+		w->obs->ns[c] += ns;
 	return &w->set->c[c];
 }
 

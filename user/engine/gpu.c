@@ -229,6 +229,8 @@ void ig_gpu_free(struct ig_engine *e)
 	struct ig_stream *s;
 	uint32_t i, it;
 
+	free(e->obs_walk);
+	e->obs_walk = NULL;
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		struct ig_device *d = e->gpu.devs[i];
 

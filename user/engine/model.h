@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "engine.h"
+#include "engine_obs.h"
 #include "engine/htab.h"
 #include "engine/hist.h"
 #include "engine/ring.h"
@@ -205,6 +206,8 @@ struct ig_device {
 	uint64_t busy_ns, idle_ns, unres_ns;
 	uint64_t unres_host_ns, unres_gpu_ns;	/* the rest is open */
 	uint64_t ur_ns;		/* unresolved run not yet ended */
+	uint64_t ur_t0, ur_t1;	/* ... its bounds and feeder, for an observer */
+	uint32_t ur_tid, ur_tgid;
 	uint32_t end_how;	/* enum ig_bound of the newest drain */
 	uint64_t gaps, unres_spans;
 	uint32_t nstreams;
@@ -371,6 +374,11 @@ struct ig_engine {
 	struct ig_engine_attr attr;
 	struct ig_engine_acct acct;
 	struct ig_engine_lost lost;
+	/* observe.c: a view's observer (span NULL: none), its note of a
+	 * gap's walk, and where gaps go after it */
+	struct ig_engine_obs obs;
+	struct ig_obs_walk *obs_walk;
+	struct ig_gap_sink obs_sink;
 };
 
 /* ---- tasks.c ---- */
@@ -421,6 +429,17 @@ void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
 void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
 void ig_defer_poll(struct ig_engine *e, bool force);
+
+/* ---- observe.c: the observer (engine_obs.h), when one is set ---- */
+struct ig_obs_walk {
+	uint64_t ns[IG_C__MAX];		/* the gap's time per cause */
+	struct ig_obs_step steps[IG_OBS_STEPS];
+	unsigned int n;
+	uint64_t dropped;
+};
+void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
+void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g);
 
 /* ---- introspection, for tests and -v ---- */
 struct ig_engine_mem {

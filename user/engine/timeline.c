@@ -122,8 +122,11 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 
 /* An unresolved run ended: idle after it (the drain that ended it says
  * how) or busy evidence (the GPU still had work when the host asked). */
-static void run_end(struct ig_device *d, uint32_t how)
+static void run_end(struct ig_engine *e, struct ig_device *d, uint32_t how)
 {
+	ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid, d->ur_tgid,
+		    how == IG_B_HOST ? IG_OBS_HOST_BOUND : how == IG_B_GPU ? IG_OBS_GPU_BOUND :
+		    IG_OBS_OPEN);
 	if (how == IG_B_HOST)
 		d->unres_host_ns += d->ur_ns;
 	else if (how == IG_B_GPU)
@@ -139,7 +142,7 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 	if (y <= x)
 		return;
 	if (d->ur_ns && cls != SEG_UNRES)
-		run_end(d, cls == SEG_BUSY ? IG_B_GPU : d->end_how);
+		run_end(sw->e, d, cls == SEG_BUSY ? IG_B_GPU : d->end_how);
 	if (cls == SEG_IDLE) {
 		piece_flush(sw);
 		if (!sw->run_idle) {
@@ -153,8 +156,18 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 	if (cls == SEG_BUSY) {
 		piece_flush(sw);
 		d->busy_ns += y - x;
+		ig_obs_span(sw->e, d, IG_OBS_BUSY, x, y, tid, tgid, 0);
 		return;
 	}
+	if (!d->ur_ns) {
+		d->ur_t0 = x;
+		d->ur_tid = d->ur_tgid = 0;
+	}
+	if (!d->ur_tid) {
+		d->ur_tid = tid;
+		d->ur_tgid = tgid;
+	}
+	d->ur_t1 = y;
 	d->unres_ns += y - x;
 	d->ur_ns += y - x;
 	if (sw->pc_open && sw->pc.t1 == x && sw->pc.tid == tid) {
@@ -384,7 +397,10 @@ void ig_gpu_finish(struct ig_engine *e)
 		/* the last unresolved run ended at the last evidence if that
 		 * drained every stream */
 		if (d->ur_ns && !d->nopen)
-			run_end(d, d->end_how);
+			run_end(e, d, d->end_how);
+		else if (d->ur_ns)	/* still open at the end */
+			ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
+				    d->ur_tgid, IG_OBS_OPEN);
 		unres_list_flush(e, d);
 	}
 }

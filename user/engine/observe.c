@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine's observer (engine_obs.h): each final stretch of a device's
+ * timeline as the sweep settles it, and for each idle gap the causes and
+ * the thread intervals its attribution walked, noted during the walk
+ * (attrib.c) only while an observer is set.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/model.h"
+
+/* Gaps go to attribution through here while an observer is set: the walk
+ * is noted, then the gap with it goes to the observer. */
+static void obs_idle_gap(void *ctx, const struct ig_gap *g)
+{
+	struct ig_engine *e = ctx;
+
+	memset(e->obs_walk, 0, sizeof(*e->obs_walk));
+	e->obs_sink.idle_gap(e->obs_sink.ctx, g);
+	ig_obs_gap(e, g);
+}
+
+static void obs_unresolved(void *ctx, const struct ig_piece *p)
+{
+	struct ig_engine *e = ctx;
+
+	e->obs_sink.unresolved(e->obs_sink.ctx, p);
+}
+
+void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
+{
+	bool on = o && o->span;
+
+	if (on && !e->obs_walk)
+		e->obs_walk = calloc(1, sizeof(*e->obs_walk));
+	if (on && e->obs_walk) {
+		if (!e->obs.span) {
+			e->obs_sink = e->gpu.sink;
+			e->gpu.sink.idle_gap = obs_idle_gap;
+			e->gpu.sink.unresolved = obs_unresolved;
+			e->gpu.sink.ctx = e;
+		}
+		e->obs = *o;
+		return;
+	}
+	if (e->obs.span)
+		e->gpu.sink = e->obs_sink;
+	memset(&e->obs, 0, sizeof(e->obs));
+}
+
+void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound)
+{
+	struct ig_obs_span s = {
+		.kind = kind, .device = d->ordinal, .t0 = t0, .t1 = t1,
+		.tid = tid, .tgid = tgid, .bound = bound,
+	};
+
+	if (e->obs.span && t1 > t0)
+		e->obs.span(e->obs.ctx, &s);
+}
+
+static bool shows(const struct ig_obs_step *st, const char *cause)
+{
+	switch (st->reason) {
+	case IG_R_STORAGE:
+		return !strcmp(cause, "storage");
+	case IG_R_PAGEFAULT:
+		return !strcmp(cause, "page_fault");
+	case IG_R_FUTEX:
+		return !strcmp(cause, "lock") || !strcmp(cause, "gil");
+	case IG_R_SOCKET:
+		return !strcmp(cause, "network");
+	case IG_R_SLEEP:
+		return !strcmp(cause, "sleep");
+	case IG_R_PREEMPT:
+		return !strcmp(cause, "cpu_starvation");
+	default:
+		return (st->flags & IG_F_IOWAIT) && !strcmp(cause, "storage");
+	}
+}
+
+const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
+					    const char *cause)
+{
+	unsigned int i;
+
+	for (i = s->nsteps; cause && i-- > 0;)
+		if (shows(&s->steps[i], cause))
+			return &s->steps[i];
+	return NULL;
+}
+
+/* After the gap's walk: its causes, largest first, and the stretches. */
+void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g)
+{
+	struct ig_obs_walk *w = e->obs_walk;
+	struct ig_obs_span s = {
+		.kind = IG_OBS_IDLE, .device = g->device, .t0 = g->t0, .t1 = g->t1,
+		.tid = g->tid, .tgid = g->tgid, .steps = w->steps, .nsteps = w->n,
+		.steps_dropped = w->dropped,
+	};
+	uint64_t ns[IG_C__MAX];
+	unsigned int i, k;
+
+	memcpy(ns, w->ns, sizeof(ns));
+	for (k = 0; k < IG_OBS_CAUSES; k++) {
+		int best = -1;
+
+		for (i = 0; i < IG_C__MAX; i++)
+			if (ns[i] && (best < 0 || ns[i] > ns[best]))
+				best = i;
+		if (best < 0)
+			break;
+		s.causes[k].name = ig_cause_name(best);
+		s.causes[k].ns = ns[best];
+		s.ncauses++;
+		ns[best] = 0;
+	}
+	e->obs.span(e->obs.ctx, &s);
+}

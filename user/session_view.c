@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What a live view (`idlegap top`) adds to a tracing session: every GPU
+ * process on the host, found as they come, and a turn each loop. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "discovery.h"
+#include "log.h"
+#include "procfs.h"
+#include "reorder.h"
+#include "session_int.h"
+#include "tracer.h"
+
+#define HOST_SCAN_EVERY_NS	(1000ULL * 1000 * 1000)
+
+static int host_one(const struct ig_gpu_proc *g, void *ctx)
+{
+	struct track_ctx *c = ctx;
+	struct session *s = c->s;
+	size_t i;
+
+	if (g->pid == getpid())
+		return 0;
+	for (i = 0; i < s->nhost; i++)
+		if (s->host_pids[i] == g->pid)
+			return 0;
+	if (s->nhost == s->caphost) {
+		size_t cap = s->caphost ? 2 * s->caphost : 64;
+		pid_t *p = realloc(s->host_pids, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->host_pids = p;
+		s->caphost = cap;
+	}
+	s->host_pids[s->nhost++] = g->pid;
+	c->named = false;
+	ig_sess_track_one(g->pid, c);	/* one gone meanwhile, or unprobed: said */
+	ig_proc_for_each_descendant(g->pid, ig_sess_track_one, c);
+	return 0;
+}
+
+/* Host-wide (top): every process mapping a libcuda, new ones each
+ * second. */
+void ig_sess_host_scan(struct session *s, __u64 now)
+{
+	struct track_ctx c = { .s = s, .ts = now };
+	int err;
+
+	if (!s->o->host_wide || now < s->next_host_scan)
+		return;
+	s->next_host_scan = now + HOST_SCAN_EVERY_NS;
+	err = ig_gpu_procs(host_one, &c);
+	if (err < 0)
+		ig_warn("cannot list the GPU processes: %s", strerror(-err));
+}
+
+/* A view's turn: the records and losses so far, read once a second. */
+int ig_sess_tick(struct session *s, __u64 now)
+{
+	struct ig_session_tick t = { .now = now, .nrecords = s->nrecords };
+	struct ig_stats st;
+
+	if (now >= s->next_lost_read) {
+		s->next_lost_read = now + HOST_SCAN_EVERY_NS;
+		if (!ig_tracer_stats(s->tracer, &st))
+			s->lost = st.stat[IG_STAT_DROPS] + ig_reorder_late(s->reorder);
+	}
+	t.lost = s->lost;
+	return s->o->tick(s->o->tick_ctx, &t);
+}
