@@ -26,6 +26,7 @@ static const char doc[] =
 "  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
 "  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  idlegap report [--json FILE] RECORDING\n"
+"  idlegap agent [--listen ADDR:PORT] [--window S] [--every S] [--reports DIR]\n"
 "\n"
 "EXAMPLES:\n"
 "  sudo idlegap check -p 4242          # can this process be traced?\n"
@@ -258,7 +259,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 	c->s.out.engine.sz = sizeof(c->s.out.engine);
 	bad = false;
 	if (argc < 2) {
-		fprintf(stderr, "Usage: idlegap {check|attach|run|report} [OPTIONS]\n"
+		fprintf(stderr, "Usage: idlegap {check|attach|run|report|agent} [OPTIONS]\n"
 				"Try 'idlegap --help'.\n");
 		return 2;
 	}
