@@ -196,7 +196,9 @@ static int run_window(struct agent *a, __u64 end)
 
 	if (ig_agent_window_open(a, now))
 		return 1;
-	ig_discovery_attach_all(a->disc, now);
+	n = ig_discovery_attach_all(a->disc, now);
+	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
+		 (ig_agent_now() - now) / 1e6);
 	for (;;) {
 		if (now >= next_scan) {
 			n = ig_discovery_scan(a->disc, now);
@@ -224,8 +226,6 @@ static int run_window(struct agent *a, __u64 end)
 		if (why != IG_STOP_DURATION || now >= end)
 			break;
 	}
-	/* the probes go first: nothing new comes while the report is made */
-	ig_discovery_detach_all(a->disc);
 	if (ig_agent_window_close(a, why) || why == IG_STOP_ERROR)
 		return 1;
 	ig_debug("window %llu: %u processes followed", a->nwindows,

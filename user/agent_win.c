@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "agent_int.h"
+#include "discovery.h"
 #include "engine.h"
 #include "identity.h"
 #include "log.h"
@@ -221,6 +222,7 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 	struct json_object *j;
 	char *text = NULL;
 	size_t len = 0;
+	__u64 t;
 	int err;
 
 	while (ig_tracer_poll(a->tracer, 0) > 0)
@@ -231,6 +233,12 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 	ig_agent_emit(a, &end.h);
 	ig_reorder_flush(a->reorder);
 	a->in_window = false;
+	/* the window ends at END: no probe while its report is made, and
+	 * until the next one */
+	t = ig_agent_now();
+	ig_discovery_detach_all(a->disc);
+	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+		 (ig_agent_now() - t) / 1e6);
 	ig_engine_finish(a->engine);
 	err = report_text(a, &text, &len);
 	if (err) {
