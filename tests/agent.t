@@ -84,7 +84,7 @@ ok "Prometheus scraped the agent's windows" -- prom_wait "idlegap_windows_total{
 curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo"
 ok "promtool check metrics passes on the live /metrics" -- sh -c "promtool check metrics < '$TMP/expo'"
 # truth_idle SCENARIO: the simulator's idle seconds inside the agent's
-# windows, from when the agent found the job (it looks every second)
+# windows, over the GPU span it saw there (it looks for jobs every second)
 truth_idle() {
 	/usr/bin/python3 - "$IG_TOP/tools" "$TMP/$1.trace" "$TMP/reports" "$TMP/$1.truth.json" <<'PY'
 import glob, json, sys
@@ -97,8 +97,10 @@ for f in glob.glob(sys.argv[3] + "/*.json"):
     seen = [p["first_seen_ns"] for p in r["processes"] if p["pid"] == feeder]
     if not seen:
         continue
-    t0 = max(r["meta"]["start_ns"], seen[0])
-    t1 = r["meta"]["start_ns"] + int(r["duration_s"] * 1e9)
+    # the GPU span the agent saw in the window: the first probed call of
+    # a job found mid-window starts it
+    t0 = max(r["gpu"].get("span_start_ns") or 0, seen[0])
+    t1 = t0 + int(r["gpu"]["span_s"] * 1e9)
     b = truth.clip(busy, t0, t1)
     if b:
         idle += (b[-1][1] - b[0][0]) - truth.total(b)
@@ -128,3 +130,84 @@ ok "no pid label" -- sh -c "! grep -q 'pid=' '$TMP/expo'"
 prom_stop
 stop_agent
 is "$?" 0 "agent A exits 0 on SIGTERM"
+
+# --- B: containers, the duty cycle, lifecycles, --reports, SIGTERM ----------
+mkdir "$TMP/mnt"
+PORT=$(free_port)
+start_agent "$TMP/b.out" --listen 127.0.0.1:$PORT --window 1 --every 2 \
+	--reports "$TMP/rb" --reports-keep 3
+ok "agent B starts" -- kill -0 "$AGENT"
+# a job whose libcuda exists only in its own mount namespace
+LD_LIBRARY_PATH=$TMP/mnt unshare -m --propagation private sh -c \
+	'mount -t tmpfs none "$1" && cp "$2" "$1"/ && shift 2 && exec "$@"' ns "$TMP/mnt" "$SIM" \
+	"$TS" -s healthy -q -t 5 &
+ns_job=$!
+# uprobe links of the agent, sampled: some during windows, none between
+uprobe_links() {
+	grep -l '^link_type:.*\(uprobe\|perf_event\)' /proc/$AGENT/fdinfo/* 2>/dev/null | wc -l
+}
+: > "$TMP/links"
+for i in $(seq 40); do uprobe_links >> "$TMP/links"; sleep 0.1; done
+wait $ns_job
+ok "duty cycle: uprobes attached during a window ($(sort -n "$TMP/links" | tail -1) links at most)" -- \
+	[ "$(sort -n "$TMP/links" | tail -1)" -gt 0 ]
+ok "duty cycle: no uprobe attached between windows ($(grep -c '^0$' "$TMP/links") of 40 samples)" -- \
+	grep -q '^0$' "$TMP/links"
+sleep 2
+ok "a job in another mount namespace is found: its libcuda (there only) probed" -- \
+	sh -c "test ! -e '$TMP/mnt/libcuda.so.1' && cat '$TMP'/rb/*.json | grep -q '\"path\": \"$TMP/mnt/libcuda.so.1\"'"
+# 2000 libcuda users come and go under a followed parent that maps libcuda
+rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
+lifecycles() {
+	LD_PRELOAD=$FAKE/libcuda.so.1 sh -c 'sleep 1.2; i=0; while [ $i -lt $1 ]; do
+		"$2" 1 0 > /dev/null; i=$((i + 1)); done' lc "$1" "$FAKE/fakecuda_app"
+}
+lifecycles 300
+rss0=$(rss)
+lifecycles 1000 &
+lc=$!
+lifecycles 1000
+wait $lc
+rss1=$(rss)
+diag "agent RSS: $rss0 KiB after 300 processes, $rss1 KiB after 2300"
+ok "memory flat through 2000 process lifecycles ($rss0 -> $rss1 KiB)" -- [ $((rss1 - rss0)) -lt 4096 ]
+n=$(ls "$TMP/rb" | wc -l)
+ok "--reports-keep 3: $n window reports kept, the newest" -- [ "$n" -eq 3 ]
+is "$(stat -c %a "$TMP"/rb/* | sort -u)" 600 "window reports are 0600"
+ids() { cat /proc/$AGENT/fdinfo/* 2>/dev/null | sed -n "s/^$1_id:[[:space:]]*//p" | sort -n | tr '\n' ' '; }
+progs=$(ids prog); links=$(ids link)
+t0=$(date +%s.%N)
+stop_agent
+rc=$?
+t1=$(date +%s.%N)
+stop_s=$(/usr/bin/python3 -c "print('%.2f' % ($t1 - $t0))")
+is "$rc" 0 "SIGTERM: exit 0"
+ok "SIGTERM: stopped within 2 s (${stop_s} s)" -- /usr/bin/python3 -c "import sys; sys.exit($stop_s > 2)"
+left=
+if command -v bpftool > /dev/null; then
+	for p in $progs; do bpftool prog show id "$p" > /dev/null 2>&1 && left="$left prog $p"; done
+	for l in $links; do bpftool link show id "$l" > /dev/null 2>&1 && left="$left link $l"; done
+	ok "SIGTERM: none of its programs or links is left (bpftool)" -- [ -n "$progs" -a -z "$left" ]
+else
+	skip "SIGTERM: nothing left" "no bpftool"
+fi
+
+# --- C: bad input ------------------------------------------------------------
+one_line() {	# NAME WANT_RC ARGS...: exit WANT_RC with one line on stderr
+	_name=$1; _want=$2; shift 2
+	"$@" > /dev/null 2> "$TMP/err"
+	is "$?:$(wc -l < "$TMP/err")" "$_want:1" "$_name: one line, exit $_want ($(cat "$TMP/err"))"
+}
+busy_port=$(free_port)
+/usr/bin/python3 -c 'import socket, sys, time; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(5)' $busy_port &
+sleep 0.3
+one_line "port in use" 1 "$IG" agent --listen 127.0.0.1:$busy_port
+kill $! 2>/dev/null
+one_line "bad --listen" 1 "$IG" agent --listen nowhere
+one_line "malformed --label" 2 "$IG" agent --label 'a b=c'
+one_line "--reports unwritable" 1 "$IG" agent --reports /proc/idlegap
+if command -v setpriv > /dev/null; then
+	one_line "not root" 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$IG" agent
+fi
+done_testing
