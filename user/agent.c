@@ -66,7 +66,10 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 		ig_agent_track(a, ev->pid, ig_agent_now() - 1);
 		break;
 	case IG_DISC_UNPROBED:
-		ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
+		if (ev->err == -ENOENT || ev->err == -ESRCH)	/* gone meanwhile */
+			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
+		else
+			ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
 			ev->pid, ev->name, strerror(-ev->err));
 		ig_agent_track(a, ev->pid, ig_agent_now() - 1);
 		break;
