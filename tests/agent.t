@@ -135,7 +135,7 @@ is "$?" 0 "agent A exits 0 on SIGTERM"
 mkdir "$TMP/mnt"
 PORT=$(free_port)
 start_agent "$TMP/b.out" --listen 127.0.0.1:$PORT --window 1 --every 2 \
-	--reports "$TMP/rb" --reports-keep 3
+	--reports "$TMP/rb" --reports-keep 3 -v
 ok "agent B starts" -- kill -0 "$AGENT"
 # a job whose libcuda exists only in its own mount namespace
 LD_LIBRARY_PATH=$TMP/mnt unshare -m --propagation private sh -c \
@@ -159,7 +159,7 @@ ok "a job in another mount namespace is found: its libcuda (there only) probed" 
 # 2000 libcuda users come and go under a followed parent that maps libcuda
 rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
 lifecycles() {
-	LD_PRELOAD=$FAKE/libcuda.so.1 sh -c 'sleep 1.2; i=0; while [ $i -lt $1 ]; do
+	LD_PRELOAD=$FAKE/libcuda.so.1 sh -c 'sleep 2.2; i=0; while [ $i -lt $1 ]; do
 		"$2" 1 0 > /dev/null; i=$((i + 1)); done' lc "$1" "$FAKE/fakecuda_app"
 }
 lifecycles 300
@@ -170,6 +170,8 @@ lifecycles 1000
 wait $lc
 rss1=$(rss)
 diag "agent RSS: $rss0 KiB after 300 processes, $rss1 KiB after 2300"
+gone=$(grep -c '^idlegap: debug: pid [0-9]* ended' "$TMP/b.out")
+ok "the agent followed and forgot the short-lived processes ($gone)" -- [ "$gone" -ge 1500 ]
 ok "memory flat through 2000 process lifecycles ($rss0 -> $rss1 KiB)" -- [ $((rss1 - rss0)) -lt 4096 ]
 n=$(ls "$TMP/rb" | wc -l)
 ok "--reports-keep 3: $n window reports kept, the newest" -- [ "$n" -eq 3 ]
