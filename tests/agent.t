@@ -7,7 +7,8 @@
 #     within 10%, the scenario's cause leads, the workload labels are
 #     there, and `promtool check metrics` passes on the live exposition;
 #  B. 1 s every 2 s, no --libcuda: a job in another mount namespace is
-#     found, no uprobe is attached between windows, 2000 libcuda users
+#     found, so is a Python job that loads libcuda late, no uprobe is
+#     attached between windows, 2000 libcuda users
 #     come and go with the agent's memory flat, --reports stays bounded,
 #     and SIGTERM ends it at once with none of its BPF objects left;
 #  C. bad input: one line, non-zero exit.
@@ -115,6 +116,8 @@ for s in storage:1 lock:2; do
 		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))"
 	lead=$(prom_labels "topk(1, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause)
 	is "$lead" "$sc" "$sc: the scenario's cause leads in Prometheus"
+	diag "$sc: idle seconds by cause: $(prom_api "sort_desc(sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" \
+		'print(", ".join("%s %.3f" % (s["metric"]["cause"], float(s["value"][1])) for s in r))')"
 done
 labels=$(prom_api "idlegap_gpu_seconds_total{slurm_job=\"${JOB}1\",state=\"idle\"}" \
 	'm = r[0]["metric"] if r else {}; print(" ".join("%s=%s" % (k, m.get(k, "")) for k in ("rank", "comm", "cluster", "pod", "pod_uid", "container")))')
@@ -156,6 +159,19 @@ ok "duty cycle: no uprobe attached between windows ($(grep -c '^0$' "$TMP/links"
 sleep 2
 ok "a job in another mount namespace is found: its libcuda (there only) probed" -- \
 	sh -c "test ! -e '$TMP/mnt/libcuda.so.1' && cat '$TMP'/rb/*.json | grep -q '\"path\": \"$TMP/mnt/libcuda.so.1\"'"
+# a Python job that dlopens libcuda (ctypes) a second after it starts
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu /usr/bin/python3 -c 'import sys, time, runpy
+time.sleep(1); sys.argv = [sys.argv[1], "-s", "healthy", "-t", "3", "-q"]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$IG_TOP/tools/trainsim.py" &
+py_job=$!
+sleep 0.5
+ok "the Python job has no libcuda mapped at first" -- sh -c "! grep -q libcuda /proc/$py_job/maps"
+wait $py_job
+sleep 2
+ok "the Python job that loaded libcuda late is found, traced as Python" -- \
+	/usr/bin/python3 -c 'import glob, json, sys
+sys.exit(not any(p["pid"] == '$py_job' and p["python"] and p["launches"] > 0
+                 for f in glob.glob(sys.argv[1] + "/*.json") for p in json.load(open(f))["processes"]))' "$TMP/rb"
 # 2000 libcuda users come and go under a followed parent that maps libcuda
 rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
 lifecycles() {
