@@ -28,6 +28,7 @@ static const char doc[] =
 "  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  idlegap report [--json FILE] RECORDING\n"
 "  idlegap top [-p PID[,PID...]] [-d SECONDS]\n"
+"  idlegap agent [--listen ADDR:PORT] [--window S] [--every S] [--reports DIR]\n"
 "\n"
 "EXAMPLES:\n"
 "  sudo idlegap check -p 4242          # can this process be traced?\n"
@@ -284,7 +285,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 	c->s.out.engine.sz = sizeof(c->s.out.engine);
 	bad = false;
 	if (argc < 2) {
-		fprintf(stderr, "Usage: idlegap {check|attach|run|report|top} [OPTIONS]\n"
+		fprintf(stderr, "Usage: idlegap {check|attach|run|report|top|agent} [OPTIONS]\n"
 				"Try 'idlegap --help'.\n");
 		return 2;
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cuda_attach.h"
 #include "discovery.h"
 #include "engine/htab.h"
@@ -506,7 +507,8 @@ static int scan_one(const struct ig_gpu_proc *g, void *ctx)
 {
 	struct scan_ctx *c = ctx;
 
-	if (ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
+	/* idlegap's own mapping of a libcuda is its ELF reader's */
+	if (g->pid == getpid() || ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
 		return 0;
 	ig_discovery_add(c->d, g->pid, c->now);
 	c->added++;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* idlegap: when did the GPU sit idle, and what on the host made it wait. */
+#include <string.h>
+#include "agent.h"
 #include "check.h"
 #include "cli.h"
 #include "log.h"
@@ -12,6 +14,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	ig_log_setup_libbpf();
+	/* `agent` has its own options (user/agent_cli.c) */
+	if (argc >= 2 && !strcmp(argv[1], "agent"))
+		return ig_agent_main(argc - 1, argv + 1);
 	rc = ig_cli_parse(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? 0 : rc;

@@ -1,0 +1,240 @@
+#!/bin/sh
+# `idlegap agent` end to end, as root:
+#  A. on a duty cycle of 3 s every 3 s, scraped by Debian's Prometheus,
+#     while trainsim scenarios run in a Kubernetes-shaped cgroup with Slurm
+#     and torchrun variables: idle seconds read back through Prometheus's
+#     API match the simulator's truth (within the windows the agent traced)
+#     within 10%, the scenario's cause leads, the workload labels are
+#     there, and `promtool check metrics` passes on the live exposition;
+#  B. 1 s every 2 s, no --libcuda: a job in another mount namespace is
+#     found, so is a Python job that loads libcuda late, no uprobe is
+#     attached between windows, 2000 libcuda users
+#     come and go with the agent's memory flat, --reports stays bounded,
+#     and SIGTERM ends it at once with none of its BPF objects left;
+#  C. bad input: one line, non-zero exit.
+# Other GPU processes on the host are found too: part A gives the agent
+# its own copy of libcuda (--libcuda) so that only its jobs produce GPU
+# records, and every query names the job's labels.
+. "$(dirname "$0")/lib.sh"
+. "$IG_TOP/tests/lib/prom.sh"
+need_root
+TS=$IG_TOP/build/trainsim
+SIM=$IG_TOP/build/simgpu/libcuda.so.1
+FAKE=$IG_TOP/build/tests/fakecuda
+[ -x "$TS" ] && [ -f "$SIM" ] || skip_all "build first: make all"
+[ -x "$FAKE/fakecuda_app" ] || skip_all "build first: make test-progs"
+command -v "$PROMETHEUS" > /dev/null || skip_all "no prometheus (Debian: prometheus)"
+command -v promtool > /dev/null || skip_all "no promtool (Debian: prometheus)"
+command -v curl > /dev/null || skip_all "no curl"
+command -v unshare > /dev/null || skip_all "no unshare (util-linux)"
+
+AGENT=
+cleanup() {
+	prom_stop
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	[ -n "${POD:-}" ] && rmdir "$POD" "${POD%/*}" "${POD%/*/*}" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+free_port() { prom_free_port; }
+# start_agent OUT ARGS...: starts the agent in the background (AGENT)
+start_agent() {
+	_o=$1; shift
+	"$IG" agent "$@" > "$_o" 2>&1 &
+	AGENT=$!
+	_i=0
+	until grep -q 'agent: metrics on port' "$_o" || [ $_i -ge 150 ]; do
+		kill -0 $AGENT 2>/dev/null || break
+		sleep 0.1; _i=$((_i + 1))
+	done
+	grep -q 'agent: metrics on port' "$_o"
+}
+stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT"; _rc=$?; AGENT=; return $_rc; }
+
+# --- A: Prometheus, truth, labels -------------------------------------------
+mkdir -p "$TMP/lib" "$TMP/reports"
+cp "$SIM" "$TMP/lib/"
+PUID=$(cat /proc/sys/kernel/random/uuid)
+CID=$(cat /proc/sys/kernel/random/uuid /proc/sys/kernel/random/uuid | tr -d -- '-\n')
+CG=/sys/fs/cgroup/unified
+[ -f /sys/fs/cgroup/cgroup.controllers ] && CG=/sys/fs/cgroup
+POD=$CG/kubepods.slice/kubepods-pod$(echo "$PUID" | tr - _).slice/cri-containerd-$CID.scope
+mkdir -p "$POD" 2>/dev/null || POD=
+JOB=$$
+# job SCENARIO SUFFIX: trainsim in the pod's cgroup, as rank SUFFIX of job $JOB$SUFFIX
+job() {
+	SIMGPU_TRACE=$TMP/$1.trace LD_LIBRARY_PATH=$TMP/lib HOSTNAME=trainer-$2 \
+	SLURM_JOB_ID=$JOB$2 RANK=$2 LOCAL_RANK=$2 WORLD_SIZE=2 \
+	sh -c '[ -n "$1" ] && echo $$ > "$1/cgroup.procs"; shift; exec "$@"' job "$POD" \
+		"$TS" -s "$1" -t 4 -q --truth "$TMP/$1.truth.json"
+}
+PORT=$(free_port)
+start_agent "$TMP/a.out" --listen 127.0.0.1:$PORT --window 3 --every 3 \
+	--libcuda "$TMP/lib/libcuda.so.1" --label cluster=agenttest --reports "$TMP/reports"
+ok "agent A starts" -- kill -0 "$AGENT"
+if ! prom_start "127.0.0.1:$PORT"; then
+	fail "prometheus ready"
+	exit 1
+fi
+# one job at a time: a window's GPU series carry the labels its jobs share
+job storage 1
+sleep 3.5
+job lock 2
+sleep 3.5
+ok "Prometheus scraped the agent's windows" -- prom_wait "idlegap_windows_total{cluster=\"agenttest\"} >= 3" 20
+curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo"
+ok "promtool check metrics passes on the live /metrics" -- sh -c "promtool check metrics < '$TMP/expo'"
+# truth_idle SCENARIO: the simulator's idle seconds inside the agent's
+# windows, over the GPU span it saw there (it looks for jobs every second)
+truth_idle() {
+	/usr/bin/python3 - "$IG_TOP/tools" "$TMP/$1.trace" "$TMP/reports" "$TMP/$1.truth.json" <<'PY'
+import glob, json, sys
+sys.path.insert(0, sys.argv[1]); import truth
+busy = truth.merge(truth.read_traces([sys.argv[2]])[1])
+feeder = json.load(open(sys.argv[4]))["pids"]["feeder"]
+idle = 0
+for f in glob.glob(sys.argv[3] + "/*.json"):
+    r = json.load(open(f))
+    seen = [p["first_seen_ns"] for p in r["processes"] if p["pid"] == feeder]
+    if not seen:
+        continue
+    # the GPU span the agent saw in the window: the first probed call of
+    # a job found mid-window starts it
+    t0 = max(r["gpu"].get("span_start_ns") or 0, seen[0])
+    t1 = t0 + int(r["gpu"]["span_s"] * 1e9)
+    b = truth.clip(busy, t0, t1)
+    if b:
+        idle += (b[-1][1] - b[0][0]) - truth.total(b)
+print("%.6f" % (idle / 1e9))
+PY
+}
+for s in storage:1 lock:2; do
+	sc=${s%:*}; n=${s#*:}
+	want=$(truth_idle "$sc")
+	got=$(prom_query "sum(idlegap_gpu_seconds_total{slurm_job=\"$JOB$n\",state=~\"idle|unresolved\"})")
+	ok "$sc: idle seconds in Prometheus match the truth within 10% ($got vs $want)" -- \
+		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))"
+	causes=$(prom_labels "topk(2, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause | tr '\n' ' ')
+	lead=$(prom_labels "topk(1, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause)
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	if [ "$lead" = cpu_starvation ] && echo "$causes" | grep -qw "$sc" &&
+	   /usr/bin/python3 -c "import os, sys; sys.exit($load <= os.cpu_count())"; then
+		# other jobs took the CPUs: the starvation is real, and outweighs
+		skip "$sc: the scenario's cause leads in Prometheus" \
+			"host saturated (load $load): cpu_starvation leads, $sc second"
+	else
+		is "$lead" "$sc" "$sc: the scenario's cause leads in Prometheus"
+	fi
+	diag "$sc: idle seconds by cause: $(prom_api "sort_desc(sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" \
+		'print(", ".join("%s %.3f" % (s["metric"]["cause"], float(s["value"][1])) for s in r))')"
+done
+labels=$(prom_api "idlegap_gpu_seconds_total{slurm_job=\"${JOB}1\",state=\"idle\"}" \
+	'm = r[0]["metric"] if r else {}; print(" ".join("%s=%s" % (k, m.get(k, "")) for k in ("rank", "comm", "cluster", "pod", "pod_uid", "container")))')
+is "$(echo "$labels" | cut -d' ' -f1-3)" "rank=1 comm=trainsim cluster=agenttest" \
+	"Slurm job and rank from the environment, --label on the series"
+if [ -n "$POD" ]; then
+	is "$(echo "$labels" | cut -d' ' -f4-)" "pod=trainer-1 pod_uid=$PUID container=$CID" \
+		"pod UID and container id from the cgroup path, pod name from HOSTNAME"
+else
+	skip "pod labels from the cgroup path" "cgroup v2 not writable here"
+fi
+ok "no pid label" -- sh -c "! grep -q 'pid=' '$TMP/expo'"
+prom_stop
+stop_agent
+is "$?" 0 "agent A exits 0 on SIGTERM"
+
+# --- B: containers, the duty cycle, lifecycles, --reports, SIGTERM ----------
+mkdir "$TMP/mnt"
+PORT=$(free_port)
+start_agent "$TMP/b.out" --listen 127.0.0.1:$PORT --window 1 --every 2 \
+	--reports "$TMP/rb" --reports-keep 3 -v
+ok "agent B starts" -- kill -0 "$AGENT"
+# a job whose libcuda exists only in its own mount namespace
+LD_LIBRARY_PATH=$TMP/mnt unshare -m --propagation private sh -c \
+	'mount -t tmpfs none "$1" && cp "$2" "$1"/ && shift 2 && exec "$@"' ns "$TMP/mnt" "$SIM" \
+	"$TS" -s healthy -q -t 5 &
+ns_job=$!
+# uprobe links of the agent, sampled: some during windows, none between
+uprobe_links() {
+	grep -l '^link_type:.*\(uprobe\|perf_event\)' /proc/$AGENT/fdinfo/* 2>/dev/null | wc -l
+}
+: > "$TMP/links"
+for i in $(seq 40); do uprobe_links >> "$TMP/links"; sleep 0.1; done
+wait $ns_job
+ok "duty cycle: uprobes attached during a window ($(sort -n "$TMP/links" | tail -1) links at most)" -- \
+	[ "$(sort -n "$TMP/links" | tail -1)" -gt 0 ]
+ok "duty cycle: no uprobe attached between windows ($(grep -c '^0$' "$TMP/links") of 40 samples)" -- \
+	grep -q '^0$' "$TMP/links"
+sleep 2
+ok "a job in another mount namespace is found: its libcuda (there only) probed" -- \
+	sh -c "test ! -e '$TMP/mnt/libcuda.so.1' && cat '$TMP'/rb/*.json | grep -q '\"path\": \"$TMP/mnt/libcuda.so.1\"'"
+# a Python job that dlopens libcuda (ctypes) a second after it starts
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu /usr/bin/python3 -c 'import sys, time, runpy
+time.sleep(1); sys.argv = [sys.argv[1], "-s", "healthy", "-t", "3", "-q"]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$IG_TOP/tools/trainsim.py" &
+py_job=$!
+sleep 0.5
+ok "the Python job has no libcuda mapped at first" -- sh -c "! grep -q libcuda /proc/$py_job/maps"
+wait $py_job
+sleep 2
+ok "the Python job that loaded libcuda late is found, traced as Python" -- \
+	/usr/bin/python3 -c 'import glob, json, sys
+sys.exit(not any(p["pid"] == '$py_job' and p["python"] and p["launches"] > 0
+                 for f in glob.glob(sys.argv[1] + "/*.json") for p in json.load(open(f))["processes"]))' "$TMP/rb"
+# 2000 libcuda users come and go under a followed parent that maps libcuda
+rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
+lifecycles() {
+	LD_PRELOAD=$FAKE/libcuda.so.1 sh -c 'sleep 2.2; i=0; while [ $i -lt $1 ]; do
+		"$2" 1 0 > /dev/null; i=$((i + 1)); done' lc "$1" "$FAKE/fakecuda_app"
+}
+lifecycles 300
+rss0=$(rss)
+lifecycles 1000 &
+lc=$!
+lifecycles 1000
+wait $lc
+rss1=$(rss)
+diag "agent RSS: $rss0 KiB after 300 processes, $rss1 KiB after 2300"
+gone=$(grep -c '^idlegap: debug: pid [0-9]* ended' "$TMP/b.out")
+ok "the agent followed and forgot the short-lived processes ($gone)" -- [ "$gone" -ge 1500 ]
+ok "memory flat through 2000 process lifecycles ($rss0 -> $rss1 KiB)" -- [ $((rss1 - rss0)) -lt 4096 ]
+n=$(ls "$TMP/rb" | wc -l)
+ok "--reports-keep 3: $n window reports kept, the newest" -- [ "$n" -eq 3 ]
+is "$(stat -c %a "$TMP"/rb/* | sort -u)" 600 "window reports are 0600"
+ids() { cat /proc/$AGENT/fdinfo/* 2>/dev/null | sed -n "s/^$1_id:[[:space:]]*//p" | sort -n | tr '\n' ' '; }
+progs=$(ids prog); links=$(ids link)
+t0=$(date +%s.%N)
+stop_agent
+rc=$?
+t1=$(date +%s.%N)
+stop_s=$(/usr/bin/python3 -c "print('%.2f' % ($t1 - $t0))")
+is "$rc" 0 "SIGTERM: exit 0"
+ok "SIGTERM: stopped within 2 s (${stop_s} s)" -- /usr/bin/python3 -c "import sys; sys.exit($stop_s > 2)"
+left=
+if command -v bpftool > /dev/null; then
+	for p in $progs; do bpftool prog show id "$p" > /dev/null 2>&1 && left="$left prog $p"; done
+	for l in $links; do bpftool link show id "$l" > /dev/null 2>&1 && left="$left link $l"; done
+	ok "SIGTERM: none of its programs or links is left (bpftool)" -- [ -n "$progs" -a -z "$left" ]
+else
+	skip "SIGTERM: nothing left" "no bpftool"
+fi
+
+# --- C: bad input ------------------------------------------------------------
+one_line() {	# NAME WANT_RC ARGS...: exit WANT_RC with one line on stderr
+	_name=$1; _want=$2; shift 2
+	"$@" > /dev/null 2> "$TMP/err"
+	is "$?:$(wc -l < "$TMP/err")" "$_want:1" "$_name: one line, exit $_want ($(cat "$TMP/err"))"
+}
+busy_port=$(free_port)
+/usr/bin/python3 -c 'import socket, sys, time; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(5)' $busy_port &
+sleep 0.3
+one_line "port in use" 1 "$IG" agent --listen 127.0.0.1:$busy_port
+kill $! 2>/dev/null
+one_line "bad --listen" 1 "$IG" agent --listen nowhere
+one_line "malformed --label" 2 "$IG" agent --label 'a b=c'
+one_line "--reports unwritable" 1 "$IG" agent --reports /proc/idlegap
+if command -v setpriv > /dev/null; then
+	one_line "not root" 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$IG" agent
+fi
+done_testing

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The agent's state, shared by agent.c (discovery, the duty cycle) and
+ * agent_win.c (one window: its engine, report and metrics). */
+#ifndef IG_AGENT_INT_H
+#define IG_AGENT_INT_H
+
+#include <stdbool.h>
+#include "agent.h"
+#include "metrics.h"
+#include "records.h"
+
+/* identities read per window, at most (a window's processes beyond it get
+ * no workload labels) */
+#define IG_AGENT_MAX_IDS	4096
+
+struct agent {
+	const struct ig_agent_opts *o;
+	struct ig_tracer *tracer;
+	struct ig_discovery *disc;
+	struct ig_pyframes *py;
+	struct ig_metrics *metrics;
+	struct ig_httpd *httpd;
+	unsigned long long nwindows;
+	/* the window, while one runs */
+	bool in_window;
+	bool oom;
+	struct ig_engine *engine;
+	struct ig_reorder *reorder;
+	struct ig_symbolizer *sym;
+	struct ig_stats base;		/* the kernel counters at its start */
+	__u64 nrecords;
+	struct ig_pid_identity *ids;	/* the window's processes, as tracked */
+	size_t nids;
+};
+
+__u64 ig_agent_now(void);
+/* A record into the window's stream. */
+void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
+/* Follows @pid in this window: tracked with its threads, TASK records,
+ * its identity read.  @ts: the records' time. */
+void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
+
+/* Opens a window: a fresh engine, the META record.  1 after one line. */
+int ig_agent_window_open(struct agent *a, __u64 now);
+/* Closes it: its report into the registry and --reports.  @why: an
+ * enum ig_stop_reason.  1 after one line when the report cannot be made. */
+int ig_agent_window_close(struct agent *a, unsigned int why);
+void ig_agent_window_free(struct agent *a);
+
+#endif

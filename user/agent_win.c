@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One window of the agent: a fresh engine fed by the window's records,
+ * closed into its JSON report, which goes into the metrics registry with
+ * the identity of each process and, with --reports, into a file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "agent_int.h"
+#include "discovery.h"
+#include "engine.h"
+#include "identity.h"
+#include "log.h"
+#include "procfs.h"
+#include "reorder.h"
+#include "symbolize.h"
+#include "tracer.h"
+#include "util.h"
+
+#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
+{
+	if (!a->in_window)
+		return;
+	a->nrecords++;
+	if (ig_reorder_push(a->reorder, rec))
+		a->oom = true;
+}
+
+static void emit_task(struct agent *a, pid_t tid, pid_t tgid, __u64 ts)
+{
+	struct ig_task t = {
+		.h = { .type = IG_REC_TASK, .size = sizeof(t), .tid = tid,
+		       .tgid = tgid, .ts = ts },
+		.is_thread = tid != tgid,
+	};
+
+	t.ppid = ig_proc_ppid(tgid, NULL);
+	ig_proc_comm(tid, t.comm, sizeof(t.comm));
+	ig_proc_exe(tgid, t.exe, sizeof(t.exe));
+	ig_agent_emit(a, &t.h);
+}
+
+struct thread_ctx {
+	struct agent *a;
+	pid_t tgid;
+	__u64 ts;
+};
+
+static int emit_thread(pid_t tid, void *ctx)
+{
+	struct thread_ctx *c = ctx;
+
+	if (tid != c->tgid)
+		emit_task(c->a, tid, c->tgid, c->ts);
+	return 0;
+}
+
+static bool seen(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nids; i++)
+		if (a->ids[i].pid == pid)
+			return true;
+	return false;
+}
+
+static int track_one(pid_t pid, void *ctx)
+{
+	struct thread_ctx *t = ctx, c = { t->a, pid, t->ts };
+	struct agent *a = t->a;
+	struct ig_pid_identity *id;
+	int err = ig_tracer_track(a->tracer, pid);
+
+	if (err && err != -ESRCH)
+		ig_debug("cannot track pid %d: %s", pid, strerror(-err));
+	if (!a->in_window || seen(a, pid))
+		return 0;
+	emit_task(a, pid, pid, t->ts);
+	ig_proc_for_each_thread(pid, emit_thread, &c);
+	if (a->nids == IG_AGENT_MAX_IDS)
+		return 0;
+	id = &a->ids[a->nids];
+	memset(id, 0, sizeof(*id));
+	id->pid = pid;
+	/* read now: the process may be gone when the window ends */
+	ig_identity_read(NULL, pid, &id->id);
+	a->nids++;
+	return 0;
+}
+
+/* The process and its descendants (a data loader's workers, started
+ * before the agent found the job), as `attach -p` follows them. */
+void ig_agent_track(struct agent *a, pid_t pid, __u64 ts)
+{
+	struct thread_ctx c = { a, pid, ts };
+
+	track_one(pid, &c);
+	ig_proc_for_each_descendant(pid, track_one, &c);
+}
+
+static void emit_meta(struct agent *a, __u64 ts)
+{
+	struct ig_meta m = {
+		.h = { .type = IG_REC_META, .size = sizeof(m), .ts = ts },
+		.version = IG_FORMAT_VERSION,
+	};
+	struct timespec rt;
+	struct utsname u;
+	size_t off = 0;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	m.realtime_ns = (__u64)rt.tv_sec * 1000000000ULL + rt.tv_nsec;
+	m.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!uname(&u)) {
+		ig_strcpy(m.host, sizeof(m.host), u.nodename);
+		ig_strcpy(m.kernel, sizeof(m.kernel), u.release);
+	}
+	for (i = 0; i < a->o->self_argc && off < sizeof(m.command) - 1; i++)
+		off += snprintf(m.command + off, sizeof(m.command) - off, "%s%s",
+				i ? " " : "idlegap ", a->o->self_argv[i]);
+	ig_agent_emit(a, &m.h);
+}
+
+int ig_agent_window_open(struct agent *a, __u64 now)
+{
+	a->engine = ig_engine_new(&a->o->engine);
+	a->reorder = a->engine ? ig_reorder_new(REORDER_WINDOW_NS, to_engine, a->engine) : NULL;
+	if (!a->ids)
+		a->ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->ids));
+	if (!a->reorder || !a->ids) {
+		ig_err("cannot start a window's analysis: out of memory");
+		ig_agent_window_free(a);
+		return 1;
+	}
+	if (ig_tracer_stats(a->tracer, &a->base))
+		memset(&a->base, 0, sizeof(a->base));
+	a->nids = 0;
+	a->nrecords = 0;
+	a->in_window = true;
+	emit_meta(a, now);
+	return 0;
+}
+
+void ig_agent_window_free(struct agent *a)
+{
+	a->in_window = false;
+	ig_reorder_free(a->reorder);
+	ig_engine_free(a->engine);
+	ig_sym_free(a->sym);
+	a->reorder = NULL;
+	a->engine = NULL;
+	a->sym = NULL;
+}
+
+/* The kernel's counters over the window alone. */
+static void emit_stats(struct agent *a, __u64 ts)
+{
+	struct ig_stats st = {
+		.h = { .type = IG_REC_STATS, .size = sizeof(st), .ts = ts },
+	};
+	size_t i;
+
+	if (!ig_tracer_stats(a->tracer, &st)) {
+		for (i = 0; i < IG_STAT__MAX; i++)
+			st.stat[i] -= a->base.stat[i];
+		for (i = 0; i < IG_API__MAX; i++)
+			st.api_hits[i] -= a->base.api_hits[i];
+	}
+	st.user_lost = ig_reorder_late(a->reorder);
+	ig_agent_emit(a, &st.h);
+}
+
+/* The window's JSON report, as text in a new buffer. */
+static int report_text(struct agent *a, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = ig_engine_report_json(a->engine, f);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err)
+		free(*buf);
+	return err;
+}
+
+static void save_report(struct agent *a, const char *text, size_t len)
+{
+	const struct ig_agent_opts *o = a->o;
+	int err;
+
+	if (!o->reports_dir)
+		return;
+	err = ig_agent_reports_write(o->reports_dir, a->nwindows, text, len,
+				     o->reports_keep, o->reports_max_bytes);
+	if (err)
+		ig_warn("%s: cannot write window report %llu: %s", o->reports_dir,
+			a->nwindows, strerror(-err));
+}
+
+int ig_agent_window_close(struct agent *a, unsigned int why)
+{
+	struct ig_end end = {
+		.h = { .type = IG_REC_END, .size = sizeof(end) },
+		.reason = why,
+	};
+	struct json_object *j;
+	char *text = NULL;
+	size_t len = 0;
+	__u64 t;
+	int err;
+
+	while (ig_tracer_poll(a->tracer, 0) > 0)
+		;
+	end.h.ts = ig_agent_now();
+	emit_stats(a, end.h.ts);
+	end.nrecords = a->nrecords + 1;
+	ig_agent_emit(a, &end.h);
+	ig_reorder_flush(a->reorder);
+	a->in_window = false;
+	/* the window ends at END: no probe while its report is made, and
+	 * until the next one */
+	t = ig_agent_now();
+	ig_discovery_detach_all(a->disc);
+	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+		 (ig_agent_now() - t) / 1e6);
+	ig_engine_finish(a->engine);
+	err = report_text(a, &text, &len);
+	if (err) {
+		ig_err("cannot make window %llu's report: %s", a->nwindows, strerror(-err));
+		ig_agent_window_free(a);
+		return 1;
+	}
+	a->nwindows++;
+	save_report(a, text, len);
+	j = json_tokener_parse(text);
+	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;
+	if (err)
+		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,
+			strerror(-err));
+	json_object_put(j);
+	free(text);
+	ig_agent_window_free(a);
+	return 0;
+}
