@@ -14,6 +14,7 @@ enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
+	OPT_FOLDED = 0x180,	/* stacks */
 };
 
 const char *argp_program_version = "idlegap " IG_VERSION;
@@ -53,6 +54,8 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
+	/* stacks */
+	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks of the idle time (flame graph input), the cause as root", 0 },
 	{},
 };
 
@@ -215,6 +218,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			bad = true;
 		}
 		break;
+	/* stacks */
+	case OPT_FOLDED: c->s.out.folded_path = arg; break;
 	case ARGP_KEY_END:
 		if (!bad && !helping)
 			check_end(st, c);

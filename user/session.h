@@ -13,6 +13,7 @@
 struct ig_output_opts {
 	const char *json_path;		/* NULL: none, "-": stdout */
 	bool quiet;			/* no text report */
+	const char *folded_path;	/* --folded: NULL: none */
 	bool dump;			/* report: records as text, no analysis */
 	struct ig_engine_opts engine;
 };

@@ -11,6 +11,7 @@
 #define IG_ENGINE_ATTRIB_H
 
 #include "engine/model.h"
+#include "engine/stacks.h"
 
 /* One attribution: where its time goes and the chain of threads followed. */
 struct walk {
@@ -18,6 +19,8 @@ struct walk {
 	struct ig_causeset *set;
 	int depth;
 	uint32_t chain[IG_DEPTH_CAP + 1];
+	/* the stretch being walked: of the feeder (depth 0), of this depth */
+	struct ig_stk_pos top, cur;
 };
 
 /* ---- detail.c ---- */

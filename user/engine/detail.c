@@ -70,6 +70,7 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 {
 	w->set->c[c].ns += ns;
 	w->set->total_ns += ns;
+	ig_stk_on_charge(w, c, ns);
 	return &w->set->c[c];
 }
 
