@@ -152,6 +152,19 @@ static size_t top_details(const struct ig_cause_acc *c, unsigned int cause,
 	return n;
 }
 
+/* "func (/a/b/file.py:12)" as "func (file.py:12)": the JSON has paths. */
+static size_t short_frame(char *buf, size_t n, const char *sep, const char *f)
+{
+	const char *p = strstr(f, " ("), *slash = p ? strrchr(p, '/') : NULL;
+	int w;
+
+	if (slash)
+		w = snprintf(buf, n, "%s%.*s (%s", sep, (int)(p - f), f, slash + 1);
+	else
+		w = snprintf(buf, n, "%s%s", sep, f);
+	return w < 0 ? 0 : (size_t)w;
+}
+
 /* Where in the code: the cause's top stack, of the role that says most
  * (what blocked, what held, who waited), on one or two lines of 80. */
 #define STACK_W		72
@@ -176,8 +189,8 @@ static void stack_lines(FILE *out, const struct ig_engine *e, bool idle,
 		       ig_stk_role_name(l[0].role), ig_stk_lang_name(l[0].lang),
 		       sec(l[0].ns));
 	for (k = 0; k < l[0].n && off < sizeof(buf) - 1; k++)
-		off += snprintf(buf + off, sizeof(buf) - off, "%s%s",
-				k ? " < " : "", l[0].f[k]);
+		off += short_frame(buf + off, sizeof(buf) - off, k ? " < " : "",
+				   l[0].f[k]);
 	for (i = 0; buf[i]; i++)
 		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 			buf[i] = '?';
