@@ -308,7 +308,7 @@ class Loader:
             self.path = batch_file()
             self.fd = os.open(self.path, os.O_RDONLY)
         elif scenario == "lock":
-            self.libc = ctypes.CDLL(None)
+            self.libc = ctypes.CDLL(None, handle=ctypes.pythonapi._handle)
             self.mutex = ctypes.create_string_buffer(64)  # zeroed: unlocked
             self.holder = threading.Thread(
                 target=hold_lock, args=(self.libc, self.mutex, stop),
