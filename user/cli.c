@@ -219,7 +219,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		}
 		break;
 	/* stacks */
-	case OPT_FOLDED: c->s.out.folded_path = arg; break;
+	case OPT_FOLDED:
+		if (c->cmd == IG_CMD_CHECK)
+			usage_error(st, "--folded applies to attach, run and report");
+		c->s.out.folded_path = arg;
+		break;
 	case ARGP_KEY_END:
 		if (!bad && !helping)
 			check_end(st, c);
