@@ -167,6 +167,37 @@ static void test_gil_holder(void **state)
 	done(j, e, &s);
 }
 
+/* A mutex's holder: the thread that released it, from its samples; a
+ * sample outside the wait does not count. */
+static void test_lock_holder(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *x;
+
+	(void)state;
+	begin(&s);
+	t_pycode(&s, 100, 1 * MS, 0xc0, "hold_lock");
+	t_pycode(&s, 100, 1 * MS, 0xd0, "take_lock");
+	t_pycode(&s, 100, 1 * MS, 0xe0, "before");
+	t_pystack(&s, 101, 100, 5 * MS, 0x666, 0xe0);
+	t_sample(&s, 101, 100, 5 * MS);
+	t_pystack(&s, 100, 100, 11 * MS, 0x444, 0xd0);
+	t_pystack(&s, 101, 100, 20 * MS, 0x555, 0xc0);
+	t_sample(&s, 101, 100, 20 * MS);
+	t_sample(&s, 101, 100, 45 * MS);
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 52 * MS,
+	    .t_on = 52 * MS, .reason = IG_R_FUTEX, .flags = IG_F_FUTEX_PLAIN,
+	    .arg = 0x7700, .waker_tid = 101);
+	j = finish(&s, e);
+	x = stack_of(j, "lock", "holder", "hold_lock (/src/job.py)");
+	assert_non_null(x);
+	assert_near(jd(x, "seconds"), S(41), EPS);
+	assert_null(stack_of(j, "lock", "holder", "before (/src/job.py)"));
+	assert_non_null(stack_of(j, "lock", "waiter", "take_lock (/src/job.py)"));
+	done(j, e, &s);
+}
+
 /* Bounded: more distinct stacks than a table holds keep the biggest. */
 static void test_bounded(void **state)
 {
@@ -201,6 +232,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_storage_blocked),
 		cmocka_unit_test(test_gil_holder),
+		cmocka_unit_test(test_lock_holder),
 		cmocka_unit_test(test_bounded),
 	};
 
