@@ -44,7 +44,8 @@ LIB_OBJS  := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 # engine dependency on the probe layer.
 ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c \
 	       user/reorder.c user/cuda_api.c user/escape.c \
-	       user/outfile.c user/folded.c user/ustacks.c
+	       user/outfile.c user/folded.c user/ustacks.c \
+	       user/pynames.c user/pycode.c
 ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
 ENGINE_LIB  := $(BUILD)/libidlegap-engine.a
 

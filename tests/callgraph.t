@@ -39,6 +39,6 @@ fi
 bad=$(grep -E '^(gpu|drain|timeline) (attrib|causes|detail)$' "$TMP/edges")
 is "$bad" "" "the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
-	grep -vE ' (attrib|causes|detail|tasks|files|ring|htab|names|vec)$')
-is "$bad" "" "attribution calls only itself and the task and file tables"
+	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
+is "$bad" "" "attribution calls only itself, the stack tables and the task and file tables"
 done_testing

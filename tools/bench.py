@@ -563,6 +563,64 @@ def agent_cost(quick):
         "<= 1.15x", ratio <= 1.15,
         "%.2f s vs %.2f s under run, %.2f s untraced; probed from the next 1 s look on"
         % (during, run, none))
+# ---- 10. stacks ---------------------------------------------------------------
+
+# Two Python threads hand a byte back and forth through pipes: every hand-off
+# is a tracked switch-out with a Python stack to read.
+PINGPONG = r"""
+import os, sys, threading, time
+n = int(sys.argv[1])
+a, b = os.pipe(), os.pipe()
+def pong():
+    for _ in range(n):
+        os.read(a[0], 1); os.write(b[1], b"x")
+t = threading.Thread(target=pong); t.start()
+t0 = time.monotonic()
+for _ in range(n):
+    os.write(a[1], b"x"); os.read(b[0], 1)
+t.join()
+print(time.monotonic() - t0)
+"""
+
+# A Python-heavy job: compute in Python, a short wait every few ms.
+PYJOB = r"""
+import sys, time
+t0 = time.monotonic()
+for i in range(int(sys.argv[1])):
+    x = 0
+    for k in range(20000):
+        x = (x * 31 + k) % 1000003
+    time.sleep(0.0005)
+print(time.monotonic() - t0)
+"""
+
+
+def stacks_cost(quick):
+    py = "/usr/bin/python3"
+    n = 5000 if quick else 30000
+    tmp = scratch()
+    loop = [py, "-c", PINGPONG, str(n)]
+    nopy = dict(os.environ, IDLEGAP_NO_PYSTACKS="1")
+    rec = [os.path.join(tmp, "on.igrec"), os.path.join(tmp, "off.igrec")]
+    on, off, untr = median_of([
+        lambda: float(out(traced(loop, "--no-nvml", "-o", rec[0]))),
+        lambda: float(out(traced(loop, "--no-nvml", "-o", rec[1]), env=nopy)),
+        lambda: float(out(loop))], 3 if quick else 5)
+    per = (on - off) / (2 * n) * 1e9
+    row("10", "stacks: added cost per tracked switch-out", "%.2f us" % (per / 1e3),
+        "report", True, "Python stacks on %.3f s vs off %.3f s (untraced %.3f s),"
+        " %d switch-outs" % (on, off, untr, 2 * n))
+    s_on, s_off = os.path.getsize(rec[0]), os.path.getsize(rec[1])
+    row("10", "stacks: recording size with/without", "%.2fx" % (s_on / s_off),
+        "report", True, "%d vs %d bytes" % (s_on, s_off))
+    steps = 300 if quick else 2000
+    job = [py, "-c", PYJOB, str(steps)]
+    t, t0, u = median_of([lambda: float(out(traced(job, "--no-nvml"))),
+                          lambda: float(out(traced(job, "--no-nvml"), env=nopy)),
+                          lambda: float(out(job))], 3 if quick else 5)
+    row("10", "stacks: Python-heavy job traced/untraced", "%.3fx" % (t / u),
+        "<= 1.03x", t / u <= 1.03, "%.3f s vs %.3f s; Python stacks off %.3f s"
+        % (t, u, t0))
 
 
 def main():
@@ -570,7 +628,7 @@ def main():
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8,9")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10")
     ap.add_argument("--json")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -600,6 +658,8 @@ def main():
         trace_writing(a.quick)
     if "9" in want:
         agent_cost(a.quick)
+    if "10" in want:
+        stacks_cost(a.quick)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1, default=str)

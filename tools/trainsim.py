@@ -18,6 +18,9 @@ Scenarios:
            pure-Python threads compete with the feeder for it: the GPU
            idles between small kernels while the feeder waits for the GIL
   healthy  no other threads; GPU-bound
+  storage  the feeder reads each batch from disk (read_batch)
+  pagefault  the feeder faults each batch in from a mapped file (touch_batch)
+  lock     the feeder waits for a mutex a computing thread holds (hold_lock)
 
 Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
 GPU.  Prints a summary; --truth writes the same ground-truth JSON as
@@ -31,6 +34,7 @@ EXAMPLES
 import argparse
 import ctypes
 import json
+import mmap
 import os
 import signal
 import sys
@@ -50,6 +54,9 @@ SCENARIOS = {
     "gil": ("gil", 1, 4, 500, 200),
     "gil_eager": ("gil", 2, 100, 20, 200),
     "healthy": (None, 0, 8, 2000, 300),
+    "storage": ("storage", 0, 4, 500, 200),
+    "pagefault": ("page_fault", 0, 4, 500, 200),
+    "lock": ("lock", 0, 4, 500, 200),
 }
 
 c_ptr = ctypes.c_void_p
@@ -241,6 +248,89 @@ def gil_hog(stop, tids, i):
             x = (x * 31 + k) % 1000003
 
 
+BATCH_FILE_MB = 64
+
+
+def batch_file():
+    """A file to load batches from, past the page cache each step."""
+    path = os.path.join(os.environ.get("TMPDIR", "/var/tmp"),
+                        "trainsim-%d.bin" % os.getpid())
+    with open(path, "wb") as f:
+        for _ in range(BATCH_FILE_MB):
+            f.write(os.urandom(1 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    return path
+
+
+def read_batch(fd, step, nbytes):
+    """The loader's read: storage scenario (the page cache dropped first)."""
+    off = (step * nbytes) % ((BATCH_FILE_MB << 20) - nbytes)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    return len(os.pread(fd, nbytes, off))
+
+
+def touch_batch(fd, step, nbytes):
+    """A mapped dataset: pagefault scenario, every page faulted in."""
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    off = (step * nbytes) % ((BATCH_FILE_MB << 20) - nbytes) & ~0xfff
+    m = mmap.mmap(fd, nbytes, prot=mmap.PROT_READ, offset=off)
+    x = 0
+    for i in range(0, nbytes, 4096):
+        x += m[i]
+    m.close()
+    return x
+
+
+def hold_lock(libc, mutex, stop):
+    """Lock scenario: a thread that computes while it holds a mutex."""
+    while not stop.is_set():
+        libc.pthread_mutex_lock(mutex)
+        x = 0
+        for k in range(20000):
+            x = (x * 31 + k) % 1000003
+        libc.pthread_mutex_unlock(mutex)
+        time.sleep(0.0005)
+
+
+def take_lock(libc, mutex):
+    """The feeder's wait for the mutex (lock scenario)."""
+    libc.pthread_mutex_lock(mutex)
+    libc.pthread_mutex_unlock(mutex)
+
+
+class Loader:
+    """Per step, what the storage, pagefault and lock scenarios wait on."""
+
+    def __init__(self, scenario, stop):
+        self.scenario, self.path, self.fd = scenario, None, -1
+        if scenario in ("storage", "pagefault"):
+            self.path = batch_file()
+            self.fd = os.open(self.path, os.O_RDONLY)
+        elif scenario == "lock":
+            self.libc = ctypes.CDLL(None, handle=ctypes.pythonapi._handle)
+            self.mutex = ctypes.create_string_buffer(64)  # zeroed: unlocked
+            self.holder = threading.Thread(
+                target=hold_lock, args=(self.libc, self.mutex, stop),
+                daemon=True)
+            self.holder.start()
+
+    def step(self, step, nbytes):
+        if self.scenario == "storage":
+            read_batch(self.fd, step, nbytes)
+        elif self.scenario == "pagefault":
+            touch_batch(self.fd, step, nbytes)
+        elif self.scenario == "lock":
+            take_lock(self.libc, self.mutex)
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            os.unlink(self.path)
+        if self.scenario == "lock":
+            self.holder.join()
+
+
 def run(args, gpu):
     drv = gpu.d
     host, dev = c_ptr(), c_u64()
@@ -253,6 +343,7 @@ def run(args, gpu):
                              daemon=True) for i in range(args.threads)]
     for t in hogs:
         t.start()
+    loader = Loader(args.scenario, stop)
     kernel_ns = int(args.kernel_us * 1000)
     t0 = mono_ns()
     deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
@@ -261,6 +352,7 @@ def run(args, gpu):
         while steps < args.steps and (deadline is None or
                                       mono_ns() < deadline):
             collate(host, steps)
+            loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(args.kernels):
                 gpu.spin_ns(kernel_ns)
@@ -276,6 +368,7 @@ def run(args, gpu):
     stop.set()
     for t in hogs:
         t.join()
+    loader.close()
     drv("cuMemFreeHost", host)
     drv("cuMemFree_v2", dev)
     return steps, t0, t1, tids

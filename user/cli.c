@@ -15,6 +15,7 @@ enum {
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
 	OPT_PERFETTO,
+	OPT_FOLDED = 0x180,	/* stacks */
 };
 
 const char *argp_program_version = "idlegap " IG_VERSION;
@@ -59,6 +60,8 @@ static const struct argp_option options[] = {
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
 	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (open it in ui.perfetto.dev)", 0 },
+	/* stacks */
+	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks of the idle time (flame graph input), the cause as root", 0 },
 	{},
 };
 
@@ -241,6 +244,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "unexpected argument '%s'", arg);
 			bad = true;
 		}
+		break;
+	/* stacks */
+	case OPT_FOLDED:
+		if (c->cmd == IG_CMD_CHECK)
+			usage_error(st, "--folded applies to attach, run and report");
+		c->s.out.folded_path = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!bad && !helping)

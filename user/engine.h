@@ -32,6 +32,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec);
 void ig_engine_finish(struct ig_engine *e);
 int ig_engine_report_text(struct ig_engine *e, FILE *out);
 int ig_engine_report_json(struct ig_engine *e, FILE *out);
+/* Folded stacks (flame graphs) of the idle time, the cause as root frame.
+ * 0, -ENOMEM, or -EIO when writing fails. */
+int ig_engine_folded(struct ig_engine *e, FILE *out);
 void ig_engine_free(struct ig_engine *e);
 
 #endif

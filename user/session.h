@@ -15,6 +15,7 @@ struct ig_output_opts {
 	const char *json_path;		/* NULL: none, "-": stdout */
 	const char *perfetto_path;	/* --perfetto: NULL none, "-": stdout */
 	bool quiet;			/* no text report */
+	const char *folded_path;	/* --folded: NULL: none */
 	bool dump;			/* report: records as text, no analysis */
 	struct ig_engine_opts engine;
 	struct ig_engine_obs obs;	/* a view's observer (span NULL: none) */

@@ -16,6 +16,7 @@ struct session {
 	struct ig_rec_writer *writer;
 	FILE *json;		/* --json, opened up front */
 	struct ig_tlb *tlb;	/* --perfetto, opened up front */
+	FILE *folded;		/* --folded, opened up front */
 	int write_err;
 	bool oom;
 	__u64 nrecords;

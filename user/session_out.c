@@ -64,6 +64,25 @@ int ig_sess_close_output(FILE *f, const char *what, int werr)
 	return 1;
 }
 
+/* --folded: the idle time's stacks, the cause as root frame. */
+static int write_folded(struct session *s, const struct ig_output_opts *out)
+{
+	FILE *f = s->folded;
+	int err;
+
+	if (!f)
+		return 0;
+	s->folded = NULL;
+	err = ig_engine_folded(s->engine, f);
+	if (err && !ferror(f)) {
+		ig_err("cannot make the folded stacks: %s", strerror(-err));
+		if (f != stdout)
+			fclose(f);
+		return 1;
+	}
+	return ig_sess_close_output(f, out->folded_path, -err);
+}
+
 int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 {
 	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
@@ -89,7 +108,7 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 		rc |= ig_sess_close_output(f, json_stdout ? "the JSON report to standard output" :
 				   out->json_path, -err);
 	}
-	return rc | ig_sess_close_timeline(s, out);
+	return rc | write_folded(s, out) | ig_sess_close_timeline(s, out);
 }
 
 int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
@@ -127,12 +146,12 @@ static int open_timeline(struct session *s, const char *path)
 }
 
 /* Up front, as the recording: a bad --json path fails before the run. */
-static int open_json(struct session *s, const char *path)
+static int open_out(FILE **out, const char *path)
 {
 	int fd;
 
 	if (!strcmp(path, "-")) {
-		s->json = stdout;
+		*out = stdout;
 		return 0;
 	}
 	fd = ig_outfile_open(path);
@@ -140,8 +159,8 @@ static int open_json(struct session *s, const char *path)
 		ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
 		return 1;
 	}
-	s->json = fdopen(fd, "w");
-	if (!s->json) {
+	*out = fdopen(fd, "w");
+	if (!*out) {
 		ig_err("cannot write %s: %s", path, strerror(errno));
 		close(fd);
 		return 1;
@@ -176,7 +195,9 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 			return 1;
 		}
 	}
-	if (out->json_path && !out->dump && open_json(s, out->json_path))
+	if (out->json_path && !out->dump && open_out(&s->json, out->json_path))
+		return 1;
+	if (out->folded_path && !out->dump && open_out(&s->folded, out->folded_path))
 		return 1;
 	return 0;
 }
@@ -186,6 +207,8 @@ void ig_sess_teardown(struct session *s)
 	if (s->json && s->json != stdout)
 		fclose(s->json);
 	ig_tlb_close(s->tlb, NULL);
+	if (s->folded && s->folded != stdout)
+		fclose(s->folded);
 	ig_tracer_close(s->tracer);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);

@@ -159,16 +159,19 @@ static void emit_gil(struct walk *w, const struct ig_thread *th,
 	d = ig_det_add(ig_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
 		    rel->waker_tgid, 0, ig_comm_of(w->e, rel->waker_tid),
 		    y - x);
+	ig_stk_holder(w, IG_C_GIL, h, x, y, y - x);
 	if (h)
 		holder_states(h, x, y, d->aux);
 }
 
 static void emit_lock(struct walk *w, const struct ig_thread *th,
-		      const struct ig_ival *iv, uint64_t ns)
+		      const struct ig_ival *iv, uint64_t x, uint64_t y)
 {
+	uint64_t ns = y - x;
 	struct ig_cause_acc *c = ig_cause_add(w, IG_C_LOCK, ns);
 
 	ig_det_add(c, IG_D_LOCK, 0, th->tgid, iv->arg, "", ns);
+	ig_stk_holder(w, IG_C_LOCK, ig_thread_find(w->e, iv->waker_tid), x, y, ns);
 	if (iv->waker_tid)
 		ig_det_add(c, IG_D_WAKER, iv->waker_tid, iv->waker_tgid, 0,
 			ig_comm_of(w->e, iv->waker_tid), ns);
@@ -257,7 +260,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 		/* glibc mutexes wait with plain FUTEX_WAIT; condition
 		 * variables and semaphores (queue hand-offs) use BITSET */
 		if (iv->flags & IG_F_FUTEX_PLAIN) {
-			emit_lock(w, th, iv, ns);
+			emit_lock(w, th, iv, x, y);
 			return;
 		}
 		break;
@@ -326,6 +329,10 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 	while (seg_next(&it, &s)) {
 		if (w->obs && s.iv && s.st != ST_ONCPU && s.st != ST_UNKNOWN)
 			obs_step(w->obs, th, s.iv, s.x, s.y);
+		w->cur = (struct ig_stk_pos){ th, s.st == ST_ONCPU ? NULL : s.iv,
+					      s.x, s.y };
+		if (!w->depth)
+			w->top = w->cur;
 		switch (s.st) {
 		case ST_UNKNOWN:
 			ig_emit_unknown(w, s.y - s.x, s.why);

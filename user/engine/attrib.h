@@ -11,6 +11,7 @@
 #define IG_ENGINE_ATTRIB_H
 
 #include "engine/model.h"
+#include "engine/stacks.h"
 
 /* One attribution: where its time goes and the chain of threads followed. */
 struct walk {
@@ -19,6 +20,8 @@ struct walk {
 	int depth;
 	uint32_t chain[IG_DEPTH_CAP + 1];
 	struct ig_obs_walk *obs;	/* an observer's note of the walk */
+	/* the stretch being walked: of the feeder (depth 0), of this depth */
+	struct ig_stk_pos top, cur;
 };
 
 /* ---- detail.c ---- */

@@ -72,6 +72,7 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 	w->set->total_ns += ns;
 	if (w->obs)
 		w->obs->ns[c] += ns;
+	ig_stk_on_charge(w, c, ns);
 	return &w->set->c[c];
 }
 

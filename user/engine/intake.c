@@ -8,6 +8,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/files.h"
+#include "engine/stacks.h"
 
 /* A record shorter than its struct (older producer): read it zero-padded. */
 #define REC(type, rec, tmp)						\
@@ -329,6 +330,14 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	case IG_REC_FILE:
 		ig_files_on_rec(e, rec);	/* a bad one names no file */
+		break;
+	case IG_REC_PYSTACK:
+	case IG_REC_USTACK:
+		ig_stacks_on_rec(e, ig_thread_get(e, rec->tid, rec->tgid, rec->ts), rec);
+		break;
+	case IG_REC_PYCODE:
+	case IG_REC_USYM:
+		ig_stacks_on_rec(e, NULL, rec);
 		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));

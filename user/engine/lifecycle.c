@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/files.h"
+#include "engine/stacks.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
 
@@ -96,7 +97,8 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));
 	e->lost.ranges.esz = sizeof(struct ig_lost);
-	if (!e->tasks.comms || ig_htab_init(&e->tasks.threads, 256) ||
+	if (!e->tasks.comms || ig_stacks_new(e) ||
+	    ig_htab_init(&e->tasks.threads, 256) ||
 	    ig_htab_init(&e->tasks.procs, 64)) {
 		ig_engine_free(e);
 		errno = ENOMEM;
@@ -137,13 +139,13 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 		   ig_htab_bytes(&e->tasks.procs) +
 		   IG_COMM_CACHE * sizeof(*e->tasks.comms) +
 		   ig_ring_bytes(&e->attr.defer) + e->gpu.scratch_cap +
-		   ig_hist_bytes(&e->attr.gap_hist) +
+		   ig_hist_bytes(&e->attr.gap_hist) + ig_stacks_bytes(e) +
 		   (e->attr.gaps.cap + e->attr.unres_list.cap) * sizeof(struct ig_gap);
 	for (t = e->tasks.thr_head; t; t = t->next) {
 		m->intervals += t->ivals.len;
 		m->spans += t->spans.len;
 		m->bytes += sizeof(*t) + ig_ring_bytes(&t->ivals) +
-			    ig_ring_bytes(&t->spans);
+			    ig_ring_bytes(&t->spans) + ig_ring_bytes(&t->stks);
 	}
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		const struct ig_device *d = e->gpu.devs[i];
@@ -177,6 +179,7 @@ void ig_engine_free(struct ig_engine *e)
 	ig_htab_free(&e->tasks.threads);
 	ig_htab_free(&e->tasks.procs);
 	ig_files_free(e);
+	ig_stacks_free(e);
 	ig_hist_free(&e->attr.gap_hist);
 	for (i = 0; i < e->acct.nbiodev; i++)
 		ig_hist_free(&e->acct.biodev[i].lat);

@@ -111,6 +111,7 @@ struct ig_bio_ref {
 };
 
 struct ig_process;
+struct ig_stacks;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -127,6 +128,7 @@ struct ig_thread {
 	struct ig_ring ivals;	/* struct ig_ival by t_on */
 	struct ig_ring spans;	/* struct ig_span by t1 */
 	struct ig_ring samples;	/* struct ig_sample_ref by t */
+	struct ig_ring stks;	/* struct ig_stk_ref by t (stacks.c) */
 	struct ig_process *proc;
 	struct ig_thread *proc_next;
 	struct ig_thread *prev, *next;	/* engine-wide list */
@@ -379,6 +381,7 @@ struct ig_engine {
 	struct ig_engine_obs obs;
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
+	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
 };
 
 /* ---- tasks.c ---- */

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "engine/report.h"
 #include "engine/files.h"
+#include "engine/stacks.h"
 
 typedef struct json_object jo;
 
@@ -340,6 +341,39 @@ static jo *details_json(const struct ig_engine *e, unsigned int cause,
 	return a;
 }
 
+/* The top stacks of each role: {"kind": "stack", "role", "lang",
+ * "frames" (innermost first), "seconds", "count"}. */
+#define STACKS_SHOWN	4
+
+static void stacks_json(const struct ig_engine *e, bool idle,
+			unsigned int cause, jo *a)
+{
+	struct ig_stk_line *l = malloc(IG_STK_CAP * sizeof(*l));
+	size_t n, i;
+	unsigned int role;
+	uint16_t k;
+
+	if (!l)
+		return;
+	for (role = 0; role < IG_SR__MAX; role++) {
+		n = ig_stk_lines(e, idle, cause, role, l, IG_STK_CAP);
+		for (i = 0; i < n && i < STACKS_SHOWN; i++) {
+			jo *o = json_object_new_object(), *f = json_object_new_array();
+
+			add(o, "kind", jstr("stack"));
+			add(o, "role", jstr(ig_stk_role_name(role)));
+			add(o, "lang", jstr(ig_stk_lang_name(l[i].lang)));
+			for (k = 0; k < l[i].n; k++)
+				json_object_array_add(f, jstr(l[i].f[k]));
+			add(o, "frames", f);
+			add(o, "seconds", jsec(l[i].ns));
+			add(o, "count", ju64(l[i].count));
+			json_object_array_add(a, o);
+		}
+	}
+	free(l);
+}
+
 /*
  * Shares rounded so the printed values sum to exactly 1 (largest
  * remainder, in millionths).
@@ -387,6 +421,8 @@ static jo *causes_json(const struct ig_engine *e, const struct ig_causeset *s)
 		add(o, "seconds", jsec(c->ns));
 		add(o, "share", jnum((double)micro[i] / 1e6, 6));
 		add(o, "details", details_json(e, order[i], c, &omitted));
+		stacks_json(e, s == &e->attr.idle, order[i],
+			    json_object_object_get(o, "details"));
 		add(o, "details_omitted", ju64(omitted));
 		add(o, "details_approximate",
 		    json_object_new_boolean(c->evicted != 0));

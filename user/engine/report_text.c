@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/report.h"
 #include "engine/files.h"
+#include "engine/stacks.h"
 #include "escape.h"
 
 #define LABEL_W		56	/* detail label column */
@@ -151,6 +152,56 @@ static size_t top_details(const struct ig_cause_acc *c, unsigned int cause,
 	return n;
 }
 
+/* "func (/a/b/file.py:12)" as "func (file.py:12)": the JSON has paths. */
+static size_t short_frame(char *buf, size_t n, const char *sep, const char *f)
+{
+	const char *p = strstr(f, " ("), *slash = p ? strrchr(p, '/') : NULL;
+	int w;
+
+	if (slash)
+		w = snprintf(buf, n, "%s%.*s (%s", sep, (int)(p - f), f, slash + 1);
+	else
+		w = snprintf(buf, n, "%s%s", sep, f);
+	return w < 0 ? 0 : (size_t)w;
+}
+
+/* Where in the code: the cause's top stack, of the role that says most
+ * (what blocked, what held, who waited), on one or two lines of 80. */
+#define STACK_W		72
+
+static void stack_lines(FILE *out, const struct ig_engine *e, bool idle,
+			unsigned int cause)
+{
+	static const unsigned int roles[] = { IG_SR_BLOCKED, IG_SR_HOLDER,
+					      IG_SR_WAITER };
+	struct ig_stk_line *l = malloc(IG_STK_CAP * sizeof(*l));
+	char buf[2 * STACK_W + 1];
+	size_t n = 0, i, off, len;
+	uint16_t k;
+
+	for (i = 0; l && i < 3 && !n; i++)
+		n = ig_stk_lines(e, idle, cause, roles[i], l, IG_STK_CAP);
+	if (!n || l[0].ns < 500000) {
+		free(l);
+		return;
+	}
+	off = snprintf(buf, sizeof(buf), "%s (%s, %.3f s): ",
+		       ig_stk_role_name(l[0].role), ig_stk_lang_name(l[0].lang),
+		       sec(l[0].ns));
+	for (k = 0; k < l[0].n && off < sizeof(buf) - 1; k++)
+		off += short_frame(buf + off, sizeof(buf) - off, k ? " < " : "",
+				   l[0].f[k]);
+	for (i = 0; buf[i]; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	len = strlen(buf);
+	fprintf(out, "      %.*s\n", STACK_W, buf);
+	if (len > STACK_W)
+		fprintf(out, "        %.*s%s\n", STACK_W - 2, buf + STACK_W,
+			len > 2 * STACK_W - 2 ? "..." : "");
+	free(l);
+}
+
 static void causes_table(FILE *out, const struct ig_engine *e,
 			 const struct ig_causeset *s, size_t max_causes)
 {
@@ -174,6 +225,7 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 			fprintf(out, "      %-*s %9.3f s\n", LABEL_W, label,
 				sec(ig_detail_ns(top[k])));
 		}
+		stack_lines(out, e, s == &e->attr.idle, order[i]);
 	}
 	if (n > shown)
 		fprintf(out, "  (%zu more below, in the JSON report)\n",

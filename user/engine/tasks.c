@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "engine/stacks.h"
 #include "util.h"
 
 static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
@@ -106,6 +107,7 @@ static void thread_reset(struct ig_thread *t, uint64_t seen)
 	ig_ring_free(&t->ivals);
 	ig_ring_free(&t->spans);
 	ig_ring_free(&t->samples);
+	ig_ring_free(&t->stks);
 	t->first_seen = seen;
 	t->exit_ts = IG_NS_INF;
 	t->known_until = seen;
@@ -149,6 +151,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	ig_ring_init(&t->ivals, sizeof(struct ig_ival));
 	ig_ring_init(&t->spans, sizeof(struct ig_span));
 	ig_ring_init(&t->samples, sizeof(struct ig_sample_ref));
+	ig_ring_init(&t->stks, sizeof(struct ig_stk_ref));
 	thread_reset(t, seen);
 	thread_link_proc(t, p);
 	t->next = e->tasks.thr_head;
@@ -172,6 +175,7 @@ void ig_thread_free(struct ig_engine *e, struct ig_thread *t)
 	ig_ring_free(&t->ivals);
 	ig_ring_free(&t->spans);
 	ig_ring_free(&t->samples);
+	ig_ring_free(&t->stks);
 	free(t);
 	e->tasks.nthreads--;
 	e->tasks.threads_freed++;
@@ -230,6 +234,12 @@ void ig_thread_prune(struct ig_thread *t, uint64_t cutoff)
 	if (n) {
 		ig_ring_pop_front(&t->samples, n);
 		ig_ring_trim(&t->samples);
+	}
+	/* the stack at the cutoff is the newest change before it: kept */
+	n = ig_ring_upper(&t->stks, offsetof(struct ig_stk_ref, t), cutoff - 1);
+	if (n > 1) {
+		ig_ring_pop_front(&t->stks, n - 1);
+		ig_ring_trim(&t->stks);
 	}
 }
 

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Stacks tied to each cause's time, on every CPython here (pyenv 3.9-3.13,
+# Debian's 3.11) with tools/trainsim.py: the JSON names the function that
+# held the GIL (gil: holder), that read (storage: blocked) and that faulted
+# (page_fault: blocked); replaying the recording gives the same stacks; the
+# native loader of build/trainsim names read_file/read_sample.  Needs root.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -x "$IG" ] || skip_all "build first: make all"
+trap 'rm -rf "$TMP"' EXIT
+export LD_LIBRARY_PATH="$IG_TOP/build/simgpu"
+
+# file cause role function: does a stack of (cause, role) name function?
+names() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, cause, role, fn = sys.argv[1:]
+d = json.load(open(path))
+hit = [x for c in d["causes"] if c["cause"] == cause for x in c["details"]
+       if x.get("kind") == "stack" and x["role"] == role and
+       any(f.startswith(fn + " (") for f in x["frames"])]
+print("yes" if hit else "no")
+PY
+}
+
+stacks_of() {
+	/usr/bin/python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(json.dumps([[c["cause"], x] for c in d["causes"] for x in c["details"] if x.get("kind") == "stack"]))' "$1"
+}
+
+scenario() {	# name python scenario cause role function
+	name=$1 py=$2 sc=$3 cause=$4 role=$5 fn=$6
+	"$IG" run -q --json "$TMP/$sc.json" --folded "$TMP/$sc.folded" \
+		-o "$TMP/$sc.igrec" -- "$py" "$IG_TOP/tools/trainsim.py" -s "$sc" \
+		-t 3 -q 2> "$TMP/err"
+	is "$?" 0 "$name $sc: traced"
+	is "$(names "$TMP/$sc.json" "$cause" "$role" "$fn")" yes \
+		"$name $sc: $cause $role stack names $fn"
+	"$IG" report -q --json "$TMP/$sc.r.json" "$TMP/$sc.igrec" 2> "$TMP/err"
+	is "$(stacks_of "$TMP/$sc.r.json")" "$(stacks_of "$TMP/$sc.json")" \
+		"$name $sc: replay gives the same stacks"
+	ok "$name $sc: folded stacks under $cause" grep -q "^$cause;" "$TMP/$sc.folded"
+}
+
+check() {	# name python
+	if [ ! -x "$2" ]; then
+		skip "$1" "no $2"
+		return
+	fi
+	scenario "$1" "$2" gil gil holder gil_hog
+	scenario "$1" "$2" storage storage blocked read_batch
+	scenario "$1" "$2" pagefault page_fault blocked touch_batch
+}
+
+for v in ${IG_PYVERSIONS:-3.9 3.10 3.11 3.12 3.13}; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -1)
+	check "$v" "${py:-/root/.pyenv/versions/$v/bin/python3}"
+done
+check debian-3.11 /usr/bin/python3.11
+
+# native: the C loader's read
+"$IG" run -q --json "$TMP/native.json" -- "$IG_TOP/build/trainsim" -s storage \
+	-n 100 2> "$TMP/err"
+is "$?" 0 "native storage: traced"
+r=$(names "$TMP/native.json" storage blocked read_file)
+[ "$r" = yes ] || r=$(names "$TMP/native.json" storage blocked read_sample)
+is "$r" yes "native storage: blocked stack names read_file or read_sample"
+done_testing
