@@ -111,7 +111,7 @@ PY
 for s in storage:1 lock:2; do
 	sc=${s%:*}; n=${s#*:}
 	want=$(truth_idle "$sc")
-	got=$(prom_query "sum(idlegap_gpu_seconds_total{slurm_job=\"$JOB$n\",state=~\"idle|unresolved\"})")
+	got=$(prom_query "sum(idlegap_gpu_seconds_total{slurm_job=\"$JOB$n\",state=~\"idle|unresolved_.*\"})")
 	ok "$sc: idle seconds in Prometheus match the truth within 10% ($got vs $want)" -- \
 		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))"
 	causes=$(prom_labels "topk(2, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause | tr '\n' ' ')

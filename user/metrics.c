@@ -330,7 +330,9 @@ static void add_devices(struct ig_metrics *m, struct json_object *gpu,
 			continue;
 		t->state[IG_ST_BUSY] += ig_jsec(d, "busy_s");
 		t->state[IG_ST_IDLE] += ig_jsec(d, "idle_s");
-		t->state[IG_ST_UNRES] += ig_jsec(d, "unresolved_s");
+		t->state[IG_ST_UNRES_HOST] += ig_jsec(d, "unresolved_host_bound_s");
+		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
+		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
 		t->has_state = true;
 	}
 }

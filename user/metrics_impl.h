@@ -31,7 +31,11 @@ struct ig_lset {
 	char v[IG_MK__MAX][sizeof(((struct ig_identity *)0)->container)];
 };
 
-enum { IG_ST_BUSY, IG_ST_IDLE, IG_ST_UNRES, IG_ST__MAX };
+/* GPU states: unresolved time split by what the evidence shows
+ * (docs/design.md §4.7): the host held the GPU back, the GPU was still
+ * busy, or the run is still open at the window's end. */
+enum { IG_ST_BUSY, IG_ST_IDLE, IG_ST_UNRES_HOST, IG_ST_UNRES_GPU,
+       IG_ST_UNRES_OPEN, IG_ST__MAX };
 
 #define IG_MAX_CAUSES	32
 #define IG_BOUND_NS(ns) +1

@@ -96,7 +96,9 @@ static void states(struct out *o)
 {
 	static const char *const names[IG_ST__MAX] = {
 		[IG_ST_BUSY] = "busy", [IG_ST_IDLE] = "idle",
-		[IG_ST_UNRES] = "unresolved",
+		[IG_ST_UNRES_HOST] = "unresolved_host_bound",
+		[IG_ST_UNRES_GPU] = "unresolved_gpu_bound",
+		[IG_ST_UNRES_OPEN] = "unresolved_open",
 	};
 	size_t i, s;
 

@@ -43,7 +43,8 @@ static struct json_object *window(const char *procs_json,
 }
 
 #define ONE_PROC "[{\"pid\": 10, \"device\": 0}, {\"pid\": 11, \"device\": null}]"
-#define ONE_DEV "[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 7.0, \"unresolved_s\": 1.0}]"
+#define ONE_DEV "[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 7.0, \"unresolved_s\": 1.0," \
+	" \"unresolved_host_bound_s\": 0.75, \"unresolved_gpu_bound_s\": 0.25, \"unresolved_open_s\": 0.0}]"
 #define CAUSES "[{\"cause\": \"storage\", \"seconds\": 6.0}, {\"cause\": \"lock\", \"seconds\": 1.0}]"
 
 static struct ig_pid_identity pod_id(pid_t pid, const char *rank)
@@ -106,6 +107,9 @@ static void test_one_window_and_sum(void **state)
 	has(t, "# TYPE idlegap_gpu_seconds_total counter\n");
 	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"idle\"} 14\n");
 	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"busy\"} 4\n");
+	/* unresolved split by what the evidence shows, over two windows */
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"unresolved_host_bound\"} 1.5\n");
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"unresolved_gpu_bound\"} 0.5\n");
 	has(t, "\nidlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"storage\"} 12\n");
 	has(t, "\nidlegap_gpu_unresolved_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"host_compute\"} 1\n");
 	has(t, "# TYPE idlegap_gpu_gap_seconds histogram\n");
