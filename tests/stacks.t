@@ -23,6 +23,21 @@ print("yes" if hit else "no")
 PY
 }
 
+# what a run found, for a failure's log: causes, lost records, top stacks
+explain() {
+	/usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["events"]
+print("stacks.t: dropped %s, user lost %s, by type %s" % (e["dropped"], e["user_lost"], e["by_type"]))
+for c in d["causes"]:
+    print("stacks.t: %s %.3f s" % (c["cause"], c.get("seconds", 0)))
+    for x in [x for x in c["details"] if x.get("kind") == "stack"][:6]:
+        print("stacks.t:   %s %.3f s %s" % (x["role"], x["seconds"],
+                                          " <- ".join(x["frames"][:4])))
+PY
+}
+
 stacks_of() {
 	/usr/bin/python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
@@ -35,8 +50,9 @@ scenario() {	# name python scenario cause role function
 		-o "$TMP/$sc.igrec" -- "$py" "$IG_TOP/tools/trainsim.py" -s "$sc" \
 		-t 3 -q 2> "$TMP/err"
 	is "$?" 0 "$name $sc: traced"
-	is "$(names "$TMP/$sc.json" "$cause" "$role" "$fn")" yes \
-		"$name $sc: $cause $role stack names $fn"
+	r=$(names "$TMP/$sc.json" "$cause" "$role" "$fn")
+	is "$r" yes "$name $sc: $cause $role stack names $fn"
+	[ "$r" = yes ] || explain "$TMP/$sc.json" >&2
 	"$IG" report -q --json "$TMP/$sc.r.json" "$TMP/$sc.igrec" 2> "$TMP/err"
 	is "$(stacks_of "$TMP/$sc.r.json")" "$(stacks_of "$TMP/$sc.json")" \
 		"$name $sc: replay gives the same stacks"
