@@ -150,7 +150,9 @@ static bool seen_grow(struct pyproc *pp)
 }
 
 /* Whether @code with @sig is news: not sent yet, or sent for another
- * object that lived at the same address. */
+ * object that lived at the same address.  An unreadable object (sig 0:
+ * mostly a process that exited before its last stacks were read) is news
+ * only the first time: it says nothing against the names already sent. */
 static bool seen_add(struct pyproc *pp, __u64 code, __u64 sig)
 {
 	size_t m;
@@ -161,7 +163,7 @@ static bool seen_add(struct pyproc *pp, __u64 code, __u64 sig)
 		struct seen *e = &pp->seen[m & (pp->capseen - 1)];
 
 		if (e->code == code) {
-			if (e->sig == sig)
+			if (e->sig == sig || !sig)
 				return false;
 			e->sig = sig;
 			return true;

@@ -97,6 +97,11 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 		/* a recording is input: a table past the record is none */
 		if (c->ltlen > IG_PYCODE_TABLE || IG_PYCODE_SIZE(c->ltlen) > rec->size)
 			return 0;
+		e = find(n->code, rec->tgid, c->code);
+		/* a later failed read takes nothing from names read before */
+		if (e && (c->flags & IG_PYC_UNREAD) &&
+		    !(((const struct ig_pycode *)e->rec)->flags & IG_PYC_UNREAD))
+			return 0;
 		err = put(n->code, rec->tgid, c->code, rec);
 		if (!err && (e = find(n->code, rec->tgid, c->code))) {
 			c = e->rec;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../../user/pyframes.h"
+#include "../../user/pycode.h"
 
 #define MAXREG 16
 #define MAXLINE 256
@@ -167,6 +168,40 @@ static void test_unknown(void **state)
 	unload(&im);
 }
 
+/* A code object read while its process lived keeps its names when a later
+ * read fails (the process exited before its last stacks were read). */
+static void test_unread_later(void **state)
+{
+	struct ig_pynames *n = ig_pynames_new();
+	struct ig_pycode c = { .h = { .type = IG_REC_PYCODE, .tgid = 7,
+				      .size = IG_PYCODE_SIZE(0) },
+			       .code = 0x1000, .version = 0x030c, .firstline = 3 };
+	struct ig_pystack st = { .h = { .type = IG_REC_PYSTACK, .tgid = 7,
+					.size = IG_PYSTACK_SIZE(1) },
+				 .id = 1, .nframes = 1, .f = { { 0x1000, 0 } } };
+	char buf[128];
+
+	(void)state;
+	assert_non_null(n);
+	snprintf(c.name, sizeof(c.name), "touch_batch");
+	snprintf(c.file, sizeof(c.file), "train.py");
+	assert_int_equal(ig_pynames_feed(n, &c.h), 0);
+	memset(c.name, 0, sizeof(c.name));
+	memset(c.file, 0, sizeof(c.file));
+	c.flags = IG_PYC_UNREAD;
+	assert_int_equal(ig_pynames_feed(n, &c.h), 0);
+	assert_int_equal(ig_pynames_frame(n, &st, 0, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "touch_batch (train.py)");
+	/* a new object read at the address replaces it */
+	c.flags = 0;
+	snprintf(c.name, sizeof(c.name), "read_batch");
+	snprintf(c.file, sizeof(c.file), "train.py");
+	assert_int_equal(ig_pynames_feed(n, &c.h), 0);
+	assert_int_equal(ig_pynames_frame(n, &st, 0, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "read_batch (train.py)");
+	ig_pynames_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_312),
 		cmocka_unit_test(test_313),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_unread_later),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
