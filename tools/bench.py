@@ -23,6 +23,7 @@ import atexit
 import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import statistics
@@ -628,6 +629,24 @@ def wait_files(paths, procs, timeout=120):
         time.sleep(0.01)
 
 
+def read_lines(procs, timeout=900):
+    """The first line of each process's output, as numbers; a job that ends
+    without one leaves the other waiting for its turn: both are stopped."""
+    lines = {}
+    end = time.monotonic() + timeout
+    while len(lines) < len(procs):
+        for i, p in enumerate(procs):
+            if i not in lines and select.select([p.stdout], [], [], 0)[0]:
+                lines[i] = tuple(float(v) for v in p.stdout.readline().split())
+        if any(not lines.get(i, True) for i in range(len(procs))) or \
+                time.monotonic() > end:
+            for p in procs:
+                killpg(p.pid, signal.SIGKILL)
+            return [lines.get(i, ()) for i in range(len(procs))]
+        time.sleep(0.05)
+    return [lines[i] for i in range(len(procs))]
+
+
 def side_by_side(cmds, envs, cpu):
     """Runs two jobs (PYJOB command lines) taking turns, once both are ready
     (idlegap attached); both exit once both have timed themselves (so
@@ -649,8 +668,7 @@ def side_by_side(cmds, envs, cpu):
         wait_files([f("ready0"), f("ready1")], procs)
         with open(f("turn0"), "wb") as t:
             t.write(b"x")
-        res = [tuple(float(v) for v in p.stdout.readline().split())
-               for p in procs]
+        res = read_lines(procs)
         open(f("done"), "w").close()
         for p, r in zip(procs, res):
             err = p.communicate(timeout=300)[1]
