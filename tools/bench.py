@@ -705,7 +705,7 @@ def stacks_cost(quick):
             "off": (traced(job, "--no-nvml"), nopy),
             "none": (job, None)}	# untraced beside untraced: the noise
     res = {k: [] for k in arms}
-    for r in range(5 if quick else 7):
+    for r in range(3 if quick else 7):
         for k, (cmd, env) in arms.items():
             # each side goes first, on either CPU, as often as the other
             pair = [(cmd, env), (job, None)][::-1 if r % 2 else 1]
