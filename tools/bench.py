@@ -23,6 +23,7 @@ import atexit
 import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import statistics
@@ -713,17 +714,102 @@ t.join()
 print(time.monotonic() - t0)
 """
 
-# A Python-heavy job: compute in Python, a short wait every few ms.
+# A Python-heavy job: compute in Python, a short wait every few ms.  Two
+# of them take turns on one CPU (argv[6]), a step each (argv[3] is the
+# FIFO of this one's turns, argv[4] the other's), so that both meet the
+# same load; each times its own steps (computing and sleeping), not the
+# turns it waits for.  It prints that time and the median time its 0.5 ms
+# sleep took, then waits until argv[5] exists.
 PYJOB = r"""
-import sys, time
-t0 = time.monotonic()
-for i in range(int(sys.argv[1])):
+import os, sys, time
+n, ready, mine, theirs, done, cpu = int(sys.argv[1]), *sys.argv[2:7]
+os.sched_setaffinity(0, {int(cpu)})
+fin, fout = os.open(mine, os.O_RDWR), os.open(theirs, os.O_RDWR)
+open(ready, "w").close()
+spent = 0.0
+naps = []
+for i in range(n):
+    os.read(fin, 1)
+    t0 = time.monotonic()
     x = 0
     for k in range(20000):
         x = (x * 31 + k) % 1000003
+    a = time.monotonic()
     time.sleep(0.0005)
-print(time.monotonic() - t0)
+    t1 = time.monotonic()
+    naps.append(t1 - a)
+    spent += t1 - t0
+    os.write(fout, b"x")
+naps.sort()
+print(spent, naps[n // 2], flush=True)
+while not os.path.exists(done):
+    time.sleep(0.01)
 """
+
+
+def wait_files(paths, procs, timeout=120):
+    end = time.monotonic() + timeout
+    while not all(os.path.exists(f) for f in paths):
+        bad = [p for p in procs if p.poll() is not None]
+        if bad or time.monotonic() > end:
+            for p in procs:
+                killpg(p.pid, signal.SIGKILL)
+            err = bad[0].stderr.read() if bad else "no start in %d s" % timeout
+            raise RuntimeError("%s: %s" % (" ".join(bad[0].args) if bad else
+                                           "side by side", err.strip()[-500:]))
+        time.sleep(0.01)
+
+
+def read_lines(procs, timeout=900):
+    """The first line of each process's output, as numbers; a job that ends
+    without one leaves the other waiting for its turn: both are stopped."""
+    lines = {}
+    end = time.monotonic() + timeout
+    while len(lines) < len(procs):
+        for i, p in enumerate(procs):
+            if i not in lines and select.select([p.stdout], [], [], 0)[0]:
+                lines[i] = tuple(float(v) for v in p.stdout.readline().split())
+        if any(not lines.get(i, True) for i in range(len(procs))) or \
+                time.monotonic() > end:
+            for p in procs:
+                killpg(p.pid, signal.SIGKILL)
+            return [lines.get(i, ()) for i in range(len(procs))]
+        time.sleep(0.05)
+    return [lines[i] for i in range(len(procs))]
+
+
+def side_by_side(cmds, envs, cpu):
+    """Runs two jobs (PYJOB command lines) taking turns, once both are ready
+    (idlegap attached); both exit once both have timed themselves (so
+    idlegap's report comes after).  On a shared machine, runs made one after
+    the other meet different loads; taking turns, both meet the same.
+    Returns [(s spent in steps, median sleep s)] of each."""
+    tmp = scratch()
+
+    def f(name):
+        return os.path.join(tmp, name)
+    for i in (0, 1):
+        os.mkfifo(f("turn%d" % i))
+    procs = [popen(c + [f("ready%d" % i), f("turn%d" % i),
+                        f("turn%d" % (1 - i)), f("done"), str(cpu)],
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   env=e)
+             for i, (c, e) in enumerate(zip(cmds, envs))]
+    try:
+        wait_files([f("ready0"), f("ready1")], procs)
+        with open(f("turn0"), "wb") as t:
+            t.write(b"x")
+        res = read_lines(procs)
+        open(f("done"), "w").close()
+        for p, r in zip(procs, res):
+            err = p.communicate(timeout=300)[1]
+            if p.returncode or len(r) != 2:
+                raise RuntimeError("%s: exit %d: %s" % (" ".join(p.args),
+                                   p.returncode, err.strip()[-500:]))
+    finally:
+        for p in procs:
+            groups.discard(p.pid)
+    return res
 
 
 def stacks_cost(quick):
@@ -744,14 +830,32 @@ def stacks_cost(quick):
     s_on, s_off = os.path.getsize(rec[0]), os.path.getsize(rec[1])
     row("10", "stacks: recording size with/without", "%.2fx" % (s_on / s_off),
         "report", True, "%d vs %d bytes" % (s_on, s_off))
-    steps = 300 if quick else 2000
+    steps = 300 if quick else 1000
     job = [py, "-c", PYJOB, str(steps)]
-    t, t0, u = median_of([lambda: float(out(traced(job, "--no-nvml"))),
-                          lambda: float(out(traced(job, "--no-nvml"), env=nopy)),
-                          lambda: float(out(job))], 3 if quick else 5)
-    row("10", "stacks: Python-heavy job traced/untraced", "%.3fx" % (t / u),
-        "<= 1.03x", t / u <= 1.03, "%.3f s vs %.3f s; Python stacks off %.3f s"
-        % (t, u, t0))
+    arms = {"on": (traced(job, "--no-nvml"), None),
+            "off": (traced(job, "--no-nvml"), nopy),
+            "none": (job, None)}	# untraced beside untraced: the noise
+    res = {k: [] for k in arms}
+    for r in range(3 if quick else 7):
+        for k, (cmd, env) in arms.items():
+            # each side goes first, on either CPU, as often as the other
+            pair = [(cmd, env), (job, None)][::-1 if r % 2 else 1]
+            got = side_by_side([c for c, _ in pair], [e for _, e in pair],
+                               (r // 2) % 2)
+            res[k].append(got[::-1 if r % 2 else 1])
+    ratio = {k: statistics.median(a[0] / b[0] for a, b in v)
+             for k, v in res.items()}
+
+    def med(k, i, j):
+        return statistics.median(r[i][j] for r in res[k])
+    row("10", "stacks: Python-heavy job traced/untraced", "%.3fx" % ratio["on"],
+        "<= 1.03x", ratio["on"] <= 1.03,
+        "taking turns, median of %d pairs: %.3f s vs %.3f s in %d steps;"
+        " Python stacks off %.3fx; untraced beside untraced %.3fx; a 0.5 ms"
+        " sleep took %.0f vs %.0f us" %
+        (len(res["on"]), med("on", 0, 0), med("on", 1, 0), steps,
+         ratio["off"], ratio["none"], med("on", 0, 1) * 1e6,
+         med("on", 1, 1) * 1e6))
 
 
 def main():
