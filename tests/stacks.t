@@ -1,8 +1,9 @@
 #!/bin/sh
 # Stacks tied to each cause's time, on every CPython here (pyenv 3.9-3.13,
 # Debian's 3.11) with tools/trainsim.py: the JSON names the function that
-# held the GIL (gil: holder), that read (storage: blocked) and that faulted
-# (page_fault: blocked); replaying the recording gives the same stacks; the
+# held the GIL (gil: holder), that read (storage: blocked), that faulted
+# (page_fault: blocked), and that waited for a mutex and held it (lock:
+# waiter and holder); replaying the recording gives the same stacks; the
 # native loader of build/trainsim names read_file/read_sample.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -44,15 +45,25 @@ d = json.load(open(sys.argv[1]))
 print(json.dumps([[c["cause"], x] for c in d["causes"] for x in c["details"] if x.get("kind") == "stack"]))' "$1"
 }
 
-scenario() {	# name python scenario cause role function
-	name=$1 py=$2 sc=$3 cause=$4 role=$5 fn=$6
+top_cause() {
+	json "$1" 'max(j["causes"], key=lambda c: c["seconds"])["cause"]'
+}
+
+scenario() {	# name python scenario cause role function [role function]...
+	name=$1 py=$2 sc=$3 cause=$4
+	shift 4
 	"$IG" run -q --json "$TMP/$sc.json" --folded "$TMP/$sc.folded" \
 		-o "$TMP/$sc.igrec" -- "$py" "$IG_TOP/tools/trainsim.py" -s "$sc" \
 		-t 3 -q 2> "$TMP/err"
 	is "$?" 0 "$name $sc: traced"
-	r=$(names "$TMP/$sc.json" "$cause" "$role" "$fn")
-	is "$r" yes "$name $sc: $cause $role stack names $fn"
-	[ "$r" = yes ] || explain "$TMP/$sc.json" >&2
+	bad=
+	while [ $# -ge 2 ]; do
+		r=$(names "$TMP/$sc.json" "$cause" "$1" "$2")
+		is "$r" yes "$name $sc: $cause $1 stack names $2"
+		[ "$r" = yes ] || bad=1
+		shift 2
+	done
+	[ -z "$bad" ] || explain "$TMP/$sc.json" >&2
 	"$IG" report -q --json "$TMP/$sc.r.json" "$TMP/$sc.igrec" 2> "$TMP/err"
 	is "$(stacks_of "$TMP/$sc.r.json")" "$(stacks_of "$TMP/$sc.json")" \
 		"$name $sc: replay gives the same stacks"
@@ -67,6 +78,9 @@ check() {	# name python
 	scenario "$1" "$2" gil gil holder gil_hog
 	scenario "$1" "$2" storage storage blocked read_batch
 	scenario "$1" "$2" pagefault page_fault blocked touch_batch
+	scenario "$1" "$2" lock lock waiter take_lock holder hold_lock
+	# the holder works without the GIL: the feeder waits for the mutex only
+	is "$(top_cause "$TMP/lock.json")" lock "$1 lock: lock is the largest cause"
 }
 
 for v in ${IG_PYVERSIONS:-3.9 3.10 3.11 3.12 3.13}; do

@@ -20,7 +20,8 @@ Scenarios:
   healthy  no other threads; GPU-bound
   storage  the feeder reads each batch from disk (read_batch)
   pagefault  the feeder faults each batch in from a mapped file (touch_batch)
-  lock     the feeder waits for a mutex a computing thread holds (hold_lock)
+  lock     the feeder waits for a mutex a thread holds while it works in C
+           without the GIL (hold_lock)
 
 Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
 GPU.  Prints a summary; --truth writes the same ground-truth JSON as
@@ -282,15 +283,25 @@ def touch_batch(fd, step, nbytes):
     return x
 
 
-def hold_lock(libc, mutex, stop):
-    """Lock scenario: a thread that computes while it holds a mutex."""
+LOCK_HOLD_MS = 6.0  # longer than a step's GPU work (4 x 500 us + copy)
+LOCK_GAP_MS = 1.0  # the holder's pause between holds: the feeder's turn
+LOCK_CHUNK = 1 << 20  # bytes one memset call covers
+
+
+def hold_lock(libc, mutex, buf, stop):
+    """Lock scenario: a thread that holds a mutex while it works in C with
+    the GIL released (memset through ctypes, as a native extension would),
+    so that the feeder's wait is on the mutex alone."""
+    hold_ns = int(LOCK_HOLD_MS * 1e6)
+    k = 0
     while not stop.is_set():
         libc.pthread_mutex_lock(mutex)
-        x = 0
-        for k in range(20000):
-            x = (x * 31 + k) % 1000003
+        end = mono_ns() + hold_ns
+        while mono_ns() < end:
+            libc.memset(buf, k & 0xff, LOCK_CHUNK)
+            k += 1
         libc.pthread_mutex_unlock(mutex)
-        time.sleep(0.0005)
+        time.sleep(LOCK_GAP_MS / 1000)
 
 
 def take_lock(libc, mutex):
@@ -308,11 +319,15 @@ class Loader:
             self.path = batch_file()
             self.fd = os.open(self.path, os.O_RDONLY)
         elif scenario == "lock":
+            # CDLL: every call releases the GIL while in C
             self.libc = ctypes.CDLL(None, handle=ctypes.pythonapi._handle)
+            self.libc.memset.argtypes = [c_ptr, ctypes.c_int, ctypes.c_size_t]
+            self.libc.memset.restype = c_ptr
             self.mutex = ctypes.create_string_buffer(64)  # zeroed: unlocked
+            self.buf = ctypes.create_string_buffer(LOCK_CHUNK)
             self.holder = threading.Thread(
-                target=hold_lock, args=(self.libc, self.mutex, stop),
-                daemon=True)
+                target=hold_lock,
+                args=(self.libc, self.mutex, self.buf, stop), daemon=True)
             self.holder.start()
 
     def step(self, step, nbytes):
