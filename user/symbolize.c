@@ -414,20 +414,22 @@ int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 
 /* ---- the record stream ---------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Whether @ip was named for @p already; remembers it if not. */
+/* Whether @ip was named for @p already; remembers it if not (the list
+ * stays sorted: one insertion, not a sort per address). */
 static bool seen_before(struct symproc *p, uint64_t ip)
 {
+	size_t lo = 0, hi = p->nseen, mid;
 	uint64_t *v;
 
-	if (p->nseen && bsearch(&ip, p->seen, p->nseen, sizeof(ip), cmp_u64))
-		return true;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->seen[mid] == ip)
+			return true;
+		if (p->seen[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	if (p->nseen == p->capseen) {
 		size_t cap = p->capseen ? 2 * p->capseen : 64;
 
@@ -437,8 +439,9 @@ static bool seen_before(struct symproc *p, uint64_t ip)
 		p->seen = v;
 		p->capseen = cap;
 	}
-	p->seen[p->nseen++] = ip;
-	qsort(p->seen, p->nseen, sizeof(ip), cmp_u64);
+	memmove(p->seen + lo + 1, p->seen + lo, (p->nseen - lo) * sizeof(ip));
+	p->seen[lo] = ip;
+	p->nseen++;
 	return false;
 }
 
