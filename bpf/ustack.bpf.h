@@ -16,6 +16,9 @@
 
 #include "maps.bpf.h"
 
+/* Set by user space before load: IDLEGAP_NO_USTACKS turns capture off. */
+const volatile bool ustacks_on = true;
+
 struct ustack_key {
 	__u32 tgid;
 	__u32 pad;
@@ -124,6 +127,7 @@ static __always_inline bool in_exec_vma(struct task_struct *t, __u64 addr)
 /* Words above sp looked at for the innermost function's return address. */
 struct ustack_scan {
 	__u64 w[USTACK_SCAN];
+	__u32 ok, m;
 };
 
 struct {
@@ -158,25 +162,27 @@ static __always_inline bool after_call(__u64 ra)
  * address above the frame pointer, where this does not look.  When rbp
  * holds no frame pointer at all, the caller's, which the function saved,
  * is a word below that return address pointing up the stack: *fp.
- * Returns the return address, 0 if none.
+ * The words above sp are in @s (@s->ok: read); sets @s->m to how many of
+ * them the answer depends on.  Returns the return address, 0 if none.
  */
 static __always_inline __u64 ustack_leaf(struct task_struct *t, __u64 sp,
-					 __u64 *fp)
+					 __u64 *fp, struct ustack_scan *s)
 {
-	__u32 zero = 0, tries = 0;
-	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
 	bool framed = *fp - sp < USTACK_SPAN;
+	__u32 tries = 0;
 	__u64 ret = 0;
 	int k, j;
 
-	if (!s || !have_find_vma ||
-	    bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp))
+	s->m = 0;
+	if (!s->ok || !have_find_vma)
 		return 0;
 	for (k = 0; k < USTACK_SCAN; k++) {
 		__u64 w = s->w[k];
 
+		s->m = k;
 		if (framed && sp + 8 * k >= *fp)
 			return 0;
+		s->m = k + 1;
 		if (w < 0x10000 || w - sp < USTACK_SPAN || !after_call(w))
 			continue;
 		if (++tries > 3)
@@ -197,9 +203,80 @@ static __always_inline __u64 ustack_leaf(struct task_struct *t, __u64 sp,
 	return ret;
 }
 
+/*
+ * The leaf scan is most of a stack's cost (bpf_find_vma() and a read of
+ * code per candidate word), and a thread that blocks in the same place
+ * again asks it the same question.  Its answer (the return address, and
+ * the frame pointer the walk goes on from) is a function of sp, rbp, the
+ * first m words above sp (the scan stops at the word it picks, at rbp, or
+ * after its candidates), the code bytes before those words and whether
+ * they lie in executable memory.  So when sp, rbp and those m words are
+ * what they were last time in the same address space (same mm, and the
+ * words by a 64-bit hash), the answer is the one given then, unless the
+ * process unmapped or rewrote its code in between.  Only the scan is
+ * remembered: the frame-pointer chain above it is read every time.
+ */
+struct ustack_memo {
+	__u64 mm, sp, bp, words;	/* the question */
+	__u64 ret, fp;			/* the answer */
+	__u32 m;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct ustack_memo);
+} ustack_memos SEC(".maps");
+
+static __always_inline __u64 words_hash(const struct ustack_scan *s, __u32 m)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+	__u32 i;
+
+	for (i = 0; i < USTACK_SCAN; i++) {
+		if (i >= m)
+			break;
+		h = (h ^ s->w[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h ^ m;
+}
+
+/* ustack_leaf(), answered from the thread's memo when the question is the
+ * same. */
+static __always_inline __u64 ustack_leaf_memo(struct task_struct *t, __u32 tid,
+					      __u64 sp, __u64 *fp)
+{
+	__u32 zero = 0;
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+	struct ustack_memo *mo = bpf_map_lookup_elem(&ustack_memos, &tid);
+	struct ustack_memo nm = { .mm = (__u64)BPF_CORE_READ(t, mm),
+				  .sp = sp, .bp = *fp };
+
+	if (!s)
+		return 0;
+	s->ok = !bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp);
+	if (!s->ok)
+		return 0;
+	if (mo && mo->mm == nm.mm && mo->sp == sp && mo->bp == *fp &&
+	    mo->words == words_hash(s, mo->m)) {
+		*fp = mo->fp;
+		return mo->ret;
+	}
+	nm.ret = ustack_leaf(t, sp, fp, s);
+	nm.fp = *fp;
+	nm.m = s->m;
+	nm.words = words_hash(s, s->m);
+	bpf_map_update_elem(&ustack_memos, &tid, &nm, BPF_ANY);
+	return nm.ret;
+}
+
 /* The user stack of the current task by its frame pointers, innermost
  * first, into r->ips; returns how many. */
-static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u16 *flags)
+static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
+					 __u16 *flags)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
@@ -208,7 +285,7 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u16 *flags)
 	__u32 n = 0, i;
 
 	r->ips[n++] = BPF_CORE_READ(regs, ip);
-	ret = ustack_leaf(t, sp, &fp);
+	ret = ustack_leaf_memo(t, tid, sp, &fp);
 	if (ret) {
 		*flags |= IG_USF_LEAF;
 		r->ips[n++] = ret;
@@ -241,9 +318,9 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	struct ig_ustack *r = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	__u64 *last;
 
-	if (!r)
+	if (!r || !ustacks_on)
 		return;
-	n = ustack_walk(r, &flags);
+	n = ustack_walk(r, tid, &flags);
 	if (n > IG_USTACK_DEPTH)
 		n = IG_USTACK_DEPTH;
 	if (n == IG_USTACK_DEPTH)

@@ -95,6 +95,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	t->skel->rodata->have_find_vma =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					BPF_FUNC_find_vma, NULL) > 0;
+	t->skel->rodata->ustacks_on = !getenv("IDLEGAP_NO_USTACKS");
 	if (opts->ringbuf_mb)
 		bpf_map__set_max_entries(t->skel->maps.rb,
 					 opts->ringbuf_mb << 20);
