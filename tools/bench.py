@@ -340,6 +340,31 @@ def live_throughput(quick):
         rate >= 200e3 and dropped == 0, "%d records" % total)
 
 
+def stack_cost(quick):
+    """Storm records/s with native stacks and without (IDLEGAP_NO_USTACKS),
+    interleaved, medians: the capture's added cost per tracked switch-out."""
+    secs = 3 if quick else 10
+    rep = os.path.join(scratch(), "s.json")
+
+    def rate(no_ustacks):
+        env = dict(os.environ)
+        env.pop("IDLEGAP_NO_USTACKS", None)
+        if no_ustacks:
+            env["IDLEGAP_NO_USTACKS"] = "1"
+        out(traced([STORM, str(secs), "1"], "--no-nvml", "--sample-hz", "0",
+                   "--json", rep), env=env)
+        with open(rep) as f:
+            rj = json.load(f)
+        return rj["events"]["total"] / rj["duration_s"]
+
+    on, off = median_of([lambda: rate(False), lambda: rate(True)], 3)
+    ratio = on / off
+    row("4s", "stacks: added cost per tracked switch-out",
+        "%.0f ns, %.2fx" % (1e9 / on - 1e9 / off, ratio), ">= 0.85x",
+        ratio >= 0.85, "%.0fk/s with stacks, %.0fk/s without"
+        % (on / 1e3, off / 1e3))
+
+
 # ---- 5. memory -------------------------------------------------------------------
 
 def rss_kb(pid):
@@ -883,6 +908,8 @@ def main():
     if "4" in want:
         replay_throughput(a.quick)
         live_throughput(a.quick)
+    if "4" in want or "4s" in want:
+        stack_cost(a.quick)
     if "5" in want:
         memory(a.quick)
     if "6" in want:
