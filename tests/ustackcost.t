@@ -1,0 +1,66 @@
+#!/bin/sh
+# Native stacks stay right when their leaf scan is answered from the
+# thread's memo: a thread that sleeps alternately through path_a() and
+# path_b(), from the same sp, rbp and words above sp, shows each path at
+# the matching switch-out.  IDLEGAP_NO_USTACKS turns native stacks off and
+# nothing else.  Needs root.
+. "$(dirname "$0")/lib.sh"
+need_root
+TP=$IG_TOP/build/tests/progs/twopaths
+[ -x "$TP" ] || skip_all "build first: make test-progs"
+
+"$IG" run -q -o "$TMP/r.igrec" -- "$TP" 60 2> "$TMP/err"
+is "$?" 0 "idlegap traces a thread sleeping through two callers"
+"$IG" report --dump "$TMP/r.igrec" > "$TMP/dump" 2> "$TMP/err"
+is "$?" 0 "report --dump reads the recording"
+
+/usr/bin/python3 - "$TMP/dump" <<'PY'
+import bisect, re, sys
+n = 2
+def check(ok, name, why=""):
+    global n
+    n += 1
+    print(("ok %d - %s" if ok else "not ok %d - %s") % (n, name))
+    if not ok and why:
+        print("#   " + why)
+kv = lambda line: dict(re.findall(r"(\w+)=(\S+)", line))
+stacks, at, names, sleeps = {}, [], {}, []
+for line in open(sys.argv[1]):
+    f = line.split(" ", 2)
+    if len(f) < 3:
+        continue
+    ts, kind, d = int(f[0]), f[1], kv(f[2])
+    if kind == "ustack":
+        if "ips" in d:
+            stacks[d["id"]] = [int(x, 16) for x in d["ips"].split(",")]
+        at.append((ts, d["id"]))
+    elif kind == "usym":
+        names[int(d["ip"], 16)] = f[2].split(" name=", 1)[1].split(" ")[0]
+    elif kind == "offcpu" and d.get("reason") == "sleep":
+        sleeps.append(int(d["off"]))
+at.sort()
+paths = []
+for off in sleeps:
+    i = bisect.bisect_right(at, (off, "~"))
+    ips = stacks.get(at[i - 1][1], []) if i else []
+    fr = [names.get(ip - 1, "?") for ip in ips[1:]]
+    paths.append(next((x for x in fr if x.startswith("path_")), "none"))
+check(len(sleeps) >= 50, "the thread slept (%d sleeps)" % len(sleeps))
+alt = sum(1 for a, b in zip(paths, paths[1:]) if {a, b} == {"path_a", "path_b"})
+check(len(paths) > 1 and alt == len(paths) - 1,
+      "each sleep's stack names the caller it came through, alternating",
+      "%d of %d consecutive pairs alternate: %s" % (alt, len(paths) - 1,
+                                                    " ".join(paths[:12])))
+open(sys.argv[1] + ".n", "w").write(str(n))
+PY
+_n=$(cat "$TMP/dump.n" 2>/dev/null || echo 2)
+[ -s "$TMP/dump.n" ] || fail "the checks ran"
+
+IDLEGAP_NO_USTACKS=1 "$IG" run -q -o "$TMP/off.igrec" -- "$TP" 20 2> "$TMP/err"
+is "$?" 0 "IDLEGAP_NO_USTACKS=1: the run succeeds"
+"$IG" report --dump "$TMP/off.igrec" > "$TMP/off" 2> "$TMP/err"
+cnt() { awk -v k="$1" '$2 == k' "$TMP/off" | wc -l; }
+is "$(cnt ustack)" 0 "IDLEGAP_NO_USTACKS=1: no native stack is recorded"
+[ "$(cnt offcpu)" -ge 20 ]
+is "$?" 0 "IDLEGAP_NO_USTACKS=1: off-CPU intervals are still recorded"
+done_testing
