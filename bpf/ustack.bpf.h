@@ -127,6 +127,7 @@ static __always_inline bool in_exec_vma(struct task_struct *t, __u64 addr)
 /* Words above sp looked at for the innermost function's return address. */
 struct ustack_scan {
 	__u64 w[USTACK_SCAN];
+	__u64 fp;		/* ustack_leaf_memo()'s frame pointer out */
 	__u32 ok, m;
 };
 
@@ -154,6 +155,59 @@ static __always_inline bool after_call(__u64 ra)
 	return false;
 }
 
+/* The leaf scan's state, one word per bpf_loop() round (a callback is
+ * verified as one body, not once per word and way the scan got there). */
+struct leaf_scan {
+	__u64 sp, fp, ret;
+	__u32 k, tries, m;
+	bool framed;
+};
+
+static long leaf_step(__u64 k, void *arg)
+{
+	struct leaf_scan *c = arg;
+	__u32 zero = 0;
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+	__u64 w;
+
+	if (!s || k >= USTACK_SCAN)
+		return 1;
+	c->m = k;
+	if (c->framed && c->sp + 8 * k >= c->fp)
+		return 1;
+	c->m = k + 1;
+	w = s->w[k];
+	if (w < 0x10000 || w - c->sp < USTACK_SPAN || !after_call(w))
+		return 0;
+	if (++c->tries > 3)
+		return 1;
+	if (in_exec_vma(bpf_get_current_task_btf(), w)) {
+		c->ret = w;
+		c->k = k;
+		return 1;
+	}
+	return 0;
+}
+
+/* The caller's frame pointer, saved below the return address at word k:
+ * the nearest word below it that points up the stack past it. */
+static long saved_fp_step(__u64 i, void *arg)
+{
+	struct leaf_scan *c = arg;
+	__u32 zero = 0;
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+	__u64 j = (__u64)c->k - 1 - i, w;
+
+	if (!s || j >= USTACK_SCAN)
+		return 1;
+	w = s->w[j];
+	if (w > c->sp + 8 * c->k && w - c->sp < USTACK_SPAN) {
+		c->fp = w;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * The innermost function's return address when that function keeps no
  * frame (a libc syscall wrapper): the first word above sp, below the frame
@@ -165,42 +219,24 @@ static __always_inline bool after_call(__u64 ra)
  * The words above sp are in @s (@s->ok: read); sets @s->m to how many of
  * them the answer depends on.  Returns the return address, 0 if none.
  */
-static __always_inline __u64 ustack_leaf(struct task_struct *t, __u64 sp,
-					 __u64 *fp, struct ustack_scan *s)
+static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
+					 struct ustack_scan *s)
 {
-	bool framed = *fp - sp < USTACK_SPAN;
-	__u32 tries = 0;
-	__u64 ret = 0;
-	int k, j;
+	struct leaf_scan c = { .sp = sp, .fp = *fp,
+			       .framed = *fp - sp < USTACK_SPAN };
 
 	s->m = 0;
-	if (!s->ok || !have_find_vma)
+	if (!s->ok || !have_find_vma)	/* no bpf_loop() before 5.17 either */
 		return 0;
-	for (k = 0; k < USTACK_SCAN; k++) {
-		__u64 w = s->w[k];
-
-		s->m = k;
-		if (framed && sp + 8 * k >= *fp)
-			return 0;
-		s->m = k + 1;
-		if (w < 0x10000 || w - sp < USTACK_SPAN || !after_call(w))
-			continue;
-		if (++tries > 3)
-			return 0;
-		if (in_exec_vma(t, w)) {
-			ret = w;
-			break;
-		}
-	}
-	if (!ret || framed)
-		return ret;
-	*fp = 0;
-	for (j = USTACK_SCAN - 1; j >= 0; j--)
-		if (j < k && s->w[j] > sp + 8 * k && s->w[j] - sp < USTACK_SPAN) {
-			*fp = s->w[j];
-			break;
-		}
-	return ret;
+	c.m = USTACK_SCAN;
+	bpf_loop(USTACK_SCAN, leaf_step, &c, 0);
+	s->m = c.m;
+	if (!c.ret || c.framed)
+		return c.ret;
+	c.fp = 0;
+	bpf_loop(c.k, saved_fp_step, &c, 0);
+	*fp = c.fp;
+	return c.ret;
 }
 
 /*
@@ -245,31 +281,37 @@ static __always_inline __u64 words_hash(const struct ustack_scan *s, __u32 m)
 }
 
 /* ustack_leaf(), answered from the thread's memo when the question is the
- * same. */
-static __always_inline __u64 ustack_leaf_memo(struct task_struct *t, __u32 tid,
-					      __u64 sp, __u64 *fp)
+ * same.  A global function: verified once, apart from its callers, so the
+ * frame walk after it is not verified again for each way the scan can end.
+ * Returns the return address; the frame pointer to go on from is left in
+ * the scan's scratch (ustack_words, ->fp). */
+__noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
 	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
 	struct ustack_memo *mo = bpf_map_lookup_elem(&ustack_memos, &tid);
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct ustack_memo nm = { .mm = (__u64)BPF_CORE_READ(t, mm),
-				  .sp = sp, .bp = *fp };
+				  .sp = sp, .bp = bp };
+	__u64 fp = bp;
 
 	if (!s)
 		return 0;
+	s->fp = bp;
 	s->ok = !bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp);
 	if (!s->ok)
 		return 0;
-	if (mo && mo->mm == nm.mm && mo->sp == sp && mo->bp == *fp &&
+	if (mo && mo->mm == nm.mm && mo->sp == sp && mo->bp == bp &&
 	    mo->words == words_hash(s, mo->m)) {
-		*fp = mo->fp;
+		s->fp = mo->fp;
 		return mo->ret;
 	}
-	nm.ret = ustack_leaf(t, sp, fp, s);
-	nm.fp = *fp;
+	nm.ret = ustack_leaf(sp, &fp, s);
+	nm.fp = fp;
 	nm.m = s->m;
 	nm.words = words_hash(s, s->m);
 	bpf_map_update_elem(&ustack_memos, &tid, &nm, BPF_ANY);
+	s->fp = fp;
 	return nm.ret;
 }
 
@@ -282,10 +324,14 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u64 sp = BPF_CORE_READ(regs, sp), fp = BPF_CORE_READ(regs, bp);
 	__u64 frame[2], ret;
-	__u32 n = 0, i;
+	__u32 n = 0, i, zero = 0;
+	struct ustack_scan *s;
 
 	r->ips[n++] = BPF_CORE_READ(regs, ip);
-	ret = ustack_leaf_memo(t, tid, sp, &fp);
+	ret = ustack_leaf_memo(tid, sp, fp);
+	s = bpf_map_lookup_elem(&ustack_words, &zero);
+	if (s)
+		fp = s->fp;
 	if (ret) {
 		*flags |= IG_USF_LEAF;
 		r->ips[n++] = ret;
