@@ -116,11 +116,42 @@ static long exec_vma_cb(struct task_struct *t, struct vm_area_struct *vma,
 	return 0;
 }
 
-static __always_inline bool in_exec_vma(struct task_struct *t, __u64 addr)
-{
-	struct exec_vma v = {};
+#define USTACK_ENOENT	2
 
-	bpf_find_vma(t, addr, exec_vma_cb, &v, 0);
+/*
+ * Pages bpf_find_vma() found executable, per address space.  With
+ * interrupts off, as at a context switch, bpf_find_vma() can take the
+ * mmap lock once until they are back on: a second call in the same
+ * switch, this program's or another tracer's on the same hook, fails.
+ * The page of a return address met before then answers instead.
+ */
+struct exec_page {
+	__u32 tgid;
+	__u32 pad;
+	__u64 mm, page;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct exec_page);
+	__type(value, __u8);
+} ustack_exec SEC(".maps");
+
+/* Whether @addr lies in executable memory of @t: 1 yes, 0 no, -1 unknown. */
+static __always_inline int exec_vma(struct task_struct *t, __u64 addr)
+{
+	struct exec_page k = { .tgid = bpf_get_current_pid_tgid() >> 32,
+			       .mm = (__u64)BPF_CORE_READ(t, mm),
+			       .page = addr >> 12 };
+	struct exec_vma v = {};
+	long err = bpf_find_vma(t, addr, exec_vma_cb, &v, 0);
+	__u8 one = 1;
+
+	if (err && err != -USTACK_ENOENT)
+		return bpf_map_lookup_elem(&ustack_exec, &k) ? 1 : -1;
+	if (v.exec)
+		bpf_map_update_elem(&ustack_exec, &k, &one, BPF_ANY);
 	return v.exec;
 }
 
@@ -129,6 +160,8 @@ struct ustack_scan {
 	__u64 w[USTACK_SCAN];
 	__u64 fp;		/* ustack_leaf_memo()'s frame pointer out */
 	__u32 ok, m;
+	__u32 unsure;		/* the scan stopped at a word it could not judge */
+	__u32 pad;
 };
 
 struct {
@@ -138,21 +171,28 @@ struct {
 	__type(value, struct ustack_scan);
 } ustack_words SEC(".maps");
 
-/* Whether the bytes before @ra end in a call instruction (x86-64: call
- * rel32, or call through a register or memory, ff /2, 2 to 7 bytes). */
-static __always_inline bool after_call(__u64 ra)
+/*
+ * Whether the bytes before @ra end in a call instruction (x86-64: call
+ * rel32, or call through a register or memory, ff /2, 2 to 7 bytes):
+ * 1 yes, 0 no, -1 unknown.  Bytes that cannot be read (this context
+ * cannot fault a page in) are no code the thread just ran, so a word
+ * whose bytes miss is no return address; but the page before one near a
+ * page start may be out of memory while its own page is in.
+ */
+static __always_inline int after_call(__u64 ra)
 {
 	__u8 b[8];
 	int i;
 
 	if (bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
-		return false;
+		return (ra & 0xfff) < 8 &&
+		       !bpf_probe_read_user(b, 1, (void *)ra) ? -1 : 0;
 	if (b[3] == 0xe8)
-		return true;
+		return 1;
 	for (i = 1; i < 7; i++)
 		if (b[i] == 0xff && (b[i + 1] & 0x38) == 0x10)
-			return true;
-	return false;
+			return 1;
+	return 0;
 }
 
 /* The leaf scan's state, one word per bpf_loop() round (a callback is
@@ -160,7 +200,7 @@ static __always_inline bool after_call(__u64 ra)
 struct leaf_scan {
 	__u64 sp, fp, ret;
 	__u32 k, tries, m;
-	bool framed;
+	bool framed, unsure;
 };
 
 static long leaf_step(__u64 k, void *arg)
@@ -177,16 +217,31 @@ static long leaf_step(__u64 k, void *arg)
 		return 1;
 	c->m = k + 1;
 	w = s->w[k];
-	if (w < 0x10000 || w - c->sp < USTACK_SPAN || !after_call(w))
+	if (w < 0x10000 || w - c->sp < USTACK_SPAN)
 		return 0;
+	switch (after_call(w)) {
+	case 1:
+		break;
+	case 0:
+		return 0;
+	default:	/* most likely no code at all: go on, but do not
+			 * remember the answer */
+		c->unsure = true;
+		return 0;
+	}
 	if (++c->tries > 3)
 		return 1;
-	if (in_exec_vma(bpf_get_current_task_btf(), w)) {
+	switch (exec_vma(bpf_get_current_task_btf(), w)) {
+	case 1:
 		c->ret = w;
 		c->k = k;
 		return 1;
+	case 0:
+		return 0;
+	default:	/* unknown: a later word is no likelier the answer */
+		c->unsure = true;
+		return 1;
 	}
-	return 0;
 }
 
 /* The caller's frame pointer, saved below the return address at word k:
@@ -217,7 +272,8 @@ static long saved_fp_step(__u64 i, void *arg)
  * holds no frame pointer at all, the caller's, which the function saved,
  * is a word below that return address pointing up the stack: *fp.
  * The words above sp are in @s (@s->ok: read); sets @s->m to how many of
- * them the answer depends on.  Returns the return address, 0 if none.
+ * them the answer depends on, @s->unsure when it depends on memory it
+ * could not read or look up.  Returns the return address, 0 if none.
  */
 static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
 					 struct ustack_scan *s)
@@ -226,11 +282,13 @@ static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
 			       .framed = *fp - sp < USTACK_SPAN };
 
 	s->m = 0;
+	s->unsure = 0;
 	if (!s->ok || !have_find_vma)	/* no bpf_loop() before 5.17 either */
 		return 0;
 	c.m = USTACK_SCAN;
 	bpf_loop(USTACK_SCAN, leaf_step, &c, 0);
 	s->m = c.m;
+	s->unsure = c.unsure;
 	if (!c.ret || c.framed)
 		return c.ret;
 	c.fp = 0;
@@ -249,8 +307,11 @@ static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
  * they lie in executable memory.  So when sp, rbp and those m words are
  * what they were last time in the same address space (same mm, and the
  * words by a 64-bit hash), the answer is the one given then, unless the
- * process unmapped or rewrote its code in between.  Only the scan is
- * remembered: the frame-pointer chain above it is read every time.
+ * process unmapped or rewrote its code in between.  An answer that met
+ * code it could not read (not in memory yet) or a bpf_find_vma() that
+ * could not look (the mmap lock busy) depends on more than these, and is
+ * not remembered.  Only the scan is remembered: the frame-pointer chain
+ * above it is read every time.
  */
 struct ustack_memo {
 	__u64 mm, sp, bp, words;	/* the question */
@@ -310,7 +371,8 @@ __noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp)
 	nm.fp = fp;
 	nm.m = s->m;
 	nm.words = words_hash(s, s->m);
-	bpf_map_update_elem(&ustack_memos, &tid, &nm, BPF_ANY);
+	if (!s->unsure)		/* asked again, it may be answered */
+		bpf_map_update_elem(&ustack_memos, &tid, &nm, BPF_ANY);
 	s->fp = fp;
 	return nm.ret;
 }
