@@ -4,7 +4,10 @@
 # (built with frame pointers).  The job runs from a path that exists only
 # in its own mount namespace, so its files are reached through
 # /proc/PID/root.  `report --dump` of the recording shows the same.
-# Needs root.
+# Then again under a second tracer of the same threads (idlegap under
+# idlegap): with interrupts off, as at a context switch, bpf_find_vma()
+# takes the mmap lock once until they are back on, so the program that
+# runs second on the hook cannot look up memory itself.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 TS=$IG_TOP/build/trainsim
@@ -31,13 +34,13 @@ is "$?" 0 "the job's executable is not at its path outside the job's namespace"
 "$IG" report --dump "$TMP/r.igrec" > "$TMP/dump" 2> "$TMP/err"
 is "$?" 0 "report --dump reads the recording"
 
-/usr/bin/python3 - "$TMP/dump" <<'PY'
+cat > "$TMP/check.py" <<'PY'
 import bisect, re, sys
-n = 3
+n, label = int(sys.argv[2]), sys.argv[3]
 def check(ok, name, why=""):
     global n
     n += 1
-    print(("ok %d - %s" if ok else "not ok %d - %s") % (n, name))
+    print(("ok %d - %s%s" if ok else "not ok %d - %s%s") % (n, label, name))
     if not ok and why:
         print("#   " + why)
 kv = lambda line: dict(re.findall(r"(\w+)=(\S+)", line))
@@ -94,6 +97,16 @@ wrong = [v for v in names.values() if re.match(r"(main|worker_loop) ", v) and "l
 check(not wrong, "no trainsim frame with another file's name", str(wrong[:3]))
 open(sys.argv[1] + ".n", "w").write(str(n))
 PY
+/usr/bin/python3 "$TMP/check.py" "$TMP/dump" 3 ""
 _n=$(cat "$TMP/dump.n" 2>/dev/null || echo 3)
 [ -s "$TMP/dump.n" ] || fail "the checks ran"
+
+"$IG" run -q -o "$TMP/outer.igrec" -- "$IG" run -q -o "$TMP/inner.igrec" -- \
+	"$TS" -s storage --data "$DS" --data-mb 16 -t 3 -q 2> "$TMP/err"
+is "$?" 0 "idlegap traces the job under another idlegap tracing it"
+"$IG" report --dump "$TMP/inner.igrec" > "$TMP/inner" 2> "$TMP/err"
+is "$?" 0 "report --dump reads the inner recording"
+/usr/bin/python3 "$TMP/check.py" "$TMP/inner" "$_n" "under a second tracer: "
+_n=$(cat "$TMP/inner.n" 2>/dev/null || echo "$_n")
+[ -s "$TMP/inner.n" ] || fail "the checks ran under a second tracer"
 echo "1..$_n"
