@@ -123,7 +123,8 @@ static long exec_vma_cb(struct task_struct *t, struct vm_area_struct *vma,
  * interrupts off, as at a context switch, bpf_find_vma() can take the
  * mmap lock once until they are back on: a second call in the same
  * switch, this program's or another tracer's on the same hook, fails.
- * The page of a return address met before then answers instead.
+ * The page of a return address met before then answers instead (wrongly
+ * only if the process unmapped that code and mapped data in its place).
  */
 struct exec_page {
 	__u32 tgid;
@@ -160,7 +161,8 @@ struct ustack_scan {
 	__u64 w[USTACK_SCAN];
 	__u64 fp;		/* ustack_leaf_memo()'s frame pointer out */
 	__u32 ok, m;
-	__u32 unsure;		/* the scan stopped at a word it could not judge */
+	__u32 unsure;		/* the answer rests on memory it could not
+				 * read or look up */
 	__u32 pad;
 };
 
@@ -224,8 +226,8 @@ static long leaf_step(__u64 k, void *arg)
 		break;
 	case 0:
 		return 0;
-	default:	/* most likely no code at all: go on, but do not
-			 * remember the answer */
+	default:	/* its page may be out of memory: go on as if no
+			 * call, but do not remember the answer */
 		c->unsure = true;
 		return 0;
 	}
