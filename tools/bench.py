@@ -416,7 +416,7 @@ def memory(quick):
 # ---- 6. attach latency ------------------------------------------------------------
 
 def attach_latency(quick):
-    job = popen([TRAINSIM, "-s", "healthy", "-q", "-t", "30"],
+    job = popen([TRAINSIM, "-s", "healthy", "-q", "-t", "300"],
                 env=SIMENV, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
     vals = []
