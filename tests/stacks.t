@@ -2,8 +2,10 @@
 # Stacks tied to each cause's time, on every CPython here (pyenv 3.9-3.13,
 # Debian's 3.11) with tools/trainsim.py: the JSON names the function that
 # held the GIL (gil: holder), that read (storage: blocked) and that faulted
-# (page_fault: blocked); replaying the recording gives the same stacks; the
-# native loader of build/trainsim names read_file/read_sample.  Needs root.
+# (page_fault: blocked), and for a DataLoader-like job the feeder's wait for
+# a batch (storage: waiter) and the forked worker's read (blocked);
+# replaying the recording gives the same stacks; the native loader of
+# build/trainsim names read_file/read_sample.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -x "$IG" ] || skip_all "build first: make all"
@@ -44,15 +46,19 @@ d = json.load(open(sys.argv[1]))
 print(json.dumps([[c["cause"], x] for c in d["causes"] for x in c["details"] if x.get("kind") == "stack"]))' "$1"
 }
 
-scenario() {	# name python scenario cause role function
-	name=$1 py=$2 sc=$3 cause=$4 role=$5 fn=$6
+scenario() {	# name python scenario cause role function [role function]...
+	name=$1 py=$2 sc=$3 cause=$4
+	shift 4
 	"$IG" run -q --json "$TMP/$sc.json" --folded "$TMP/$sc.folded" \
 		-o "$TMP/$sc.igrec" -- "$py" "$IG_TOP/tools/trainsim.py" -s "$sc" \
 		-t 3 -q 2> "$TMP/err"
 	is "$?" 0 "$name $sc: traced"
-	r=$(names "$TMP/$sc.json" "$cause" "$role" "$fn")
-	is "$r" yes "$name $sc: $cause $role stack names $fn"
-	[ "$r" = yes ] || explain "$TMP/$sc.json" >&2
+	while [ $# -ge 2 ]; do
+		r=$(names "$TMP/$sc.json" "$cause" "$1" "$2")
+		is "$r" yes "$name $sc: $cause $1 stack names $2"
+		[ "$r" = yes ] || explain "$TMP/$sc.json" >&2
+		shift 2
+	done
 	"$IG" report -q --json "$TMP/$sc.r.json" "$TMP/$sc.igrec" 2> "$TMP/err"
 	is "$(stacks_of "$TMP/$sc.r.json")" "$(stacks_of "$TMP/$sc.json")" \
 		"$name $sc: replay gives the same stacks"
@@ -67,6 +73,7 @@ check() {	# name python
 	scenario "$1" "$2" gil gil holder gil_hog
 	scenario "$1" "$2" storage storage blocked read_batch
 	scenario "$1" "$2" pagefault page_fault blocked touch_batch
+	scenario "$1" "$2" loader storage blocked load_sample waiter next_batch
 }
 
 for v in ${IG_PYVERSIONS:-3.9 3.10 3.11 3.12 3.13}; do
