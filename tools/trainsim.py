@@ -62,7 +62,7 @@ SCENARIOS = {
     "storage": ("storage", 0, 4, 500, 200),
     "pagefault": ("page_fault", 0, 4, 500, 200),
     "lock": ("lock", 0, 4, 500, 200),
-    "loader": ("storage", 0, 2, 500, 400),
+    "loader": ("storage", 0, 2, 500, 300),
 }
 
 c_ptr = ctypes.c_void_p
@@ -305,8 +305,12 @@ def take_lock(libc, mutex):
     libc.pthread_mutex_unlock(mutex)
 
 
-SAMPLES_PER_BATCH = 16
-SAMPLE_BYTES = 64 << 10
+# A worker's batch: one large sample (a clip, a shard), read in one go.
+# Few long reads keep the workers waiting on the disk rather than for a
+# CPU: with many short reads on a small machine, the wakeups after each
+# one cost more than the reads.
+SAMPLES_PER_BATCH = 1
+SAMPLE_BYTES = 4 << 20
 
 
 def open_samples(path):
