@@ -22,6 +22,9 @@ Scenarios:
   pagefault  the feeder faults each batch in from a mapped file (touch_batch)
   lock     the feeder waits for a mutex a thread holds while it works in C
            without the GIL (hold_lock)
+  loader   like a DataLoader: --workers forked processes read batches from
+           disk (load_sample) and put them on a multiprocessing queue; the
+           feeder waits in next_batch (expected cause: storage)
 
 Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
 GPU.  Prints a summary; --truth writes the same ground-truth JSON as
@@ -36,7 +39,9 @@ import argparse
 import ctypes
 import json
 import mmap
+import multiprocessing
 import os
+import queue
 import signal
 import sys
 import threading
@@ -58,6 +63,7 @@ SCENARIOS = {
     "storage": ("storage", 0, 4, 500, 200),
     "pagefault": ("page_fault", 0, 4, 500, 200),
     "lock": ("lock", 0, 4, 500, 200),
+    "loader": ("storage", 0, 2, 500, 300),
 }
 
 c_ptr = ctypes.c_void_p
@@ -310,6 +316,112 @@ def take_lock(libc, mutex):
     libc.pthread_mutex_unlock(mutex)
 
 
+# A worker's batch: one large sample (a clip, a shard), read in one go.
+# Few long reads keep the workers waiting on the disk rather than for a
+# CPU: with many short reads on a small machine, the wakeups after each
+# one cost more than the reads.
+SAMPLES_PER_BATCH = 1
+SAMPLE_BYTES = 4 << 20
+
+
+def open_samples(path):
+    """The dataset as a loader worker reads it: past the page cache
+    (O_DIRECT: every read goes to the disk, at little CPU cost), else with
+    each sample's pages dropped before it is read; (fd, direct)."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECT), True
+    except OSError:  # a file system without direct IO (tmpfs)
+        return os.open(path, os.O_RDONLY), False
+
+
+def load_sample(fd, direct, buf, off):
+    """A DataLoader worker's read (loader scenario): one sample from disk."""
+    if not direct:
+        os.posix_fadvise(fd, off, len(buf), os.POSIX_FADV_DONTNEED)
+    return os.preadv(fd, [buf], off)
+
+
+def load_batch(fd, direct, buf, step):
+    """A worker's fetch: the batch's samples from scattered places in the
+    file, as a Dataset's __getitem__ per index; what goes on the queue is
+    small, as a DataLoader passes tensors through shared memory."""
+    blocks = ((BATCH_FILE_MB << 20) - len(buf)) >> 12
+    n = 0
+    for i in range(SAMPLES_PER_BATCH):
+        off = ((step * SAMPLES_PER_BATCH + i) * 2654435761 % blocks) << 12
+        n += load_sample(fd, direct, buf, off)
+    return step, n
+
+
+def loader_worker(path, steps, out, stop, parent):
+    """A worker process: loads its share of the steps and puts each batch
+    on the queue, until the steps run out, the feeder says stop, or the
+    feeder is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the feeder stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    fd, direct = open_samples(path)
+    buf = mmap.mmap(-1, SAMPLE_BYTES)  # page-aligned, as O_DIRECT needs
+    for step in steps:
+        data = load_batch(fd, direct, buf, step)
+        while not stop.is_set() and os.getppid() == parent:
+            try:
+                out.put(data, timeout=0.1)
+                break
+            except queue.Full:
+                pass
+        else:
+            # stopped: a batch nobody will take must not hold us
+            out.cancel_join_thread()
+            break
+    os.close(fd)  # at the end of the steps, the batches go out first
+
+
+def next_batch(q, workers):
+    """The feeder's wait for the next batch, as a DataLoader's __next__."""
+    while True:
+        try:
+            return q.get(timeout=5.0)
+        except queue.Empty:
+            if not any(w.is_alive() for w in workers):
+                raise OSError("loader workers ended early")
+
+
+class BatchLoader:
+    """The loader scenario: --workers processes forked like a DataLoader's
+    (fork is the default start method on Linux up to Python 3.13), each
+    loading every Wth batch into a shared queue (two batches per worker
+    prefetched at most)."""
+
+    def __init__(self, nworkers, steps, host):
+        self.host = host  # where a batch lands (pinned memory)
+        ctx = multiprocessing.get_context("fork")
+        self.path = batch_file()
+        self.queue = ctx.Queue(2 * nworkers)
+        self.stop = ctx.Event()
+        self.workers = [ctx.Process(
+            target=loader_worker, name="loader-%d" % i, daemon=True,
+            args=(self.path, range(i, steps, nworkers), self.queue,
+                  self.stop, os.getpid())) for i in range(nworkers)]
+        for w in self.workers:
+            w.start()
+        self.pids = [w.pid for w in self.workers]
+
+    def step(self, step, nbytes):
+        got, _ = next_batch(self.queue, self.workers)
+        ctypes.memset(self.host, got & 0xff, nbytes)
+
+    def close(self):
+        self.stop.set()
+        for w in self.workers:
+            w.join(2.0)
+            if w.is_alive():
+                w.terminate()
+                w.join()
+        self.queue.close()
+        self.queue.join_thread()
+        os.unlink(self.path)
+
+
 class Loader:
     """Per step, what the storage, pagefault and lock scenarios wait on."""
 
@@ -358,7 +470,11 @@ def run(args, gpu):
                              daemon=True) for i in range(args.threads)]
     for t in hogs:
         t.start()
-    loader = Loader(args.scenario, stop)
+    if args.scenario == "loader":
+        loader = BatchLoader(args.workers, args.steps, host)
+        args.worker_pids = loader.pids
+    else:
+        loader = Loader(args.scenario, stop)
     kernel_ns = int(args.kernel_us * 1000)
     t0 = mono_ns()
     deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
@@ -427,9 +543,11 @@ def report(args, drv, gpu, steps, t0, t1, tids):
         "trace_files": files,
         "pids": {"feeder": os.getpid(),
                  "feeder_tid": threading.get_native_id(),
-                 "gil_threads": tids},
+                 "gil_threads": tids,
+                 "workers_are_threads": False,
+                 "workers": getattr(args, "worker_pids", [])},
         "config": {"threads": args.threads, "kernels": args.kernels,
-                   "kernel_us": args.kernel_us,
+                   "kernel_us": args.kernel_us, "workers": args.workers,
                    "batch_bytes": args.batch_kb << 10,
                    "sync": not args.no_sync,
                    "switch_interval_s": sys.getswitchinterval()},
@@ -468,6 +586,8 @@ def parse_args():
                     help="duration of each kernel, microseconds")
     ap.add_argument("--threads", type=int,
                     help="pure-Python threads contending for the GIL")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="loader processes (loader scenario, default 2)")
     ap.add_argument("--batch-kb", type=int, default=256,
                     help="bytes copied to the device per step, KiB")
     ap.add_argument("--per-op", action="store_true",
@@ -485,6 +605,8 @@ def parse_args():
         if getattr(args, name) is None:
             setattr(args, name, default)
     args.per_op = args.per_op or args.scenario == "gil_eager"
+    if args.workers < 1:
+        ap.error("--workers must be at least 1")
     return args
 
 

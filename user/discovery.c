@@ -23,12 +23,13 @@ struct dproc {
 	unsigned int slot;	/* in discovery.procs */
 	__u64 due;		/* next look at its maps; 0: none */
 	bool pychecked;		/* _PyRuntime looked up for this image */
-	bool python;
+	bool python;		/* it runs CPython: pyrt says where */
 	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
 	bool probed;
 	bool mapped;		/* its code ranges were recorded */
 	dev_t lib_dev;
 	ino_t lib_ino;
+	struct ig_pyrt pyrt;	/* the record sent when python */
 };
 
 /* A dynamic loader file, hooked for every process. */
@@ -132,13 +133,32 @@ static void pyrt_check(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	if (p->pychecked)
 		return;
 	p->pychecked = true;
+	p->python = false;
 	if (ig_pyrt_find(p->tgid, &info))
 		return;
 	p->python = true;
 	r.start = info.start;
 	r.end = info.end;
 	ig_strcpy(r.path, sizeof(r.path), info.path);
+	p->pyrt = r;
 	record(d, &r.h);
+}
+
+/* A process forked from a Python one runs the same interpreter at the same
+ * addresses until it execs: it is Python from its first record on, with
+ * nothing to look up (a DataLoader's workers). */
+static void pyrt_inherit(struct ig_discovery *d, const struct ig_proc *f)
+{
+	struct dproc *parent = ig_htab_get(&d->by_tgid, (__u64)f->ppid), *p;
+
+	if (!parent || !parent->python || f->ppid == f->h.tgid ||
+	    !(p = proc_get(d, f->h.tgid)))
+		return;
+	p->pychecked = p->python = true;
+	p->pyrt = parent->pyrt;
+	p->pyrt.h.tid = p->pyrt.h.tgid = f->h.tgid;
+	p->pyrt.h.ts = f->h.ts;
+	record(d, &p->pyrt.h);
 }
 
 struct cuda_maps {
@@ -390,9 +410,12 @@ void ig_discovery_on_record(struct ig_discovery *d, const struct ig_hdr *rec)
 	case IG_REC_PROC:
 		switch (((const struct ig_proc *)rec)->kind) {
 		case IG_PROC_EXEC:
+			if ((p = ig_htab_get(&d->by_tgid, (__u64)rec->tgid)))
+				p->python = false;	/* a new image */
 			changed(d, rec->tgid, rec->ts);
 			break;
 		case IG_PROC_FORK:
+			pyrt_inherit(d, (const struct ig_proc *)rec);
 			if (!d->o.libcuda_path)
 				ig_discovery_watch(d, rec->tgid, rec->ts);
 			break;

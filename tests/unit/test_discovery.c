@@ -3,7 +3,8 @@
  * Host-wide discovery: ig_gpu_procs() finds a process that maps a libcuda,
  * in this mount namespace and (as root) in a private one whose library
  * exists only there; a process that ended is not listed; a discovery
- * object forgets the processes that end, through thousands of them.
+ * object forgets the processes that end, through thousands of them; a
+ * process forked from a Python one is Python from its fork record on.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -315,6 +316,114 @@ static void test_detach_attach(void **state)
 	ig_tracer_close(t);
 }
 
+/* A Python interpreter that says when it runs and ends when @hold closes. */
+static pid_t start_python(int *hold)
+{
+	int ready[2], in[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) || pipe(in))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(ready[1], 1);
+		close(in[1]);	/* else its own stdin never ends */
+		close(ready[0]);
+		execl("/usr/bin/python3", "python3", "-c",
+		      "import os; os.write(1, b'x'); os.read(0, 1)", (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	close(in[0]);
+	*hold = in[1];
+	if (pid < 0 || read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
+	return pid;
+}
+
+struct pyrts {
+	int n;
+	struct ig_pyrt last;
+};
+
+static void on_pyrt(const struct ig_hdr *rec, void *ctx)
+{
+	struct pyrts *r = ctx;
+
+	if (rec->type != IG_REC_PYRT)
+		return;
+	r->n++;
+	memcpy(&r->last, rec, sizeof(r->last));
+}
+
+static void proc_rec(struct ig_discovery *d, unsigned int kind, pid_t pid,
+		     pid_t ppid, __u64 ts)
+{
+	struct ig_proc r = {
+		.h = { .type = IG_REC_PROC, .size = sizeof(r), .tid = pid,
+		       .tgid = pid, .ts = ts },
+		.kind = kind, .ppid = ppid,
+	};
+
+	ig_discovery_on_record(d, &r.h);
+}
+
+/* A child forked from a Python process gets its parent's _PyRuntime at its
+ * fork record, with nothing looked up (the children here do not exist);
+ * not from an unknown parent, nor after the parent exec'd. */
+static void test_fork_inherits_python(void **state)
+{
+	struct pyrts r = {};
+	struct ig_discovery_opts o = { .sz = sizeof(o), .record = on_pyrt,
+				       .ctx = &r };
+	struct ig_discovery *d;
+	const pid_t kid = 0x7ffff100;
+	struct ig_pyrt parent;
+	int hold = -1;
+	pid_t py;
+
+	(void)state;
+	if (access("/usr/bin/python3", X_OK))
+		skip();
+	py = start_python(&hold);
+	assert_true(py > 0);
+	d = ig_discovery_new(&o);
+	assert_non_null(d);
+	assert_int_equal(ig_discovery_add(d, py, 1), 0);
+	assert_int_equal(r.n, 1);
+	parent = r.last;
+	assert_int_equal(parent.h.tgid, py);
+	assert_true(parent.start && parent.end > parent.start);
+	proc_rec(d, IG_PROC_FORK, kid, py, 5);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.last.h.tgid, kid);
+	assert_int_equal(r.last.h.tid, kid);
+	assert_int_equal(r.last.h.ts, 5);
+	assert_int_equal(r.last.start, parent.start);
+	assert_int_equal(r.last.end, parent.end);
+	assert_string_equal(r.last.path, parent.path);
+	/* a grandchild too; an unknown parent gives nothing */
+	proc_rec(d, IG_PROC_FORK, kid + 1, kid, 6);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.last.start, parent.start);
+	proc_rec(d, IG_PROC_FORK, kid + 2, kid + 3, 7);
+	assert_int_equal(r.n, 3);
+	/* after an exec the image is another: no inheritance until looked up */
+	proc_rec(d, IG_PROC_EXEC, kid, kid, 8);
+	proc_rec(d, IG_PROC_FORK, kid + 4, kid, 9);
+	assert_int_equal(r.n, 3);
+	close(hold);
+	waitpid(py, NULL, 0);
+	group_exit(d, py);
+	for (pid_t p = kid; p <= kid + 4; p++)
+		group_exit(d, p);
+	assert_int_equal(ig_discovery_nprocs(d), 0);
+	ig_discovery_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_finds_process_in_other_mounts),
 		cmocka_unit_test(test_scan_and_forget),
 		cmocka_unit_test(test_detach_attach),
+		cmocka_unit_test(test_fork_inherits_python),
 	};
 	const char *t = getenv("IG_TOP");
 
