@@ -321,7 +321,7 @@ def take_lock(libc, mutex):
 # CPU: with many short reads on a small machine, the wakeups after each
 # one cost more than the reads.
 SAMPLES_PER_BATCH = 1
-SAMPLE_BYTES = 4 << 20
+SAMPLE_BYTES = 8 << 20
 
 
 def open_samples(path):
