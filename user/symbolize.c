@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "procfs.h"
 #include "symbolize.h"
 #include "util.h"
@@ -45,6 +46,7 @@ struct ig_symbolizer {
 	size_t nfiles;
 	struct symproc *procs;
 	size_t nprocs;
+	time_t trimmed;		/* the second of the last malloc_trim */
 };
 
 /* DWARF from the file itself only: separate debuginfo (libc6-dbg's is tens
@@ -375,6 +377,19 @@ static bool file_mapped(const struct ig_symbolizer *s, const struct symfile *f)
 	return false;
 }
 
+/* Gives freed memory back to the system, at most once a second: a trim
+ * walks the whole heap, and the caller is the ring-buffer consumer. */
+static void trim(struct ig_symbolizer *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (s->trimmed && ts.tv_sec == s->trimmed)
+		return;
+	s->trimmed = ts.tv_sec;
+	malloc_trim(0);
+}
+
 /* Closes the files no process known here maps any more (libdw keeps what
  * it read of a file, megabytes for one with DWARF), and gives the freed
  * memory back.  A file mapped again later is opened again. */
@@ -393,7 +408,7 @@ static void files_evict(struct ig_symbolizer *s)
 	if (n == s->nfiles)
 		return;
 	s->nfiles = n;
-	malloc_trim(0);
+	trim(s);
 }
 
 size_t ig_sym_nfiles(const struct ig_symbolizer *s)
