@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "procfs.h"
 #include "symbolize.h"
 #include "util.h"
@@ -25,6 +27,9 @@ struct xmap {
 	uint64_t start, end, offset;
 	char path[256];		/* openable here (ig_proc_map_path) */
 	int err;		/* ig_proc_map_path() failed */
+	bool opened;		/* its file was looked up: dev, ino */
+	dev_t dev;
+	ino_t ino;
 };
 
 /* The executable mappings of a process, and the addresses already named. */
@@ -41,6 +46,7 @@ struct ig_symbolizer {
 	size_t nfiles;
 	struct symproc *procs;
 	size_t nprocs;
+	time_t trimmed;		/* the second of the last malloc_trim */
 };
 
 /* DWARF from the file itself only: separate debuginfo (libc6-dbg's is tens
@@ -316,6 +322,7 @@ static int add_xmap(const struct ig_map_entry *m, void *ctx)
 	x->start = m->start;
 	x->end = m->end;
 	x->offset = m->offset;
+	x->opened = false;
 	x->err = ig_proc_map_path(c->pid, m, x->path, sizeof(x->path));
 	if (x->err)
 		ig_strcpy(x->path, sizeof(x->path), m->path);
@@ -356,6 +363,59 @@ static struct symproc *proc_get(struct ig_symbolizer *s, pid_t pid)
 	return &v[s->nprocs++];
 }
 
+static bool file_mapped(const struct ig_symbolizer *s, const struct symfile *f)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->nprocs; i++)
+		for (k = 0; k < s->procs[i].nmaps; k++) {
+			const struct xmap *x = &s->procs[i].maps[k];
+
+			if (x->opened && x->dev == f->dev && x->ino == f->ino)
+				return true;
+		}
+	return false;
+}
+
+/* Gives freed memory back to the system, at most once a second: a trim
+ * walks the whole heap, and the caller is the ring-buffer consumer. */
+static void trim(struct ig_symbolizer *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (s->trimmed && ts.tv_sec == s->trimmed)
+		return;
+	s->trimmed = ts.tv_sec;
+	malloc_trim(0);
+}
+
+/* Closes the files no process known here maps any more (libdw keeps what
+ * it read of a file, megabytes for one with DWARF), and gives the freed
+ * memory back.  A file mapped again later is opened again. */
+static void files_evict(struct ig_symbolizer *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nfiles; i++) {
+		if (file_mapped(s, &s->files[i])) {
+			s->files[n++] = s->files[i];
+			continue;
+		}
+		if (s->files[i].dwfl)
+			dwfl_end(s->files[i].dwfl);
+	}
+	if (n == s->nfiles)
+		return;
+	s->nfiles = n;
+	trim(s);
+}
+
+size_t ig_sym_nfiles(const struct ig_symbolizer *s)
+{
+	return s ? s->nfiles : 0;
+}
+
 void ig_sym_forget(struct ig_symbolizer *s, pid_t pid)
 {
 	size_t i;
@@ -364,11 +424,12 @@ void ig_sym_forget(struct ig_symbolizer *s, pid_t pid)
 		if (s->procs[i].pid == pid) {
 			proc_clear(&s->procs[i]);
 			s->procs[i] = s->procs[--s->nprocs];
+			files_evict(s);
 			return;
 		}
 }
 
-static const struct xmap *find_xmap(const struct symproc *p, uint64_t ip)
+static struct xmap *find_xmap(const struct symproc *p, uint64_t ip)
 {
 	size_t i;
 
@@ -378,11 +439,26 @@ static const struct xmap *find_xmap(const struct symproc *p, uint64_t ip)
 	return NULL;
 }
 
-static void name_in_map(struct ig_symbolizer *s, const struct xmap *x,
+/* Notes which file @x maps, so that the file stays cached while a process
+ * maps it (files_evict). */
+static void note_file(struct xmap *x)
+{
+	struct stat st;
+
+	if (x->opened || stat(x->path, &st))
+		return;
+	x->opened = true;
+	x->dev = st.st_dev;
+	x->ino = st.st_ino;
+}
+
+static void name_in_map(struct ig_symbolizer *s, struct xmap *x,
 			uint64_t ip, struct ig_sym_frame *out)
 {
 	uint64_t off = ip - x->start + x->offset;
 
+	if (!x->err)
+		note_file(x);
 	if (!x->err && !ig_sym_file(s, x->path, off, out))
 		return;
 	memset(out, 0, sizeof(*out));
@@ -395,7 +471,7 @@ int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 		struct ig_sym_frame *out)
 {
 	struct symproc *p = proc_get(s, pid);
-	const struct xmap *x;
+	struct xmap *x;
 
 	memset(out, 0, sizeof(*out));
 	if (!p)

@@ -3,7 +3,8 @@
  * Names of native code addresses (libdw): in an ELF file by file offset,
  * and in a live process by address through its /proc/PID/maps (PIE
  * executables, shared libraries, files in other mount namespaces through
- * /proc/PID/root).  Files are opened once and cached by device and inode.
+ * /proc/PID/root).  Files are opened once and cached by device and inode
+ * while a live process known here maps them.
  * While tracing, ig_usym_on_record() turns the addresses of each new
  * stack (IG_REC_USTACK) into IG_REC_USYM records for the stream.
  */
@@ -34,8 +35,12 @@ int ig_sym_file(struct ig_symbolizer *s, const char *path, uint64_t off,
  * an address in no executable mapping is a frame flagged UNMAPPED. */
 int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 		struct ig_sym_frame *out);
-/* Drops what is known of @pid's mappings (exec, exit). */
+/* Drops what is known of @pid's mappings (exec, exit), and closes the
+ * files that no process still known here maps (named again when one
+ * does). */
 void ig_sym_forget(struct ig_symbolizer *s, pid_t pid);
+/* Files open (cached), ELF or not. */
+size_t ig_sym_nfiles(const struct ig_symbolizer *s);
 
 /* The address looked up for the @i-th address of a stack: return
  * addresses point after their call. */

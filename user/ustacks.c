@@ -19,9 +19,10 @@ struct table {
 	size_t n, cap;		/* cap: a power of two */
 };
 
+/* as many addresses as the stack has: a window keeps every stack it saw */
 struct stack {
 	__u16 nips, flags;
-	__u64 ips[IG_USTACK_DEPTH];
+	__u64 ips[];
 };
 
 struct sym {
@@ -129,7 +130,7 @@ static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
 		return 0;
 	if (find(&t->stacks, r->h.tgid, r->id))
 		return 0;
-	s = malloc(sizeof(*s));
+	s = malloc(sizeof(*s) + 8 * (size_t)r->nips);
 	if (!s)
 		return -ENOMEM;
 	s->nips = r->nips;

@@ -13,10 +13,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "elfsym.h"
 #include "symbolize.h"
 
@@ -179,6 +181,53 @@ static void live_process(void **state)
 	ig_sym_free(s);
 }
 
+static pid_t child(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A file stays open while a process known to the symbolizer maps it, is
+ * closed when the last one is forgotten, and is named again when a new
+ * process maps it. */
+static void files_evicted(void **state)
+{
+	struct ig_symbolizer *s = ig_sym_new();
+	uintptr_t ip = (uintptr_t)ig_test_marker + 1;
+	struct ig_sym_frame f;
+	pid_t a = child(), b = child();
+
+	(void)state;
+	assert_int_equal(ig_sym_proc(s, a, ip, &f), 0);
+	assert_int_equal(strncmp(f.name, "ig_test_marker (test_symbolize.c:", 33), 0);
+	assert_int_equal(ig_sym_proc(s, b, ip, &f), 0);
+	assert_int_equal(ig_sym_nfiles(s), 1);
+	reap(a);
+	ig_sym_forget(s, a);
+	assert_int_equal(ig_sym_nfiles(s), 1);	/* b maps it still */
+	reap(b);
+	ig_sym_forget(s, b);
+	assert_int_equal(ig_sym_nfiles(s), 0);
+	a = child();
+	assert_int_equal(ig_sym_proc(s, a, ip, &f), 0);
+	assert_int_equal(strncmp(f.name, "ig_test_marker (test_symbolize.c:", 33), 0);
+	assert_int_equal(ig_sym_nfiles(s), 1);
+	reap(a);
+	ig_sym_free(s);
+}
+
 struct got {
 	int n;
 	char names[8][IG_USYM_NAME_MAX];
@@ -239,6 +288,7 @@ int main(void)
 		cmocka_unit_test(stripped_copies),
 		cmocka_unit_test(bad_files),
 		cmocka_unit_test(live_process),
+		cmocka_unit_test(files_evicted),
 		cmocka_unit_test(stream_records),
 	};
 
