@@ -66,7 +66,7 @@ job() {
 	SIMGPU_TRACE=$TMP/$1.trace LD_LIBRARY_PATH=$TMP/lib HOSTNAME=trainer-$2 \
 	SLURM_JOB_ID=$JOB$2 RANK=$2 LOCAL_RANK=$2 WORLD_SIZE=2 \
 	sh -c '[ -n "$1" ] && echo $$ > "$1/cgroup.procs"; shift; exec "$@"' job "$POD" \
-		"$TS" -s "$1" -t 4 -q --truth "$TMP/$1.truth.json"
+		"$TS" -s "$1" -t 4 -n 1000000 -q --truth "$TMP/$1.truth.json"
 }
 PORT=$(free_port)
 start_agent "$TMP/a.out" --listen 127.0.0.1:$PORT --window 3 --every 3 \
