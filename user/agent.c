@@ -12,6 +12,7 @@
 #include "discovery.h"
 #include "httpd.h"
 #include "log.h"
+#include "util.h"
 #include "privs.h"
 #include "pyframes.h"
 #include "symbolize.h"
@@ -275,16 +276,6 @@ static int cycle(struct agent *a)
 	return 0;
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 /* The server's thread takes no signal: they wake the main loop. */
 static int start_httpd(struct agent *a)
 {
@@ -343,7 +334,7 @@ int ig_agent_run(const struct ig_agent_opts *o)
 	if (check_privileges() || check_inputs(o))
 		return 1;
 	limit_privileges();
-	install_signals();
+	ig_on_stop_signals(on_signal);
 	if (start_httpd(&a) || open_tracing(&a))
 		goto out;
 	ig_info("agent: metrics on port %d (%s); tracing %g s every %g s%s",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agent.h"
+#include "cli.h"
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
@@ -151,18 +152,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 
-static bool asks_help(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
-		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "--version") ||
-		    !strcmp(argv[i], "-V"))
-			return true;
-	return false;
-}
-
 int ig_agent_main(int argc, char **argv)
 {
 	static char name[] = "idlegap agent";
@@ -182,7 +171,7 @@ int ig_agent_main(int argc, char **argv)
 	bad = window_given = every_given = false;
 	argv[0] = name;
 	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, &o);
-	if (asks_help(argc, argv))
+	if (ig_cli_asks_help(argc, argv))
 		return 0;
 	if (err || bad)
 		return 2;

@@ -39,15 +39,9 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
 
 static void emit_task(struct agent *a, pid_t tid, pid_t tgid, __u64 ts)
 {
-	struct ig_task t = {
-		.h = { .type = IG_REC_TASK, .size = sizeof(t), .tid = tid,
-		       .tgid = tgid, .ts = ts },
-		.is_thread = tid != tgid,
-	};
+	struct ig_task t;
 
-	t.ppid = ig_proc_ppid(tgid, NULL);
-	ig_proc_comm(tid, t.comm, sizeof(t.comm));
-	ig_proc_exe(tgid, t.exe, sizeof(t.exe));
+	ig_proc_task_record(&t, tid, tgid, ts);
 	ig_agent_emit(a, &t.h);
 }
 

@@ -263,7 +263,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 
-static bool asks_help(int argc, char **argv)
+bool ig_cli_asks_help(int argc, char **argv)
 {
 	int i;
 
@@ -302,7 +302,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 		if (!strcmp(argv[1], cmd_names[i]))
 			c->cmd = i;
 	if (c->cmd == IG_CMD_NONE) {
-		if (asks_help(argc, argv)) {
+		if (ig_cli_asks_help(argc, argv)) {
 			argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, c);
 			return -1;
 		}
@@ -316,7 +316,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 		return 2;
 	memcpy(sub, argv + 1, (argc - 1) * sizeof(*sub));
 	sub[0] = name;
-	helping = asks_help(argc - 1, sub);
+	helping = ig_cli_asks_help(argc - 1, sub);
 	err = argp_parse(&argp, argc - 1, sub, ARGP_NO_EXIT | ARGP_IN_ORDER, &idx, c);
 	/* c keeps pointers to the arguments, not to the array */
 	if (c->s.argv)

@@ -28,5 +28,7 @@ struct ig_cli {
  * version was printed and the program should exit 0.
  */
 int ig_cli_parse(int argc, char **argv, struct ig_cli *c);
+/* Whether @argv (before any "--") asks for --help, --usage or --version. */
+bool ig_cli_asks_help(int argc, char **argv);
 
 #endif

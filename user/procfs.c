@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procfs.h"
+#include "records.h"
 #include "util.h"
 
 #define PF_KTHREAD 0x00200000
@@ -265,4 +266,16 @@ int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t 
 	if (!stat(out, &st))
 		return 0;
 	return err;
+}
+
+void ig_proc_task_record(struct ig_task *t, pid_t tid, pid_t tgid, __u64 ts)
+{
+	*t = (struct ig_task){
+		.h = { .type = IG_REC_TASK, .size = sizeof(*t), .tid = tid,
+		       .tgid = tgid, .ts = ts },
+		.is_thread = tid != tgid,
+	};
+	t->ppid = ig_proc_ppid(tgid, NULL);
+	ig_proc_comm(tid, t->comm, sizeof(t->comm));
+	ig_proc_exe(tgid, t->exe, sizeof(t->exe));
 }

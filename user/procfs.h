@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 struct ig_map_entry {
 	uint64_t start, end, offset;
@@ -20,6 +21,10 @@ int ig_proc_comm(pid_t pid, char *buf, size_t n);
 int ig_proc_exe(pid_t pid, char *buf, size_t n);
 /* Parent pid, or -1.  *kthread set for kernel threads (PF_KTHREAD). */
 pid_t ig_proc_ppid(pid_t pid, bool *kthread);
+struct ig_task;
+/* An IG_REC_TASK record for thread @tid of @tgid at @ts: its parent,
+ * comm and executable as /proc says now. */
+void ig_proc_task_record(struct ig_task *t, pid_t tid, pid_t tgid, __u64 ts);
 /* The process (thread group) a task id belongs to, or -1. */
 pid_t ig_proc_tgid(pid_t tid);
 bool ig_proc_exists(pid_t pid);

@@ -56,15 +56,9 @@ static void emit(struct session *s, const struct ig_hdr *rec)
 
 static void emit_task(struct session *s, pid_t tid, pid_t tgid, __u64 ts)
 {
-	struct ig_task t = {
-		.h = { .type = IG_REC_TASK, .size = sizeof(t), .tid = tid,
-		       .tgid = tgid, .ts = ts },
-		.is_thread = tid != tgid,
-	};
+	struct ig_task t;
 
-	t.ppid = ig_proc_ppid(tgid, NULL);
-	ig_proc_comm(tid, t.comm, sizeof(t.comm));
-	ig_proc_exe(tgid, t.exe, sizeof(t.exe));
+	ig_proc_task_record(&t, tid, tgid, ts);
 	emit(s, &t.h);
 }
 
@@ -343,16 +337,6 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	ig_engine_finish(s->engine);
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static int open_discovery(struct session *s)
 {
 	struct ig_discovery_opts o = {
@@ -551,7 +535,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	if (check_targets(o, &local, &pids) ||
 	    ig_sess_setup_outputs(&s, &o->out, o->record_path))
 		goto out;
-	install_signals();
+	ig_on_stop_signals(on_signal);
 	if (o->argv) {
 		int err = ig_spawn_paused(o->argv, &s.run_as, &child);
 

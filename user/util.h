@@ -2,6 +2,7 @@
 #ifndef IG_UTIL_H
 #define IG_UTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,17 @@ static inline bool ig_grow_from(void **v, size_t *cap, size_t n, size_t elem,
 static inline bool ig_grow(void **v, size_t *cap, size_t n, size_t elem)
 {
 	return ig_grow_from(v, cap, n, elem, 16);
+}
+
+/* SIGINT, SIGTERM and SIGHUP call @fn (which asks the main loop to stop). */
+static inline void ig_on_stop_signals(void (*fn)(int))
+{
+	struct sigaction sa = { .sa_handler = fn };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 #endif

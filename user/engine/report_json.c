@@ -12,48 +12,8 @@
 #include "engine/report.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
+#include "engine/jsonval.h"
 
-typedef struct json_object jo;
-
-static jo *jnum(double v, int prec)
-{
-	char buf[64];
-	size_t n;
-
-	snprintf(buf, sizeof(buf), "%.*f", prec, v);
-	n = strlen(buf);
-	/* trim trailing zeros, keep one digit after the point */
-	while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
-		buf[--n] = '\0';
-	if (!strcmp(buf, "-0.0"))
-		snprintf(buf, sizeof(buf), "0.0");
-	return json_object_new_double_s(v, buf);
-}
-
-static jo *jsec(uint64_t ns)
-{
-	return jnum((double)ns / 1e9, 6);
-}
-
-static jo *jms(uint64_t ns)
-{
-	return jnum((double)ns / 1e6, 3);
-}
-
-static jo *jstr(const char *s)
-{
-	return json_object_new_string(s ? s : "");
-}
-
-static jo *ju64(uint64_t v)
-{
-	return json_object_new_int64((int64_t)v);
-}
-
-static void add(jo *o, const char *k, jo *v)
-{
-	json_object_object_add(o, k, v);
-}
 
 static jo *meta_json(const struct ig_engine *e)
 {
