@@ -61,12 +61,15 @@ CG=/sys/fs/cgroup/unified
 POD=$CG/kubepods.slice/kubepods-pod$(echo "$PUID" | tr - _).slice/cri-containerd-$CID.scope
 mkdir -p "$POD" 2>/dev/null || POD=
 JOB=$$
+# storage: cold reads for the whole 4 s (the files dropped before each
+# read), not only until the dataset has been read once
+job_opts() { [ "$1" = storage ] && echo --buffered; }
 # job SCENARIO SUFFIX: trainsim in the pod's cgroup, as rank SUFFIX of job $JOB$SUFFIX
 job() {
 	SIMGPU_TRACE=$TMP/$1.trace LD_LIBRARY_PATH=$TMP/lib HOSTNAME=trainer-$2 \
 	SLURM_JOB_ID=$JOB$2 RANK=$2 LOCAL_RANK=$2 WORLD_SIZE=2 \
 	sh -c '[ -n "$1" ] && echo $$ > "$1/cgroup.procs"; shift; exec "$@"' job "$POD" \
-		"$TS" -s "$1" -t 4 -n 1000000 -q --truth "$TMP/$1.truth.json"
+		"$TS" -s "$1" -t 4 -n 1000000 $(job_opts "$1") -q --truth "$TMP/$1.truth.json"
 }
 PORT=$(free_port)
 start_agent "$TMP/a.out" --listen 127.0.0.1:$PORT --window 3 --every 3 \
@@ -82,6 +85,10 @@ sleep 3.5
 job lock 2
 sleep 3.5
 ok "Prometheus scraped the agent's windows" -- prom_wait "idlegap_windows_total{cluster=\"agenttest\"} >= 3" 20
+# Prometheus has every window the agent had completed by now
+nwin=$(curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^idlegap_windows_total/ { print $2; exit }')
+prom_wait "idlegap_windows_total{cluster=\"agenttest\"} >= ${nwin:-3}" 20 ||
+	echo "agent.t: Prometheus did not reach the agent's $nwin windows" >&2
 curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo"
 ok "promtool check metrics passes on the live /metrics" -- sh -c "promtool check metrics < '$TMP/expo'"
 # truth_idle SCENARIO: the simulator's idle seconds inside the agent's
@@ -113,7 +120,8 @@ for s in storage:1 lock:2; do
 	want=$(truth_idle "$sc")
 	got=$(prom_query "sum(idlegap_gpu_seconds_total{slurm_job=\"$JOB$n\",state=~\"idle|unresolved_.*\"})")
 	ok "$sc: idle seconds in Prometheus match the truth within 10% ($got vs $want)" -- \
-		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))"
+		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))" ||
+		echo "agent.t: $sc: Prometheus ${got:-nothing} vs truth ${want:-nothing}; reports: $(ls "$TMP/reports" | wc -l)" >&2
 	causes=$(prom_labels "topk(2, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause | tr '\n' ' ')
 	lead=$(prom_labels "topk(1, sum by (cause) (idlegap_gpu_idle_seconds_total{slurm_job=\"$JOB$n\"}))" cause)
 	load=$(cut -d' ' -f1 /proc/loadavg)
