@@ -316,12 +316,16 @@ def take_lock(libc, mutex):
     libc.pthread_mutex_unlock(mutex)
 
 
-# A worker's batch: one large sample (a clip, a shard), read in one go.
-# Few long reads keep the workers waiting on the disk rather than for a
-# CPU: with many short reads on a small machine, the wakeups after each
-# one cost more than the reads.
-SAMPLES_PER_BATCH = 1
+# A worker's batch: large samples (a clip, a shard), each read in one go,
+# as many as the disk gives in BATCH_LOAD_MS (at least one).  Few long
+# reads keep the workers waiting on the disk rather than for a CPU: with
+# many short reads on a small machine, the wakeups after each one cost
+# more than the reads.  Sizing the batch by time, not bytes, keeps the
+# workers behind the GPU on any disk: with W workers the feeder gets a
+# batch every BATCH_LOAD_MS / W at best, longer than a step's GPU work.
 SAMPLE_BYTES = 8 << 20
+BATCH_LOAD_MS = 15
+MAX_SAMPLES_PER_BATCH = 64
 
 
 def open_samples(path):
@@ -346,10 +350,13 @@ def load_batch(fd, direct, buf, step):
     file, as a Dataset's __getitem__ per index; what goes on the queue is
     small, as a DataLoader passes tensors through shared memory."""
     blocks = ((BATCH_FILE_MB << 20) - len(buf)) >> 12
+    end = mono_ns() + BATCH_LOAD_MS * 1000000
     n = 0
-    for i in range(SAMPLES_PER_BATCH):
-        off = ((step * SAMPLES_PER_BATCH + i) * 2654435761 % blocks) << 12
+    for i in range(MAX_SAMPLES_PER_BATCH):
+        off = ((step * MAX_SAMPLES_PER_BATCH + i) * 2654435761 % blocks) << 12
         n += load_sample(fd, direct, buf, off)
+        if mono_ns() >= end:
+            break
     return step, n
 
 
