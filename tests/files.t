@@ -30,16 +30,10 @@ diag "dataset in $DS ($FST)"
 is "$?" 0 "idlegap traces a job in its own mount namespace"
 sed 's/^/# /' "$TMP/err"
 
-/usr/bin/python3 - "$TMP/r.json" "$MNT" "$FST" <<'PY'
+pychecks "$TMP/r.json" "$MNT" "$FST" <<'PY'
 import json, sys
+from tap import check
 j, mnt, fst = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
-n = 1
-def check(ok, name, why=""):
-    global n
-    n += 1
-    print(("ok %d - %s" if ok else "not ok %d - %s") % (n, name))
-    if not ok and why:
-        print("#   " + why)
 st = [c for c in j["causes"] if c["cause"] == "storage"]
 check(st, "the job waited on storage", "causes %s" % [c["cause"] for c in j["causes"]])
 det = st[0]["details"] if st else []
@@ -57,7 +51,5 @@ check(m and m[0]["fstype"] == fst and m[0]["files"] >= 2,
 check(m and abs(m[0]["seconds"] - st[0]["seconds"]) < 0.01 * st[0]["seconds"] + 1e-3,
       "the mount holds the storage time (%.3f of %.3f s)" % (
           m[0]["seconds"] if m else 0, st[0]["seconds"] if st else 0))
-open(sys.argv[1] + ".n", "w").write(str(n))
 PY
-_n=$(cat "$TMP/r.json.n")
 done_testing

@@ -1,6 +1,6 @@
 # TAP helpers for shell tests; source from a tests/*.t script.
 #   need_root; plan N | done_testing; ok COND... -- NAME; is GOT WANT NAME;
-#   skip NAME REASON
+#   skip NAME REASON; pychecks ARGS... (a Python script on stdin)
 set -u
 # Commands under `idlegap run` stay root, as the suite is (under sudo they
 # would run as the invoking user, who cannot write the suite's files).
@@ -32,5 +32,20 @@ is() {
 }
 skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; echo "SKIP $1: $2" >&2; }
 diag() { echo "# $*"; }
+# pychecks ARGS... <<'PY' ... PY: runs a Python check script (stdin) with
+# ARGS; its tests (tap.check, tests/lib/tap.py) number on after the shell's
+# and count with them, and a script that does not run to its end is one
+# more failed test
+pychecks() {
+	IG_TAP_FIRST=$_n PYTHONDONTWRITEBYTECODE=1 \
+		PYTHONPATH="$IG_TOP/tests/lib${PYTHONPATH:+:$PYTHONPATH}" \
+		/usr/bin/python3 - "$@" > "$TMP/pychecks.tap" 2> "$TMP/pychecks.err"
+	_rc=$?
+	cat "$TMP/pychecks.tap"
+	sed 's/^/# /' "$TMP/pychecks.err"
+	_n=$((_n + $(grep -cE '^(not )?ok [0-9]' "$TMP/pychecks.tap")))
+	_failed=$((_failed + $(grep -cE '^not ok [0-9]' "$TMP/pychecks.tap")))
+	[ $_rc -eq 0 ] || fail "the checks ran to their end (status $_rc)"
+}
 # json FILE PYTHON-EXPR: evaluates EXPR with j = the parsed file, prints it
 json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

@@ -36,13 +36,10 @@ is "$?" 0 "report --dump reads the recording"
 
 cat > "$TMP/check.py" <<'PY'
 import bisect, re, sys
-n, label = int(sys.argv[2]), sys.argv[3]
+import tap
+label = sys.argv[2]
 def check(ok, name, why=""):
-    global n
-    n += 1
-    print(("ok %d - %s%s" if ok else "not ok %d - %s%s") % (n, label, name))
-    if not ok and why:
-        print("#   " + why)
+    return tap.check(ok, label + name, why)
 kv = lambda line: dict(re.findall(r"(\w+)=(\S+)", line))
 stacks, at, names, waits = {}, {}, {}, []
 flags = set()
@@ -95,18 +92,13 @@ if ex:
     print("# e.g. %s" % " <- ".join(ex[len(ex) // 2]))
 wrong = [v for v in names.values() if re.match(r"(main|worker_loop) ", v) and "loader.c" not in v and "main.c" not in v]
 check(not wrong, "no trainsim frame with another file's name", str(wrong[:3]))
-open(sys.argv[1] + ".n", "w").write(str(n))
 PY
-/usr/bin/python3 "$TMP/check.py" "$TMP/dump" 3 ""
-_n=$(cat "$TMP/dump.n" 2>/dev/null || echo 3)
-[ -s "$TMP/dump.n" ] || fail "the checks ran"
+pychecks "$TMP/dump" "" < "$TMP/check.py"
 
 "$IG" run -q -o "$TMP/outer.igrec" -- "$IG" run -q -o "$TMP/inner.igrec" -- \
 	"$TS" -s storage --data "$DS" --data-mb 16 -t 3 -q 2> "$TMP/err"
 is "$?" 0 "idlegap traces the job under another idlegap tracing it"
 "$IG" report --dump "$TMP/inner.igrec" > "$TMP/inner" 2> "$TMP/err"
 is "$?" 0 "report --dump reads the inner recording"
-/usr/bin/python3 "$TMP/check.py" "$TMP/inner" "$_n" "under a second tracer: "
-_n=$(cat "$TMP/inner.n" 2>/dev/null || echo "$_n")
-[ -s "$TMP/inner.n" ] || fail "the checks ran under a second tracer"
-echo "1..$_n"
+pychecks "$TMP/inner" "under a second tracer: " < "$TMP/check.py"
+done_testing

@@ -22,16 +22,10 @@ is "$?" 0 "traced timers, a pipe and direct reads"
 sed 's/^/# /' "$TMP/err"
 "$IG" report --dump "$TMP/r.igrec" > "$TMP/dump"
 
-/usr/bin/python3 - "$TMP/dump" <<'PY'
+pychecks "$TMP/dump" <<'PY'
 import sys
+from tap import check
 IRQ, KERNEL = 1 << 2, 1 << 9
-n = 0
-def check(ok, name, why=""):
-    global n
-    n += 1
-    print(("ok %d - %s" if ok else "not ok %d - %s") % (n + 1, name))
-    if not ok and why:
-        print("#   " + why)
 recs = []
 for line in open(sys.argv[1]):
     w = line.split()
@@ -54,7 +48,5 @@ check(st and not bad, "a disk completion is an interrupt or a kernel thread, nev
       "%d of %d: %s" % (len(bad), len(st), bad[:2]))
 bad = [x for x in st if flags(x) & IRQ and waker(x)]
 check(not bad, "an interrupt names no waker", "%s" % bad[:2])
-open(sys.argv[1] + ".n", "w").write(str(n + 1))
 PY
-_n=$(cat "$TMP/dump.n")
 done_testing
