@@ -8,6 +8,12 @@
 #include "session.h"
 #include "spawn.h"
 
+/* A GPU process found host-wide, and the last look that saw it. */
+struct host_pid {
+	pid_t pid;
+	unsigned int gen;
+};
+
 struct session {
 	const struct ig_session_opts *o;
 	struct ig_tracer *tracer;
@@ -27,8 +33,9 @@ struct session {
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
-	pid_t *host_pids;	/* host-wide: the processes found so far */
+	struct host_pid *host_pids;	/* host-wide: the GPU processes of the last look */
 	size_t nhost, caphost;
+	unsigned int host_gen;		/* which look */
 	__u64 next_host_scan;
 	__u64 next_lost_read, lost;	/* for a view's tick */
 	struct ig_pyframes *py;	/* Python stacks (user/pyframes.c) */

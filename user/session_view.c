@@ -23,22 +23,37 @@ static int host_one(const struct ig_gpu_proc *g, void *ctx)
 	if (g->pid == getpid())
 		return 0;
 	for (i = 0; i < s->nhost; i++)
-		if (s->host_pids[i] == g->pid)
+		if (s->host_pids[i].pid == g->pid) {
+			s->host_pids[i].gen = s->host_gen;
 			return 0;
+		}
 	if (s->nhost == s->caphost) {
 		size_t cap = s->caphost ? 2 * s->caphost : 64;
-		pid_t *p = realloc(s->host_pids, cap * sizeof(*p));
+		struct host_pid *p = realloc(s->host_pids, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
 		s->host_pids = p;
 		s->caphost = cap;
 	}
-	s->host_pids[s->nhost++] = g->pid;
+	s->host_pids[s->nhost++] = (struct host_pid){ g->pid, s->host_gen };
 	c->named = false;
 	ig_sess_track_one(g->pid, c);	/* one gone meanwhile, or unprobed: said */
 	ig_proc_for_each_descendant(g->pid, ig_sess_track_one, c);
 	return 0;
+}
+
+/* Forget the processes this look did not see: they ended (their records
+ * are the tracer's to finish), and the list stays as long as the host's
+ * GPU processes, not as every one a long run saw. */
+static void host_sweep(struct session *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nhost; i++)
+		if (s->host_pids[i].gen == s->host_gen)
+			s->host_pids[n++] = s->host_pids[i];
+	s->nhost = n;
 }
 
 /* Host-wide (top): every process mapping a libcuda, new ones each
@@ -51,9 +66,12 @@ void ig_sess_host_scan(struct session *s, __u64 now)
 	if (!s->o->host_wide || now < s->next_host_scan)
 		return;
 	s->next_host_scan = now + HOST_SCAN_EVERY_NS;
+	s->host_gen++;
 	err = ig_gpu_procs(host_one, &c);
 	if (err < 0)
 		ig_warn("cannot list the GPU processes: %s", strerror(-err));
+	else
+		host_sweep(s);
 }
 
 /* A view's turn: the records and losses so far, read once a second. */

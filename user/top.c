@@ -35,6 +35,7 @@ struct row {
 	uint32_t pid;
 	int device;
 	char comm[16];
+	uint64_t last_sec;	/* the newest second it holds */
 	struct bucket b[NBUCKETS];
 	char detail[MAX_CAUSES][DETAIL_LEN];	/* the newest, per cause */
 };
@@ -66,17 +67,26 @@ static int cause_id(struct topst *t, const char *name)
 	return t->ncauses++;
 }
 
-static struct row *row_get(struct topst *t, uint32_t pid, int device)
+/* A row for a process and device seen in second sec: its own, a new
+ * one, or when all are taken the one longest out of the window (its
+ * process ended), so that a long run keeps showing new jobs. */
+static struct row *row_get(struct topst *t, uint32_t pid, int device, uint64_t sec)
 {
-	struct row *r;
+	struct row *r = NULL;
 	unsigned int i;
 
 	for (i = 0; i < t->nrows; i++)
 		if (t->rows[i].pid == pid && t->rows[i].device == device)
 			return &t->rows[i];
-	if (t->nrows == MAX_ROWS)
+	if (t->nrows < MAX_ROWS)
+		r = &t->rows[t->nrows++];
+	else
+		for (i = 0; i < t->nrows; i++)
+			if (t->rows[i].last_sec + NBUCKETS < sec &&
+			    (!r || t->rows[i].last_sec < r->last_sec))
+				r = &t->rows[i];
+	if (!r)
 		return NULL;
-	r = &t->rows[t->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
 	r->device = device;
@@ -147,9 +157,11 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 		t->dev_pid[o->device] = pid;
 	else
 		pid = t->dev_pid[o->device];
-	r = row_get(t, pid, o->device);
+	r = row_get(t, pid, o->device, o->t0 / NSEC);
 	if (!r)
 		return;
+	if (o->t1 / NSEC > r->last_sec)
+		r->last_sec = o->t1 / NSEC;
 	for (x = o->t0; x < o->t1;) {
 		uint64_t sec = x / NSEC, end = (sec + 1) * NSEC;
 		uint64_t part = (end < o->t1 ? end : o->t1) - x;
