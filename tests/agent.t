@@ -11,7 +11,8 @@
 #     attached between windows, 2000 libcuda users
 #     come and go with the agent's memory flat, --reports stays bounded,
 #     and SIGTERM ends it at once with none of its BPF objects left;
-#  C. bad input: one line, non-zero exit.
+#  C. continuous 1 s windows: every window names a Python job's code;
+#  D. bad input: one line, non-zero exit.
 # Other GPU processes on the host are found too: part A gives the agent
 # its own copy of libcuda (--libcuda) so that only its jobs produce GPU
 # records, and every query names the job's labels.
@@ -227,7 +228,32 @@ else
 	skip "SIGTERM: nothing left" "no bpftool"
 fi
 
-# --- C: bad input ------------------------------------------------------------
+# --- C: stacks in every window ----------------------------------------------
+# A new window's analysis starts empty: the stacks and Python names sent in
+# earlier windows are sent again, so later windows name their code too.
+PORT=$(free_port)
+start_agent "$TMP/c.out" --listen 127.0.0.1:$PORT --window 1 --every 1 --reports "$TMP/rc"
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu /usr/bin/python3 "$IG_TOP/tools/trainsim.py" \
+	-s storage -n 1000000 -t 4.5 -q
+sleep 1.5
+stop_agent
+pychecks "$TMP/rc" <<'PY'
+import glob, json, sys
+from tap import check
+named, unnamed = [], []
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    st = [x for c in json.load(open(f))["causes"] if c["cause"] == "storage"
+          for x in c["details"] if x.get("kind") == "stack" and x["role"] == "waiter"]
+    if st:
+        ok = any(fr.startswith("read_batch (") for x in st for fr in x["frames"])
+        (named if ok else unnamed).append(f.rsplit("-", 1)[-1])
+check(len(named) + len(unnamed) >= 3,
+      "a Python storage job's waits are in %d windows" % (len(named) + len(unnamed)))
+check(not unnamed, "every window names the waiting Python function (read_batch)",
+      "unnamed in windows %s; named in %s" % (unnamed, named))
+PY
+
+# --- D: bad input ------------------------------------------------------------
 one_line() {	# NAME WANT_RC ARGS...: exit WANT_RC with one line on stderr
 	_name=$1; _want=$2; shift 2
 	"$@" > /dev/null 2> "$TMP/err"

@@ -16,6 +16,7 @@
 #include "identity.h"
 #include "log.h"
 #include "procfs.h"
+#include "pyframes.h"
 #include "reorder.h"
 #include "symbolize.h"
 #include "tracer.h"
@@ -130,6 +131,8 @@ static void emit_meta(struct agent *a, __u64 ts)
 
 int ig_agent_window_open(struct agent *a, __u64 now)
 {
+	int err;
+
 	a->engine = ig_engine_new(&a->o->engine);
 	a->reorder = a->engine ? ig_reorder_new(REORDER_WINDOW_NS, to_engine, a->engine) : NULL;
 	if (!a->ids)
@@ -141,6 +144,11 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	}
 	if (ig_tracer_stats(a->tracer, &a->base))
 		memset(&a->base, 0, sizeof(a->base));
+	/* this engine has none of the stacks and names sent before */
+	err = ig_tracer_forget_stacks(a->tracer);
+	if (err)
+		ig_debug("stacks sent before this window: %s", strerror(-err));
+	ig_pyframes_forget_sent(a->py);
 	a->nids = 0;
 	a->nrecords = 0;
 	a->in_window = true;

@@ -101,6 +101,17 @@ void ig_pyframes_forget(struct ig_pyframes *p, pid_t tgid)
 	*pp = p->p[--p->n];
 }
 
+void ig_pyframes_forget_sent(struct ig_pyframes *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++) {
+		free(p->p[i].seen);
+		p->p[i].seen = NULL;
+		p->p[i].nseen = p->p[i].capseen = 0;
+	}
+}
+
 struct seen {
 	__u64 code, sig;
 };

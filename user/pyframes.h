@@ -37,6 +37,9 @@ void ig_pyframes_free(struct ig_pyframes *p);
 int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
 		      const struct ig_pyrt_info *rt);
 bool ig_pyframes_tracked(struct ig_pyframes *p, pid_t tgid);
+/* Forgets which code objects were sent: the next stacks name them again,
+ * for a new window's engine (with ig_tracer_forget_stacks()). */
+void ig_pyframes_forget_sent(struct ig_pyframes *p);
 /* The process exited or exec'd. */
 void ig_pyframes_forget(struct ig_pyframes *p, pid_t tgid);
 /* Before an IG_REC_PYSTACK record goes on: emits an IG_REC_PYCODE for each

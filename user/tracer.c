@@ -271,6 +271,41 @@ int ig_tracer_prune(struct ig_tracer *t)
 	return n;
 }
 
+/* Empties a hash map: its keys first, then deleted in batches (one by
+ * one where the kernel has no batch deletion). */
+static int map_clear(const struct bpf_map *m)
+{
+	__u32 ksz = bpf_map__key_size(m), cap = bpf_map__max_entries(m), n = 0, i, cnt;
+	int fd = bpf_map__fd(m), err = 0;
+	char *keys = malloc((size_t)cap * ksz);
+
+	if (!keys)
+		return -ENOMEM;
+	while (n < cap && !bpf_map_get_next_key(fd, n ? keys + (size_t)(n - 1) * ksz : NULL,
+						  keys + (size_t)n * ksz))
+		n++;
+	cnt = n;
+	if (n && bpf_map_delete_batch(fd, keys, &cnt, NULL) < 0)
+		for (i = 0; i < n; i++)
+			if (bpf_map_delete_elem(fd, keys + (size_t)i * ksz) < 0 && errno != ENOENT)
+				err = -errno;
+	free(keys);
+	return err;
+}
+
+int ig_tracer_forget_stacks(struct ig_tracer *t)
+{
+	const struct bpf_map *m[] = { t->skel->maps.ustacks_sent, t->skel->maps.ustack_last,
+				      t->skel->maps.py_sent };
+	size_t i;
+	int err = 0, e;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if ((e = map_clear(m[i])) && !err)
+			err = e;
+	return err;
+}
+
 int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz)
 {
 	int ncpu = libbpf_num_possible_cpus(), cpu, fd, err, n = 0;
