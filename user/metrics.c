@@ -309,12 +309,31 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 	t->has_hist = true;
 }
 
-static void add_devices(struct ig_metrics *m, struct json_object *gpu,
+/* Cause time from @o and gaps from @h: a device's, or the window's. */
+static void add_cause_series(struct ig_target *t, struct json_object *o,
+			     struct json_object *h)
+{
+	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
+	add_causes(t->unres, &t->nunres,
+		   ig_jget(o, "unresolved_causes", json_type_array));
+	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
+	t->has_causes = true;
+}
+
+/* Each GPU's series under the labels its processes share; false when the
+ * report has no cause time per GPU (then the window's whole goes under
+ * the labels all its processes share). */
+static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 			struct json_object *procs,
 			const struct ig_pid_identity *ids, size_t nids)
 {
 	struct json_object *devs = ig_jget(gpu, "devices", json_type_array);
 	size_t i, n = devs ? json_object_array_length(devs) : 0;
+	bool per_dev = n > 0;
+
+	for (i = 0; i < n; i++)
+		per_dev &= ig_jget(json_object_array_get_idx(devs, i), "causes",
+				   json_type_array) != NULL;
 
 	for (i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
@@ -334,7 +353,10 @@ static void add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
 		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
 		t->has_state = true;
+		if (per_dev)
+			add_cause_series(t, d, d);
 	}
+	return per_dev;
 }
 
 static void drop_stale(struct ig_metrics *m)
@@ -370,15 +392,11 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	for (m->processes = 0, i = 0; i < n; i++)
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
-	add_devices(m, gpu, procs, ids, nids);
-	window_lset(procs, ids, nids, -1, &s);
-	t = target_get(m, &s);
-	if (t) {
-		add_causes(t->idle, &t->nidle, ig_jget(r, "causes", json_type_array));
-		add_causes(t->unres, &t->nunres,
-			   ig_jget(r, "unresolved_causes", json_type_array));
-		add_hist(t, ig_jget(gpu, "gap_histogram", json_type_object));
-		t->has_causes = true;
+	if (!add_devices(m, gpu, procs, ids, nids)) {
+		window_lset(procs, ids, nids, -1, &s);
+		t = target_get(m, &s);
+		if (t)
+			add_cause_series(t, r, gpu);
 	}
 	drop_stale(m);
 }

@@ -138,6 +138,17 @@ static void test_late_drain(void **state)
 }
 
 /* Two processes share device 0; a third uses device 1. */
+static double causes_sum(struct json_object *a)
+{
+	double sum = 0;
+	size_t i;
+
+	assert_non_null(a);
+	for (i = 0; i < json_object_array_length(a); i++)
+		sum += jd(json_object_array_get_idx(a, i), "seconds");
+	return sum;
+}
+
 static void test_processes_devices(void **state)
 {
 	struct tstream s = { 0 };
@@ -184,6 +195,14 @@ static void test_processes_devices(void **state)
 	assert_int_equal(ji(d1, "gaps"), 1);
 	assert_span(j, 50, 45, 0);
 	assert_int_equal(ji(j, "gpu.gaps"), 2);
+	/* each GPU's cause time is its own idle time, and the two make the
+	 * whole; so do their gaps */
+	assert_near(causes_sum(jpath(d0, "causes")), S(20), EPS);
+	assert_near(causes_sum(jpath(d1, "causes")), S(25), EPS);
+	assert_near(causes_sum(jpath(j, "causes")), S(45), EPS);
+	assert_int_equal(ji(d0, "gap_histogram.count"), 1);
+	assert_int_equal(ji(d1, "gap_histogram.count"), 1);
+	assert_near(jd(d1, "gap_histogram.sum_s"), S(25), EPS);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);

@@ -154,6 +154,47 @@ static void test_shared_labels_only(void **state)
 	ig_metrics_free(m);
 }
 
+/* Reports with cause time per GPU: each GPU's cause and gap series carry
+ * its own job's labels, as its state series do. */
+static void test_causes_per_gpu(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct ig_pid_identity ids[] = { pod_id(10, "0"), pod_id(12, "1") };
+	struct json_object *w = window(
+		"[{\"pid\": 10, \"device\": 0}, {\"pid\": 12, \"device\": 1}]",
+		"[{\"device\": 0, \"busy_s\": 1.0, \"idle_s\": 2.0, \"unresolved_s\": 0.0,"
+		"  \"causes\": [{\"cause\": \"storage\", \"seconds\": 2.0}],"
+		"  \"unresolved_causes\": [],"
+		"  \"gap_histogram\": {\"counts\": [0,0,0,0,0,0,0,0,0,0,0,0,0,1,1,1],"
+		"                      \"count\": 1, \"sum_s\": 2.0}},"
+		" {\"device\": 1, \"busy_s\": 3.0, \"idle_s\": 4.0, \"unresolved_s\": 0.5,"
+		"  \"causes\": [{\"cause\": \"lock\", \"seconds\": 3.0},"
+		"               {\"cause\": \"gil\", \"seconds\": 1.0}],"
+		"  \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 0.5}],"
+		"  \"gap_histogram\": {\"counts\": [0,0,0,0,0,0,0,0,0,0,0,0,2,2,2,2],"
+		"                      \"count\": 2, \"sum_s\": 4.0}}]",
+		CAUSES);
+	char *t;
+
+	(void)state;
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+#define POD "namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\""
+	has(t, "idlegap_gpu_idle_seconds_total{UUID=\"GPU-aaaa-1\"," POD ",rank=\"0\",comm=\"python3\",cause=\"storage\"} 2\n");
+	has(t, "idlegap_gpu_idle_seconds_total{UUID=\"GPU-bbbb-2\"," POD ",rank=\"1\",comm=\"python3\",cause=\"lock\"} 3\n");
+	has(t, "idlegap_gpu_idle_seconds_total{UUID=\"GPU-bbbb-2\"," POD ",rank=\"1\",comm=\"python3\",cause=\"gil\"} 1\n");
+	has(t, "idlegap_gpu_unresolved_seconds_total{UUID=\"GPU-bbbb-2\"," POD ",rank=\"1\",comm=\"python3\",cause=\"host_compute\"} 0.5\n");
+	has(t, "idlegap_gpu_gap_seconds_count{UUID=\"GPU-aaaa-1\"," POD ",rank=\"0\",comm=\"python3\"} 1\n");
+	has(t, "idlegap_gpu_gap_seconds_count{UUID=\"GPU-bbbb-2\"," POD ",rank=\"1\",comm=\"python3\"} 2\n");
+#undef POD
+	/* the window's own totals are not counted once more */
+	hasnt(t, "cause=\"storage\"} 6");
+	hasnt(t, "rank=\"0\",comm=\"python3\",cause=\"lock\"");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
 /* No identity (a process outside any pod, CUDA_VISIBLE_DEVICES unset):
  * the device ordinal is the gpu label; the comm is escaped once more. */
 static void test_no_identity(void **state)
@@ -290,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_window_and_sum),
 		cmocka_unit_test(test_shared_labels_only),
+		cmocka_unit_test(test_causes_per_gpu),
 		cmocka_unit_test(test_no_identity),
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),

@@ -384,22 +384,47 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 		walk_thread(w, th, a, b);
 }
 
-void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
-		  uint64_t t0, uint64_t t1)
+static struct ig_dev_causes *dev_causes(struct ig_engine *e, int ordinal)
 {
-	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres,
-			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
-	const struct ig_thread *th = tid ? ig_thread_find(e, tid) : NULL;
+	struct ig_engine_attr *a = &e->attr;
+	uint32_t i;
 
-	(void)tgid;
-	if (t1 <= t0)
+	for (i = 0; i < a->nbydev; i++)
+		if (a->bydev[i].ordinal == ordinal)
+			return &a->bydev[i];
+	if (ordinal < 0 || a->nbydev == IG_MAX_DEVICES)
+		return NULL;
+	a->bydev[a->nbydev].ordinal = ordinal;
+	return &a->bydev[a->nbydev++];
+}
+
+const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
+				   bool idle)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->attr.nbydev; i++)
+		if (e->attr.bydev[i].ordinal == ordinal)
+			return e->attr.bydev[i].ns[idle ? 0 : 1];
+	return NULL;
+}
+
+void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p)
+{
+	struct ig_dev_causes *dc = dev_causes(e, p->device);
+	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres,
+			  .dev_ns = dc ? dc->ns[idle ? 0 : 1] : NULL,
+			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
+	const struct ig_thread *th = p->tid ? ig_thread_find(e, p->tid) : NULL;
+
+	if (p->t1 <= p->t0)
 		return;
 	if (!th) {
-		ig_emit_unknown(&w, t1 - t0, tid ? "feeder thread not tracked" :
+		ig_emit_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
 					  "no feeder known");
 		return;
 	}
-	walk_top(&w, th, t0, t1);
+	walk_top(&w, th, p->t0, p->t1);
 }
 
 /* ---- unresolved spans wait for their feeder's timeline ---- */
@@ -416,7 +441,7 @@ void ig_defer_poll(struct ig_engine *e, bool force)
 		    p->t1 + e->window_ns / 2 > e->win.now)
 			return;
 		ig_ring_pop_front(&e->attr.defer, 1);
-		ig_attribute(e, false, pc.tid, pc.tgid, pc.t0, pc.t1);
+		ig_attribute(e, false, &pc);
 	}
 	ig_ring_trim(&e->attr.defer);
 }
@@ -430,11 +455,11 @@ void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 		struct ig_piece pc = *h;
 
 		ig_ring_pop_front(&e->attr.defer, 1);
-		ig_attribute(e, false, pc.tid, pc.tgid, pc.t0, pc.t1);
+		ig_attribute(e, false, &pc);
 	}
 	slot = ig_ring_push(&e->attr.defer);
 	if (!slot) {
-		ig_attribute(e, false, p->tid, p->tgid, p->t0, p->t1);
+		ig_attribute(e, false, p);
 		return;
 	}
 	*slot = *p;
@@ -444,7 +469,10 @@ void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 
 static void sink_idle_gap(void *ctx, const struct ig_gap *g)
 {
-	ig_attribute(ctx, true, g->tid, g->tgid, g->t0, g->t1);
+	struct ig_piece p = { .t0 = g->t0, .t1 = g->t1, .tid = g->tid,
+			      .tgid = g->tgid, .device = g->device };
+
+	ig_attribute(ctx, true, &p);
 }
 
 static void sink_unresolved(void *ctx, const struct ig_piece *p)

@@ -17,6 +17,7 @@
 struct walk {
 	struct ig_engine *e;
 	struct ig_causeset *set;
+	uint64_t *dev_ns;	/* the GPU's share of the set, by cause (or NULL) */
 	int depth;
 	uint32_t chain[IG_DEPTH_CAP + 1];
 	struct ig_obs_walk *obs;	/* an observer's note of the walk */

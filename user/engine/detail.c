@@ -70,6 +70,8 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 {
 	w->set->c[c].ns += ns;
 	w->set->total_ns += ns;
+	if (w->dev_ns)
+		w->dev_ns[c] += ns;
 	if (w->obs)
 		w->obs->ns[c] += ns;
 	ig_stk_on_charge(w, c, ns);

@@ -237,6 +237,7 @@ void ig_gpu_free(struct ig_engine *e)
 		free(d->open);
 		free(d->closed.v);
 		free(d->busy.v);
+		ig_hist_free(&d->gap_hist);
 		free(d);
 	}
 	e->gpu.ndevs = 0;

@@ -155,7 +155,7 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 		m->streams += d->nstreams;
 		m->bytes += sizeof(*d) + (size_t)d->closed.cap * d->closed.esz +
 			    (size_t)d->busy.cap * d->busy.esz +
-			    d->capopen * sizeof(*d->open);
+			    d->capopen * sizeof(*d->open) + ig_hist_bytes(&d->gap_hist);
 	}
 	m->deferred = e->attr.defer.len;
 }

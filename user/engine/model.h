@@ -212,6 +212,7 @@ struct ig_device {
 	uint32_t ur_tid, ur_tgid;
 	uint32_t end_how;	/* enum ig_bound of the newest drain */
 	uint64_t gaps, unres_spans;
+	struct ig_hist gap_hist;	/* this GPU's gaps (the engine's: all) */
 	uint32_t nstreams;
 	/* unresolved span being merged for the list */
 	uint64_t merging_t0, merging_t1;
@@ -273,6 +274,8 @@ struct ig_nvdev {
 struct ig_piece {
 	uint64_t t0, t1;
 	uint32_t tid, tgid;
+	int32_t device;		/* the GPU's ordinal */
+	uint32_t pad;
 };
 
 /*
@@ -327,11 +330,19 @@ struct ig_engine_gpu {
 	size_t scratch_cap;
 };
 
+/* One GPU's share of the cause time: [0] idle, [1] unresolved. */
+struct ig_dev_causes {
+	int ordinal;
+	uint64_t ns[2][IG_C__MAX];
+};
+
 /* What attribution made of the gaps (attrib.c, causes.c, detail.c). */
 struct ig_engine_attr {
 	int max_depth;
 	long max_gaps;
 	struct ig_causeset idle, unres;
+	struct ig_dev_causes bydev[IG_MAX_DEVICES];	/* the same, per GPU */
+	uint32_t nbydev;
 	struct ig_gaplist gaps, unres_list;
 	struct ig_hist gap_hist;
 	struct ig_ring defer;	/* struct ig_piece, oldest first */
@@ -425,8 +436,11 @@ void ig_gpu_free(struct ig_engine *e);
 /* ---- attrib.c ---- */
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the
  * feeder thread's timeline; every ns lands in exactly one cause. */
-void ig_attribute(struct ig_engine *e, bool idle, uint32_t tid, uint32_t tgid,
-		  uint64_t t0, uint64_t t1);
+void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p);
+/* A GPU's cause time (idle or unresolved), by enum ig_cause; NULL when
+ * none was given to it. */
+const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
+				   bool idle);
 /* Point @s at attribution of @e. */
 void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */

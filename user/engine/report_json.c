@@ -94,6 +94,46 @@ static jo *spans_json(const struct ig_gaplist *l)
 	return a;
 }
 
+/* Every gap, not only the listed ones: cumulative counts per bound. */
+static jo *gap_hist_json(const struct ig_hist *h)
+{
+#define IG_LE(ns) ns,
+	static const uint64_t le[] = { IG_GAP_BOUNDS_NS(IG_LE) };
+#undef IG_LE
+	jo *o = json_object_new_object(), *b = json_object_new_array();
+	jo *c = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+		json_object_array_add(b, jsec(le[i]));
+		json_object_array_add(c, ju64(ig_hist_count_le(h, le[i])));
+	}
+	add(o, "le_s", b);
+	add(o, "counts", c);
+	add(o, "count", ju64(h->n));
+	add(o, "sum_s", jsec(h->sum));
+	add(o, "exact", json_object_new_boolean(h->nexact == h->n));
+	return o;
+}
+
+/* A GPU's share of the cause time: [{cause, seconds}], largest first. */
+static jo *dev_causes_json(const struct ig_engine *e, int ordinal, bool idle)
+{
+	const uint64_t *ns = ig_attr_dev_causes(e, ordinal, idle);
+	unsigned int order[IG_C__MAX];
+	size_t n = ig_ns_sorted(ns, order), i;
+	jo *a = json_object_new_array();
+
+	for (i = 0; i < n; i++) {
+		jo *o = json_object_new_object();
+
+		add(o, "cause", jstr(ig_cause_name(order[i])));
+		add(o, "seconds", jsec(ns[order[i]]));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static jo *devices_json(const struct ig_engine *e)
 {
 	jo *a = json_object_new_array();
@@ -118,31 +158,12 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "span_start_ns", ju64(d->span_start));
 		add(o, "span_end_ns", ju64(ig_gpu_span_end(d)));
 		add(o, "streams", ju64(d->nstreams));
+		add(o, "causes", dev_causes_json(e, d->ordinal, true));
+		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
+		add(o, "gap_histogram", gap_hist_json(&d->gap_hist));
 		json_object_array_add(a, o);
 	}
 	return a;
-}
-
-/* Every gap, not only the listed ones: cumulative counts per bound. */
-static jo *gap_hist_json(const struct ig_hist *h)
-{
-#define IG_LE(ns) ns,
-	static const uint64_t le[] = { IG_GAP_BOUNDS_NS(IG_LE) };
-#undef IG_LE
-	jo *o = json_object_new_object(), *b = json_object_new_array();
-	jo *c = json_object_new_array();
-	size_t i;
-
-	for (i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
-		json_object_array_add(b, jsec(le[i]));
-		json_object_array_add(c, ju64(ig_hist_count_le(h, le[i])));
-	}
-	add(o, "le_s", b);
-	add(o, "counts", c);
-	add(o, "count", ju64(h->n));
-	add(o, "sum_s", jsec(h->sum));
-	add(o, "exact", json_object_new_boolean(h->nexact == h->n));
-	return o;
 }
 
 static jo *gpu_json(const struct ig_engine *e)

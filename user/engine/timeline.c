@@ -110,6 +110,7 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 	d->idle_ns += t1 - t0;
 	d->gaps++;
 	ig_hist_add(&e->attr.gap_hist, t1 - t0);
+	ig_hist_add(&d->gap_hist, t1 - t0);
 	g.t0 = t0;
 	g.t1 = t1;
 	g.tid = tid;
@@ -180,6 +181,7 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 	sw->pc.t1 = y;
 	sw->pc.tid = tid;
 	sw->pc.tgid = tgid;
+	sw->pc.device = sw->d->ordinal;
 }
 
 static size_t collect(struct ig_engine *e, struct ig_device *d,
