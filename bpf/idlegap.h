@@ -38,6 +38,7 @@ enum ig_rec_type {
 	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
 	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
 	IG_REC_PYCODE = 0x109,	/* a Python code object's names, line table */
+	IG_REC_GPUMAP = 0x10a,	/* the host's GPUs behind a process's ordinals */
 };
 
 struct ig_hdr {

@@ -12,6 +12,8 @@
 #     come and go with the agent's memory flat, --reports stays bounded,
 #     and SIGTERM ends it at once with none of its BPF objects left;
 #  C. continuous 1 s windows: every window names a Python job's code;
+#     two containers' jobs that each call their own GPU 0 are two GPUs,
+#     each with its own labels;
 #  D. bad input: one line, non-zero exit.
 # Other GPU processes on the host are found too: part A gives the agent
 # its own copy of libcuda (--libcuda) so that only its jobs produce GPU
@@ -234,24 +236,68 @@ fi
 PORT=$(free_port)
 start_agent "$TMP/c.out" --listen 127.0.0.1:$PORT --window 1 --every 1 --reports "$TMP/rc"
 LD_LIBRARY_PATH=$IG_TOP/build/simgpu /usr/bin/python3 "$IG_TOP/tools/trainsim.py" \
-	-s storage -n 1000000 -t 4.5 -q
+	-s storage -n 1000000 -t 6 -q &
+py_job=$!
+wait $py_job
+# two containers' jobs, each given its own GPU by the device plugin
+# (NVIDIA_VISIBLE_DEVICES), each calling it GPU 0
+UA=GPU-0a0a0a0a-1111-2222-3333-444455556666
+UB=GPU-0b0b0b0b-1111-2222-3333-444455556666
+for r in 0 1; do
+	[ $r = 0 ] && u=$UA || u=$UB
+	NVIDIA_VISIBLE_DEVICES=$u RANK=$r LD_LIBRARY_PATH=$IG_TOP/build/simgpu \
+		"$TS" -s storage -t 3 -n 1000000 --data "$TMP/ds$r" --data-mb 16 -q &
+	jobs="${jobs:-} $!"
+done
+wait $jobs
 sleep 1.5
+curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo-c"
 stop_agent
-pychecks "$TMP/rc" <<'PY'
+pychecks "$TMP/rc" "$py_job" <<'PY'
 import glob, json, sys
 from tap import check
 named, unnamed = [], []
 for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    st = [x for c in json.load(open(f))["causes"] if c["cause"] == "storage"
+    r = json.load(open(f))
+    # the windows the Python job ran through
+    if not [p for p in r["processes"] if p["pid"] == int(sys.argv[2]) and
+            p["launches"] and p["exit_ns"] is None]:
+        continue
+    st = [x for c in r["causes"] if c["cause"] == "storage"
           for x in c["details"] if x.get("kind") == "stack" and x["role"] == "waiter"]
     if st:
         ok = any(fr.startswith("read_batch (") for x in st for fr in x["frames"])
         (named if ok else unnamed).append(f.rsplit("-", 1)[-1])
-check(len(named) + len(unnamed) >= 3,
+check(len(named) + len(unnamed) >= 2,
       "a Python storage job's waits are in %d windows" % (len(named) + len(unnamed)))
 check(not unnamed, "every window names the waiting Python function (read_batch)",
       "unnamed in windows %s; named in %s" % (unnamed, named))
 PY
+pychecks "$TMP/rc" $jobs <<'PY'
+import glob, json, sys
+from tap import check
+pids = {int(x) for x in sys.argv[2:]}
+both = []
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    r = json.load(open(f))
+    ts = [p for p in r["processes"] if p["pid"] in pids and p["device"] is not None]
+    if len(ts) == 2:
+        both.append((r["gpu"]["devices"], ts))
+check(both, "the two jobs shared %d windows" % len(both))
+devs, ts = both[-1] if both else ([], [])
+mine = [d for d in devs if d["device"] in [p["device"] for p in ts]]
+check(len(mine) == 2 and all(p["ordinal"] == 0 for p in ts),
+      "each job's GPU 0 is a GPU of its own in the report",
+      "devices %s, processes %s" % ([d["device"] for d in devs],
+                                    [(p["device"], p["ordinal"]) for p in ts]))
+check(len(mine) == 2 and all(sum(c["seconds"] for c in d["causes"]) > 0 for d in mine),
+      "each GPU has its own idle time by cause")
+PY
+for r in 0 1; do
+	[ $r = 0 ] && u=$UA || u=$UB
+	ok "rank $r's idle seconds by cause carry its GPU's UUID" -- \
+		grep -q "^idlegap_gpu_idle_seconds_total{UUID=\"$u\",.*rank=\"$r\",.*cause=\"storage\"}" "$TMP/expo-c"
+done
 
 # --- D: bad input ------------------------------------------------------------
 one_line() {	# NAME WANT_RC ARGS...: exit WANT_RC with one line on stderr

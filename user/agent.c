@@ -64,7 +64,8 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 	case IG_DISC_LIBCUDA:
 		ig_debug("pid %d: %u of %u libcuda entry points probed in %s",
 			 ev->pid, ev->nattached, ev->nsyms, ev->path);
-		ig_agent_track(a, ev->pid, ig_agent_now() - 1);
+		/* its task and GPU records before any of its probes' */
+		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_agent_now() - 1);
 		break;
 	case IG_DISC_UNPROBED:
 		if (ev->err == -ENOENT || ev->err == -ESRCH)	/* gone meanwhile */
@@ -99,7 +100,9 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
 	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT))
 		ig_pyframes_forget(a->py, rec->tgid);
-	if (!a->in_window)
+	/* what was sent before the window opened (read late, or while the
+	 * last one's probes came off) is not this window's */
+	if (!a->in_window || rec->ts < a->opened_at)
 		return;
 	ig_usym_on_record(&a->sym, rec, py_emit, a);
 	if (rec->type == IG_REC_PYSTACK)
@@ -352,5 +355,6 @@ out:
 	ig_httpd_stop(a.httpd);
 	ig_metrics_free(a.metrics);
 	free(a.ids);
+	free(a.gpus);
 	return rc;
 }

@@ -24,6 +24,7 @@ struct agent {
 	/* the window, while one runs */
 	bool in_window;
 	bool oom;
+	__u64 opened_at;		/* the window's start */
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
 	struct ig_symbolizer *sym;
@@ -31,6 +32,10 @@ struct agent {
 	__u64 nrecords;
 	struct ig_pid_identity *ids;	/* the window's processes, as tracked */
 	size_t nids;
+	/* the window's GPUs named only by a UUID or a container: device
+	 * IG_GPU_NAMED + i is gpus[i] (ig_identity_gpu_token) */
+	char (*gpus)[80];
+	size_t ngpus;
 };
 
 __u64 ig_agent_now(void);

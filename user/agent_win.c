@@ -71,6 +71,46 @@ static bool seen(const struct agent *a, pid_t pid)
 	return false;
 }
 
+/* The window's device for a GPU token: the host's index, or one of the
+ * GPUs named otherwise; -1 when too many. */
+static int gpu_id(struct agent *a, const char *tok)
+{
+	size_t i;
+
+	if (tok[0] == '#')
+		return atoi(tok + 1);
+	for (i = 0; i < a->ngpus; i++)
+		if (!strcmp(a->gpus[i], tok))
+			return IG_GPU_NAMED + (int)i;
+	if (!a->gpus)
+		a->gpus = calloc(IG_GPU_MAX_NAMED, sizeof(*a->gpus));
+	if (!a->gpus || a->ngpus == IG_GPU_MAX_NAMED)
+		return -1;
+	snprintf(a->gpus[a->ngpus], sizeof(a->gpus[0]), "%s", tok);
+	return IG_GPU_NAMED + (int)a->ngpus++;
+}
+
+/* Which of the host's GPUs the process's ordinals are, for the engine:
+ * two containers that each call their GPU 0 are two devices. */
+static void emit_gpumap(struct agent *a, pid_t pid, const struct ig_identity *id,
+			__u64 ts)
+{
+	struct ig_gpumap g = {
+		.h = { .type = IG_REC_GPUMAP, .size = sizeof(g), .tid = pid,
+		       .tgid = pid, .ts = ts },
+	};
+	char tok[80];
+	int d;
+
+	for (; g.n < IG_GPUMAP_MAX; g.n++) {
+		ig_identity_gpu_token(id, g.n, tok, sizeof(tok));
+		if (!tok[0] || (d = gpu_id(a, tok)) < 0)
+			break;
+		g.dev[g.n] = d;
+	}
+	ig_agent_emit(a, &g.h);
+}
+
 static int track_one(pid_t pid, void *ctx)
 {
 	struct thread_ctx *t = ctx, c = { t->a, pid, t->ts };
@@ -92,6 +132,7 @@ static int track_one(pid_t pid, void *ctx)
 	/* read now: the process may be gone when the window ends */
 	ig_identity_read(NULL, pid, &id->id);
 	a->nids++;
+	emit_gpumap(a, pid, &id->id, t->ts);
 	return 0;
 }
 
@@ -150,6 +191,8 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 		ig_debug("stacks sent before this window: %s", strerror(-err));
 	ig_pyframes_forget_sent(a->py);
 	a->nids = 0;
+	a->ngpus = 0;
+	a->opened_at = now;
 	a->nrecords = 0;
 	a->in_window = true;
 	emit_meta(a, now);

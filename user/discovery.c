@@ -228,7 +228,7 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 		      const struct ig_cuda_lib *lib, __u64 ts)
 {
 	struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
-				    .name = lib->name, .path = lib->path };
+				    .name = lib->name, .path = lib->path, .ts = ts };
 	struct ig_libcuda_info info;
 	struct stat st;
 	int err;

@@ -34,6 +34,8 @@ struct ig_disc_event {
 	int err;		/* negative errno */
 	unsigned int nsyms;	/* IG_DISC_LIBCUDA: entry points it has */
 	unsigned int nattached;	/* of which probed */
+	__u64 ts;		/* IG_DISC_LIBCUDA: the time its records carry,
+				 * from before its probes (0: unknown) */
 };
 
 struct ig_discovery_opts {

@@ -224,6 +224,14 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		fprintf(f, " device=%u util=%u mem=%u", n->device, n->util_pct, n->mem_pct);
 		break;
 	}
+	case IG_REC_GPUMAP: {
+		const struct ig_gpumap *g = (const void *)r;
+		__u32 i;
+
+		for (i = 0; i < g->n && i < IG_GPUMAP_MAX; i++)
+			fprintf(f, "%s%d", i ? "," : " devices=", g->dev[i]);
+		break;
+	}
 	}
 	fputc('\n', f);
 }

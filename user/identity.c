@@ -230,6 +230,7 @@ static void env_var(const char *k, size_t kn, const char *v, size_t vn,
 		V("LOCAL_RANK", local_rank, c_digit),
 		V("WORLD_SIZE", world_size, c_digit),
 		V("CUDA_VISIBLE_DEVICES", cuda_visible, c_cvd),
+		V("NVIDIA_VISIBLE_DEVICES", nvidia_visible, c_cvd),
 #undef V
 	};
 	size_t i;
@@ -368,27 +369,74 @@ int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id)
 	return ok ? 0 : -ENOENT;
 }
 
-void ig_identity_gpu(const struct ig_identity *id, unsigned int ordinal,
-		     char *gpu, size_t ngpu, char *uuid, size_t nuuid)
+/* Entry @k of a comma-separated list into @out (@n bytes); false when
+ * there is none. */
+static bool nth(const char *s, unsigned int k, char *out, size_t n)
 {
-	const char *s = id->cuda_visible, *e;
-	size_t n;
+	const char *e;
 
-	gpu[0] = uuid[0] = '\0';
-	if (!*s) {
-		snprintf(gpu, ngpu, "%u", ordinal);
-		return;
-	}
-	for (; ordinal && s; ordinal--) {
+	for (; k && s; k--) {
 		s = strchr(s, ',');
 		s = s ? s + 1 : NULL;
 	}
 	if (!s)
-		return;
+		return false;
 	e = strchr(s, ',');
-	n = e ? (size_t)(e - s) : strlen(s);
-	if (has_prefix(s, n, "GPU-") || has_prefix(s, n, "MIG-"))
-		set_if(uuid, nuuid, s, n, c_cvd);
-	else
-		set_if(gpu, ngpu, s, n, c_digit);
+	return set_if(out, n, s, e ? (size_t)(e - s) : strlen(s), c_cvd);
+}
+
+static bool is_uuid(const char *s)
+{
+	return has_prefix(s, strlen(s), "GPU-") || has_prefix(s, strlen(s), "MIG-");
+}
+
+/* A GPU index: 1 to 4 digits. */
+static bool is_index(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	for (i = 0; i < n; i++)
+		if (!c_digit(s[i]))
+			return false;
+	return n && n <= 4;
+}
+
+void ig_identity_gpu_token(const struct ig_identity *id, unsigned int ordinal,
+			   char *tok, size_t n)
+{
+	const char *nv = id->nvidia_visible;
+	char e[72], h[72];
+
+	tok[0] = '\0';
+	if (!*id->cuda_visible)
+		snprintf(e, sizeof(e), "%u", ordinal);
+	else if (!nth(id->cuda_visible, ordinal, e, sizeof(e)))
+		return;
+	if (is_uuid(e))
+		snprintf(tok, n, "%s", e);
+	else if (!is_index(e))
+		return;
+	else if (!*nv && *id->container)	/* the container's own numbering */
+		snprintf(tok, n, "C:%s/%s", id->container, e);
+	else if (!*nv || !strcmp(nv, "all"))
+		snprintf(tok, n, "#%s", e);
+	else if (!nth(nv, (unsigned int)atoi(e), h, sizeof(h)))
+		return;			/* past the container's GPUs */
+	else if (is_uuid(h))
+		snprintf(tok, n, "%s", h);
+	else if (is_index(h))		/* not "none", "void" */
+		snprintf(tok, n, "#%s", h);
+}
+
+void ig_identity_gpu(const struct ig_identity *id, unsigned int ordinal,
+		     char *gpu, size_t ngpu, char *uuid, size_t nuuid)
+{
+	char tok[80];
+
+	gpu[0] = uuid[0] = '\0';
+	ig_identity_gpu_token(id, ordinal, tok, sizeof(tok));
+	if (tok[0] == '#')
+		snprintf(gpu, ngpu, "%s", tok + 1);
+	else if (is_uuid(tok))
+		snprintf(uuid, nuuid, "%s", tok);
 }

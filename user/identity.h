@@ -29,6 +29,7 @@ struct ig_identity {
 	char local_rank[12];
 	char world_size[12];
 	char cuda_visible[256];	/* CUDA_VISIBLE_DEVICES as set */
+	char nvidia_visible[256];	/* NVIDIA_VISIBLE_DEVICES: a container's GPUs */
 	char comm[68];		/* escaped (escape.h) */
 };
 
@@ -49,9 +50,26 @@ void ig_identity_parse_namespace(const char *buf, size_t len,
 				 struct ig_identity *id);
 
 /*
- * Entry @ordinal of CUDA_VISIBLE_DEVICES: the nvidia-smi index (as DCGM's
- * `gpu` label) into @gpu, or a GPU-/MIG- UUID into @uuid; the ordinal
- * itself into @gpu when the variable is unset.  Each "" when unknown.
+ * The host GPU behind the process's device @ordinal, named so that two
+ * processes name one GPU alike and two GPUs differently: a GPU-/MIG-
+ * UUID, "#N" for the host's index N, or "C:<container>/N" for ordinal N
+ * of a container whose GPUs are not named in its environment.  Through
+ * CUDA_VISIBLE_DEVICES, then NVIDIA_VISIBLE_DEVICES (the container's
+ * GPUs, "all": the host's).  "" when the ordinal is past what the
+ * process may see (@tok is @n bytes, 80 are enough).
+ */
+/* Device numbers in the agent's window reports: below IG_GPU_NAMED the
+ * host's index; IG_GPU_NAMED + i the window's i-th GPU named only by a
+ * UUID or a container. */
+#define IG_GPU_NAMED		1000
+#define IG_GPU_MAX_NAMED	1024
+#define IG_MAX_DEVICE_ID	(IG_GPU_NAMED + IG_GPU_MAX_NAMED)
+void ig_identity_gpu_token(const struct ig_identity *id, unsigned int ordinal,
+			   char *tok, size_t n);
+
+/*
+ * The same as labels: the nvidia-smi index (as DCGM's `gpu` label) into
+ * @gpu, or a GPU-/MIG- UUID into @uuid.  Each "" when unknown.
  */
 void ig_identity_gpu(const struct ig_identity *id, unsigned int ordinal,
 		     char *gpu, size_t ngpu, char *uuid, size_t nuuid);

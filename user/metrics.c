@@ -200,17 +200,19 @@ static void window_lset(struct json_object *procs,
 	for (i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(procs, i);
 		int64_t dev = jint(p, "device", -1), pid = jint(p, "pid", -1);
+		int64_t ord = jint(p, "ordinal", dev);	/* the process's own number */
 		const struct ig_identity *id = who(ids, nids, pid);
 		struct ig_lset s;
 
-		if (dev < 0 || dev > 1024 || (device >= 0 && dev != device))
+		if (dev < 0 || dev > IG_MAX_DEVICE_ID || ord < 0 || ord > IG_MAX_DEVICE_ID ||
+		    (device >= 0 && dev != device))
 			continue;
-		lset_of(id ? id : &none, (int)dev, &s);
+		lset_of(id ? id : &none, (int)ord, &s);
 		lset_meet(out, &first, &s);
 	}
 	if (first) {
 		memset(out, 0, sizeof(*out));
-		if (device >= 0)
+		if (device >= 0 && device < IG_GPU_NAMED)	/* the host's index */
 			snprintf(out->v[IG_MK_GPU], sizeof(out->v[IG_MK_GPU]),
 				 "%d", (int)device);
 	}
@@ -341,7 +343,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		struct ig_target *t;
 		struct ig_lset s;
 
-		if (ord < 0 || ord > 1024)
+		if (ord < 0 || ord > IG_MAX_DEVICE_ID)
 			continue;
 		window_lset(procs, ids, nids, ord, &s);
 		t = target_get(m, &s);

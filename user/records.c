@@ -52,6 +52,7 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_LIBCUDA: return sizeof(struct ig_libcuda);
 	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
 	case IG_REC_NVML: return sizeof(struct ig_nvml);
+	case IG_REC_GPUMAP: return sizeof(struct ig_gpumap);
 	}
 	return 0;
 }
@@ -86,6 +87,7 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_LIBCUDA: return "libcuda";
 	case IG_REC_MAPPING: return "mapping";
 	case IG_REC_NVML: return "nvml";
+	case IG_REC_GPUMAP: return "gpumap";
 	}
 	return "unknown";
 }

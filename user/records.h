@@ -47,6 +47,17 @@ struct ig_pyrt {
 	char path[128];		/* python3.X or libpython3.X.so */
 };
 
+/* Which of the host's GPUs a process's device ordinals are (the agent
+ * reads it from the process's CUDA_VISIBLE_DEVICES and
+ * NVIDIA_VISIBLE_DEVICES): ordinal i is the engine's device dev[i], for
+ * i < n; other ordinals are their own number (docs/design.md §7.10). */
+#define IG_GPUMAP_MAX	16
+struct ig_gpumap {
+	struct ig_hdr h;	/* tgid */
+	__u32 n;
+	__s32 dev[IG_GPUMAP_MAX];
+};
+
 /* A Python code object a stack named, read from the process when first
  * seen (user/pycode.c), with its line table as the interpreter keeps it so
  * that replay finds the same lines.  Variable size: IG_PYCODE_SIZE(ltlen). */
@@ -160,6 +171,7 @@ union ig_rec {
 	struct ig_stats st;
 	struct ig_libcuda l;
 	struct ig_file f;
+	struct ig_gpumap g;
 };
 
 /* Smallest valid size of a record of the given type, 0 if unknown. */

@@ -296,7 +296,7 @@ static int map_clear(const struct bpf_map *m)
 int ig_tracer_forget_stacks(struct ig_tracer *t)
 {
 	const struct bpf_map *m[] = { t->skel->maps.ustacks_sent, t->skel->maps.ustack_last,
-				      t->skel->maps.py_sent };
+				      t->skel->maps.py_sent, t->skel->maps.py_threads };
 	size_t i;
 	int err = 0, e;
 

@@ -40,9 +40,9 @@ int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Where @tgid's Python frames are (NULL: forget them).  Negative errno. */
 int ig_tracer_py_offsets(struct ig_tracer *t, pid_t tgid,
 			 const struct ig_py_offsets *o);
-/* Forgets which stacks each process and thread was sent, so that the
- * next of each goes out in full: a new window's engine knows none of the
- * earlier ones.  Negative errno. */
+/* Forgets which stacks each process and thread was sent (and the threads'
+ * cached interpreter states), so that the next of each goes out in full:
+ * a new window's engine knows none of the earlier ones.  Negative errno. */
 int ig_tracer_forget_stacks(struct ig_tracer *t);
 /* Drops processes that no longer exist; returns how many remain. */
 int ig_tracer_prune(struct ig_tracer *t);

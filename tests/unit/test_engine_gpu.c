@@ -208,6 +208,55 @@ static void test_processes_devices(void **state)
 	ts_free(&s);
 }
 
+/* Two containers' processes each see their own GPU as ordinal 0: with
+ * the host GPU of each ordinal given (IG_REC_GPUMAP), they are two
+ * devices, not one GPU busy whenever either is. */
+static void test_gpumap(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *devs, *p;
+	uint32_t tgid;
+	size_t i;
+
+	(void)state;
+	t_meta(&s, 0);
+	for (tgid = 100; tgid <= 200; tgid += 100) {
+		union ig_rec *r = ts_new(&s, IG_REC_GPUMAP, sizeof(struct ig_gpumap),
+					 tgid, tgid, 1 * MS);
+
+		r->g.n = 1;
+		r->g.dev[0] = tgid == 100 ? 5 : 7;
+		t_task(&s, 0, tgid, tgid, 1, tgid == 100 ? "ctr-a" : "ctr-b");
+	}
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_sync(&s, 100, 100, 11 * MS, 20 * MS, 21 * MS, L, 10 * MS);
+	t_submit(&s, 200, 200, 30 * MS, L);
+	t_sync(&s, 200, 200, 31 * MS, 40 * MS, 41 * MS, L, 30 * MS);
+	t_submit(&s, 100, 100, 50 * MS, L);
+	t_sync(&s, 100, 100, 51 * MS, 60 * MS, 61 * MS, L, 50 * MS);
+	t_submit(&s, 200, 200, 70 * MS, L);
+	t_sync(&s, 200, 200, 71 * MS, 80 * MS, 81 * MS, L, 70 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	devs = jpath(j, "gpu.devices");
+	assert_int_equal(json_object_array_length(devs), 2);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 0), "device"), 5);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 1), "device"), 7);
+	/* each its own idle gap: 20..50 on 5, 40..70 on 7 */
+	assert_near(jd(json_object_array_get_idx(devs, 0), "idle_s"), S(30), EPS);
+	assert_near(jd(json_object_array_get_idx(devs, 1), "idle_s"), S(30), EPS);
+	for (i = 0; i < 2; i++) {
+		p = json_object_array_get_idx(jpath(j, "processes"), i);
+		assert_int_equal(ji(p, "device"), ji(p, "pid") == 100 ? 5 : 7);
+		assert_int_equal(ji(p, "ordinal"), 0);
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 /* The stream drain rule (docs/design.md §4.2), both sides' one copy. */
 static void test_syncs_with(void **state)
 {
@@ -605,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_two_streams),
 		cmocka_unit_test(test_late_drain),
 		cmocka_unit_test(test_processes_devices),
+		cmocka_unit_test(test_gpumap),
 		cmocka_unit_test(test_syncs_with),
 		cmocka_unit_test(test_sync_copy),
 		cmocka_unit_test(test_ptd_copy),

@@ -253,6 +253,46 @@ static void test_gpu(void **state)
 	check_gpu("-1", 0, "", "");
 }
 
+static void check_token(const char *container, const char *nv, const char *cvd,
+			unsigned int ord, const char *want)
+{
+	struct ig_identity id = { 0 };
+	char t[80];
+
+	snprintf(id.container, sizeof(id.container), "%s", container);
+	snprintf(id.nvidia_visible, sizeof(id.nvidia_visible), "%s", nv);
+	snprintf(id.cuda_visible, sizeof(id.cuda_visible), "%s", cvd);
+	ig_identity_gpu_token(&id, ord, t, sizeof(t));
+	assert_string_equal(t, want);
+}
+
+/* Which host GPU an ordinal is: two containers that each see their own
+ * GPU as 0 name two GPUs; where nothing says which, a container's GPUs
+ * are its own, never the host's of the same number. */
+static void test_gpu_token(void **state)
+{
+	static const char *const u1 = "GPU-8f3c0a1b-1111-2222-3333-444455556666";
+	static const char *const u2 = "GPU-0b1c2d3e-1111-2222-3333-444455556666";
+	char nv[128];
+
+	(void)state;
+	check_token("", "", "", 2, "#2");		/* the host's */
+	check_token("", "", "1,3", 1, "#3");
+	check_token("", "", "1,3", 2, "");		/* past what it sees */
+	check_token("", "all", "", 5, "#5");
+	check_token("abc123", "", "", 0, "C:abc123/0");	/* unnamed */
+	check_token("abc123", u1, "", 0, u1);		/* the device plugin's */
+	check_token("def456", u2, "", 0, u2);
+	check_token("abc123", u1, "", 1, "");
+	check_token("abc123", "4,6", "", 1, "#6");
+	snprintf(nv, sizeof(nv), "%s,%s", u1, u2);
+	check_token("abc123", nv, "1", 0, u2);		/* both: CUDA's of NVIDIA's */
+	check_token("abc123", "none", "", 0, "");
+	check_token("abc123", "void", "", 0, "");
+	check_token("", "", u1, 0, u1);
+	check_gpu("", 0, "0", "");
+}
+
 static void test_environ_edges(void **state)
 {
 	static const char env[] = "RANK=5\0=x\0noequals\0RANK=6\0LOCAL_RANK";
@@ -274,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_comm_escaped),
 		cmocka_unit_test(test_namespace_in_root),
 		cmocka_unit_test(test_gpu),
+		cmocka_unit_test(test_gpu_token),
 		cmocka_unit_test(test_environ_edges),
 	};
 

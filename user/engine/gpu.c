@@ -46,9 +46,18 @@ static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 	return d;
 }
 
+int ig_proc_device(const struct ig_process *p)
+{
+	int ord = p->device_set ? p->device : 0;
+
+	if (ord >= 0 && (uint32_t)ord < p->ngpumap && p->gpumap[ord] >= 0)
+		return p->gpumap[ord];
+	return ord;
+}
+
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)
 {
-	return dev_get(e, p->device_set ? p->device : 0);
+	return dev_get(e, ig_proc_device(p));
 }
 
 struct ig_stream *ig_stream_get(struct ig_engine *e, struct ig_process *p,

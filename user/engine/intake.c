@@ -328,6 +328,16 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_MAPPING:
 		ig_tasks_on_mapping(e, REC(struct ig_mapping, rec, tmp.m));
 		break;
+	case IG_REC_GPUMAP: {
+		const struct ig_gpumap *g = REC(struct ig_gpumap, rec, tmp.g);
+		struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
+
+		if (p) {
+			p->ngpumap = g->n < IG_GPUMAP_MAX ? g->n : IG_GPUMAP_MAX;
+			memcpy(p->gpumap, g->dev, sizeof(p->gpumap));
+		}
+		break;
+	}
 	case IG_REC_FILE:
 		ig_files_on_rec(e, rec);	/* a bad one names no file */
 		break;

@@ -165,8 +165,10 @@ struct ig_process {
 	struct ig_map *maps;	/* sorted by start */
 	uint32_t nmaps;
 	size_t capmaps;
-	int device;
+	int device;		/* the ordinal of its current context */
 	bool device_set;
+	int32_t gpumap[IG_GPUMAP_MAX];	/* the device of each ordinal */
+	uint32_t ngpumap;
 	bool on_gpu;		/* has submitted work */
 	uint32_t nthreads_seen;
 	struct ig_thread *threads;
@@ -394,6 +396,11 @@ struct ig_engine {
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
 };
+
+/* ---- gpu.c ---- */
+/* The engine's device for @p's current context: its ordinal, or the
+ * host GPU an IG_REC_GPUMAP says the ordinal is. */
+int ig_proc_device(const struct ig_process *p);
 
 /* ---- tasks.c ---- */
 struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,

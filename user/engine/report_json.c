@@ -49,7 +49,8 @@ static jo *processes_json(const struct ig_engine *e)
 		add(o, "first_seen_ns", ju64(p->first_seen));
 		add(o, "exit_ns", p->exit_ts == IG_NS_INF ? NULL
 							  : ju64(p->exit_ts));
-		add(o, "device", p->on_gpu ?
+		add(o, "device", p->on_gpu ? json_object_new_int(ig_proc_device(p)) : NULL);
+		add(o, "ordinal", p->on_gpu ?
 			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
 		add(o, "submissions", ju64(p->submissions));
 		add(o, "launches", ju64(p->launches));
