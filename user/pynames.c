@@ -249,7 +249,7 @@ static bool code_goes(const struct ig_stk_forget *f, const struct entry *e,
 	struct code_ref k = { e->tgid, e->key };
 
 	(void)f;
-	return !bsearch(&k, r->v, r->n, sizeof(k), by_ref);
+	return !(r->n && bsearch(&k, r->v, r->n, sizeof(k), by_ref));
 }
 
 int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f)
@@ -259,7 +259,8 @@ int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f)
 	drop_where(n->stack, &n->nstack, f, &r, stack_goes);
 	/* code objects only when every one a kept stack names is known */
 	if (!r.err) {
-		qsort(r.v, r.n, sizeof(*r.v), by_ref);
+		if (r.n)
+			qsort(r.v, r.n, sizeof(*r.v), by_ref);
 		drop_where(n->code, &n->ncode, f, &r, code_goes);
 	}
 	free(r.v);

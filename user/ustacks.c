@@ -254,7 +254,7 @@ static bool sym_goes(const struct forget *g, const struct ent *e)
 	struct tip k = { e->tgid, e->key };
 
 	return g->f->gone(g->f->ctx, e->tgid) &&
-	       !bsearch(&k, g->ips, g->nips, sizeof(k), by_tip);
+	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k), by_tip));
 }
 
 /* Frees the entries @goes names and rehashes the rest into a table of
@@ -318,7 +318,8 @@ static int kept_ips(const struct ig_ustacks *t, struct forget *g)
 		}
 	}
 	g->nips = n;
-	qsort(g->ips, n, sizeof(*g->ips), by_tip);
+	if (n)
+		qsort(g->ips, n, sizeof(*g->ips), by_tip);
 	return 0;
 }
 

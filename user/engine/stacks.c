@@ -261,7 +261,7 @@ static int by_u32(const void *a, const void *b)
 
 static bool is_gone(const struct ig_stacks *s, uint32_t tgid)
 {
-	return bsearch(&tgid, s->gone, s->ngone, sizeof(tgid), by_u32);
+	return s->ngone && bsearch(&tgid, s->gone, s->ngone, sizeof(tgid), by_u32);
 }
 
 void ig_stacks_gone(struct ig_engine *e, uint32_t tgid)
