@@ -44,5 +44,12 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec);
  * stack it refers to was not seen. */
 int ig_pynames_frame(struct ig_pynames *n, const struct ig_pystack *rec,
 		     int i, char *buf, size_t len);
+/* Stacks held; with @ncode, the code objects held. */
+size_t ig_pynames_count(const struct ig_pynames *n, size_t *ncode);
+/* Frees the stacks of gone processes that @f (ustacks.h) does not keep,
+ * and their code objects that no stack kept names.  0, or -ENOMEM with
+ * the code objects left (a later call frees them). */
+struct ig_stk_forget;
+int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pycode.h"
+#include "ustacks.h"
 
 #define NB_BUCKETS 4096
 
@@ -18,6 +19,7 @@ struct entry {
 struct ig_pynames {
 	struct entry *code[NB_BUCKETS];
 	struct entry *stack[NB_BUCKETS];
+	size_t ncode, nstack;
 };
 
 static size_t bucket(__u32 tgid, __u64 key)
@@ -37,7 +39,8 @@ static struct entry *find(struct entry **tab, __u32 tgid, __u64 key)
 	return NULL;
 }
 
-static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *rec)
+static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *rec,
+	       size_t *count)
 {
 	struct entry *e = find(tab, tgid, key);
 	void *copy = malloc(rec->size);
@@ -57,6 +60,7 @@ static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *r
 	}
 	*e = (struct entry){ tab[bucket(tgid, key)], tgid, key, copy };
 	tab[bucket(tgid, key)] = e;
+	(*count)++;
 	return 0;
 }
 
@@ -102,7 +106,7 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 		if (e && (c->flags & IG_PYC_UNREAD) &&
 		    !(((const struct ig_pycode *)e->rec)->flags & IG_PYC_UNREAD))
 			return 0;
-		err = put(n->code, rec->tgid, c->code, rec);
+		err = put(n->code, rec->tgid, c->code, rec, &n->ncode);
 		if (!err && (e = find(n->code, rec->tgid, c->code))) {
 			c = e->rec;
 			((struct ig_pycode *)c)->name[sizeof(c->name) - 1] = 0;
@@ -115,7 +119,7 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 
 		if (s->nframes && s->nframes <= IG_PY_DEPTH &&
 		    rec->size >= IG_PYSTACK_SIZE(s->nframes))
-			return put(n->stack, rec->tgid, s->id, rec);
+			return put(n->stack, rec->tgid, s->id, rec, &n->nstack);
 	}
 	return 0;
 }
@@ -155,4 +159,110 @@ int ig_pynames_frame(struct ig_pynames *n, const struct ig_pystack *rec,
 	if (i >= 0 && i < s->nframes)
 		fmt_frame(n, rec->h.tgid, &s->f[i], buf, len);
 	return s->nframes;
+}
+
+size_t ig_pynames_count(const struct ig_pynames *n, size_t *ncode)
+{
+	if (ncode)
+		*ncode = n->ncode;
+	return n->nstack;
+}
+
+/* ---- forgetting the processes that are gone ---- */
+
+/* A code object that a stack still kept names. */
+struct code_ref {
+	__u32 tgid;
+	__u64 code;
+};
+
+static int by_ref(const void *a, const void *b)
+{
+	const struct code_ref *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+struct refs {
+	struct code_ref *v;
+	size_t n, cap;
+	int err;
+};
+
+static void refs_add(struct refs *r, const struct ig_pystack *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nframes && !r->err; i++) {
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 256;
+			struct code_ref *v = realloc(r->v, cap * sizeof(*v));
+
+			if (!v) {
+				r->err = -ENOMEM;
+				return;
+			}
+			r->v = v;
+			r->cap = cap;
+		}
+		r->v[r->n++] = (struct code_ref){ s->h.tgid, s->f[i].code };
+	}
+}
+
+/* Unlinks and frees the entries of gone processes for which @goes says
+ * so; the stacks that stay add their code objects to @r. */
+static void drop_where(struct entry **tab, size_t *count,
+		       const struct ig_stk_forget *f, struct refs *r,
+		       bool (*goes)(const struct ig_stk_forget *,
+				    const struct entry *, struct refs *))
+{
+	struct entry **pe, *e;
+	size_t i;
+
+	for (i = 0; i < NB_BUCKETS; i++)
+		for (pe = &tab[i]; (e = *pe);) {
+			if (!f->gone(f->ctx, e->tgid) || !goes(f, e, r)) {
+				pe = &e->next;
+				continue;
+			}
+			*pe = e->next;
+			free(e->rec);
+			free(e);
+			(*count)--;
+		}
+}
+
+static bool stack_goes(const struct ig_stk_forget *f, const struct entry *e,
+		       struct refs *r)
+{
+	if (!f->keep(f->ctx, e->tgid, e->key))
+		return true;
+	refs_add(r, e->rec);
+	return false;
+}
+
+static bool code_goes(const struct ig_stk_forget *f, const struct entry *e,
+		      struct refs *r)
+{
+	struct code_ref k = { e->tgid, e->key };
+
+	(void)f;
+	return !(r->n && bsearch(&k, r->v, r->n, sizeof(k), by_ref));
+}
+
+int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f)
+{
+	struct refs r = { 0 };
+
+	drop_where(n->stack, &n->nstack, f, &r, stack_goes);
+	/* code objects only when every one a kept stack names is known */
+	if (!r.err) {
+		if (r.n)
+			qsort(r.v, r.n, sizeof(*r.v), by_ref);
+		drop_where(n->code, &n->ncode, f, &r, code_goes);
+	}
+	free(r.v);
+	return r.err;
 }

@@ -212,3 +212,127 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 			      IG_TRUNC_DEPTH : IG_TRUNC_NOFP;
 	return n;
 }
+
+size_t ig_ustacks_count(const struct ig_ustacks *t, size_t *nsyms)
+{
+	if (nsyms)
+		*nsyms = t->syms.n;
+	return t->stacks.n;
+}
+
+/* ---- forgetting the processes that are gone ---- */
+
+/* An address of a stack still kept, whose name stays. */
+struct tip {
+	__u32 tgid;
+	__u64 ip;
+};
+
+struct forget {
+	const struct ig_stk_forget *f;
+	struct tip *ips;	/* sorted */
+	size_t nips;
+};
+
+static int by_tip(const void *a, const void *b)
+{
+	const struct tip *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+static bool stack_goes(const struct forget *g, const struct ent *e)
+{
+	return g->f->gone(g->f->ctx, e->tgid) &&
+	       !g->f->keep(g->f->ctx, e->tgid, e->key);
+}
+
+static bool sym_goes(const struct forget *g, const struct ent *e)
+{
+	struct tip k = { e->tgid, e->key };
+
+	return g->f->gone(g->f->ctx, e->tgid) &&
+	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k), by_tip));
+}
+
+/* Frees the entries @goes names and rehashes the rest into a table of
+ * the size they need.  -ENOMEM: nothing freed. */
+static int table_filter(struct table *t, const struct forget *g,
+			bool (*goes)(const struct forget *, const struct ent *))
+{
+	size_t n = 0, cap = 256, i, j;
+	struct ent *v;
+
+	for (i = 0; i < t->cap; i++)
+		n += t->v[i].used && !goes(g, &t->v[i]);
+	if (n == t->n)
+		return 0;
+	while ((n + 1) * 4 > cap * 3)
+		cap *= 2;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->v[i].used)
+			continue;
+		if (goes(g, &t->v[i])) {
+			free(t->v[i].val);
+			continue;
+		}
+		for (j = slot(t->v[i].tgid, t->v[i].key, cap); v[j].used;
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = t->v[i];
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	t->n = n;
+	return 0;
+}
+
+/* The addresses of the stacks of gone processes that stay, sorted. */
+static int kept_ips(const struct ig_ustacks *t, struct forget *g)
+{
+	size_t i, n = 0, cap = 0;
+	unsigned int k;
+
+	for (i = 0; i < t->stacks.cap; i++) {
+		const struct ent *e = &t->stacks.v[i];
+		const struct stack *s = e->val;
+
+		if (!e->used || !g->f->gone(g->f->ctx, e->tgid))
+			continue;
+		for (k = 0; k < s->nips; k++) {
+			if (n == cap) {
+				struct tip *v = realloc(g->ips, (cap = cap ? 2 * cap : 256) *
+							sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				g->ips = v;
+			}
+			g->ips[n++] = (struct tip){ e->tgid, ig_ustack_lookup_ip(s->ips[k], k) };
+		}
+	}
+	g->nips = n;
+	if (n)
+		qsort(g->ips, n, sizeof(*g->ips), by_tip);
+	return 0;
+}
+
+int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f)
+{
+	struct forget g = { f, NULL, 0 };
+	int err = table_filter(&t->stacks, &g, stack_goes);
+
+	/* names only once the stacks that use them are known */
+	if (!err)
+		err = kept_ips(t, &g);
+	if (!err)
+		err = table_filter(&t->syms, &g, sym_goes);
+	free(g.ips);
+	return err;
+}

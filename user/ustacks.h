@@ -7,6 +7,8 @@
 #ifndef IG_USTACKS_H
 #define IG_USTACKS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include "records.h"
 
 /* Frames after which the stack is cut. */
@@ -34,5 +36,20 @@ int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec);
  */
 int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 		      const char **frames, int max);
+/* Stacks held; with @nsyms, the names held. */
+size_t ig_ustacks_count(const struct ig_ustacks *t, size_t *nsyms);
+
+/* Which processes are gone, and which of their stacks are still wanted
+ * (shown in a report): the rest of theirs can go. */
+struct ig_stk_forget {
+	bool (*gone)(void *ctx, __u32 tgid);
+	bool (*keep)(void *ctx, __u32 tgid, __u64 id);
+	void *ctx;
+};
+
+/* Frees the stacks of gone processes that @f does not keep, and the names
+ * that no stack kept uses.  0, or -ENOMEM with nothing freed of the
+ * table it was at (a later call frees it). */
+int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f);
 
 #endif

@@ -74,11 +74,13 @@ static void t_sample(struct tstream *s, uint32_t tid, uint32_t tgid,
 	r->sm.ip = 0x1234;
 }
 
-/* The stack entry of (cause, role) whose innermost frame is @f0, or NULL. */
-static struct json_object *stack_of(struct json_object *j, const char *cause,
-				    const char *role, const char *f0)
+/* The stack entry of (cause, role) in array @arr ("causes",
+ * "unresolved_causes") whose innermost frame is @f0, or NULL. */
+static struct json_object *stack_in(struct json_object *j, const char *arr,
+				    const char *cause, const char *role,
+				    const char *f0)
 {
-	struct json_object *c = jcause(j, "causes", cause), *d, *x;
+	struct json_object *c = jcause(j, arr, cause), *d, *x;
 	size_t i;
 
 	if (!c || !json_object_object_get_ex(c, "details", &d))
@@ -93,6 +95,12 @@ static struct json_object *stack_of(struct json_object *j, const char *cause,
 			return x;
 	}
 	return NULL;
+}
+
+static struct json_object *stack_of(struct json_object *j, const char *cause,
+				    const char *role, const char *f0)
+{
+	return stack_in(j, "causes", cause, role, f0);
 }
 
 static void test_storage_blocked(void **state)
@@ -227,6 +235,142 @@ static void test_bounded(void **state)
 	done(j, e, &s);
 }
 
+static struct ig_stk_held held(const struct ig_engine *e)
+{
+	struct ig_stk_held h;
+
+	ig_stacks_held(e, &h);
+	return h;
+}
+
+/* Process 300 waits on storage at @n stacks of its own (ids and
+ * addresses from @k on), @len each, from @t: its gap (drained at @t,
+ * submission after the waits). */
+static uint64_t other_gap(struct tstream *s, uint64_t t, int k, int n,
+			  uint64_t len)
+{
+	int i;
+
+	t_submit(s, 300, 300, t - 2 * MS, L);
+	t_sync(s, 300, 300, t - MS, 0, t, L, t - 2 * MS);
+	for (i = k; i < k + n; i++, t += len) {
+		t_usym(s, 300, t, 0x9000 + 16 * i, "load_other (other.c:1)");
+		t_ustack(s, 300, 300, t, 0x700 + i, 0x9000 + 16 * i);
+		OFF(s, .tid = 300, .tgid = 300, .t_off = t, .t_wake = t + len,
+		    .t_on = t + len, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+		    .name = "c");
+	}
+	t_submit(s, 300, 300, t, L);
+	return t;
+}
+
+/*
+ * A process gone (exited, its last thread freed): its stacks and names go,
+ * but for the stack a table still shows, which goes when the table drops
+ * it; a live process keeps all of its own.
+ */
+static void test_gone_forgotten(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *x;
+	struct ig_stk_held h;
+	uint64_t t;
+
+	(void)state;
+	begin(&s);
+	t_task(&s, 0, 300, 300, 1, "other");
+	t_pycode(&s, 100, 1 * MS, 0xa0, "read_batch");
+	t_pycode(&s, 100, 1 * MS, 0xb0, "unused");
+	t_pystack(&s, 100, 100, 2 * MS, 0x111, 0xa0);
+	t_pystack(&s, 101, 100, 3 * MS, 0x333, 0xb0);	/* never charged */
+	t_usym(&s, 100, 11 * MS, 0x7000, "pread (libc.so.6)");
+	t_ustack(&s, 100, 100, 11 * MS, 0x222, 0x7000);
+	t_usym(&s, 100, 12 * MS, 0x8000, "unused_native (job.c:9)");
+	t_ustack(&s, 101, 100, 12 * MS, 0x444, 0x8000);
+	t_pycode(&s, 300, 1 * MS, 0xc0, "alive");
+	t_pystack(&s, 300, 300, 3 * MS, 0x555, 0xc0);
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 52 * MS,
+	    .t_on = 52 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+	    .name = "a.bin");
+	/* what it ran after the wait: the unresolved time's stack */
+	t_usym(&s, 100, 52 * MS + 1, 0x7100, "after_wait (job.c:20)");
+	t_ustack(&s, 100, 100, 52 * MS + 1, 0x446, 0x7100);
+	t_submit(&s, 100, 100, 52 * MS, L);
+	t_sync(&s, 100, 100, 53 * MS, 0, 54 * MS, L, 52 * MS);
+	t_proc(&s, 60 * MS, IG_PROC_EXIT, 101, 100, 0, NULL);
+	t_proc(&s, 61 * MS, IG_PROC_GROUP_EXIT, 100, 100, 0, NULL);
+	t = other_gap(&s, 400 * MS, 0, 4, 10 * MS);
+	ts_feed(&s, e);
+	h = held(e);
+	/* 100's: the charged stacks and their names only; 300's all */
+	assert_int_equal(h.gone, 1);
+	assert_int_equal(h.py, 2);	/* 0x111, 0x555 */
+	assert_int_equal(h.code, 2);	/* 0xa0, 0xc0 */
+	assert_int_equal(h.nat, 2 + 4);	/* 0x222, 0x446, 300's */
+	assert_int_equal(h.syms, 2 + 4);
+	/* more of 300's storage stacks than a table holds, each bigger than
+	 * 100's: the storage tables drop 100's, and 0x222 with its name goes;
+	 * its Python stack stays for host_compute (10..11 ms) */
+	other_gap(&s, t + 100 * MS, 4, IG_STK_CAP + 1, 50 * MS);
+	t_end(&s, 3000 * MS);
+	ts_feed(&s, e);
+	h = held(e);
+	assert_int_equal(h.gone, 1);
+	assert_int_equal(h.py, 2);
+	assert_int_equal(h.code, 2);
+	assert_int_equal(h.nat, 1 + 4 + IG_STK_CAP + 1);
+	assert_int_equal(h.syms, 1 + 4 + IG_STK_CAP + 1);
+	j = report(e);
+	assert_null(stack_of(j, "storage", "blocked", "pread (libc.so.6)"));
+	assert_null(stack_in(j, "unresolved_causes", "host_compute", "waiter",
+			     "pread (libc.so.6)"));
+	assert_non_null(stack_in(j, "unresolved_causes", "host_compute", "waiter",
+				 "after_wait (job.c:20)"));
+	assert_non_null(stack_of(j, "storage", "blocked", "load_other (other.c:1)"));
+	x = stack_of(j, "host_compute", "waiter", "read_batch (/src/job.py)");
+	assert_non_null(x);
+	assert_near(jd(x, "seconds"), S(1), EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Names shown in the report stay when their process is gone. */
+static void test_gone_still_named(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *x;
+
+	(void)state;
+	begin(&s);
+	t_task(&s, 0, 300, 300, 1, "other");
+	t_pycode(&s, 100, 1 * MS, 0xa0, "read_batch");
+	t_pystack(&s, 100, 100, 2 * MS, 0x111, 0xa0);
+	t_usym(&s, 100, 11 * MS, 0x7000, "pread (libc.so.6)");
+	t_ustack(&s, 100, 100, 11 * MS, 0x222, 0x7000);
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 52 * MS,
+	    .t_on = 52 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+	    .name = "a.bin");
+	t_submit(&s, 100, 100, 52 * MS, L);
+	t_sync(&s, 100, 100, 53 * MS, 0, 54 * MS, L, 52 * MS);
+	t_proc(&s, 61 * MS, IG_PROC_GROUP_EXIT, 100, 100, 0, NULL);
+	other_gap(&s, 400 * MS, 0, 2, 10 * MS);
+	t_end(&s, 1000 * MS);
+	ts_feed(&s, e);
+	assert_int_equal(held(e).gone, 1);
+	j = report(e);
+	x = stack_of(j, "storage", "blocked", "pread (libc.so.6)");
+	assert_non_null(x);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(
+		json_object_object_get(x, "frames"), 1)), "read_batch (/src/job.py)");
+	assert_near(jd(x, "seconds"), S(41), EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_gil_holder),
 		cmocka_unit_test(test_lock_holder),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_gone_forgotten),
+		cmocka_unit_test(test_gone_still_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "../../user/pyframes.h"
 #include "../../user/pycode.h"
+#include "../../user/ustacks.h"
 
 #define MAXREG 16
 #define MAXLINE 256
@@ -202,6 +203,80 @@ static void test_unread_later(void **state)
 	ig_pynames_free(n);
 }
 
+static bool pid7_gone(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	return tgid == 7;
+}
+
+static bool keep_1(void *ctx, __u32 tgid, __u64 id)
+{
+	(void)ctx;
+	(void)tgid;
+	return id == 1;
+}
+
+static void feed_code(struct ig_pynames *n, __u32 tgid, __u64 code,
+		      const char *name)
+{
+	struct ig_pycode c = { .h = { .type = IG_REC_PYCODE, .tgid = tgid,
+				      .size = IG_PYCODE_SIZE(0) },
+			       .code = code, .version = 0x030c };
+
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	snprintf(c.file, sizeof(c.file), "train.py");
+	assert_int_equal(ig_pynames_feed(n, &c.h), 0);
+}
+
+static void feed_stack(struct ig_pynames *n, __u32 tgid, __u64 id,
+		       __u64 inner, __u64 outer)
+{
+	struct ig_pystack st = { .h = { .type = IG_REC_PYSTACK, .tgid = tgid,
+					.size = IG_PYSTACK_SIZE(2) },
+				 .id = id, .nframes = 2,
+				 .f = { { inner, 0 }, { outer, 0 } } };
+
+	assert_int_equal(ig_pynames_feed(n, &st.h), 0);
+}
+
+/* A gone process's stacks go but for those kept, and its code objects
+ * but for those a kept stack names; a live process keeps all. */
+static void test_forget(void **state)
+{
+	struct ig_pynames *n = ig_pynames_new();
+	const struct ig_stk_forget f = { pid7_gone, keep_1, NULL };
+	struct ig_pystack ref = { .h = { .type = IG_REC_PYSTACK, .tgid = 7,
+					 .size = IG_PYSTACK_SIZE(0) },
+				  .id = 1, .flags = IG_PYS_REF };
+	char buf[128];
+	size_t ncode;
+	__u32 p;
+
+	(void)state;
+	for (p = 7; p <= 8; p++) {
+		feed_code(n, p, 0x1000, "read_batch");
+		feed_code(n, p, 0x2000, "train");
+		feed_code(n, p, 0x3000, "collate");
+		feed_stack(n, p, 1, 0x1000, 0x2000);
+		feed_stack(n, p, 2, 0x3000, 0x2000);
+	}
+	assert_int_equal(ig_pynames_count(n, &ncode), 4);
+	assert_int_equal(ncode, 6);
+	assert_int_equal(ig_pynames_forget(n, &f), 0);
+	assert_int_equal(ig_pynames_count(n, &ncode), 3);
+	assert_int_equal(ncode, 5);
+	assert_int_equal(ig_pynames_frame(n, &ref, 1, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "train (train.py)");
+	ig_pynames_frame(n, &ref, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "read_batch (train.py)");
+	ref.id = 2;
+	assert_int_equal(ig_pynames_frame(n, &ref, 0, buf, sizeof(buf)), -ENOENT);
+	ref.h.tgid = 8;
+	assert_int_equal(ig_pynames_frame(n, &ref, 0, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "collate (train.py)");
+	ig_pynames_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_313),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_unread_later),
+		cmocka_unit_test(test_forget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

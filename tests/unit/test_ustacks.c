@@ -151,12 +151,84 @@ static void many(void **state)
 	ig_ustacks_free(t);
 }
 
+/* Processes 1, 3 and 5 are gone; of theirs only stack 21 stays wanted. */
+static bool odd_gone(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	return tgid % 2;
+}
+
+static bool keep_21(void *ctx, __u32 tgid, __u64 id)
+{
+	(void)ctx;
+	(void)tgid;
+	return id == 21;
+}
+
+/* Gone processes' stacks go but for those kept, and with them the names
+ * only they used; the rest of the table is found as before. */
+static void forget(void **state)
+{
+	struct ig_ustacks *t = ig_ustacks_new();
+	struct ig_ustack r = { .h = { .type = IG_REC_USTACK } };
+	const struct ig_stk_forget f = { odd_gone, keep_21, NULL };
+	union {
+		struct ig_usym u;
+		char b[sizeof(struct ig_usym) + 32];
+	} y = { .u = { .h = { .type = IG_REC_USYM } } };
+	size_t nsyms;
+	const char *fr[4];
+	__u32 i;
+
+	(void)state;
+	r.nips = 2;
+	r.h.size = offsetof(struct ig_ustack, ips) + 16;
+	y.u.h.size = sizeof(y.b);
+	for (i = 0; i < 3000; i++) {
+		r.h.tgid = y.u.h.tgid = i % 6;
+		r.id = i;
+		r.ips[0] = 0x1000 + i;
+		r.ips[1] = 0x100001;	/* looked up as 0x100000 */
+		assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+		y.u.ip = 0x1000 + i;
+		y.u.len = snprintf(y.u.name, 32, "f%u", i) + 1;
+		assert_int_equal(ig_ustacks_on_record(t, &y.u.h), 0);
+		if (i < 6) {		/* one shared caller per process */
+			y.u.ip = 0x100000;
+			y.u.len = snprintf(y.u.name, 32, "main%u", i) + 1;
+			assert_int_equal(ig_ustacks_on_record(t, &y.u.h), 0);
+		}
+	}
+	assert_int_equal(ig_ustacks_count(t, &nsyms), 3000);
+	assert_int_equal(nsyms, 3006);
+	assert_int_equal(ig_ustacks_forget(t, &f), 0);
+	/* 1500 of even processes, and 21 of process 3 */
+	assert_int_equal(ig_ustacks_count(t, &nsyms), 1501);
+	assert_int_equal(nsyms, 1501 + 3 + 1);
+	assert_int_equal(ig_ustacks_frames(t, 3, 21, fr, 4), 3);
+	assert_string_equal(fr[0], "f21");
+	assert_string_equal(fr[1], "main3");
+	assert_int_equal(ig_ustacks_frames(t, 1, 19, fr, 4), -ENOENT);
+	for (i = 0; i < 3000; i += 2) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "f%u", i);
+		assert_int_equal(ig_ustacks_frames(t, i % 6, i, fr, 4), 3);
+		assert_string_equal(fr[0], want);
+	}
+	/* nothing more to go: nothing changes */
+	assert_int_equal(ig_ustacks_forget(t, &f), 0);
+	assert_int_equal(ig_ustacks_count(t, NULL), 1501);
+	ig_ustacks_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(complete_and_cut),
 		cmocka_unit_test(deep_and_unknown),
 		cmocka_unit_test(many),
+		cmocka_unit_test(forget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

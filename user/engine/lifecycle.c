@@ -21,6 +21,17 @@ static bool loss_gone(const void *el, uint64_t cutoff)
 	return ((const struct ig_lost *)el)->t1 < cutoff;
 }
 
+/* A process's last thread freed once it exited: nothing can charge its
+ * stacks any more. */
+static void gc_thread(struct ig_engine *e, struct ig_thread *t)
+{
+	struct ig_process *p = t->proc;
+
+	ig_thread_free(e, t);
+	if (p && !p->threads && p->exit_ts != IG_NS_INF)
+		ig_stacks_gone(e, p->pid);
+}
+
 void ig_engine_gc(struct ig_engine *e)
 {
 	uint64_t keep = ig_gpu_keep_from(e), cutoff;
@@ -42,7 +53,7 @@ void ig_engine_gc(struct ig_engine *e)
 	for (t = e->tasks.thr_head; t; t = next) {
 		next = t->next;
 		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->win.cutoff)
-			ig_thread_free(e, t);
+			gc_thread(e, t);
 		else
 			ig_thread_prune(t, e->win.cutoff);
 	}
@@ -59,6 +70,7 @@ void ig_engine_gc(struct ig_engine *e)
 	}
 	if (e->lost.ranges.n)
 		ig_vec_drop_where(&e->lost.ranges, loss_gone, e->win.cutoff);
+	ig_stacks_gc(e);
 	e->win.gc_count++;
 	e->win.next_gc = e->win.now + GC_EVERY_NS;
 }

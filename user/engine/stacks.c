@@ -19,11 +19,27 @@
 #include "ustacks.h"
 
 #define NATIVE_ABOVE_PY	6	/* native frames shown above Python ones */
+/* A sweep walks every name table: at most one a second of the trace */
+#define SWEEP_EVERY_NS	1000000000ULL
+
+/* A table entry of a gone process: its stack stays named. */
+struct pin {
+	uint32_t tgid;
+	uint64_t py, nat;
+};
 
 struct ig_stacks {
 	struct ig_pynames *py;
 	struct ig_ustacks *nat;
 	struct ig_stk_tab tab[2][IG_C__MAX][IG_SR__MAX];
+	/* gone processes whose stacks are to go, or went but for those an
+	 * entry above holds (pinned); sorted */
+	uint32_t *gone;
+	size_t ngone, capgone;
+	bool sweep;		/* some are to go */
+	uint64_t next_sweep;	/* trace time */
+	struct pin *pins;	/* by tgid, during a sweep */
+	size_t npins;
 };
 
 int ig_stacks_new(struct ig_engine *e)
@@ -44,13 +60,14 @@ void ig_stacks_free(struct ig_engine *e)
 		return;
 	ig_pynames_free(e->stk->py);
 	ig_ustacks_free(e->stk->nat);
+	free(e->stk->gone);
 	free(e->stk);
 	e->stk = NULL;
 }
 
 size_t ig_stacks_bytes(const struct ig_engine *e)
 {
-	return e->stk ? sizeof(*e->stk) : 0;
+	return e->stk ? sizeof(*e->stk) + e->stk->capgone * sizeof(uint32_t) : 0;
 }
 
 /* ---- per thread: the stack ids over time ---- */
@@ -150,8 +167,10 @@ static void tab_add(struct ig_stk_tab *tb, uint32_t tgid,
 		*d = (struct ig_stk_ent){ 0 };
 	} else {
 		d = min;
+		tb->unpinned += d->pinned;
 		d->err = d->ns;
 		d->count = 0;
+		d->pinned = 0;
 		tb->evicted++;
 	}
 	d->tgid = tgid;
@@ -229,6 +248,173 @@ void ig_stk_holder(struct walk *w, unsigned int c,
 
 	if (tb && holder)
 		add_run(tb, holder, x, y, ns);
+}
+
+/* ---- processes gone ---- */
+
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_gone(const struct ig_stacks *s, uint32_t tgid)
+{
+	return s->ngone && bsearch(&tgid, s->gone, s->ngone, sizeof(tgid), by_u32);
+}
+
+void ig_stacks_gone(struct ig_engine *e, uint32_t tgid)
+{
+	struct ig_stacks *s = e->stk;
+	size_t i;
+
+	if (!s || is_gone(s, tgid))
+		return;
+	if (s->ngone == s->capgone) {
+		size_t cap = s->capgone ? 2 * s->capgone : 64;
+		uint32_t *v = realloc(s->gone, cap * sizeof(*v));
+
+		if (!v)
+			return;		/* kept: names rather than memory */
+		s->gone = v;
+		s->capgone = cap;
+	}
+	for (i = s->ngone; i && s->gone[i - 1] > tgid; i--)
+		s->gone[i] = s->gone[i - 1];
+	s->gone[i] = tgid;
+	s->ngone++;
+	s->sweep = true;
+}
+
+static bool gone_cb(void *ctx, __u32 tgid)
+{
+	return is_gone(ctx, tgid);
+}
+
+static int by_pin(const void *a, const void *b)
+{
+	const struct pin *x = a, *y = b;
+
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+/* Whether an entry of the tables holds stack @id (Python or native) of
+ * gone process @tgid. */
+static bool pinned(const struct ig_stacks *s, uint32_t tgid, uint64_t id,
+		   bool py)
+{
+	struct pin k = { .tgid = tgid };
+	const struct pin *p = bsearch(&k, s->pins, s->npins, sizeof(k), by_pin);
+
+	if (!p)
+		return false;
+	while (p > s->pins && p[-1].tgid == tgid)
+		p--;
+	for (; p < s->pins + s->npins && p->tgid == tgid; p++)
+		if ((py ? p->py : p->nat) == id)
+			return true;
+	return false;
+}
+
+static bool keep_py(void *ctx, __u32 tgid, __u64 id)
+{
+	return pinned(ctx, tgid, id, true);
+}
+
+static bool keep_nat(void *ctx, __u32 tgid, __u64 id)
+{
+	return pinned(ctx, tgid, id, false);
+}
+
+/* Pins the entries of gone processes, and lists them in s->pins. */
+static int pin_all(struct ig_stacks *s)
+{
+	struct ig_stk_tab *tb = &s->tab[0][0][0];
+	size_t ntab = sizeof(s->tab) / sizeof(*tb), i, n = 0;
+	uint32_t k;
+
+	s->pins = malloc(ntab * IG_STK_CAP * sizeof(*s->pins));
+	if (!s->pins)
+		return -ENOMEM;
+	for (i = 0; i < ntab; i++) {
+		tb[i].unpinned = 0;
+		for (k = 0; k < tb[i].n; k++) {
+			struct ig_stk_ent *d = &tb[i].v[k];
+
+			d->pinned = is_gone(s, d->tgid);
+			if (d->pinned)
+				s->pins[n++] = (struct pin){ d->tgid, d->py, d->nat };
+		}
+	}
+	s->npins = n;
+	qsort(s->pins, n, sizeof(*s->pins), by_pin);
+	return 0;
+}
+
+/* Processes alive again under their pid, and those nothing is left of,
+ * leave the list. */
+static void gone_prune(struct ig_engine *e, struct ig_stacks *s, bool all)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->ngone; i++) {
+		const struct ig_process *p = ig_process_find(e, s->gone[i]);
+		struct pin k = { .tgid = s->gone[i] };
+
+		if (p && (p->exit_ts == IG_NS_INF || p->threads))
+			continue;
+		if (all && !bsearch(&k, s->pins, s->npins, sizeof(k), by_pin))
+			continue;
+		s->gone[n++] = s->gone[i];
+	}
+	s->ngone = n;
+}
+
+static bool any_unpinned(const struct ig_stacks *s)
+{
+	const struct ig_stk_tab *tb = &s->tab[0][0][0];
+	size_t ntab = sizeof(s->tab) / sizeof(*tb), i;
+
+	for (i = 0; i < ntab; i++)
+		if (tb[i].unpinned)
+			return true;
+	return false;
+}
+
+void ig_stacks_gc(struct ig_engine *e)
+{
+	struct ig_stacks *s = e->stk;
+	struct ig_stk_forget f = { gone_cb, keep_nat, s };
+	int err;
+
+	if (!s || !s->ngone || e->win.now < s->next_sweep ||
+	    (!s->sweep && !any_unpinned(s)))
+		return;
+	s->next_sweep = e->win.now + SWEEP_EVERY_NS;
+	gone_prune(e, s, false);
+	if (pin_all(s))
+		return;		/* the next gc tries again */
+	err = ig_ustacks_forget(s->nat, &f);
+	f.keep = keep_py;
+	if (ig_pynames_forget(s->py, &f))
+		err = -ENOMEM;
+	s->sweep = err != 0;
+	if (!err)
+		gone_prune(e, s, true);
+	free(s->pins);
+	s->pins = NULL;
+	s->npins = 0;
+}
+
+void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (!e->stk)
+		return;
+	h->nat = ig_ustacks_count(e->stk->nat, &h->syms);
+	h->py = ig_pynames_count(e->stk->py, &h->code);
+	h->gone = e->stk->ngone;
 }
 
 /* ---- naming ---- */

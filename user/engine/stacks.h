@@ -50,12 +50,14 @@ struct ig_stk_pos {
 
 struct ig_stk_ent {
 	uint32_t tgid;
+	uint32_t pinned;	/* of a gone process: keeps its names */
 	uint64_t py, nat;
 	uint64_t ns, err, count;
 };
 
 struct ig_stk_tab {
 	uint32_t n;
+	uint32_t unpinned;	/* pinned entries evicted since the sweep */
 	uint64_t evicted;
 	struct ig_stk_ent v[IG_STK_CAP];
 };
@@ -78,6 +80,20 @@ size_t ig_stacks_bytes(const struct ig_engine *e);
 /* A PYSTACK, USTACK (for thread @t, may be NULL), PYCODE or USYM record. */
 void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 		      const struct ig_hdr *rec);
+/* Process @tgid is gone: no charge reaches its stacks any more.  The
+ * next ig_stacks_gc frees those the tables do not show, and their names;
+ * the rest when the tables drop them. */
+void ig_stacks_gone(struct ig_engine *e, uint32_t tgid);
+/* Frees what gone processes left, when there is something to free. */
+void ig_stacks_gc(struct ig_engine *e);
+
+/* What the name tables hold (tests, -v). */
+struct ig_stk_held {
+	size_t nat, syms;	/* native stacks, names of addresses */
+	size_t py, code;	/* Python stacks, code objects */
+	size_t gone;		/* gone processes a table still shows */
+};
+void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h);
 /* The thread's stack ids at @t; false when none was seen by then. */
 bool ig_stk_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out);
 
