@@ -55,6 +55,7 @@ static const uint32_t intern_field[T_COUNT] = { 2, 3, 29 };
 /* what one slice can add to the tables, at most */
 #define SLICE_ENTRIES	(1 + 2 * MAX_ANNOTS)
 #define SLICE_BYTES	(SLICE_ENTRIES * (INTERN_LEN + 1))
+#define OUT_FLUSH	(1u << 20)	/* packets go to the file in writes this large */
 
 struct intern {
 	uint32_t slot[SLOTS];		/* entry index + 1, 0 free */
@@ -66,20 +67,30 @@ struct ig_perfetto {
 	FILE *f;
 	int err;
 	bool need_clear, first;
-	struct ig_pb pkt, ev, idata;
+	struct ig_pb out;	/* whole packets not yet written, then the one being made */
+	size_t pkt_at, pkt_mark;	/* the packet being made: its start, its body's */
+	struct ig_pb ev, idata;
 	struct intern tab[T_COUNT];
 	char *arena;
 	size_t arena_len;
 	struct ig_perfetto_stats st;
 };
 
+/* Eight bytes a step: names are short, and each slice looks up several. */
 static uint32_t hash_str(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = n * k, x;
 
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&x, s, 8);
+		h = (h ^ x) * k;
+		h ^= h >> 29;
+	}
+	x = 0;
+	memcpy(&x, s, n);
+	h = (h ^ x) * k;
+	return (uint32_t)(h >> 32);
 }
 
 static void intern_reset(struct ig_perfetto *w)
@@ -132,30 +143,47 @@ static void make_room(struct ig_perfetto *w)
 	}
 }
 
-/* Writes w->pkt as one Trace.packet. */
+/* Hands the packets made so far to the file. */
+static int flush_out(struct ig_perfetto *w)
+{
+	size_t n = w->out.len;
+
+	ig_pb_reset(&w->out);
+	if (!w->err && n && fwrite(w->out.p, 1, n, w->f) != n)
+		w->err = errno ? -errno : -EIO;
+	return w->err;
+}
+
+/* The packet being made cannot be: the whole ones before it still go to
+ * the file, and @err is what every later call returns. */
+static int drop_packet(struct ig_perfetto *w, int err)
+{
+	w->out.len = w->pkt_at;
+	w->out.err = 0;
+	flush_out(w);
+	if (!w->err)
+		w->err = err;
+	return w->err;
+}
+
+/* Ends the packet begun by pkt_start(): one Trace.packet. */
 static int put_packet(struct ig_perfetto *w)
 {
-	uint8_t hdr[1 + IG_PB_VARINT_MAX];
-	size_t n;
-
-	if (w->err)
-		return w->err;
-	if (w->pkt.err)
-		return w->err = w->pkt.err;
-	hdr[0] = F_TRACE_PACKET << 3 | 2;
-	n = 1 + ig_pb_put_varint(hdr + 1, w->pkt.len);
-	if (fwrite(hdr, 1, n, w->f) != n ||
-	    fwrite(w->pkt.p, 1, w->pkt.len, w->f) != w->pkt.len)
-		return w->err = errno ? -errno : -EIO;
-	w->st.bytes += n + w->pkt.len;
+	if (w->err || w->out.err)
+		return drop_packet(w, w->out.err);
+	ig_pb_end(&w->out, w->pkt_mark);
+	if (w->out.err)
+		return drop_packet(w, w->out.err);
+	w->st.bytes += w->out.len - w->pkt_at;
 	w->st.packets++;
-	return 0;
+	return w->out.len >= OUT_FLUSH ? flush_out(w) : 0;
 }
 
 static void pkt_start(struct ig_perfetto *w)
 {
-	ig_pb_reset(&w->pkt);
-	ig_pb_varint(&w->pkt, F_PKT_SEQ_ID, SEQ_ID);
+	w->pkt_at = w->out.len;
+	w->pkt_mark = ig_pb_begin(&w->out, F_TRACE_PACKET);
+	ig_pb_varint(&w->out, F_PKT_SEQ_ID, SEQ_ID);
 }
 
 /* The packet's incremental state: cleared after a reset, needed always. */
@@ -166,14 +194,14 @@ static void put_seq_flags(struct ig_perfetto *w)
 
 	if (w->need_clear) {
 		flags |= SEQ_CLEARED;
-		m = ig_pb_begin(&w->pkt, F_PKT_DEFAULTS);
-		ig_pb_varint(&w->pkt, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
-		ig_pb_end(&w->pkt, m);
+		m = ig_pb_begin(&w->out, F_PKT_DEFAULTS);
+		ig_pb_varint(&w->out, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+		ig_pb_end(&w->out, m);
 		if (w->first)
-			ig_pb_varint(&w->pkt, F_PKT_FIRST_ON_SEQ, 1);
+			ig_pb_varint(&w->out, F_PKT_FIRST_ON_SEQ, 1);
 		w->need_clear = w->first = false;
 	}
-	ig_pb_varint(&w->pkt, F_PKT_SEQ_FLAGS, flags);
+	ig_pb_varint(&w->out, F_PKT_SEQ_FLAGS, flags);
 }
 
 /*
@@ -191,16 +219,16 @@ static int put_clock_snapshot(struct ig_perfetto *w)
 	unsigned int i;
 
 	pkt_start(w);
-	s = ig_pb_begin(&w->pkt, F_PKT_CLOCK_SNAPSHOT);
+	s = ig_pb_begin(&w->out, F_PKT_CLOCK_SNAPSHOT);
 	for (i = 0; i < sizeof(clk) / sizeof(clk[0]); i++) {
 		if (clock_gettime(clk[i].c, &ts))
-			return w->err = -errno;
-		m = ig_pb_begin(&w->pkt, F_CLOCK);
-		ig_pb_varint(&w->pkt, F_CLOCK_ID, clk[i].id);
-		ig_pb_varint(&w->pkt, F_CLOCK_TS, ts.tv_sec * 1000000000ull + ts.tv_nsec);
-		ig_pb_end(&w->pkt, m);
+			return drop_packet(w, -errno);
+		m = ig_pb_begin(&w->out, F_CLOCK);
+		ig_pb_varint(&w->out, F_CLOCK_ID, clk[i].id);
+		ig_pb_varint(&w->out, F_CLOCK_TS, ts.tv_sec * 1000000000ull + ts.tv_nsec);
+		ig_pb_end(&w->out, m);
 	}
-	ig_pb_end(&w->pkt, s);
+	ig_pb_end(&w->out, s);
 	put_seq_flags(w);	/* the sequence's first packet starts its state */
 	return put_packet(w);
 }
@@ -209,9 +237,13 @@ int ig_perfetto_fopen(struct ig_perfetto **out, FILE *f)
 {
 	struct ig_perfetto *w = calloc(1, sizeof(*w));
 
-	if (w)
+	/* the output buffer whole from the start: grown step by step, it
+	 * left the heap to shrink and grow again under the engine */
+	if (w && !ig_pb_reserve(&w->out, OUT_FLUSH + OUT_FLUSH / 4))
 		w->arena = malloc(IG_PERFETTO_INTERN_BYTES);
 	if (!w || !w->arena) {
+		if (w)
+			ig_pb_free(&w->out);
 		free(w);
 		fclose(f);
 		return -ENOMEM;
@@ -249,15 +281,15 @@ static int put_track(struct ig_perfetto *w, uint64_t uuid, uint64_t parent,
 	if (w->err)
 		return w->err;
 	pkt_start(w);
-	m = ig_pb_begin(&w->pkt, F_PKT_TRACK_DESC);
-	ig_pb_varint(&w->pkt, F_TD_UUID, uuid);
+	m = ig_pb_begin(&w->out, F_PKT_TRACK_DESC);
+	ig_pb_varint(&w->out, F_TD_UUID, uuid);
 	if (parent)
-		ig_pb_varint(&w->pkt, F_TD_PARENT, parent);
+		ig_pb_varint(&w->out, F_TD_PARENT, parent);
 	if (name)
-		ig_pb_string(&w->pkt, F_TD_NAME, name);
+		ig_pb_string(&w->out, F_TD_NAME, name);
 	if (body)
-		body(&w->pkt, arg);
-	ig_pb_end(&w->pkt, m);
+		body(&w->out, arg);
+	ig_pb_end(&w->out, m);
 	return put_packet(w);
 }
 
@@ -360,13 +392,13 @@ static int put_event(struct ig_perfetto *w, uint64_t ts, int type, uint64_t trac
 	if (s)
 		put_detail(w, s);
 	pkt_start(w);
-	ig_pb_varint(&w->pkt, F_PKT_TIMESTAMP, ts);
+	ig_pb_varint(&w->out, F_PKT_TIMESTAMP, ts);
 	put_seq_flags(w);
-	ig_pb_bytes(&w->pkt, F_PKT_TRACK_EVENT, w->ev.p, w->ev.len);
+	ig_pb_bytes(&w->out, F_PKT_TRACK_EVENT, w->ev.p, w->ev.len);
 	if (w->idata.len)
-		ig_pb_bytes(&w->pkt, F_PKT_INTERNED, w->idata.p, w->idata.len);
+		ig_pb_bytes(&w->out, F_PKT_INTERNED, w->idata.p, w->idata.len);
 	if (w->ev.err || w->idata.err)
-		return w->err = w->ev.err ? w->ev.err : w->idata.err;
+		return drop_packet(w, w->ev.err ? w->ev.err : w->idata.err);
 	return put_packet(w);
 }
 
@@ -404,13 +436,13 @@ int ig_perfetto_close(struct ig_perfetto *w)
 
 	if (!w)
 		return 0;
-	err = w->err;
 	errno = 0;
+	err = flush_out(w);
 	if (fflush(w->f) && !err)
 		err = errno ? -errno : -EIO;
 	if (fclose(w->f) && !err)
 		err = errno ? -errno : -EIO;
-	ig_pb_free(&w->pkt);
+	ig_pb_free(&w->out);
 	ig_pb_free(&w->ev);
 	ig_pb_free(&w->idata);
 	free(w->arena);
