@@ -56,11 +56,14 @@ static const uint32_t intern_field[T_COUNT] = { 2, 3, 29 };
 #define SLICE_ENTRIES	(1 + 2 * MAX_ANNOTS)
 #define SLICE_BYTES	(SLICE_ENTRIES * (INTERN_LEN + 1))
 #define OUT_FLUSH	(1u << 20)	/* packets go to the file in writes this large */
+#define SEEN		64	/* strings remembered by address */
 
 struct intern {
 	uint32_t slot[SLOTS];		/* entry index + 1, 0 free */
 	uint32_t off[IG_PERFETTO_INTERN_MAX], len[IG_PERFETTO_INTERN_MAX];
 	uint32_t n;
+	/* the entry last found for a string at this address, 0: none */
+	struct { const char *s; uint32_t e; } seen[SEEN];
 };
 
 struct ig_perfetto {
@@ -99,6 +102,7 @@ static void intern_reset(struct ig_perfetto *w)
 
 	for (t = 0; t < T_COUNT; t++) {
 		memset(w->tab[t].slot, 0, sizeof(w->tab[t].slot));
+		memset(w->tab[t].seen, 0, sizeof(w->tab[t].seen));
 		w->tab[t].n = 0;
 	}
 	w->arena_len = 0;
@@ -335,14 +339,42 @@ int ig_perfetto_thread(struct ig_perfetto *w, const struct ig_tl_thread *t)
 				     NULL, thread_desc, t);
 }
 
+/*
+ * The iid of @s, 0 when too long to intern.  Most strings come from the
+ * same few addresses (names in tables, a thread's comm): a string at an
+ * address seen before is checked against the entry found for it then,
+ * which costs less than its length and hash.
+ */
+static uint64_t lookup(struct ig_perfetto *w, int t, const char *s)
+{
+	struct intern *tab = &w->tab[t];
+	unsigned int c = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) & (SEEN - 1);
+	uint32_t e = tab->seen[c].s == s ? tab->seen[c].e : 0;
+	size_t n;
+
+	if (e) {
+		n = tab->len[e - 1];
+		/* strncmp stops at the end of a shorter @s (entries hold no NUL) */
+		if (!strncmp(s, w->arena + tab->off[e - 1], n) && !s[n])
+			return e;
+	}
+	n = strlen(s);
+	if (n > INTERN_LEN)
+		return 0;
+	e = intern(w, t, s, n);
+	tab->seen[c].s = s;
+	tab->seen[c].e = e;
+	return e;
+}
+
 /* A string field: interned when short, inline otherwise. */
 static void put_str(struct ig_perfetto *w, int t, uint32_t f_iid, uint32_t f_inline,
 		    const char *s)
 {
-	size_t n = strlen(s);
+	uint64_t iid = lookup(w, t, s);
 
-	if (n <= INTERN_LEN)
-		ig_pb_varint(&w->ev, f_iid, intern(w, t, s, n));
+	if (iid)
+		ig_pb_varint(&w->ev, f_iid, iid);
 	else
 		ig_pb_string(&w->ev, f_inline, s);
 }
