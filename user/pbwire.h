@@ -30,17 +30,21 @@ void ig_pb_reset(struct ig_pb *b);	/* empties, keeps the memory */
 void ig_pb_free(struct ig_pb *b);
 void ig_pb_end_long(struct ig_pb *b, size_t mark);
 
+/* Writes @v as a varint at @p; returns the end. */
+static inline uint8_t *ig_pb__varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 /* Writes @v as a varint to @out (IG_PB_VARINT_MAX bytes); returns its length. */
 static inline size_t ig_pb_put_varint(uint8_t *out, uint64_t v)
 {
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
+	return (size_t)(ig_pb__varint(out, v) - out);
 }
 
 static inline size_t ig_pb_varint_len(uint64_t v)
@@ -54,25 +58,33 @@ static inline size_t ig_pb_varint_len(uint64_t v)
 	return n;
 }
 
-/* Where the field's tag goes, with room for @more bytes after it; NULL
- * after an error. */
-static inline uint8_t *ig_pb_tag(struct ig_pb *b, uint32_t field, int wt, size_t more)
+/*
+ * The field's tag written, with room for @more bytes after it: where they
+ * go, or NULL after an error.  The writers below keep the position in a
+ * local and store the length once at the end (ig_pb__done): a byte store
+ * may alias @b, so each b->len += ... would load it again.
+ */
+static inline uint8_t *ig_pb__tag(struct ig_pb *b, uint32_t field, int wt, size_t more)
 {
 	more += IG_PB_VARINT_MAX;
 	if (b->err || (b->cap - b->len < more && ig_pb_reserve(b, more)))
 		return NULL;
-	b->len += ig_pb_put_varint(b->p + b->len, (uint64_t)field << 3 | wt);
-	return b->p + b->len;
+	return ig_pb__varint(b->p + b->len, (uint64_t)field << 3 | wt);
+}
+
+static inline void ig_pb__done(struct ig_pb *b, const uint8_t *end)
+{
+	b->len = (size_t)(end - b->p);
 }
 
 enum { IG_PB_WT_VARINT = 0, IG_PB_WT_I64 = 1, IG_PB_WT_LEN = 2 };
 
 static inline void ig_pb_varint(struct ig_pb *b, uint32_t field, uint64_t v)
 {
-	uint8_t *p = ig_pb_tag(b, field, IG_PB_WT_VARINT, IG_PB_VARINT_MAX);
+	uint8_t *p = ig_pb__tag(b, field, IG_PB_WT_VARINT, IG_PB_VARINT_MAX);
 
 	if (p)
-		b->len += ig_pb_put_varint(p, v);
+		ig_pb__done(b, ig_pb__varint(p, v));
 }
 
 /* int64: two's complement */
@@ -83,26 +95,26 @@ static inline void ig_pb_sint(struct ig_pb *b, uint32_t field, int64_t v)
 
 static inline void ig_pb_fixed64(struct ig_pb *b, uint32_t field, uint64_t v)
 {
-	uint8_t *p = ig_pb_tag(b, field, IG_PB_WT_I64, 8);
+	uint8_t *p = ig_pb__tag(b, field, IG_PB_WT_I64, 8);
 	int i;
 
 	if (!p)
 		return;
 	for (i = 0; i < 8; i++)	/* little-endian on the wire */
 		p[i] = (uint8_t)(v >> (8 * i));
-	b->len += 8;
+	ig_pb__done(b, p + 8);
 }
 
 static inline void ig_pb_bytes(struct ig_pb *b, uint32_t field, const void *d, size_t n)
 {
-	uint8_t *p = ig_pb_tag(b, field, IG_PB_WT_LEN, IG_PB_VARINT_MAX + n);
+	uint8_t *p = ig_pb__tag(b, field, IG_PB_WT_LEN, IG_PB_VARINT_MAX + n);
 
 	if (!p)
 		return;
-	b->len += ig_pb_put_varint(p, n);
+	p = ig_pb__varint(p, n);
 	if (n)
-		memcpy(b->p + b->len, d, n);
-	b->len += n;
+		memcpy(p, d, n);
+	ig_pb__done(b, p + n);
 }
 
 static inline void ig_pb_string(struct ig_pb *b, uint32_t field, const char *s)
@@ -117,12 +129,13 @@ static inline void ig_pb_string(struct ig_pb *b, uint32_t field, const char *s)
  */
 static inline size_t ig_pb_begin(struct ig_pb *b, uint32_t field)
 {
-	uint8_t *p = ig_pb_tag(b, field, IG_PB_WT_LEN, 1);
+	uint8_t *p = ig_pb__tag(b, field, IG_PB_WT_LEN, 1);
 
 	if (!p)
 		return 0;
-	*p = 0;
-	return ++b->len;
+	*p++ = 0;
+	ig_pb__done(b, p);
+	return b->len;
 }
 
 static inline void ig_pb_end(struct ig_pb *b, size_t mark)
