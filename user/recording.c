@@ -392,7 +392,9 @@ int ig_recording_read(const char *path, bool partial, ig_rec_cb cb, void *ctx,
 		goto out;
 	}
 	if (st.st_size) {
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* every page mapped at once: faulted in 64 KiB at a time, a
+		 * recording's pages cost a sixth of report's time */
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (p == MAP_FAILED) {
 			err = fail(res, -errno, "%s: %s", path, strerror(errno));
 			goto out;
