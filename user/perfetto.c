@@ -79,21 +79,51 @@ struct ig_perfetto {
 	struct ig_perfetto_stats st;
 };
 
-/* Eight bytes a step: names are short, and each slice looks up several. */
+static uint64_t load64(const char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	return x;
+}
+
+static uint64_t load32(const char *s)
+{
+	uint32_t x;
+
+	memcpy(&x, s, 4);
+	return x;
+}
+
+/* Eight bytes a step, the last eight (or the first and last four) for the
+ * tail: names are short, and each slice looks up several. */
 static uint32_t hash_str(const char *s, size_t n)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
 	uint64_t h = n * k, x;
+	size_t i;
 
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&x, s, 8);
-		h = (h ^ x) * k;
-		h ^= h >> 29;
-	}
-	x = 0;
-	memcpy(&x, s, n);
+	for (i = 0; i + 8 < n; i += 8)
+		h = ((h ^ load64(s + i)) * k) ^ (h >> 29);
+	if (n >= 8)
+		x = load64(s + n - 8);
+	else if (n >= 4)
+		x = load32(s) | load32(s + n - 4) << 32;
+	else
+		x = n ? (uint8_t)s[0] | (uint8_t)s[n / 2] << 8 | (uint8_t)s[n - 1] << 16 : 0;
 	h = (h ^ x) * k;
 	return (uint32_t)(h >> 32);
+}
+
+/* @s is the @n bytes at @a and ends there (@a holds no NUL). */
+static bool same_str(const char *s, const char *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != a[i])
+			return false;
+	return !s[n];
 }
 
 static void intern_reset(struct ig_perfetto *w)
@@ -354,8 +384,7 @@ static uint64_t lookup(struct ig_perfetto *w, int t, const char *s)
 
 	if (e) {
 		n = tab->len[e - 1];
-		/* strncmp stops at the end of a shorter @s (entries hold no NUL) */
-		if (!strncmp(s, w->arena + tab->off[e - 1], n) && !s[n])
+		if (same_str(s, w->arena + tab->off[e - 1], n))
 			return e;
 	}
 	n = strlen(s);
