@@ -271,8 +271,7 @@ int ig_perfetto_fopen(struct ig_perfetto **out, FILE *f)
 {
 	struct ig_perfetto *w = calloc(1, sizeof(*w));
 
-	/* the output buffer whole from the start: grown step by step, it
-	 * left the heap to shrink and grow again under the engine */
+	/* the output buffer whole from the start, not regrown mid-trace */
 	if (w && !ig_pb_reserve(&w->out, OUT_FLUSH + OUT_FLUSH / 4))
 		w->arena = malloc(IG_PERFETTO_INTERN_BYTES);
 	if (!w || !w->arena) {
