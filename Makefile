@@ -42,7 +42,7 @@ LIB_OBJS  := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 # The engine with the record format, recordings and reordering: no libbpf,
 # no tracer.  Unit tests link this library alone, so the linker refuses an
 # engine dependency on the probe layer.
-ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c \
+ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c user/crc32.c \
 	       user/reorder.c user/cuda_api.c user/escape.c \
 	       user/outfile.c user/folded.c user/ustacks.c \
 	       user/pynames.c user/pycode.c

@@ -55,31 +55,75 @@ static const uint32_t intern_field[T_COUNT] = { 2, 3, 29 };
 /* what one slice can add to the tables, at most */
 #define SLICE_ENTRIES	(1 + 2 * MAX_ANNOTS)
 #define SLICE_BYTES	(SLICE_ENTRIES * (INTERN_LEN + 1))
+#define OUT_FLUSH	(1u << 20)	/* packets go to the file in writes this large */
+#define SEEN		64	/* strings remembered by address */
 
 struct intern {
 	uint32_t slot[SLOTS];		/* entry index + 1, 0 free */
 	uint32_t off[IG_PERFETTO_INTERN_MAX], len[IG_PERFETTO_INTERN_MAX];
 	uint32_t n;
+	/* the entry last found for a string at this address, 0: none */
+	struct { const char *s; uint32_t e; } seen[SEEN];
 };
 
 struct ig_perfetto {
 	FILE *f;
 	int err;
 	bool need_clear, first;
-	struct ig_pb pkt, ev, idata;
+	struct ig_pb out;	/* whole packets not yet written, then the one being made */
+	size_t pkt_at, pkt_mark;	/* the packet being made: its start, its body's */
+	struct ig_pb ev, idata;
 	struct intern tab[T_COUNT];
 	char *arena;
 	size_t arena_len;
 	struct ig_perfetto_stats st;
 };
 
+static uint64_t load64(const char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	return x;
+}
+
+static uint64_t load32(const char *s)
+{
+	uint32_t x;
+
+	memcpy(&x, s, 4);
+	return x;
+}
+
+/* Eight bytes a step, the last eight (or the first and last four) for the
+ * tail: names are short, and each slice looks up several. */
 static uint32_t hash_str(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = n * k, x;
+	size_t i;
 
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
+	for (i = 0; i + 8 < n; i += 8)
+		h = ((h ^ load64(s + i)) * k) ^ (h >> 29);
+	if (n >= 8)
+		x = load64(s + n - 8);
+	else if (n >= 4)
+		x = load32(s) | load32(s + n - 4) << 32;
+	else
+		x = n ? (uint8_t)s[0] | (uint8_t)s[n / 2] << 8 | (uint8_t)s[n - 1] << 16 : 0;
+	h = (h ^ x) * k;
+	return (uint32_t)(h >> 32);
+}
+
+/* @s is the @n bytes at @a and ends there (@a holds no NUL). */
+static bool same_str(const char *s, const char *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != a[i])
+			return false;
+	return !s[n];
 }
 
 static void intern_reset(struct ig_perfetto *w)
@@ -88,6 +132,7 @@ static void intern_reset(struct ig_perfetto *w)
 
 	for (t = 0; t < T_COUNT; t++) {
 		memset(w->tab[t].slot, 0, sizeof(w->tab[t].slot));
+		memset(w->tab[t].seen, 0, sizeof(w->tab[t].seen));
 		w->tab[t].n = 0;
 	}
 	w->arena_len = 0;
@@ -132,30 +177,47 @@ static void make_room(struct ig_perfetto *w)
 	}
 }
 
-/* Writes w->pkt as one Trace.packet. */
+/* Hands the packets made so far to the file. */
+static int flush_out(struct ig_perfetto *w)
+{
+	size_t n = w->out.len;
+
+	ig_pb_reset(&w->out);
+	if (!w->err && n && fwrite(w->out.p, 1, n, w->f) != n)
+		w->err = errno ? -errno : -EIO;
+	return w->err;
+}
+
+/* The packet being made cannot be: the whole ones before it still go to
+ * the file, and @err is what every later call returns. */
+static int drop_packet(struct ig_perfetto *w, int err)
+{
+	w->out.len = w->pkt_at;
+	w->out.err = 0;
+	flush_out(w);
+	if (!w->err)
+		w->err = err;
+	return w->err;
+}
+
+/* Ends the packet begun by pkt_start(): one Trace.packet. */
 static int put_packet(struct ig_perfetto *w)
 {
-	uint8_t hdr[1 + IG_PB_VARINT_MAX];
-	size_t n;
-
-	if (w->err)
-		return w->err;
-	if (w->pkt.err)
-		return w->err = w->pkt.err;
-	hdr[0] = F_TRACE_PACKET << 3 | 2;
-	n = 1 + ig_pb_put_varint(hdr + 1, w->pkt.len);
-	if (fwrite(hdr, 1, n, w->f) != n ||
-	    fwrite(w->pkt.p, 1, w->pkt.len, w->f) != w->pkt.len)
-		return w->err = errno ? -errno : -EIO;
-	w->st.bytes += n + w->pkt.len;
+	if (w->err || w->out.err)
+		return drop_packet(w, w->out.err);
+	ig_pb_end(&w->out, w->pkt_mark);
+	if (w->out.err)
+		return drop_packet(w, w->out.err);
+	w->st.bytes += w->out.len - w->pkt_at;
 	w->st.packets++;
-	return 0;
+	return w->out.len >= OUT_FLUSH ? flush_out(w) : 0;
 }
 
 static void pkt_start(struct ig_perfetto *w)
 {
-	ig_pb_reset(&w->pkt);
-	ig_pb_varint(&w->pkt, F_PKT_SEQ_ID, SEQ_ID);
+	w->pkt_at = w->out.len;
+	w->pkt_mark = ig_pb_begin(&w->out, F_TRACE_PACKET);
+	ig_pb_varint(&w->out, F_PKT_SEQ_ID, SEQ_ID);
 }
 
 /* The packet's incremental state: cleared after a reset, needed always. */
@@ -166,14 +228,14 @@ static void put_seq_flags(struct ig_perfetto *w)
 
 	if (w->need_clear) {
 		flags |= SEQ_CLEARED;
-		m = ig_pb_begin(&w->pkt, F_PKT_DEFAULTS);
-		ig_pb_varint(&w->pkt, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
-		ig_pb_end(&w->pkt, m);
+		m = ig_pb_begin(&w->out, F_PKT_DEFAULTS);
+		ig_pb_varint(&w->out, F_DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+		ig_pb_end(&w->out, m);
 		if (w->first)
-			ig_pb_varint(&w->pkt, F_PKT_FIRST_ON_SEQ, 1);
+			ig_pb_varint(&w->out, F_PKT_FIRST_ON_SEQ, 1);
 		w->need_clear = w->first = false;
 	}
-	ig_pb_varint(&w->pkt, F_PKT_SEQ_FLAGS, flags);
+	ig_pb_varint(&w->out, F_PKT_SEQ_FLAGS, flags);
 }
 
 /*
@@ -191,16 +253,16 @@ static int put_clock_snapshot(struct ig_perfetto *w)
 	unsigned int i;
 
 	pkt_start(w);
-	s = ig_pb_begin(&w->pkt, F_PKT_CLOCK_SNAPSHOT);
+	s = ig_pb_begin(&w->out, F_PKT_CLOCK_SNAPSHOT);
 	for (i = 0; i < sizeof(clk) / sizeof(clk[0]); i++) {
 		if (clock_gettime(clk[i].c, &ts))
-			return w->err = -errno;
-		m = ig_pb_begin(&w->pkt, F_CLOCK);
-		ig_pb_varint(&w->pkt, F_CLOCK_ID, clk[i].id);
-		ig_pb_varint(&w->pkt, F_CLOCK_TS, ts.tv_sec * 1000000000ull + ts.tv_nsec);
-		ig_pb_end(&w->pkt, m);
+			return drop_packet(w, -errno);
+		m = ig_pb_begin(&w->out, F_CLOCK);
+		ig_pb_varint(&w->out, F_CLOCK_ID, clk[i].id);
+		ig_pb_varint(&w->out, F_CLOCK_TS, ts.tv_sec * 1000000000ull + ts.tv_nsec);
+		ig_pb_end(&w->out, m);
 	}
-	ig_pb_end(&w->pkt, s);
+	ig_pb_end(&w->out, s);
 	put_seq_flags(w);	/* the sequence's first packet starts its state */
 	return put_packet(w);
 }
@@ -209,9 +271,12 @@ int ig_perfetto_fopen(struct ig_perfetto **out, FILE *f)
 {
 	struct ig_perfetto *w = calloc(1, sizeof(*w));
 
-	if (w)
+	/* the output buffer whole from the start, not regrown mid-trace */
+	if (w && !ig_pb_reserve(&w->out, OUT_FLUSH + OUT_FLUSH / 4))
 		w->arena = malloc(IG_PERFETTO_INTERN_BYTES);
 	if (!w || !w->arena) {
+		if (w)
+			ig_pb_free(&w->out);
 		free(w);
 		fclose(f);
 		return -ENOMEM;
@@ -249,15 +314,15 @@ static int put_track(struct ig_perfetto *w, uint64_t uuid, uint64_t parent,
 	if (w->err)
 		return w->err;
 	pkt_start(w);
-	m = ig_pb_begin(&w->pkt, F_PKT_TRACK_DESC);
-	ig_pb_varint(&w->pkt, F_TD_UUID, uuid);
+	m = ig_pb_begin(&w->out, F_PKT_TRACK_DESC);
+	ig_pb_varint(&w->out, F_TD_UUID, uuid);
 	if (parent)
-		ig_pb_varint(&w->pkt, F_TD_PARENT, parent);
+		ig_pb_varint(&w->out, F_TD_PARENT, parent);
 	if (name)
-		ig_pb_string(&w->pkt, F_TD_NAME, name);
+		ig_pb_string(&w->out, F_TD_NAME, name);
 	if (body)
-		body(&w->pkt, arg);
-	ig_pb_end(&w->pkt, m);
+		body(&w->out, arg);
+	ig_pb_end(&w->out, m);
 	return put_packet(w);
 }
 
@@ -303,14 +368,41 @@ int ig_perfetto_thread(struct ig_perfetto *w, const struct ig_tl_thread *t)
 				     NULL, thread_desc, t);
 }
 
+/*
+ * The iid of @s, 0 when too long to intern.  Most strings come from the
+ * same few addresses (names in tables, a thread's comm): a string at an
+ * address seen before is checked against the entry found for it then,
+ * which costs less than its length and hash.
+ */
+static uint64_t lookup(struct ig_perfetto *w, int t, const char *s)
+{
+	struct intern *tab = &w->tab[t];
+	unsigned int c = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) & (SEEN - 1);
+	uint32_t e = tab->seen[c].s == s ? tab->seen[c].e : 0;
+	size_t n;
+
+	if (e) {
+		n = tab->len[e - 1];
+		if (same_str(s, w->arena + tab->off[e - 1], n))
+			return e;
+	}
+	n = strlen(s);
+	if (n > INTERN_LEN)
+		return 0;
+	e = intern(w, t, s, n);
+	tab->seen[c].s = s;
+	tab->seen[c].e = e;
+	return e;
+}
+
 /* A string field: interned when short, inline otherwise. */
 static void put_str(struct ig_perfetto *w, int t, uint32_t f_iid, uint32_t f_inline,
 		    const char *s)
 {
-	size_t n = strlen(s);
+	uint64_t iid = lookup(w, t, s);
 
-	if (n <= INTERN_LEN)
-		ig_pb_varint(&w->ev, f_iid, intern(w, t, s, n));
+	if (iid)
+		ig_pb_varint(&w->ev, f_iid, iid);
 	else
 		ig_pb_string(&w->ev, f_inline, s);
 }
@@ -360,13 +452,13 @@ static int put_event(struct ig_perfetto *w, uint64_t ts, int type, uint64_t trac
 	if (s)
 		put_detail(w, s);
 	pkt_start(w);
-	ig_pb_varint(&w->pkt, F_PKT_TIMESTAMP, ts);
+	ig_pb_varint(&w->out, F_PKT_TIMESTAMP, ts);
 	put_seq_flags(w);
-	ig_pb_bytes(&w->pkt, F_PKT_TRACK_EVENT, w->ev.p, w->ev.len);
+	ig_pb_bytes(&w->out, F_PKT_TRACK_EVENT, w->ev.p, w->ev.len);
 	if (w->idata.len)
-		ig_pb_bytes(&w->pkt, F_PKT_INTERNED, w->idata.p, w->idata.len);
+		ig_pb_bytes(&w->out, F_PKT_INTERNED, w->idata.p, w->idata.len);
 	if (w->ev.err || w->idata.err)
-		return w->err = w->ev.err ? w->ev.err : w->idata.err;
+		return drop_packet(w, w->ev.err ? w->ev.err : w->idata.err);
 	return put_packet(w);
 }
 
@@ -404,13 +496,13 @@ int ig_perfetto_close(struct ig_perfetto *w)
 
 	if (!w)
 		return 0;
-	err = w->err;
 	errno = 0;
+	err = flush_out(w);
 	if (fflush(w->f) && !err)
 		err = errno ? -errno : -EIO;
 	if (fclose(w->f) && !err)
 		err = errno ? -errno : -EIO;
-	ig_pb_free(&w->pkt);
+	ig_pb_free(&w->out);
 	ig_pb_free(&w->ev);
 	ig_pb_free(&w->idata);
 	free(w->arena);

@@ -21,7 +21,7 @@
 struct ig_perfetto;
 
 struct ig_perfetto_stats {
-	uint64_t bytes;		/* written to the file so far */
+	uint64_t bytes;		/* of the trace so far (the file has them at close) */
 	uint64_t packets, slices, instants;
 	uint64_t interned;	/* strings given an iid */
 	uint64_t resets;	/* intern tables cleared when full */

@@ -2,6 +2,7 @@
 /* A session's outputs (the engine or the record dump, the recording, the
  * reports) and the replay of a recording through them. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,11 @@ int ig_session_report(const char *path, bool partial,
 	struct stat sb;
 	int err, rc = 1;
 
+	/* A batch run that ends soon: the heap the engine's buffers free is
+	 * kept for their next growth, not given back at each shrink and
+	 * faulted in again (glibc's 128 KiB trim threshold moves with the
+	 * layout: up to 2 faults per thousand records, a sixth of the time). */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	if (ig_sess_setup_outputs(&s, out, NULL))
 		goto out;
 	memset(&r, 0, sizeof(r));

@@ -88,6 +88,31 @@ static void nesting(void **state)
 	ig_pb_free(&b);
 }
 
+/* After an error every writer leaves the buffer as it is, room or not. */
+static void sticky_errors(void **state)
+{
+	struct ig_pb b = { 0 };
+	size_t m;
+
+	(void)state;
+	assert_int_equal(ig_pb_reserve(&b, 4096), 0);
+	ig_pb_varint(&b, 1, 1);
+	b.err = -ENOMEM;
+	ig_pb_varint(&b, 1, 150);
+	ig_pb_fixed64(&b, 2, 1);
+	ig_pb_string(&b, 3, "abc");
+	m = ig_pb_begin(&b, 4);
+	ig_pb_varint(&b, 1, 1);
+	ig_pb_end(&b, m);
+	assert_int_equal(m, 0);
+	assert_int_equal(b.len, 2);
+	assert_int_equal(ig_pb_reserve(&b, 1), -ENOMEM);
+	ig_pb_reset(&b);			/* reset clears it */
+	ig_pb_varint(&b, 1, 150);
+	assert_int_equal(b.len, 3);
+	ig_pb_free(&b);
+}
+
 static void writer_full_disk(void **state)
 {
 	struct ig_tl_device d = { .id = 1, .name = "GPU 1" };
@@ -145,6 +170,7 @@ int main(void)
 		cmocka_unit_test(varints),
 		cmocka_unit_test(fields),
 		cmocka_unit_test(nesting),
+		cmocka_unit_test(sticky_errors),
 		cmocka_unit_test(writer_full_disk),
 		cmocka_unit_test(writer_rejects),
 	};
