@@ -103,7 +103,7 @@ static __always_inline void ustack_sent(struct ustack_key *k, __u32 tid,
 
 #define USTACK_SPAN	(8ULL << 20)	/* a frame pointer lies this close above sp */
 #define USTACK_SCAN	32		/* words looked at above sp */
-#define USTACK_SAMPLE_SCAN 1		/* the same at a CPU sample */
+#define USTACK_SAMPLE_SCAN 1		/* the same at a CPU sample: sp's */
 #define VM_EXEC		0x00000004
 
 struct exec_vma {
@@ -350,9 +350,9 @@ static __always_inline __u64 words_hash(const struct ustack_scan *s, __u32 m)
  * memory behind each of its words (heap pointers, mostly) for an answer
  * that seldom holds and never repeats, and would replace the memo that the
  * thread's switch-outs, blocked in the same places again, answer from.  A
- * sample scans only the few words a frameless leaf pushes before its
- * return address (memset, a syscall wrapper: at or just above sp) and
- * neither asks nor writes the memo.
+ * sample looks only at the word at sp, where a frameless leaf that pushes
+ * nothing (memset, memcpy) keeps its return address, and neither asks nor
+ * writes the memo.
  */
 static __always_inline __u64 ustack_leaf_sample(struct ustack_scan *s,
 						__u64 sp, __u64 bp)
