@@ -103,6 +103,7 @@ static __always_inline void ustack_sent(struct ustack_key *k, __u32 tid,
 
 #define USTACK_SPAN	(8ULL << 20)	/* a frame pointer lies this close above sp */
 #define USTACK_SCAN	32		/* words looked at above sp */
+#define USTACK_SAMPLE_SCAN 1		/* the same at a CPU sample: sp's */
 #define VM_EXEC		0x00000004
 
 struct exec_vma {
@@ -273,12 +274,12 @@ static long saved_fp_step(__u64 i, void *arg)
  * address above the frame pointer, where this does not look.  When rbp
  * holds no frame pointer at all, the caller's, which the function saved,
  * is a word below that return address pointing up the stack: *fp.
- * The words above sp are in @s (@s->ok: read); sets @s->m to how many of
- * them the answer depends on, @s->unsure when it depends on memory it
- * could not read or look up.  Returns the return address, 0 if none.
+ * The first @nw words above sp are in @s (@s->ok: read); sets @s->m to how
+ * many of them the answer depends on, @s->unsure when it depends on memory
+ * it could not read or look up.  Returns the return address, 0 if none.
  */
 static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
-					 struct ustack_scan *s)
+					 struct ustack_scan *s, __u32 nw)
 {
 	struct leaf_scan c = { .sp = sp, .fp = *fp,
 			       .framed = *fp - sp < USTACK_SPAN };
@@ -287,8 +288,8 @@ static __always_inline __u64 ustack_leaf(__u64 sp, __u64 *fp,
 	s->unsure = 0;
 	if (!s->ok || !have_find_vma)	/* no bpf_loop() before 5.17 either */
 		return 0;
-	c.m = USTACK_SCAN;
-	bpf_loop(USTACK_SCAN, leaf_step, &c, 0);
+	c.m = nw;
+	bpf_loop(nw, leaf_step, &c, 0);
 	s->m = c.m;
 	s->unsure = c.unsure;
 	if (!c.ret || c.framed)
@@ -343,24 +344,48 @@ static __always_inline __u64 words_hash(const struct ustack_scan *s, __u32 m)
 	return h ^ m;
 }
 
+/*
+ * At a CPU sample the thread is anywhere in its code, mostly inside
+ * functions whose locals fill the words above sp: a full scan there reads
+ * memory behind each of its words (heap pointers, mostly) for an answer
+ * that seldom holds and never repeats, and would replace the memo that the
+ * thread's switch-outs, blocked in the same places again, answer from.  A
+ * sample looks only at the word at sp, where a frameless leaf that pushes
+ * nothing (memset, memcpy) keeps its return address, and neither asks nor
+ * writes the memo.
+ */
+static __always_inline __u64 ustack_leaf_sample(struct ustack_scan *s,
+						__u64 sp, __u64 bp)
+{
+	__u64 fp = bp, ret;
+
+	s->ok = !bpf_probe_read_user(s->w, USTACK_SAMPLE_SCAN * 8, (void *)sp);
+	ret = ustack_leaf(sp, &fp, s, USTACK_SAMPLE_SCAN);
+	s->fp = fp;
+	return ret;
+}
+
 /* ustack_leaf(), answered from the thread's memo when the question is the
- * same.  A global function: verified once, apart from its callers, so the
- * frame walk after it is not verified again for each way the scan can end.
- * Returns the return address; the frame pointer to go on from is left in
- * the scan's scratch (ustack_words, ->fp). */
-__noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp)
+ * same; at a sample, ustack_leaf_sample().  A global function: verified
+ * once, apart from its callers, so the frame walk after it is not verified
+ * again for each way the scan can end.  Returns the return address; the
+ * frame pointer to go on from is left in the scan's scratch (ustack_words,
+ * ->fp). */
+__noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp, bool sample)
 {
 	__u32 zero = 0;
 	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
-	struct ustack_memo *mo = bpf_map_lookup_elem(&ustack_memos, &tid);
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct ustack_memo nm = { .mm = (__u64)BPF_CORE_READ(t, mm),
-				  .sp = sp, .bp = bp };
+	struct ustack_memo nm = { .sp = sp, .bp = bp }, *mo;
 	__u64 fp = bp;
 
 	if (!s)
 		return 0;
 	s->fp = bp;
+	if (sample)
+		return ustack_leaf_sample(s, sp, bp);
+	mo = bpf_map_lookup_elem(&ustack_memos, &tid);
+	nm.mm = (__u64)BPF_CORE_READ(t, mm);
 	s->ok = !bpf_probe_read_user(s->w, sizeof(s->w), (void *)sp);
 	if (!s->ok)
 		return 0;
@@ -369,7 +394,7 @@ __noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp)
 		s->fp = mo->fp;
 		return mo->ret;
 	}
-	nm.ret = ustack_leaf(sp, &fp, s);
+	nm.ret = ustack_leaf(sp, &fp, s, USTACK_SCAN);
 	nm.fp = fp;
 	nm.m = s->m;
 	nm.words = words_hash(s, s->m);
@@ -392,7 +417,7 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 	struct ustack_scan *s;
 
 	r->ips[n++] = BPF_CORE_READ(regs, ip);
-	ret = ustack_leaf_memo(tid, sp, fp);
+	ret = ustack_leaf_memo(tid, sp, fp, *flags & IG_USF_SAMPLE);
 	s = bpf_map_lookup_elem(&ustack_words, &zero);
 	if (s)
 		fp = s->fp;

@@ -786,6 +786,72 @@ while not os.path.exists(done):
 """
 
 
+# Python-heavy steps as PYJOB's, alone, for argv[1] seconds; then a second
+# asleep, so that what idlegap's programs ran is read before it exits.
+PYSPIN = r"""
+import sys, time
+end, x = time.monotonic() + float(sys.argv[1]), 0
+while time.monotonic() < end:
+    for k in range(20000):
+        x = (x * 31 + k) % 1000003
+    time.sleep(0.0005)
+time.sleep(1)
+"""
+
+BPF_PROG_TYPE_PERF_EVENT = 7
+
+
+def bpf_run_time(cmd, env=None):
+    """Runs `idlegap run` (cmd) with the kernel's BPF run-time statistics on
+    (BPF_ENABLE_STATS, while its fd is open) and returns the ns idlegap's
+    programs ran, by program type, as its fdinfo last showed them; None
+    where the kernel keeps no such statistics."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(64)	# type 0: BPF_STATS_RUN_TIME
+    fd = libc.syscall(321, 32, attr, len(attr))	# bpf(BPF_ENABLE_STATS)
+    if fd < 0:
+        return None
+    ns = {}
+    try:
+        p = popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                  env=env)
+        while p.poll() is None:
+            ns = prog_times(p.pid) or ns
+            time.sleep(0.2)
+        groups.discard(p.pid)
+    finally:
+        os.close(fd)
+    by = {}
+    for t, v in ns.values():
+        by[t] = by.get(t, 0) + v
+    return by
+
+
+def prog_times(pid):
+    """{prog id: (type, run ns)} of the BPF programs @pid holds open."""
+    got = {}
+    try:
+        for f in os.listdir("/proc/%d/fdinfo" % pid):
+            with open("/proc/%d/fdinfo/%s" % (pid, f)) as fi:
+                d = dict(ln.split(":", 1) for ln in fi if ":" in ln)
+            if "prog_id" in d and "run_time_ns" in d:
+                got[int(d["prog_id"])] = (int(d["prog_type"]),
+                                          int(d["run_time_ns"]))
+    except OSError:
+        pass
+    return got
+
+
+def record_counts(path):
+    """Records of a recording by kind, from `report --dump`."""
+    n = {}
+    for ln in out([IG, "report", "--dump", path]).splitlines():
+        f = ln.split(" ", 2)
+        if len(f) > 1:
+            n[f[1]] = n.get(f[1], 0) + 1
+    return n
+
+
 def wait_files(paths, procs, timeout=120):
     end = time.monotonic() + timeout
     while not all(os.path.exists(f) for f in paths):
@@ -895,6 +961,29 @@ def stacks_cost(quick):
         (len(res["on"]), med("on", 0, 0), med("on", 1, 0), steps,
          ratio["off"], ratio["none"], med("on", 0, 1) * 1e6,
          med("on", 1, 1) * 1e6))
+    sample_cost(py, 3 if quick else 8)
+
+
+def sample_cost(py, secs):
+    """What the CPU-sample program runs per sample of a Python-heavy job,
+    with stacks and without: the kernel's own account, which the load
+    beside the job does not blur as it does wall time."""
+    rec = os.path.join(scratch(), "s.igrec")
+    job = traced([py, "-c", PYSPIN, str(secs)], "--no-nvml", "-o", rec)
+    off = dict(os.environ, IDLEGAP_NO_PYSTACKS="1", IDLEGAP_NO_USTACKS="1")
+    per = {}
+    for k, env in (("on", None), ("off", off)):
+        ns = bpf_run_time(job, env)
+        if ns is None:
+            row("10", "stacks: BPF time per tracked CPU sample", "n/a",
+                "report", True, "the kernel keeps no BPF run-time statistics")
+            return
+        n = record_counts(rec).get("sample", 0)
+        per[k] = (ns.get(BPF_PROG_TYPE_PERF_EVENT, 0) / max(n, 1) / 1e3, n)
+    row("10", "stacks: BPF time per tracked CPU sample", "%.2f us" % per["on"][0],
+        "report", True, "stacks off %.2f us; all the program's runs (on every"
+        " CPU) over the job's %d and %d samples" %
+        (per["off"][0], per["on"][1], per["off"][1]))
 
 
 def main():
