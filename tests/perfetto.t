@@ -67,19 +67,13 @@ sed 's/^/# /' "$TMP/run.err"
 ok "protoc decodes the run's trace" -- sh -c "protoc --proto_path='$SCHEMA' --decode=perfetto.protos.Trace '$SCHEMA/perfetto-subset.proto' < '$TMP/r.pftrace' > '$TMP/r.txt'"
 ok "interning, tracks, nesting and flows check" -- sh -c "'$CHECK' < '$TMP/r.txt' > '$TMP/r.idle' 2> '$TMP/r.err'"
 sed 's/^/# /' "$TMP/r.err"
-/usr/bin/python3 - "$TMP/r.json" "$TMP/r.idle" "$_n" <<'PY'
+pychecks "$TMP/r.json" "$TMP/r.idle" <<'PY'
 import json, sys
+from tap import check
 j = json.load(open(sys.argv[1]))["gpu"]
 gaps = [(g["start_ns"], g["end_ns"] - g["start_ns"]) for g in j["gap_list"]]
 idle = [l.split() for l in open(sys.argv[2])]
 got = [(int(l[0]), int(l[1])) for l in idle]
-n = int(sys.argv[3])
-def check(cond, name, why=""):
-    global n
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
-    if not cond and why:
-        print("# " + why)
 check(len(gaps) > 10, "the JSON report lists the run's gaps", "%d gaps" % len(gaps))
 check(sorted(got) == sorted(gaps), "the device's idle slices are the JSON gap_list",
       "%d slices, %d gaps; first slice %s, first gap %s" % (len(got), len(gaps),
@@ -96,7 +90,6 @@ st = sum(1 for l in idle if l[3] == "storage")
 check(any("file=" in " ".join(l) for l in idle), "gap annotations name the file read")
 print("# %d gaps, %d named idle: storage" % (len(gaps), st))
 PY
-_n=$((_n + 4))
 ok "flows from the gaps" -- sh -c "grep -q 'flows=[1-9]' '$TMP/r.err'"
 "$IG" report -q --perfetto "$TMP/p.pftrace" "$TMP/r.igrec" 2> "$TMP/rep.err"
 is "$?" 0 "idlegap report --perfetto writes the recording's trace"

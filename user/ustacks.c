@@ -55,21 +55,26 @@ static struct ent *find(const struct table *t, __u32 tgid, __u64 key)
 	return NULL;
 }
 
+/* Puts @e into a new array @v of @cap entries (a power of two). */
+static void reinsert(struct ent *v, size_t cap, const struct ent *e)
+{
+	size_t j;
+
+	for (j = slot(e->tgid, e->key, cap); v[j].used; j = (j + 1) & (cap - 1))
+		;
+	v[j] = *e;
+}
+
 static int grow(struct table *t)
 {
-	size_t cap = t->cap ? 2 * t->cap : 256, i, j;
+	size_t cap = t->cap ? 2 * t->cap : 256, i;
 	struct ent *v = calloc(cap, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		if (!t->v[i].used)
-			continue;
-		for (j = slot(t->v[i].tgid, t->v[i].key, cap); v[j].used;
-		     j = (j + 1) & (cap - 1))
-			;
-		v[j] = t->v[i];
-	}
+	for (i = 0; i < t->cap; i++)
+		if (t->v[i].used)
+			reinsert(v, cap, &t->v[i]);
 	free(t->v);
 	t->v = v;
 	t->cap = cap;
@@ -262,7 +267,7 @@ static bool sym_goes(const struct forget *g, const struct ent *e)
 static int table_filter(struct table *t, const struct forget *g,
 			bool (*goes)(const struct forget *, const struct ent *))
 {
-	size_t n = 0, cap = 256, i, j;
+	size_t n = 0, cap = 256, i;
 	struct ent *v;
 
 	for (i = 0; i < t->cap; i++)
@@ -281,10 +286,7 @@ static int table_filter(struct table *t, const struct forget *g,
 			free(t->v[i].val);
 			continue;
 		}
-		for (j = slot(t->v[i].tgid, t->v[i].key, cap); v[j].used;
-		     j = (j + 1) & (cap - 1))
-			;
-		v[j] = t->v[i];
+		reinsert(v, cap, &t->v[i]);
 	}
 	free(t->v);
 	t->v = v;
