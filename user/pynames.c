@@ -6,6 +6,7 @@
 #include <string.h>
 #include "pycode.h"
 #include "ustacks.h"
+#include "util.h"
 
 #define NB_BUCKETS 4096
 
@@ -196,16 +197,9 @@ static void refs_add(struct refs *r, const struct ig_pystack *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nframes && !r->err; i++) {
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? 2 * r->cap : 256;
-			struct code_ref *v = realloc(r->v, cap * sizeof(*v));
-
-			if (!v) {
-				r->err = -ENOMEM;
-				return;
-			}
-			r->v = v;
-			r->cap = cap;
+		if (!ig_grow_from((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 256)) {
+			r->err = -ENOMEM;
+			return;
 		}
 		r->v[r->n++] = (struct code_ref){ s->h.tgid, s->f[i].code };
 	}

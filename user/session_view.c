@@ -11,6 +11,7 @@
 #include "reorder.h"
 #include "session_int.h"
 #include "tracer.h"
+#include "util.h"
 
 #define HOST_SCAN_EVERY_NS	(1000ULL * 1000 * 1000)
 
@@ -27,15 +28,9 @@ static int host_one(const struct ig_gpu_proc *g, void *ctx)
 			s->host_pids[i].gen = s->host_gen;
 			return 0;
 		}
-	if (s->nhost == s->caphost) {
-		size_t cap = s->caphost ? 2 * s->caphost : 64;
-		struct host_pid *p = realloc(s->host_pids, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->host_pids = p;
-		s->caphost = cap;
-	}
+	if (!ig_grow_from((void **)&s->host_pids, &s->caphost, s->nhost,
+			  sizeof(*s->host_pids), 64))
+		return -ENOMEM;
 	s->host_pids[s->nhost++] = (struct host_pid){ g->pid, s->host_gen };
 	c->named = false;
 	ig_sess_track_one(g->pid, c);	/* one gone meanwhile, or unprobed: said */

@@ -495,7 +495,6 @@ int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 static bool seen_before(struct symproc *p, uint64_t ip)
 {
 	size_t lo = 0, hi = p->nseen, mid;
-	uint64_t *v;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -506,15 +505,8 @@ static bool seen_before(struct symproc *p, uint64_t ip)
 		else
 			hi = mid;
 	}
-	if (p->nseen == p->capseen) {
-		size_t cap = p->capseen ? 2 * p->capseen : 64;
-
-		v = realloc(p->seen, cap * sizeof(*v));
-		if (!v)
-			return true;	/* nameless rather than unbounded */
-		p->seen = v;
-		p->capseen = cap;
-	}
+	if (!ig_grow_from((void **)&p->seen, &p->capseen, p->nseen, sizeof(*p->seen), 64))
+		return true;	/* nameless rather than unbounded */
 	memmove(p->seen + lo + 1, p->seen + lo, (p->nseen - lo) * sizeof(ip));
 	p->seen[lo] = ip;
 	p->nseen++;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "symbolize.h"
 #include "ustacks.h"
+#include "util.h"
 
 /* An open-addressing table of (tgid, key) -> value. */
 struct ent {
@@ -308,14 +309,8 @@ static int kept_ips(const struct ig_ustacks *t, struct forget *g)
 		if (!e->used || !g->f->gone(g->f->ctx, e->tgid))
 			continue;
 		for (k = 0; k < s->nips; k++) {
-			if (n == cap) {
-				struct tip *v = realloc(g->ips, (cap = cap ? 2 * cap : 256) *
-							sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				g->ips = v;
-			}
+			if (!ig_grow_from((void **)&g->ips, &cap, n, sizeof(*g->ips), 256))
+				return -ENOMEM;
 			g->ips[n++] = (struct tip){ e->tgid, ig_ustack_lookup_ip(s->ips[k], k) };
 		}
 	}

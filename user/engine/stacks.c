@@ -17,6 +17,7 @@
 #include "folded.h"
 #include "pycode.h"
 #include "ustacks.h"
+#include "util.h"
 
 #define NATIVE_ABOVE_PY	6	/* native frames shown above Python ones */
 /* A sweep walks every name table: at most one a second of the trace */
@@ -271,15 +272,8 @@ void ig_stacks_gone(struct ig_engine *e, uint32_t tgid)
 
 	if (!s || is_gone(s, tgid))
 		return;
-	if (s->ngone == s->capgone) {
-		size_t cap = s->capgone ? 2 * s->capgone : 64;
-		uint32_t *v = realloc(s->gone, cap * sizeof(*v));
-
-		if (!v)
-			return;		/* kept: names rather than memory */
-		s->gone = v;
-		s->capgone = cap;
-	}
+	if (!ig_grow_from((void **)&s->gone, &s->capgone, s->ngone, sizeof(*s->gone), 64))
+		return;		/* kept: names rather than memory */
 	for (i = s->ngone; i && s->gone[i - 1] > tgid; i--)
 		s->gone[i] = s->gone[i - 1];
 	s->gone[i] = tgid;
