@@ -12,6 +12,7 @@
 #include "discovery.h"
 #include "httpd.h"
 #include "log.h"
+#include "outfile.h"
 #include "util.h"
 #include "privs.h"
 #include "pyframes.h"
@@ -323,7 +324,7 @@ static int check_inputs(const struct ig_agent_opts *o)
 		return 1;
 	}
 	if (o->reports_dir && (err = ig_agent_reports_open(o->reports_dir))) {
-		ig_err("--reports %s: %s", o->reports_dir, strerror(-err));
+		ig_err("--reports %s: %s", o->reports_dir, ig_outfile_strerror(err));
 		return 1;
 	}
 	return 0;

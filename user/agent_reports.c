@@ -22,17 +22,19 @@ struct rfile {
 	unsigned long long size;
 };
 
+/* The directory is reached by the output walk (outfile.h): no link
+ * another user planted, no directory another user owns that anyone may
+ * write; each use walks it again. */
 int ig_agent_reports_open(const char *dir)
 {
-	struct stat st;
+	int fd = ig_outfile_opendir(dir, true), err = 0;
 
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if (stat(dir, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return access(dir, W_OK | X_OK) ? -errno : 0;
+	if (fd < 0)
+		return fd;
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS))
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 static bool is_report(const char *name)
@@ -50,17 +52,23 @@ static int by_name(const void *a, const void *b)
 }
 
 /* The window reports in @dir, oldest first, into *@out. */
-static int list_reports(const char *dir, struct rfile **out, size_t *n)
+static int list_reports(int dir, struct rfile **out, size_t *n)
 {
-	DIR *d = opendir(dir);
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct rfile *v = NULL, *nv;
 	size_t cap = 0;
 	struct dirent *e;
 	struct stat st;
 
 	*n = 0;
-	if (!d)
-		return -errno;
+	if (!d) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
 	while ((e = readdir(d))) {
 		if (!is_report(e->d_name) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
@@ -85,13 +93,12 @@ static int list_reports(const char *dir, struct rfile **out, size_t *n)
 	return 0;
 }
 
-static int prune(const char *dir, unsigned int keep, unsigned long long max_bytes)
+static int prune(int dirfd, unsigned int keep, unsigned long long max_bytes)
 {
 	unsigned long long total = 0;
 	struct rfile *v = NULL;
-	char path[4096];
 	size_t n, i;
-	int err = list_reports(dir, &v, &n);
+	int err = list_reports(dirfd, &v, &n);
 
 	if (err)
 		return err;
@@ -99,8 +106,7 @@ static int prune(const char *dir, unsigned int keep, unsigned long long max_byte
 		total += v[i].size;
 	/* the newest one stays, whatever its size */
 	for (i = 0; i + 1 < n && (n - i > keep || total > max_bytes); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, v[i].name);
-		if (unlink(path) && errno != ENOENT)
+		if (unlinkat(dirfd, v[i].name, 0) && errno != ENOENT)
 			err = -errno;
 		total -= v[i].size;
 	}
@@ -112,19 +118,24 @@ int ig_agent_reports_write(const char *dir, unsigned long long seq,
 			   const char *json, size_t len, unsigned int keep,
 			   unsigned long long max_bytes)
 {
-	char path[4096], stamp[32];
+	char name[96], stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
 	size_t off = 0;
 	ssize_t w;
-	int fd, err = 0;
+	int dirfd, fd, err = 0;
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(path, sizeof(path), "%s/" PREFIX "%s-%06llu" SUFFIX, dir, stamp, seq);
-	fd = ig_outfile_open(path);
-	if (fd < 0)
+	snprintf(name, sizeof(name), PREFIX "%s-%06llu" SUFFIX, stamp, seq);
+	dirfd = ig_outfile_opendir(dir, false);
+	if (dirfd < 0)
+		return dirfd;
+	fd = ig_outfile_openat(dirfd, name);
+	if (fd < 0) {
+		close(dirfd);
 		return fd;
+	}
 	while (off < len) {
 		w = write(fd, json + off, len - off);
 		if (w < 0 && errno == EINTR)
@@ -137,9 +148,10 @@ int ig_agent_reports_write(const char *dir, unsigned long long seq,
 	}
 	if (close(fd) && !err)
 		err = -errno;
-	if (err) {
-		unlink(path);
-		return err;
-	}
-	return prune(dir, keep, max_bytes);
+	if (err)
+		unlinkat(dirfd, name, 0);
+	else
+		err = prune(dirfd, keep, max_bytes);
+	close(dirfd);
+	return err;
 }

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "identity.h"
 #include "log.h"
+#include "outfile.h"
 #include "procfs.h"
 #include "pyframes.h"
 #include "reorder.h"
@@ -255,7 +256,7 @@ static void save_report(struct agent *a, const char *text, size_t len)
 				     o->reports_keep, o->reports_max_bytes);
 	if (err)
 		ig_warn("%s: cannot write window report %llu: %s", o->reports_dir,
-			a->nwindows, strerror(-err));
+			a->nwindows, ig_outfile_strerror(err));
 }
 
 int ig_agent_window_close(struct agent *a, unsigned int why)

@@ -114,8 +114,12 @@ int ig_folded_write(struct ig_folded *f, FILE *out)
 	size_t i;
 
 	merge(f);
+	/* the errno of the write that failed (ENOSPC, EBADF...), EIO if none */
+	errno = 0;
 	for (i = 0; i < f->n; i++)
 		if (fprintf(out, "%s %" PRIu64 "\n", f->v[i].text, f->v[i].ns) < 0)
-			return -EIO;
-	return fflush(out) || ferror(out) ? -EIO : 0;
+			return errno ? -errno : -EIO;
+	if (fflush(out) || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
 }

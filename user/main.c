@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* idlegap: when did the GPU sit idle, and what on the host made it wait. */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include "agent.h"
 #include "check.h"
 #include "cli.h"
@@ -8,11 +11,32 @@
 #include "session.h"
 #include "top.h"
 
+/*
+ * Standard input, output and error closed by the caller: /dev/null takes
+ * their numbers before any other file can (a report opened next would
+ * become "standard output", a BPF map's fd would take the screen's
+ * writes).  Opened the wrong way round (stdin write-only, stdout and
+ * stderr read-only), so using them fails with EBADF as a closed fd would:
+ * a report asked for on a closed stdout is an error, not lost in silence.
+ */
+static void hold_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/dev/null", fd ? O_RDONLY : O_WRONLY) != fd)
+			_exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ig_cli c;
 	int rc;
 
+	hold_std_fds();
 	ig_log_setup_libbpf();
 	/* `agent` has its own options (user/agent_cli.c) */
 	if (argc >= 2 && !strcmp(argv[1], "agent"))

@@ -68,6 +68,7 @@ struct intern {
 
 struct ig_perfetto {
 	FILE *f;
+	char *path;	/* the file ig_perfetto_open() made, removed on failure */
 	int err;
 	bool need_clear, first;
 	struct ig_pb out;	/* whole packets not yet written, then the one being made */
@@ -290,19 +291,21 @@ int ig_perfetto_fopen(struct ig_perfetto **out, FILE *f)
 
 int ig_perfetto_open(struct ig_perfetto **out, const char *path)
 {
-	int fd = ig_outfile_open(path);
+	int fd = ig_outfile_open(path), err;
 	FILE *f;
 
 	if (fd < 0)
 		return fd;
 	f = fdopen(fd, "w");
 	if (!f) {
-		int err = -errno;
-
+		err = -errno;
 		close(fd);
 		return err;
 	}
-	return ig_perfetto_fopen(out, f);
+	err = ig_perfetto_fopen(out, f);
+	if (!err && !((*out)->path = strdup(path)))
+		err = -ENOMEM;
+	return err;
 }
 
 static int put_track(struct ig_perfetto *w, uint64_t uuid, uint64_t parent,
@@ -490,16 +493,20 @@ void ig_perfetto_stats(const struct ig_perfetto *w, struct ig_perfetto_stats *st
 	*st = w->st;
 }
 
-int ig_perfetto_close(struct ig_perfetto *w)
+static int close_writer(struct ig_perfetto *w, bool keep)
 {
 	int err;
 
 	if (!w)
 		return 0;
 	errno = 0;
-	err = flush_out(w);
+	err = keep ? flush_out(w) : 0;
 	if (fflush(w->f) && !err)
 		err = errno ? -errno : -EIO;
+	/* a cut trace is no trace: the file goes */
+	if ((err || !keep) && w->path)
+		ig_outfile_discard(w->path, fileno(w->f));
+	free(w->path);
 	if (fclose(w->f) && !err)
 		err = errno ? -errno : -EIO;
 	ig_pb_free(&w->out);
@@ -508,4 +515,14 @@ int ig_perfetto_close(struct ig_perfetto *w)
 	free(w->arena);
 	free(w);
 	return err;
+}
+
+int ig_perfetto_close(struct ig_perfetto *w)
+{
+	return close_writer(w, true);
+}
+
+void ig_perfetto_abandon(struct ig_perfetto *w)
+{
+	close_writer(w, false);
 }

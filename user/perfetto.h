@@ -39,6 +39,9 @@ int ig_perfetto_slice(struct ig_perfetto *w, const struct ig_tl_slice *s);
 void ig_perfetto_stats(const struct ig_perfetto *w, struct ig_perfetto_stats *st);
 /* Flushes, closes and frees; returns the first error seen, if any. */
 int ig_perfetto_close(struct ig_perfetto *w);
+/* Closes and frees without finishing: the file ig_perfetto_open() made is
+ * removed (so is one whose close fails). */
+void ig_perfetto_abandon(struct ig_perfetto *w);
 
 /* Bounds on the intern tables (strings per table, bytes of all strings). */
 #define IG_PERFETTO_INTERN_MAX	4096

@@ -82,8 +82,10 @@ struct ig_rec_writer *ig_rec_writer_open(const char *path)
 	w->fd = w->buf ? ig_outfile_open(path) : -ENOMEM;
 	err = w->fd < 0 ? w->fd : write_all(w->fd, &fh, sizeof(fh));
 	if (err) {
-		if (w->fd >= 0)
+		if (w->fd >= 0) {
+			ig_outfile_discard(path, w->fd);
 			close(w->fd);
+		}
 		free(w->buf);
 		free(w);
 		errno = -err;
@@ -109,6 +111,16 @@ int ig_rec_writer_put(struct ig_rec_writer *w, const struct ig_hdr *rec)
 int ig_rec_writer_flush(struct ig_rec_writer *w)
 {
 	return write_block(w);
+}
+
+void ig_rec_writer_abandon(struct ig_rec_writer *w, const char *path)
+{
+	if (!w)
+		return;
+	ig_outfile_discard(path, w->fd);
+	close(w->fd);
+	free(w->buf);
+	free(w);
 }
 
 int ig_rec_writer_close(struct ig_rec_writer *w)

@@ -54,6 +54,9 @@ int ig_rec_writer_put(struct ig_rec_writer *w, const struct ig_hdr *rec);
 int ig_rec_writer_flush(struct ig_rec_writer *w);
 /* Flushes and closes; returns the first error of the writer's life. */
 int ig_rec_writer_close(struct ig_rec_writer *w);
+/* Closes a recording that holds no trace (the run never began) and
+ * removes its file at @path. */
+void ig_rec_writer_abandon(struct ig_rec_writer *w, const char *path);
 
 typedef int (*ig_rec_cb)(const struct ig_hdr *rec, void *ctx);
 

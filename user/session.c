@@ -492,6 +492,20 @@ static void say_child_end(const struct session *s)
 		ig_info("%s was killed by signal %d", cmd, WTERMSIG(s->child_status));
 }
 
+/* The exit status of `run` when idlegap itself did not fail: the job's,
+ * as a shell gives it (128 + the signal for a job a signal ended), or 0
+ * for a job that keeps running past the trace (docs/design.md §7.2). */
+static int job_status(const struct session *s)
+{
+	if (s->child <= 0 || !s->child_reaped)
+		return 0;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return 0;
+}
+
 /* Traces until a stop, then writes the recording's end and the reports;
  * the exit status. */
 static int trace_and_report(struct session *s, __u64 t0)
@@ -516,7 +530,7 @@ static int trace_and_report(struct session *s, __u64 t0)
 		rc = 1;
 	}
 	say_child_end(s);
-	return rc;
+	return rc ? rc : job_status(s);
 }
 
 int ig_session_trace(const struct ig_session_opts *o)
@@ -564,7 +578,10 @@ out:
 		close(child.err_fd);
 	if (s.child > 0 && !s.child_reaped && rc && !t0)
 		waitpid(s.child, NULL, 0);
-	if (s.writer)
+	/* a recording of a run that never began holds nothing: removed */
+	if (s.writer && !t0)
+		ig_rec_writer_abandon(s.writer, o->record_path);
+	else if (s.writer)
 		ig_rec_writer_close(s.writer);
 	ig_sess_teardown(&s);
 	free(pids);

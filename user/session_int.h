@@ -23,6 +23,7 @@ struct session {
 	FILE *json;		/* --json, opened up front */
 	struct ig_tlb *tlb;	/* --perfetto, opened up front */
 	FILE *folded;		/* --folded, opened up front */
+	const char *json_path, *folded_path;	/* theirs, removed when unwritten */
 	int write_err;
 	bool oom;
 	__u64 nrecords;
@@ -68,7 +69,7 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out);
 int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out);
 /* Flushes @f and closes it (stdout is only flushed); 1 and one line
  * naming @what when not all got there (@werr: errno of an earlier write). */
-int ig_sess_close_output(FILE *f, const char *what, int werr);
+int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr);
 void ig_sess_teardown(struct session *s);
 
 #endif

@@ -47,9 +47,10 @@ static void to_dump(const struct ig_hdr *rec, void *ctx)
 }
 
 /* Flushes @f and closes it (stdout is only flushed): 1 and one line when
- * what was written did not all get there; @werr is the errno of a write
- * that failed before, when known. */
-int ig_sess_close_output(FILE *f, const char *what, int werr)
+ * what was written did not all get there, and the file made at @path
+ * (NULL: none) is removed; @werr is the errno of a write that failed
+ * before, when known. */
+int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr)
 {
 	int err = 0;
 
@@ -57,12 +58,28 @@ int ig_sess_close_output(FILE *f, const char *what, int werr)
 		err = errno;
 	else if (ferror(f))
 		err = werr > 0 ? werr : EIO;
-	if (f != stdout && fclose(f) && !err)
+	if (err && f != stdout && path)
+		ig_outfile_discard(path, fileno(f));
+	if (f != stdout && fclose(f) && !err) {
 		err = errno;
+		if (path)
+			ig_outfile_discard(path, -1);
+	}
 	if (!err)
 		return 0;
 	ig_err("cannot write %s: %s", what, strerror(err));
 	return 1;
+}
+
+/* An output opened but never written (the run or the read failed first). */
+static void abandon_output(FILE *f, const char *path)
+{
+	if (!f)
+		return;
+	if (f != stdout) {
+		ig_outfile_discard(path, fileno(f));
+		fclose(f);
+	}
 }
 
 /* --folded: the idle time's stacks, the cause as root frame. */
@@ -77,11 +94,10 @@ static int write_folded(struct session *s, const struct ig_output_opts *out)
 	err = ig_engine_folded(s->engine, f);
 	if (err && !ferror(f)) {
 		ig_err("cannot make the folded stacks: %s", strerror(-err));
-		if (f != stdout)
-			fclose(f);
+		abandon_output(f, out->folded_path);
 		return 1;
 	}
-	return ig_sess_close_output(f, out->folded_path, -err);
+	return ig_sess_close_output(f, out->folded_path, out->folded_path, -err);
 }
 
 int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
@@ -97,17 +113,20 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 			ig_err("cannot make the report: %s", strerror(-err));
 			rc = 1;
 		}
-		rc |= ig_sess_close_output(stdout, "the report to standard output", -err);
+		rc |= ig_sess_close_output(stdout, "the report to standard output", NULL, -err);
 	}
 	if (f) {
 		s->json = NULL;
 		err = ig_engine_report_json(s->engine, f);
 		if (err && !ferror(f)) {
 			ig_err("cannot make the JSON report: %s", strerror(-err));
+			abandon_output(f, out->json_path);
 			rc = 1;
+		} else {
+			rc |= ig_sess_close_output(f, json_stdout ?
+					"the JSON report to standard output" : out->json_path,
+					out->json_path, -err);
 		}
-		rc |= ig_sess_close_output(f, json_stdout ? "the JSON report to standard output" :
-				   out->json_path, -err);
 	}
 	return rc | write_folded(s, out) | ig_sess_close_timeline(s, out);
 }
@@ -196,6 +215,8 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 			return 1;
 		}
 	}
+	s->json_path = out->json_path;
+	s->folded_path = out->folded_path;
 	if (out->json_path && !out->dump && open_out(&s->json, out->json_path))
 		return 1;
 	if (out->folded_path && !out->dump && open_out(&s->folded, out->folded_path))
@@ -205,11 +226,10 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 
 void ig_sess_teardown(struct session *s)
 {
-	if (s->json && s->json != stdout)
-		fclose(s->json);
-	ig_tlb_close(s->tlb, NULL);
-	if (s->folded && s->folded != stdout)
-		fclose(s->folded);
+	/* still open: never written, the run or the read failed first */
+	abandon_output(s->json, s->json_path);
+	ig_tlb_abandon(s->tlb);
+	abandon_output(s->folded, s->folded_path);
 	ig_tracer_close(s->tracer);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
@@ -277,7 +297,7 @@ int ig_session_report(const char *path, bool partial,
 		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
 	ig_reorder_flush(s.reorder);
 	if (out->dump) {
-		rc = ig_sess_close_output(stdout, "the records to standard output", 0);
+		rc = ig_sess_close_output(stdout, "the records to standard output", NULL, 0);
 		goto out;
 	}
 	ig_engine_finish(s.engine);

@@ -434,6 +434,15 @@ int ig_tlb_open(struct ig_tlb **out, const char *path)
 	return 0;
 }
 
+void ig_tlb_abandon(struct ig_tlb *b)
+{
+	if (!b)
+		return;
+	ig_perfetto_abandon(b->w);
+	free(b->thr);
+	free(b);
+}
+
 int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st)
 {
 	int d, err;

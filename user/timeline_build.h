@@ -24,5 +24,7 @@ void ig_tlb_observer(struct ig_tlb *b, struct ig_engine_obs *o);
 void ig_tlb_record(struct ig_tlb *b, const struct ig_hdr *rec);
 /* Writes what is pending, closes and frees; the first error, if any. */
 int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
+/* Closes and frees a timeline never finished; its file is removed. */
+void ig_tlb_abandon(struct ig_tlb *b);
 
 #endif
