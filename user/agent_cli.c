@@ -8,6 +8,7 @@
 #include <string.h>
 #include "agent.h"
 #include "cli.h"
+#include "escape.h"
 #include "httpd.h"
 #include "log.h"
 #include "metrics.h"
@@ -47,7 +48,7 @@ static bool bad, window_given, every_given;
 /* One line, as every other error of the agent (argp's would add two). */
 static void fail(struct argp_state *st, const char *fmt, const char *arg)
 {
-	char msg[512];
+	char msg[1024];
 
 	(void)st;
 	if (bad)
@@ -93,13 +94,22 @@ static void add_label(struct argp_state *st, struct ig_agent_opts *o,
 		      const char *kv)
 {
 	int err = ig_metrics_check_label(kv);
+	/* the pair as typed, escaped: a newline in it keeps to one line */
+	char esc[IG_ESC_SIZE(128)];
 
+	ig_esc(esc, sizeof(esc), kv, strlen(kv));
 	if (o->nlabels == IG_AGENT_MAX_LABELS)
-		fail(st, "too many --label pairs (at most 32): '%s'", kv);
+		fail(st, "too many --label pairs (at most 32): '%s'", esc);
 	else if (err == -EEXIST)
-		fail(st, "--label '%s': the agent sets this label itself", kv);
+		fail(st, "--label '%s': the agent sets this label itself", esc);
+	else if (err == -EINVAL && !strchr(kv, '='))
+		fail(st, "invalid --label '%s': no '=' (KEY=VALUE)", esc);
+	else if (err == -EINVAL)
+		fail(st, "invalid --label '%s': KEY is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", esc);
+	else if (err == -E2BIG)
+		fail(st, "invalid --label '%s': VALUE is longer than 256 bytes", esc);
 	else if (err)
-		fail(st, "invalid --label '%s' (KEY=VALUE, KEY a Prometheus label name)", kv);
+		fail(st, "invalid --label '%s': VALUE holds a control character, a backslash or bytes that are not UTF-8", esc);
 	else
 		o->labels[o->nlabels++] = kv;
 }

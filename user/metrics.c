@@ -53,12 +53,14 @@ int ig_metrics_check_label(const char *kv)
 	char esc[IG_ESC_SIZE(256)];
 	size_t n;
 
-	if (!eq || !name_ok(kv, (size_t)(eq - kv)) || strlen(eq + 1) > 256)
+	if (!eq || !name_ok(kv, (size_t)(eq - kv)))
 		return -EINVAL;
 	n = strlen(eq + 1);
+	if (n > 256)
+		return -E2BIG;
 	/* control characters, backslashes or bytes that are not UTF-8 */
 	if (strcmp(ig_esc(esc, sizeof(esc), eq + 1, n), eq + 1))
-		return -EINVAL;
+		return -EILSEQ;
 	return reserved(kv, (size_t)(eq - kv)) ? -EEXIST : 0;
 }
 

@@ -49,9 +49,11 @@ struct ig_metrics *ig_metrics_new(const struct ig_metrics_opts *opts);
 void ig_metrics_free(struct ig_metrics *m);
 
 /*
- * A --label pair: 0, -EINVAL when KEY is not a Prometheus label name
- * ([a-zA-Z_][a-zA-Z0-9_]*, not __*) or VALUE is not UTF-8, -EEXIST when
- * KEY is one the agent sets itself.
+ * A --label pair: 0; -EINVAL when there is no '=' or KEY is not a
+ * Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not __*); -E2BIG when
+ * VALUE is over 256 bytes; -EILSEQ when VALUE holds a control character,
+ * a backslash or bytes that are not UTF-8; -EEXIST when KEY is one the
+ * agent sets itself.
  */
 int ig_metrics_check_label(const char *kv);
 

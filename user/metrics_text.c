@@ -2,16 +2,23 @@
 /*
  * The text exposition (Prometheus format 0.0.4) of the registry in
  * metrics.c: HELP and TYPE once per family, then its series; label values
- * escaped as the format asks (\\, \", \n).
+ * escaped as the format asks (\\, \", \n), and UTF-8 as it asks too
+ * (a byte that starts no character becomes U+FFFD, escape.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "metrics_impl.h"
 
 static void put_value(FILE *f, const char *v)
 {
+	char *fixed = NULL;
+	size_t n = strlen(v);
+
+	if (!ig_utf8_valid(v, n) && (fixed = ig_utf8_dup(v, n)))
+		v = fixed;
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
 			fputc('\\', f), fputc(*v, f);
@@ -20,6 +27,7 @@ static void put_value(FILE *f, const char *v)
 		else
 			fputc(*v, f);
 	}
+	free(fixed);
 }
 
 char *ig_metrics_lset_text(const struct ig_lset *s)

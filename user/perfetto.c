@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "escape.h"
 #include "outfile.h"
 #include "pbwire.h"
 #include "perfetto.h"
@@ -140,6 +141,25 @@ static void intern_reset(struct ig_perfetto *w)
 	w->need_clear = true;
 }
 
+/* A string field: protobuf strings are UTF-8, and a trace with other bytes
+ * in one does not load, so those are replaced (escape.h). */
+static void pb_text(struct ig_pb *b, uint32_t field, const char *s, size_t n)
+{
+	char buf[IG_UTF8_FIX_SIZE(256)], *t;
+
+	if (ig_utf8_valid(s, n)) {
+		ig_pb_bytes(b, field, s, n);
+		return;
+	}
+	t = n <= 256 ? buf : malloc(IG_UTF8_FIX_SIZE(n));
+	if (t)
+		ig_pb_bytes(b, field, t, ig_utf8_fix(t, s, n));
+	else
+		ig_pb_bytes(b, field, "", 0);
+	if (t != buf)
+		free(t);
+}
+
 /* Returns the iid of @s in table @t, adding it to the packet's InternedData when new. */
 static uint64_t intern(struct ig_perfetto *w, int t, const char *s, size_t n)
 {
@@ -159,7 +179,7 @@ static uint64_t intern(struct ig_perfetto *w, int t, const char *s, size_t n)
 	tab->slot[i] = e + 1;
 	m = ig_pb_begin(&w->idata, intern_field[t]);
 	ig_pb_varint(&w->idata, 1, e + 1);
-	ig_pb_bytes(&w->idata, 2, s, n);
+	pb_text(&w->idata, 2, s, n);
 	ig_pb_end(&w->idata, m);
 	w->st.interned++;
 	return e + 1;
@@ -322,7 +342,7 @@ static int put_track(struct ig_perfetto *w, uint64_t uuid, uint64_t parent,
 	if (parent)
 		ig_pb_varint(&w->out, F_TD_PARENT, parent);
 	if (name)
-		ig_pb_string(&w->out, F_TD_NAME, name);
+		pb_text(&w->out, F_TD_NAME, name, strlen(name));
 	if (body)
 		body(&w->out, arg);
 	ig_pb_end(&w->out, m);
@@ -345,7 +365,7 @@ static void process_desc(struct ig_pb *b, const void *arg)
 
 	ig_pb_varint(b, F_PD_PID, t->pid);
 	if (t->pcomm)
-		ig_pb_string(b, F_PD_NAME, t->pcomm);
+		pb_text(b, F_PD_NAME, t->pcomm, strlen(t->pcomm));
 	ig_pb_end(b, m);
 }
 
@@ -357,7 +377,7 @@ static void thread_desc(struct ig_pb *b, const void *arg)
 	ig_pb_varint(b, F_THD_PID, t->pid);
 	ig_pb_varint(b, F_THD_TID, t->tid);
 	if (t->comm)
-		ig_pb_string(b, F_THD_NAME, t->comm);
+		pb_text(b, F_THD_NAME, t->comm, strlen(t->comm));
 	ig_pb_end(b, m);
 }
 
@@ -407,7 +427,7 @@ static void put_str(struct ig_perfetto *w, int t, uint32_t f_iid, uint32_t f_inl
 	if (iid)
 		ig_pb_varint(&w->ev, f_iid, iid);
 	else
-		ig_pb_string(&w->ev, f_inline, s);
+		pb_text(&w->ev, f_inline, s, strlen(s));
 }
 
 static void put_annot(struct ig_perfetto *w, const struct ig_tl_annot *a)

@@ -298,8 +298,17 @@ static void test_check_label(void **state)
 	assert_int_equal(ig_metrics_check_label("1x=v"), -EINVAL);
 	assert_int_equal(ig_metrics_check_label("__name__=v"), -EINVAL);
 	assert_int_equal(ig_metrics_check_label("a-b=v"), -EINVAL);
-	assert_int_equal(ig_metrics_check_label("a=line\nbreak"), -EINVAL);
-	assert_int_equal(ig_metrics_check_label("a=\xff"), -EINVAL);
+	/* a bad VALUE is told apart from a bad KEY */
+	assert_int_equal(ig_metrics_check_label("a=line\nbreak"), -EILSEQ);
+	assert_int_equal(ig_metrics_check_label("a=\xff"), -EILSEQ);
+	assert_int_equal(ig_metrics_check_label("a=back\\slash"), -EILSEQ);
+	{
+		char big[300];
+
+		memset(big, 'v', sizeof(big) - 1);
+		big[0] = 'a', big[1] = '=', big[sizeof(big) - 1] = 0;
+		assert_int_equal(ig_metrics_check_label(big), -E2BIG);
+	}
 	assert_int_equal(ig_metrics_check_label("pod=x"), -EEXIST);
 	assert_int_equal(ig_metrics_check_label("cause=x"), -EEXIST);
 	assert_int_equal(ig_metrics_check_label(NULL), -EINVAL);

@@ -9,8 +9,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "escape.h"
 
 typedef struct json_object jo;
 
@@ -39,9 +41,25 @@ static inline jo *jms(uint64_t ns)
 	return jnum((double)ns / 1e6, 3);
 }
 
+/* json-c copies strings as they are: bytes that are not UTF-8 (a path,
+ * a frame name from a damaged recording) are replaced first, or the
+ * report would not parse (escape.h). */
+static inline jo *jstrn(const char *s, size_t n)
+{
+	char *t;
+	jo *o;
+
+	if (ig_utf8_valid(s, n))
+		return json_object_new_string_len(s, (int)n);
+	t = ig_utf8_dup(s, n);
+	o = json_object_new_string(t ? t : "");
+	free(t);
+	return o;
+}
+
 static inline jo *jstr(const char *s)
 {
-	return json_object_new_string(s ? s : "");
+	return s ? jstrn(s, strlen(s)) : json_object_new_string("");
 }
 
 static inline jo *ju64(uint64_t v)

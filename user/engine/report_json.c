@@ -514,10 +514,8 @@ static jo *cuda_json(const struct ig_engine *e)
 		jo *x = json_object_new_object();
 
 		add(x, "pid", ju64(l->h.tgid));
-		add(x, "path", json_object_new_string_len(l->path,
-			(int)strnlen(l->path, sizeof(l->path))));
-		add(x, "version", json_object_new_string_len(l->version,
-			(int)strnlen(l->version, sizeof(l->version))));
+		add(x, "path", jstrn(l->path, strnlen(l->path, sizeof(l->path))));
+		add(x, "version", jstrn(l->version, strnlen(l->version, sizeof(l->version))));
 		add(x, "symbols", ju64(l->nsyms));
 		add(x, "attached", ju64(l->nattached));
 		json_object_array_add(lib, x);
