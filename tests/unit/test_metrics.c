@@ -16,7 +16,9 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "engine/hist.h"
+#include "escape.h"
 #include "metrics.h"
+#include "metrics_impl.h"
 
 /* A window: processes "pid:device" (device -1: not on a GPU), one device
  * entry per device used with the given seconds, and the causes. */
@@ -314,6 +316,22 @@ static void test_check_label(void **state)
 	assert_int_equal(ig_metrics_check_label(NULL), -EINVAL);
 }
 
+/* Label values in the exposition: escaped as the text format asks, and
+ * UTF-8 whatever bytes a name held. */
+static void test_lset_utf8(void **state)
+{
+	struct ig_lset ls = { 0 };
+	char *t;
+
+	(void)state;
+	snprintf(ls.v[IG_MK_COMM], sizeof(ls.v[0]), "tr\xff\xfe\"q\\\n");
+	t = ig_metrics_lset_text(&ls);
+	assert_non_null(t);
+	assert_true(ig_utf8_valid(t, strlen(t)));
+	assert_string_equal(t, "comm=\"tr\xef\xbf\xbd\xef\xbf\xbd\\\"q\\\\\\n\"");
+	free(t);
+}
+
 /* The JSON's gap_histogram source: exact while every gap is kept, then by
  * bucket within 3% of the bound. */
 static void test_hist_count_le(void **state)
@@ -345,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_check_label),
+		cmocka_unit_test(test_lset_utf8),
 		cmocka_unit_test(test_hist_count_le),
 	};
 
