@@ -194,6 +194,23 @@ def row(num, name, value, target, ok, note=""):
     return r
 
 
+def guarded(num, fn, *args):
+    """Runs one row's measurement; one that fails is a MISS with its
+    reason, its processes stopped, and the bench goes on."""
+    t0 = time.monotonic()
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - any failure is the row's MISS
+        left = stop_all()
+        why = ("%s: %s" % (type(e).__name__, e)).replace("\n", " ")[-300:]
+        row(num, fn.__name__.replace("_", " "), "MISS", "", False,
+            why + (" (left running: %s)" % left if left else ""))
+        return None
+    finally:
+        print("    (%s: %.0f s)" % (fn.__name__, time.monotonic() - t0),
+              flush=True)
+
+
 def median_of(fns, rounds):
     """Runs the functions interleaved `rounds` times; medians in order."""
     vals = [[] for _ in fns]
@@ -301,7 +318,7 @@ def end_to_end(quick, costs):
         bare_added = med["bare"][0] - wu
         ratio = added / bare_added if bare_added > 0 else float("inf")
         row("3", "  same, floor = empty uprobe on this job",
-            "%.2fx" % ratio, "<= 1.15x", ratio <= 1.15,
+            "%.2fx" % ratio, "<= 1.10x", ratio <= 1.10,
             "+%.2f s vs +%.2f s (medians of %d)" % (added, bare_added, rounds))
 
 
@@ -312,15 +329,13 @@ def replay_throughput(quick):
     tmp = scratch()
     rec = os.path.join(tmp, "big.igrec")
     nrec = int(out([GENREC, rec, str(n)]))
-    best = None
-    for _ in range(3):
-        t0 = time.monotonic()
-        out(["taskset", "-c", "0", IG, "report", "-q", rec])
-        dt = time.monotonic() - t0
-        best = dt if best is None else min(best, dt)
-    rate = nrec / best
-    row("4", "replay: records/s on one core", "%.2fM" % (rate / 1e6), ">= 2M",
-        rate >= 2e6, "%d records in %.2f s" % (nrec, best))
+    # the CPU time of the fastest run: on a shared machine its wall time
+    # also counts the waits for the CPU (both shown)
+    dt, cpu = best_time(["taskset", "-c", "0", IG, "report", "-q", rec])
+    rate = nrec / cpu
+    row("4", "replay: records/s on one core (CPU time)", "%.2fM" % (rate / 1e6),
+        ">= 4M", rate >= 4e6, "%d records, CPU %.2f s, wall %.2f s (%.2fM/s)"
+        % (nrec, cpu, dt, nrec / dt / 1e6))
     os.unlink(rec)
 
 
@@ -398,31 +413,37 @@ def memory(quick):
     p.wait()
     groups.discard(p.pid)
     if not samples:
-        row("5", "memory", "no samples", "<= 64 MiB", False)
+        row("5", "memory", "no samples", "<= 48 MiB", False)
         return
     peak = max(s[2] for s in samples) / 1024
     after1 = [s[1] for s in samples if s[0] >= min(60, secs / 2)]
     first = after1[0] / 1024 if after1 else peak
     last = samples[-1][1] / 1024
-    flat = last - first <= max(2.0, 0.05 * first)
+    flat = max(s[1] for s in samples if s[0] >= min(60, secs / 2)) / 1024 \
+        - first <= 2.0 if after1 else False
     row("5", "memory: peak RSS over %d s of storage" % secs, "%.1f MiB" % peak,
-        "<= 64 MiB", peak <= 64)
+        "<= 48 MiB", peak <= 48)
     row("5", "memory: growth after the first %.0f s" % min(60, secs / 2),
         "%+.1f MiB" % (last - first),
-        "flat", flat, "%.1f MiB at %.0f s, %.1f MiB at the end" %
+        "within 2 MiB", flat, "%.1f MiB at %.0f s, %.1f MiB at the end" %
         (first, min(60, secs / 2), last))
 
 
 # ---- 6. attach latency ------------------------------------------------------------
 
 def attach_latency(quick):
-    job = popen([TRAINSIM, "-s", "healthy", "-q", "-t", "300"],
+    # a job that runs until it is stopped (-n: more steps than 300 s take)
+    job = popen([TRAINSIM, "-s", "healthy", "-q", "-t", "300",
+                 "-n", "100000000"],
                 env=SIMENV, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
     vals = []
     try:
         time.sleep(1)
         for _ in range(3 if quick else 5):
+            if job.poll() is not None:
+                raise RuntimeError("the job to attach to ended: exit %d"
+                                   % job.returncode)
             t0 = time.monotonic()
             p = popen([IG, "attach", "-p", str(job.pid), "-d", "1",
                        "-q", "--no-nvml"], stderr=subprocess.PIPE, text=True)
@@ -439,7 +460,7 @@ def attach_latency(quick):
         groups.discard(job.pid)
     v = statistics.median(vals)
     row("6", "attach latency: start to probes attached", "%.0f ms" % (v * 1e3),
-        "<= 1000 ms", v <= 1.0, "median of %d, running trainsim" % len(vals))
+        "<= 250 ms", v <= 0.25, "median of %d, running trainsim" % len(vals))
 
 
 # ---- 7. accuracy ---------------------------------------------------------------------
@@ -504,10 +525,12 @@ def trace_writing(quick):
     base, base_cpu = best_time(["taskset", "-c", "0", IG, "report", "-q", rec])
     dt, cpu = best_time(["taskset", "-c", "0", IG, "report", "-q", "--perfetto", pf, rec])
     size, rsize = os.path.getsize(pf), os.path.getsize(rec)
-    rate = nrec / dt
-    row("8", "perfetto: records/s writing the trace", "%.2fM" % (rate / 1e6), ">= 1M",
-        rate >= 1e6, "%d records in %.2f s, CPU %.2f s (report alone %.2f s, CPU %.2f s)"
-        % (nrec, dt, cpu, base, base_cpu))
+    rate = nrec / cpu
+    row("8", "perfetto: records/s writing the trace (CPU time)",
+        "%.2fM" % (rate / 1e6), ">= 1M",
+        rate >= 1e6, "%d records in %.2f s wall (%.2fM/s), CPU %.2f s (report"
+        " alone %.2f s, CPU %.2f s)" % (nrec, dt, nrec / dt / 1e6, cpu, base,
+                                        base_cpu))
     # a slice costs about 70 bytes (docs/design.md §7.8); the synthetic
     # job makes about two per record: the trace should stay smaller than
     # the recording it comes from
@@ -1001,34 +1024,40 @@ def main():
     want = set(a.rows.split(","))
     print("%-3s %-44s %14s %12s  %s" % ("row", "what", "measured", "target",
                                         "result"))
-    costs = None
-    if "1" in want or "3" in want:
-        costs = probe_cost(a.quick)
+    t0 = time.monotonic()
+    costs = guarded("1", probe_cost, a.quick) \
+        if "1" in want or "3" in want else None
     if "2" in want:
-        syscall_cost(a.quick)
+        guarded("2", syscall_cost, a.quick)
     if "3" in want:
-        end_to_end(a.quick, costs)
+        if costs:
+            guarded("3", end_to_end, a.quick, costs)
+        else:
+            row("3", "end to end", "MISS", "", False,
+                "no probe floor: row 1 did not measure")
     if "4" in want:
-        replay_throughput(a.quick)
-        live_throughput(a.quick)
+        guarded("4", replay_throughput, a.quick)
+        guarded("4", live_throughput, a.quick)
     if "4" in want or "4s" in want:
-        stack_cost(a.quick)
+        guarded("4s", stack_cost, a.quick)
     if "5" in want:
-        memory(a.quick)
+        guarded("5", memory, a.quick)
     if "6" in want:
-        attach_latency(a.quick)
+        guarded("6", attach_latency, a.quick)
     if "7" in want:
-        accuracy_tables(a.quick)
+        guarded("7", accuracy_tables, a.quick)
     if "8" in want:
-        trace_writing(a.quick)
+        guarded("8", trace_writing, a.quick)
     if "9" in want:
-        agent_cost(a.quick)
-        agent_duty(a.quick)
-        agent_idle_cpu(a.quick)
-        agent_lifecycles(a.quick)
-        agent_latency(a.quick)
+        for f in (agent_cost, agent_duty, agent_idle_cpu, agent_lifecycles,
+                  agent_latency):
+            guarded("9", f, a.quick)
     if "10" in want:
-        stacks_cost(a.quick)
+        guarded("10", stacks_cost, a.quick)
+    print("\nbench: %d rows in %.0f s, %d MISS; load average %s" %
+          (len(rows), time.monotonic() - t0,
+           sum(r["result"] == "MISS" for r in rows),
+           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1, default=str)

@@ -9,6 +9,7 @@
 #define IG_PYCODE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "records.h"
 
@@ -51,5 +52,15 @@ size_t ig_pynames_count(const struct ig_pynames *n, size_t *ncode);
  * the code objects left (a later call frees them). */
 struct ig_stk_forget;
 int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f);
+
+/* Bounds for a tracer left running, as user/ustacks.h's: past
+ * IG_PYSTACKS_MAX stacks ig_pynames_trim evicts those seen longest ago
+ * down to three quarters, but for those @f->keep holds; past IG_PYCODE_MAX
+ * code objects, those no stack left names. */
+#define IG_PYSTACKS_MAX	16384
+#define IG_PYCODE_MAX	65536
+bool ig_pynames_full(const struct ig_pynames *n);
+int ig_pynames_trim(struct ig_pynames *n, const struct ig_stk_forget *f);
+void ig_pynames_evicted(const struct ig_pynames *n, uint64_t *stacks, uint64_t *code);
 
 #endif

@@ -13,6 +13,7 @@
 struct entry {
 	struct entry *next;
 	__u32 tgid;
+	__u32 used;		/* stacks: the clock when last seen */
 	__u64 key;		/* code address or stack id */
 	void *rec;		/* a copy of the record */
 };
@@ -21,6 +22,9 @@ struct ig_pynames {
 	struct entry *code[NB_BUCKETS];
 	struct entry *stack[NB_BUCKETS];
 	size_t ncode, nstack;
+	__u32 clock;		/* counts the stack records seen */
+	__u64 evicted, evicted_code;
+	size_t code_bound;	/* 0: IG_PYCODE_MAX */
 };
 
 static size_t bucket(__u32 tgid, __u64 key)
@@ -41,7 +45,7 @@ static struct entry *find(struct entry **tab, __u32 tgid, __u64 key)
 }
 
 static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *rec,
-	       size_t *count)
+	       size_t *count, __u32 now)
 {
 	struct entry *e = find(tab, tgid, key);
 	void *copy = malloc(rec->size);
@@ -52,6 +56,7 @@ static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *r
 	if (e) {
 		free(e->rec);
 		e->rec = copy;
+		e->used = now;
 		return 0;
 	}
 	e = malloc(sizeof(*e));
@@ -59,7 +64,7 @@ static int put(struct entry **tab, __u32 tgid, __u64 key, const struct ig_hdr *r
 		free(copy);
 		return -ENOMEM;
 	}
-	*e = (struct entry){ tab[bucket(tgid, key)], tgid, key, copy };
+	*e = (struct entry){ tab[bucket(tgid, key)], tgid, now, key, copy };
 	tab[bucket(tgid, key)] = e;
 	(*count)++;
 	return 0;
@@ -107,7 +112,7 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 		if (e && (c->flags & IG_PYC_UNREAD) &&
 		    !(((const struct ig_pycode *)e->rec)->flags & IG_PYC_UNREAD))
 			return 0;
-		err = put(n->code, rec->tgid, c->code, rec, &n->ncode);
+		err = put(n->code, rec->tgid, c->code, rec, &n->ncode, 0);
 		if (!err && (e = find(n->code, rec->tgid, c->code))) {
 			c = e->rec;
 			((struct ig_pycode *)c)->name[sizeof(c->name) - 1] = 0;
@@ -117,10 +122,19 @@ int ig_pynames_feed(struct ig_pynames *n, const struct ig_hdr *rec)
 	}
 	if (rec->type == IG_REC_PYSTACK && rec->size >= IG_PYSTACK_SIZE(0)) {
 		const struct ig_pystack *s = (const void *)rec;
+		struct entry *e;
 
+		if (!++n->clock)	/* 0 is never seen; a wrap ages a few early */
+			n->clock = 1;
+		if ((s->flags & IG_PYS_REF) &&
+		    (e = find(n->stack, rec->tgid, s->id))) {
+			e->used = n->clock;
+			return 0;
+		}
 		if (s->nframes && s->nframes <= IG_PY_DEPTH &&
 		    rec->size >= IG_PYSTACK_SIZE(s->nframes))
-			return put(n->stack, rec->tgid, s->id, rec, &n->nstack);
+			return put(n->stack, rec->tgid, s->id, rec, &n->nstack,
+				   n->clock);
 	}
 	return 0;
 }
@@ -256,6 +270,91 @@ int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f)
 		if (r.n)
 			qsort(r.v, r.n, sizeof(*r.v), by_ref);
 		drop_where(n->code, &n->ncode, f, &r, code_goes);
+	}
+	free(r.v);
+	return r.err;
+}
+
+/* ---- bounds for a tracer left running ---- */
+
+bool ig_pynames_full(const struct ig_pynames *n)
+{
+	return n->nstack >= IG_PYSTACKS_MAX ||
+	       n->ncode >= (n->code_bound ? n->code_bound : IG_PYCODE_MAX);
+}
+
+void ig_pynames_evicted(const struct ig_pynames *n, uint64_t *stacks, uint64_t *code)
+{
+	*stacks = n->evicted;
+	*code = n->evicted_code;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void unlink_free(struct entry **pe, size_t *count)
+{
+	struct entry *e = *pe;
+
+	*pe = e->next;
+	free(e->rec);
+	free(e);
+	(*count)--;
+}
+
+int ig_pynames_trim(struct ig_pynames *n, const struct ig_stk_forget *f)
+{
+	size_t stay = IG_PYSTACKS_MAX / 4 * 3, i, k = 0, before;
+	struct refs r = { 0 };
+	struct entry **pe, *e;
+	__u32 young = ~0u, *ages;
+
+	if (n->nstack > stay) {
+		ages = malloc(n->nstack * sizeof(*ages));
+		if (!ages)
+			return -ENOMEM;
+		for (i = 0; i < NB_BUCKETS; i++)
+			for (e = n->stack[i]; e; e = e->next)
+				ages[k++] = n->clock - e->used;
+		qsort(ages, k, sizeof(*ages), by_u32);
+		young = ages[stay - 1];
+		free(ages);
+	}
+	before = n->nstack;
+	for (i = 0; i < NB_BUCKETS; i++)
+		for (pe = &n->stack[i]; (e = *pe);) {
+			if (n->clock - e->used > young &&
+			    !f->keep(f->ctx, e->tgid, e->key)) {
+				unlink_free(pe, &n->nstack);
+				continue;
+			}
+			refs_add(&r, e->rec);
+			pe = &e->next;
+		}
+	n->evicted += before - n->nstack;
+	/* code objects past their own bound, those no stack left names */
+	if (!r.err && n->ncode >= IG_PYCODE_MAX) {
+		if (r.n)
+			qsort(r.v, r.n, sizeof(*r.v), by_ref);
+		before = n->ncode;
+		for (i = 0; i < NB_BUCKETS; i++)
+			for (pe = &n->code[i]; (e = *pe);) {
+				struct code_ref c = { e->tgid, e->key };
+
+				if (r.n && bsearch(&c, r.v, r.n, sizeof(c), by_ref))
+					pe = &e->next;
+				else
+					unlink_free(pe, &n->ncode);
+			}
+		n->evicted_code += before - n->ncode;
+		/* all named by stacks kept: room for more before the next */
+		n->code_bound = n->ncode + IG_PYCODE_MAX / 4;
+		if (n->code_bound < IG_PYCODE_MAX)
+			n->code_bound = IG_PYCODE_MAX;
 	}
 	free(r.v);
 	return r.err;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "procfs.h"
 #include "symbolize.h"
+#include "ustacks.h"
 #include "util.h"
 
 /* An ELF file opened with libdwfl, by device and inode. */
@@ -504,6 +505,12 @@ static bool seen_before(struct symproc *p, uint64_t ip)
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	if (p->nseen >= IG_USYMS_MAX) {
+		/* a process with ever new code: start over, naming each
+		 * address again once (the name tables take it again) */
+		p->nseen = 0;
+		lo = 0;
 	}
 	if (!ig_grow_from((void **)&p->seen, &p->capseen, p->nseen, sizeof(*p->seen), 64))
 		return true;	/* nameless rather than unbounded */

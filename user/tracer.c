@@ -100,6 +100,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		bpf_map__set_max_entries(t->skel->maps.rb,
 					 opts->ringbuf_mb << 20);
 	err = idlegap_bpf__load(t->skel);
+	ig_probe_release_btf();	/* the flavours are picked */
 	if (err) {
 		snprintf(why, n, "the kernel refused idlegap's BPF programs: %s (run with -v for the verifier log)",
 			 strerror(-err));

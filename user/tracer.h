@@ -89,6 +89,7 @@ bool ig_tracer_uses_multi(const struct ig_tracer *t);
 /* Feature probes, shared with `idlegap check`. */
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
+void ig_probe_release_btf(void);
 /* One link for many uprobes (Linux 6.6+): whether the kernel has them,
  * and whether the tracer uses them (IDLEGAP_NO_UPROBE_MULTI in the
  * environment makes it use one perf-event link per probe instead).  Each

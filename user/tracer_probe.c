@@ -46,11 +46,11 @@ bool ig_use_uprobe_multi(void)
 	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
 }
 
+static struct btf *btf;		/* the kernel's, parsed: tens of MiB */
+static bool tried;
+
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
-
 	if (!tried) {
 		tried = true;
 		btf = btf__load_vmlinux_btf();
@@ -58,6 +58,15 @@ static struct btf *vmlinux_btf(void)
 			ig_debug("no kernel BTF: %s", strerror(errno));
 	}
 	return btf;
+}
+
+/* Frees the kernel's BTF once the programs are loaded: a tracer left
+ * running for days keeps none of it.  A later probe parses it again. */
+void ig_probe_release_btf(void)
+{
+	btf__free(btf);
+	btf = NULL;
+	tried = false;
 }
 
 static int tp_btf_id(const char *tp)

@@ -11,7 +11,7 @@
 struct ent {
 	__u64 key;
 	__u32 tgid;
-	__u32 used;
+	__u32 used;	/* 0: free; else the clock when last seen */
 	void *val;
 };
 
@@ -34,6 +34,8 @@ struct sym {
 
 struct ig_ustacks {
 	struct table stacks, syms;
+	__u32 clock;		/* counts the stack records seen */
+	__u64 evicted, evicted_syms;
 	char hex[IG_USTACK_DEPTH][24];	/* names of unnamed addresses */
 };
 
@@ -83,7 +85,8 @@ static int grow(struct table *t)
 }
 
 /* Sets (tgid, key) to @val, which the table then owns. */
-static int put(struct table *t, __u32 tgid, __u64 key, void *val)
+static int put(struct table *t, __u32 tgid, __u64 key, void *val,
+	       __u32 now)
 {
 	struct ent *e = find(t, tgid, key);
 	size_t i;
@@ -99,7 +102,7 @@ static int put(struct table *t, __u32 tgid, __u64 key, void *val)
 	}
 	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
 		;
-	t->v[i] = (struct ent){ key, tgid, 1, val };
+	t->v[i] = (struct ent){ key, tgid, now ? now : 1, val };
 	t->n++;
 	return 0;
 }
@@ -127,22 +130,41 @@ void ig_ustacks_free(struct ig_ustacks *t)
 	free(t);
 }
 
+/* The clock of the stack records: 0 stays "free" (it wraps after 2^32
+ * records; eviction then takes some recent ones early, no more). */
+static __u32 tick(struct ig_ustacks *t)
+{
+	if (!++t->clock)
+		t->clock = 1;
+	return t->clock;
+}
+
 static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
 {
 	struct stack *s;
+	struct ent *e;
 
-	if ((r->flags & IG_USF_REF) || !r->nips || r->nips > IG_USTACK_DEPTH ||
+	if (r->flags & IG_USF_REF) {
+		e = find(&t->stacks, r->h.tgid, r->id);
+		if (e)
+			e->used = tick(t);
+		return 0;
+	}
+	if (!r->nips || r->nips > IG_USTACK_DEPTH ||
 	    r->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)r->nips)
 		return 0;
-	if (find(&t->stacks, r->h.tgid, r->id))
+	e = find(&t->stacks, r->h.tgid, r->id);
+	if (e) {
+		e->used = tick(t);
 		return 0;
+	}
 	s = malloc(sizeof(*s) + 8 * (size_t)r->nips);
 	if (!s)
 		return -ENOMEM;
 	s->nips = r->nips;
 	s->flags = r->flags;
 	memcpy(s->ips, r->ips, 8 * (size_t)r->nips);
-	return put(&t->stacks, r->h.tgid, r->id, s);
+	return put(&t->stacks, r->h.tgid, r->id, s, tick(t));
 }
 
 static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
@@ -167,7 +189,7 @@ static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
 		for (p = s->name; (p = strchr(p, '\n')); s->nframes++)
 			*p++ = 0;
 	}
-	return put(&t->syms, r->h.tgid, r->ip, s);
+	return put(&t->syms, r->h.tgid, r->ip, s, 1);
 }
 
 int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
@@ -226,6 +248,17 @@ size_t ig_ustacks_count(const struct ig_ustacks *t, size_t *nsyms)
 	return t->stacks.n;
 }
 
+bool ig_ustacks_full(const struct ig_ustacks *t)
+{
+	return t->stacks.n >= IG_USTACKS_MAX;
+}
+
+void ig_ustacks_evicted(const struct ig_ustacks *t, uint64_t *stacks, uint64_t *syms)
+{
+	*stacks = t->evicted;
+	*syms = t->evicted_syms;
+}
+
 /* ---- forgetting the processes that are gone ---- */
 
 /* An address of a stack still kept, whose name stays. */
@@ -236,8 +269,11 @@ struct tip {
 
 struct forget {
 	const struct ig_stk_forget *f;
+	const struct ig_ustacks *t;
 	struct tip *ips;	/* sorted */
 	size_t nips;
+	__u32 young;		/* trimming: stacks this old or younger stay */
+	bool trim;
 };
 
 static int by_tip(const void *a, const void *b)
@@ -249,8 +285,16 @@ static int by_tip(const void *a, const void *b)
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
+/* Stack records seen since @used: the oldest first, across a wrap too. */
+static __u32 age(const struct ig_ustacks *t, __u32 used)
+{
+	return t->clock - used;
+}
+
 static bool stack_goes(const struct forget *g, const struct ent *e)
 {
+	if (g->trim && age(g->t, e->used) <= g->young)
+		return false;
 	return g->f->gone(g->f->ctx, e->tgid) &&
 	       !g->f->keep(g->f->ctx, e->tgid, e->key);
 }
@@ -322,7 +366,7 @@ static int kept_ips(const struct ig_ustacks *t, struct forget *g)
 
 int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f)
 {
-	struct forget g = { f, NULL, 0 };
+	struct forget g = { .f = f, .t = t };
 	int err = table_filter(&t->stacks, &g, stack_goes);
 
 	/* names only once the stacks that use them are known */
@@ -330,6 +374,46 @@ int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f)
 		err = kept_ips(t, &g);
 	if (!err)
 		err = table_filter(&t->syms, &g, sym_goes);
+	free(g.ips);
+	return err;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ig_ustacks_trim(struct ig_ustacks *t, const struct ig_stk_forget *f)
+{
+	struct forget g = { .f = f, .t = t, .trim = true };
+	size_t n = t->stacks.n, stay = IG_USTACKS_MAX / 4 * 3, i, k = 0;
+	__u32 *ages;
+	int err = 0;
+
+	if (n > stay) {
+		ages = malloc(n * sizeof(*ages));
+		if (!ages)
+			return -ENOMEM;
+		for (i = 0; i < t->stacks.cap; i++)
+			if (t->stacks.v[i].used)
+				ages[k++] = age(t, t->stacks.v[i].used);
+		qsort(ages, k, sizeof(*ages), by_u32);
+		g.young = ages[stay - 1];
+		free(ages);
+		err = table_filter(&t->stacks, &g, stack_goes);
+		t->evicted += n - t->stacks.n;
+	}
+	/* names only past their own bound, and only those no stack kept
+	 * uses: the symbolizer names an address once */
+	n = t->syms.n;
+	if (!err && n > IG_USYMS_MAX)
+		err = kept_ips(t, &g);
+	if (!err && n > IG_USYMS_MAX) {
+		err = table_filter(&t->syms, &g, sym_goes);
+		t->evicted_syms += n - t->syms.n;
+	}
 	free(g.ips);
 	return err;
 }

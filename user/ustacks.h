@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "records.h"
 
 /* Frames after which the stack is cut. */
@@ -51,5 +52,19 @@ struct ig_stk_forget {
  * that no stack kept uses.  0, or -ENOMEM with nothing freed of the
  * table it was at (a later call frees it). */
 int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f);
+
+/*
+ * Bounds for a tracer left running: the stacks, as many as the kernel side
+ * remembers having sent (bpf/ustack.bpf.h ustacks_sent), and the names of
+ * their addresses.  Once full, ig_ustacks_trim evicts the stacks seen
+ * longest ago down to three quarters, but for those @f->keep holds
+ * (@f->gone says true for all), and past IG_USYMS_MAX names the names no
+ * stack left uses.  A charge to an evicted stack shows no native frames.
+ */
+#define IG_USTACKS_MAX	16384
+#define IG_USYMS_MAX	65536
+bool ig_ustacks_full(const struct ig_ustacks *t);
+int ig_ustacks_trim(struct ig_ustacks *t, const struct ig_stk_forget *f);
+void ig_ustacks_evicted(const struct ig_ustacks *t, uint64_t *stacks, uint64_t *syms);
 
 #endif

@@ -222,6 +222,54 @@ static void forget(void **state)
 	ig_ustacks_free(t);
 }
 
+static bool every(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	(void)tgid;
+	return true;
+}
+
+/* A process left running with ever new stacks: the table stays within
+ * its bound, the stacks seen longest ago go first (a reference counts as
+ * seen), one the caller holds stays, and the evictions are counted. */
+static void bounded(void **state)
+{
+	struct ig_ustacks *t = ig_ustacks_new();
+	struct ig_ustack r = { .h = { .type = IG_REC_USTACK, .tgid = PID } };
+	const struct ig_stk_forget f = { every, keep_21, NULL };
+	uint64_t ev, evsyms;
+	const char *fr[4];
+	__u32 i, n = 3 * IG_USTACKS_MAX;
+
+	(void)state;
+	r.nips = 1;
+	r.h.size = offsetof(struct ig_ustack, ips) + 8;
+	for (i = 0; i < n; i++) {
+		r.id = 1000 + i;
+		r.ips[0] = 0x1000 + i;
+		r.flags = 0;
+		assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+		/* stack 1000 stays in use all along, by reference */
+		r.id = 1000;
+		r.flags = IG_USF_REF;
+		r.h.size = offsetof(struct ig_ustack, ips);
+		assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+		r.h.size = offsetof(struct ig_ustack, ips) + 8;
+		if (ig_ustacks_full(t))
+			assert_int_equal(ig_ustacks_trim(t, &f), 0);
+		assert_true(ig_ustacks_count(t, NULL) <= IG_USTACKS_MAX);
+	}
+	ig_ustacks_evicted(t, &ev, &evsyms);
+	/* each stack put is either held or evicted, but for 21 (never put) */
+	assert_int_equal(ev + ig_ustacks_count(t, NULL), n);
+	assert_true(ev >= n - IG_USTACKS_MAX);
+	assert_int_equal(evsyms, 0);
+	assert_int_equal(ig_ustacks_frames(t, PID, 1000, fr, 4), 2);	/* in use */
+	assert_int_equal(ig_ustacks_frames(t, PID, 1001, fr, 4), -ENOENT);	/* oldest */
+	assert_int_equal(ig_ustacks_frames(t, PID, 1000 + n - 1, fr, 4), 2);	/* newest */
+	ig_ustacks_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +277,7 @@ int main(void)
 		cmocka_unit_test(deep_and_unknown),
 		cmocka_unit_test(many),
 		cmocka_unit_test(forget),
+		cmocka_unit_test(bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

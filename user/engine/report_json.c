@@ -413,6 +413,25 @@ static jo *causes_json(const struct ig_engine *e, const struct ig_causeset *s)
 	return a;
 }
 
+/* The name tables of stacks: what they hold, and what their bounds
+ * evicted (user/ustacks.h). */
+static jo *stack_tables_json(const struct ig_engine *e)
+{
+	jo *o = json_object_new_object();
+	struct ig_stk_held h;
+
+	ig_stacks_held(e, &h);
+	add(o, "native_stacks", ju64(h.nat));
+	add(o, "native_names", ju64(h.syms));
+	add(o, "python_stacks", ju64(h.py));
+	add(o, "python_code", ju64(h.code));
+	add(o, "evicted_native_stacks", ju64(h.ev_nat));
+	add(o, "evicted_native_names", ju64(h.ev_syms));
+	add(o, "evicted_python_stacks", ju64(h.ev_py));
+	add(o, "evicted_python_code", ju64(h.ev_code));
+	return o;
+}
+
 static jo *events_json(const struct ig_engine *e)
 {
 	static const unsigned int types[] = {
@@ -452,6 +471,7 @@ static jo *events_json(const struct ig_engine *e)
 	add(o, "kernel", k);
 	add(o, "user_lost", ju64(e->acct.stats.user_lost));
 	add(o, "evidence_lost", json_object_new_boolean(e->lost.any));
+	add(o, "stack_tables", stack_tables_json(e));
 	return o;
 }
 

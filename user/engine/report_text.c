@@ -367,6 +367,20 @@ static void processes_section(FILE *out, const struct ig_engine *e)
 	fprintf(out, "\n");
 }
 
+/* Said only once a bound evicted something: names then may be missing. */
+static void stack_tables_line(FILE *out, const struct ig_engine *e)
+{
+	struct ig_stk_held h;
+
+	ig_stacks_held(e, &h);
+	if (!(h.ev_nat | h.ev_syms | h.ev_py | h.ev_code))
+		return;
+	fprintf(out, "Stack tables full: evicted %llu native stacks, %llu names, "
+		"%llu Python stacks, %llu code objects (seen longest ago)\n",
+		(unsigned long long)h.ev_nat, (unsigned long long)h.ev_syms,
+		(unsigned long long)h.ev_py, (unsigned long long)h.ev_code);
+}
+
 static void events_section(FILE *out, const struct ig_engine *e)
 {
 	const __u64 *st = e->acct.stats.stat;
@@ -386,6 +400,7 @@ static void events_section(FILE *out, const struct ig_engine *e)
 	fprintf(out, "CUDA: %llu submissions, %llu launches\n",
 		(unsigned long long)e->acct.submissions,
 		(unsigned long long)e->acct.launches);
+	stack_tables_line(out, e);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
 		(unsigned long long)e->acct.nsamples,
 		(unsigned long long)e->acct.nsamples_cuda);

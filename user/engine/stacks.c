@@ -96,6 +96,8 @@ static void note(struct ig_thread *t, uint64_t ts, bool py, uint64_t id)
 		r->nat = id;
 }
 
+static void trim(struct ig_stacks *s);
+
 void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 		      const struct ig_hdr *rec)
 {
@@ -116,6 +118,8 @@ void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 		if (rec->size < IG_PYSTACK_SIZE(0))
 			return;
 		ig_pynames_feed(s->py, rec);
+		if (ig_pynames_full(s->py))
+			trim(s);
 		if (t)
 			note(t, rec->ts, true, (p->flags & IG_PYS_NONE) ? 0 : p->id);
 		break;
@@ -126,6 +130,8 @@ void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 		if (rec->size < offsetof(struct ig_ustack, ips))
 			return;
 		ig_ustacks_on_record(s->nat, rec);
+		if (ig_ustacks_full(s->nat))
+			trim(s);
 		if (t)
 			note(t, rec->ts, false, u->id);
 		break;
@@ -401,6 +407,46 @@ void ig_stacks_gc(struct ig_engine *e)
 	s->npins = 0;
 }
 
+static bool every_tgid(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	(void)tgid;
+	return true;
+}
+
+/* A name table is full (a process left running with ever new stacks):
+ * the stacks seen longest ago go, but for those an entry of the tables
+ * holds, and past their own bound the names no stack left uses. */
+static void trim(struct ig_stacks *s)
+{
+	struct ig_stk_tab *tb = &s->tab[0][0][0];
+	size_t ntab = sizeof(s->tab) / sizeof(*tb), i, n = 0;
+	struct ig_stk_forget f = { every_tgid, keep_nat, s };
+	struct pin *saved = s->pins;
+	size_t nsaved = s->npins;
+	uint32_t k;
+
+	s->pins = malloc(ntab * IG_STK_CAP * sizeof(*s->pins));
+	if (!s->pins) {
+		s->pins = saved;
+		return;		/* the next stack record tries again */
+	}
+	for (i = 0; i < ntab; i++)
+		for (k = 0; k < tb[i].n; k++)
+			s->pins[n++] = (struct pin){ tb[i].v[k].tgid, tb[i].v[k].py,
+						     tb[i].v[k].nat };
+	s->npins = n;
+	qsort(s->pins, n, sizeof(*s->pins), by_pin);
+	if (ig_ustacks_full(s->nat))
+		ig_ustacks_trim(s->nat, &f);
+	f.keep = keep_py;
+	if (ig_pynames_full(s->py))
+		ig_pynames_trim(s->py, &f);
+	free(s->pins);
+	s->pins = saved;
+	s->npins = nsaved;
+}
+
 void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -409,6 +455,8 @@ void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h)
 	h->nat = ig_ustacks_count(e->stk->nat, &h->syms);
 	h->py = ig_pynames_count(e->stk->py, &h->code);
 	h->gone = e->stk->ngone;
+	ig_ustacks_evicted(e->stk->nat, &h->ev_nat, &h->ev_syms);
+	ig_pynames_evicted(e->stk->py, &h->ev_py, &h->ev_code);
 }
 
 /* ---- naming ---- */
