@@ -87,7 +87,7 @@ bool ig_use_uprobe_multi(void)
 
 const struct ig_kfeature ig_kfeatures[] = {
 	{ "bpf_get_current_task_btf", "5.11", "typed task pointer",
-	  "reads the task through probe reads (compat object)",
+	  "the task read through probe reads (compat object)",
 	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf },
 	{ "bpf_for_each_map_elem", "5.13", "context-wide syncs prove every stream drained",
 	  "a context-wide sync or synchronous copy proves no stream drained (compat object)",
@@ -96,10 +96,10 @@ const struct ig_kfeature ig_kfeatures[] = {
 	  "one program per CUDA entry point (compat object)",
 	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie },
 	{ "bpf_task_pt_regs", "5.15", "user registers of a blocked thread",
-	  "reads them from the top of its kernel stack (compat object)",
+	  "user registers read from the top of the kernel stack (compat object)",
 	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs },
 	{ "bpf_loop", "5.17", "file paths walked in the kernel",
-	  "a bounded loop walks them (compat object)",
+	  "file paths walked by a bounded loop (compat object)",
 	  BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop },
 	{ "bpf_find_vma", "5.17", "names the file behind a page fault; leaf scan of user stacks",
 	  "page faults not named by file; user stacks by frame pointers alone (compat object)",
