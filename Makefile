@@ -27,14 +27,14 @@ LIBS      := -lbpf -ldw -lelf -lz -ljson-c -lmicrohttpd -lpthread -ldl -lm
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libdw-dev libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
-	    curl python3-yaml
+	    curl python3-yaml qemu-system-x86 busybox-static kmod
 
 all: $(BUILD)/idlegap
 
 # ---- idlegap --------------------------------------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) $(BUILD)/idlegap_compat.skel.h
 USER_SRCS := $(wildcard user/*.c user/engine/*.c)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, for linking tools against the real code.
@@ -54,7 +54,25 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
-.SECONDARY: $(BPF_OBJS)
+# The compat object: the same programs for kernels before 5.17 (bpf/compat.bpf.h).
+# User space opens it through idlegap.skel.h, so its programs, maps and global
+# data must be laid out as the main object's: the build compares the two.
+$(BUILD)/bpf/idlegap_compat.bpf.o: bpf/idlegap.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DIG_COMPAT -MMD -MP -MT $@ -c $< -o $@
+
+$(BUILD)/idlegap_compat.skel.h: $(BUILD)/bpf/idlegap_compat.bpf.o $(BUILD)/idlegap.skel.h
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name idlegap_compat_bpf > $@
+	$(Q)for f in $(BUILD)/idlegap.skel.h $@; do \
+		sed -n '/^\tstruct [a-z_]*__\(rodata\|data\|bss\|kconfig\) {/,/^\t} \*/p; /^\t\tstruct bpf_\(map\|program\) \*/p' $$f | \
+		sed 's/idlegap_compat_bpf/idlegap_bpf/' > $$f.layout; done; \
+	grep -v -e 'ig_cc_' -e 'path_walks' $@.layout | cmp -s - $(BUILD)/idlegap.skel.h.layout || \
+		{ echo "idlegap_compat.bpf.o differs from idlegap.bpf.o in its maps, programs or global data" >&2; \
+		  diff $(BUILD)/idlegap.skel.h.layout $@.layout >&2; rm -f $@; exit 1; }
+
+.SECONDARY: $(BPF_OBJS) $(BUILD)/bpf/idlegap_compat.bpf.o
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -129,4 +147,4 @@ clean:
 
 .PHONY: all deps demo test bench bench-quick install uninstall vmlinux clean
 
--include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d)
+-include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

@@ -166,9 +166,8 @@ struct cu_call {
 	bool ptsz;
 };
 
-static __always_inline struct cu_call cu_call_of(struct pt_regs *ctx)
+static __always_inline struct cu_call cu_call_of(struct pt_regs *ctx, __u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct cu_call c = {
 		.cookie = cookie,
@@ -182,9 +181,9 @@ static __always_inline struct cu_call cu_call_of(struct pt_regs *ctx)
 	return c;
 }
 
-static __always_inline int cu_submit(struct pt_regs *ctx)
+static __always_inline int cu_submit(struct pt_regs *ctx, __u64 cookie)
 {
-	struct cu_call c = cu_call_of(ctx);
+	struct cu_call c = cu_call_of(ctx, cookie);
 	__u64 h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, c.cls);
 
 	count_hit(c.api);
@@ -194,9 +193,9 @@ static __always_inline int cu_submit(struct pt_regs *ctx)
 }
 
 /* Entry of a sync, query or timed call: remember what the return needs. */
-static __always_inline int cu_enter(struct pt_regs *ctx)
+static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
 {
-	struct cu_call c = cu_call_of(ctx);
+	struct cu_call c = cu_call_of(ctx, cookie);
 	__u32 api = c.api, cls = c.cls, tid = c.tid, tgid = c.tgid;
 	bool ptsz = c.ptsz;
 	struct ig_thread_state *ts = thread_get(tid, tgid);
@@ -322,7 +321,11 @@ static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 			.stream = stream, .begin = ts->cu_begin, .now = now,
 		};
 
+#ifdef IG_NO_FOR_EACH
+		d.partial = true;	/* no walk: nothing proven drained */
+#else
 		bpf_for_each_map_elem(&streams, drain_cb, &d, 0);
+#endif
 		if (d.partial)
 			flags |= IG_CF_PARTIAL;
 		d.mark = !d.partial && rc == CUDA_SUCCESS;
@@ -488,9 +491,9 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 }
 
 /* cuEventRecord(event, stream): remember which stream, and when. */
-static __always_inline int cu_event_record(struct pt_regs *ctx)
+static __always_inline int cu_event_record(struct pt_regs *ctx, __u64 cookie)
 {
-	struct cu_call c = cu_call_of(ctx);
+	struct cu_call c = cu_call_of(ctx, cookie);
 	struct event_key k = { .tgid = c.tgid, .event = PT_REGS_PARM1(ctx) };
 	struct event_state ev;
 
@@ -502,6 +505,20 @@ static __always_inline int cu_event_record(struct pt_regs *ctx)
 	if (bpf_map_update_elem(&events, &k, &ev, BPF_ANY))
 		stat_add(IG_STAT_MAP_FULL, 1);
 	return 0;
+}
+
+/* The program for one CUDA entry point: the kind of probe its class
+ * takes, with its cookie (a constant where the kernel has no attach
+ * cookies). */
+static __always_inline int cu_probe(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 cls = IG_COOKIE_CLASS(cookie);
+
+	if (IG_AC_SUBMITS(cls) && cls != IG_AC_SYNC_COPY)
+		return cu_submit(ctx, cookie);
+	if (cls == IG_AC_EVENT_RECORD)
+		return cu_event_record(ctx, cookie);
+	return cu_enter(ctx, cookie);
 }
 
 #endif

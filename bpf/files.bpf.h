@@ -50,6 +50,10 @@ static long path_step(__u64 i, void *arg)
 	r = bpf_map_lookup_elem(&file_scratch, &zero);
 	if (!r || n >= IG_PATH_DEPTH)
 		return 1;
+	/* 6.1's verifier loses the bound above once n is spilled: the mask
+	 * (behind a barrier clang cannot see through) restores it */
+	asm volatile("" : "+r"(n));
+	n &= IG_PATH_DEPTH - 1;
 	bpf_probe_read_kernel_str(r->comp[n], IG_NAME_LEN,
 				  BPF_CORE_READ(d, d_name.name));
 	r->ncomp = ++n;
@@ -59,6 +63,45 @@ static long path_step(__u64 i, void *arg)
 	c->d = (__u64)BPF_CORE_READ(d, d_parent);
 	return 0;
 }
+
+#ifdef IG_COMPAT
+/* Without bpf_loop(): a bounded loop of calls to a global function, which
+ * the verifier checks once, not once per round and way there; its state in
+ * a per-CPU map, as a global function takes no pointer to the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_walk);
+} path_walks SEC(".maps");
+
+__noinline int ig_path_step(__u32 i)
+{
+	__u32 zero = 0;
+	struct path_walk *c = bpf_map_lookup_elem(&path_walks, &zero);
+
+	return c ? path_step(i, c) : 1;
+}
+
+static __always_inline void path_walk(struct path_walk *w)
+{
+	__u32 zero = 0, i;
+	struct path_walk *c = bpf_map_lookup_elem(&path_walks, &zero);
+
+	if (!c)
+		return;
+	*c = *w;
+	for (i = 0; i < IG_PATH_DEPTH + 8; i++)
+		if (ig_path_step(i))
+			break;
+	w->done = c->done;
+}
+#else
+static __always_inline void path_walk(struct path_walk *w)
+{
+	bpf_loop(IG_PATH_DEPTH + 8, path_step, w, 0);
+}
+#endif
 
 /* Fills the per-CPU scratch record with @f's path from @t's root. */
 static __always_inline struct ig_file *file_path(struct task_struct *t,
@@ -87,7 +130,7 @@ static __always_inline struct ig_file *file_path(struct task_struct *t,
 	r->pad = 0;
 	bpf_probe_read_kernel_str(r->fstype, sizeof(r->fstype),
 				  BPF_CORE_READ(vm, mnt_sb, s_type, name));
-	bpf_loop(IG_PATH_DEPTH + 8, path_step, &c, 0);
+	path_walk(&c);
 	if (!c.done)
 		r->flags |= IG_FILEF_TRUNC;
 	return r;
@@ -106,8 +149,12 @@ static __always_inline void note_file(struct ig_thread_state *ts,
 
 	ts->arg = key;
 	ts->flags |= IG_F_FILE_KEY;
-	if (!have_find_vma || bpf_map_lookup_elem(&files_sent, &key))
+#ifndef IG_COMPAT	/* whose bpf_loop() is a bounded loop */
+	if (!have_find_vma)
 		return;		/* no bpf_loop() before 5.17 either */
+#endif
+	if (bpf_map_lookup_elem(&files_sent, &key))
+		return;
 	p = file_path(t, f, key, dev);
 	if (!p)
 		return;

@@ -643,9 +643,20 @@ static __always_inline int handle_fault(__u64 address)
 	return 0;
 }
 
+/* struct request before 5.16 names its disk itself (rq_disk) */
+struct request___o {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u32 rq_dev(struct request *rq)
 {
-	struct gendisk *d = BPF_CORE_READ(rq, q, disk);
+	struct request___o *o = (void *)rq;
+	struct gendisk *d;
+
+	if (bpf_core_field_exists(o->rq_disk))
+		d = BPF_CORE_READ(o, rq_disk);
+	else
+		d = BPF_CORE_READ(rq, q, disk);
 	__u32 major = BPF_CORE_READ(d, major), minor = BPF_CORE_READ(d, first_minor);
 
 	return IG_MKDEV(major, minor);

@@ -12,6 +12,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#ifdef IG_COMPAT
+#include "compat.bpf.h"
+#endif
 #include "host.bpf.h"
 #include "cuda.bpf.h"
 
@@ -130,16 +133,36 @@ int ig_sample(struct bpf_perf_event_data *ctx)
 /* libcuda: attached by file and offset, one link per entry point, the
  * entry point's id and class in the attach cookie. */
 SEC("uprobe")
-int BPF_KPROBE(ig_cu_submit) { return cu_submit(ctx); }
+int BPF_KPROBE(ig_cu_submit) { return cu_submit(ctx, bpf_get_attach_cookie(ctx)); }
 
 SEC("uprobe")
-int BPF_KPROBE(ig_cu_enter) { return cu_enter(ctx); }
+int BPF_KPROBE(ig_cu_enter) { return cu_enter(ctx, bpf_get_attach_cookie(ctx)); }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(ig_cu_exit) { return cu_exit(ctx); }
 
 SEC("uprobe")
-int BPF_KPROBE(ig_cu_event_record) { return cu_event_record(ctx); }
+int BPF_KPROBE(ig_cu_event_record) { return cu_event_record(ctx, bpf_get_attach_cookie(ctx)); }
+
+#ifdef IG_COMPAT
+/* Without attach cookies (before 5.15): one program per entry point,
+ * named ig_cc_<symbol>, its cookie a constant.  _ptsz/_ptds names use the
+ * per-thread default stream. */
+#define IG_CC_END(s, k, c)	(sizeof(s) > 6 && (s)[sizeof(s) - (k)] == (c))
+#define IG_CC_PTSZ(s)	(IG_CC_END(s, 6, '_') && IG_CC_END(s, 5, 'p') && \
+			 IG_CC_END(s, 4, 't') && ((IG_CC_END(s, 3, 's') && \
+			 IG_CC_END(s, 2, 'z')) || (IG_CC_END(s, 3, 'd') && \
+			 IG_CC_END(s, 2, 's'))))
+#define IG_API(name, cls, devarg)					\
+SEC("uprobe")								\
+int ig_cc_##name(struct pt_regs *ctx)					\
+{									\
+	return cu_probe(ctx, IG_COOKIE(IG_API_##name, IG_AC_##cls,	\
+				       IG_CC_PTSZ(#name), devarg));	\
+}
+#include "cuda_api.def"
+#undef IG_API
+#endif
 
 /* ld.so's _dl_debug_state(), attached for every process. */
 SEC("uprobe")

@@ -15,7 +15,11 @@
 const volatile __u64 min_offcpu_ns = 0;	/* shorter intervals are not emitted */
 const volatile __u64 min_api_ns = 2000;	/* shorter timed API calls neither */
 const volatile __u64 busy_query_gap_ns = 500000; /* NOT_READY rate limit */
-const volatile bool have_find_vma = true;	/* bpf_find_vma() (5.17+) */
+#ifdef IG_COMPAT
+const volatile bool have_find_vma = false;
+#else
+const volatile bool have_find_vma = true;
+#endif	/* bpf_find_vma() (5.17+) */
 
 struct stream_key {
 	__u32 tgid;

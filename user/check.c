@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -43,12 +44,21 @@ static bool tracefs_mounted(void)
 	       access("/sys/kernel/debug/tracing/events", F_OK) == 0;
 }
 
+static size_t nmissing(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ig_nkfeatures; i++)
+		n += !ig_probe_kfeature(i);
+	return n;
+}
+
 /* Kernel features, each probed by loading a program: that needs the
  * privileges, so without them they are not checked at all (a refusal for
  * want of privileges says nothing about the kernel). */
 static void check_features(bool btf)
 {
-	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi();
+	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi(), compat;
 	size_t i, nbtf = 0, n = ig_nhooks;
 
 	/* the same (cached) probes pick run's flavours */
@@ -64,15 +74,25 @@ static void check_features(bool btf)
 	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
 	     false, "uprobes", "libcuda entry points (kprobes themselves are not used)");
 	line(use, false, "multi-uprobe links", "%s", use ?
-	     "one link per library: fast attach and detach" : multi ?
+	     "one link per library: fast attach and detach" : multi && ig_use_compat() ?
+	     "not with the compat object: one link per entry point" : multi ?
 	     "off (IDLEGAP_NO_UPROBE_MULTI): one link per entry point" :
-	     "not available: one link per entry point (slow to detach)");
+	     "not in this kernel (Linux 6.6 brings them): one link per entry point (slower to attach and detach)");
 	line(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0, false,
 	     "ring buffer", "event transport");
-	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
-				     NULL) > 0, false, "attach cookies", "one program for all entry points");
-	line(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma,
-				     NULL) > 0, false, "bpf_find_vma", "names the file behind a page fault");
+	for (i = 0; i < ig_nkfeatures; i++) {
+		const struct ig_kfeature *f = &ig_kfeatures[i];
+		bool have = ig_probe_kfeature(i);
+
+		line(have, false, f->name, "%s%s%s", have ? f->with : "not in this kernel (Linux ",
+		     have ? "" : f->since, have ? "" : " brings it)");
+		if (!have)
+			printf("       %-28s without it: %s\n", "", f->without);
+	}
+	compat = ig_use_compat();
+	printf("  %-4s %-28s %s\n", "", "BPF object", !compat ? "main (every feature above)" :
+	       getenv("IDLEGAP_COMPAT") && !nmissing() ? "compat (forced by IDLEGAP_COMPAT)" :
+	       "compat: the features marked -- above are lost or done another way");
 }
 
 /* Returns whether the kernel has BTF: without it nothing loads. */
@@ -125,11 +145,7 @@ static struct ig_tracer *check_load(void)
 
 	t = ig_tracer_open(&o, on_record, NULL, why, sizeof(why));
 	if (!t) {
-		err = -errno;
-		ig_err("%s", why);
-		line(false, true, "BPF programs load", "%s: %s", strerror(-err),
-		     err == -EPERM || err == -EACCES ? fix(err) :
-		     "the verifier refused them (idlegap -v check shows its log)");
+		line(false, true, "BPF programs load", "%s", why);
 		return NULL;
 	}
 	err = ig_tracer_attach_host(t, why, sizeof(why));

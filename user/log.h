@@ -32,4 +32,14 @@ void ig_log(enum ig_log_level level, const char *fmt, ...)
 /* Routes libbpf's messages through ig_debug (quiet unless -v). */
 void ig_log_setup_libbpf(void);
 
+/* A program the kernel's verifier refused: its name and the last lines
+ * of the verifier's log (what it refused), as libbpf reported them. */
+struct ig_bpf_refusal {
+	char prog[64];
+	char reason[400];
+};
+/* While @r is set, libbpf's reports of a refused program fill it in;
+ * NULL stops. */
+void ig_log_catch_refusal(struct ig_bpf_refusal *r);
+
 #endif

@@ -76,10 +76,11 @@ static bool reachable(pid_t pid)
 }
 
 /* One perf-event link per uprobe (no multi-uprobe links: before Linux
- * 6.6, or IDLEGAP_NO_UPROBE_MULTI) is refused without CAP_SYS_ADMIN. */
+ * 6.6, IDLEGAP_NO_UPROBE_MULTI or the compat object) is refused without
+ * CAP_SYS_ADMIN. */
 static bool per_probe_links(void)
 {
-	return getenv("IDLEGAP_NO_UPROBE_MULTI") || !ig_probe_uprobe_multi();
+	return !ig_use_uprobe_multi();
 }
 
 /* tp/ programs read their tracepoint's id from tracefs, which is root's

@@ -392,12 +392,17 @@ static int start_tracing(struct session *s, __u64 *t0)
 	if (o->argv) {
 		char lib[PATH_MAX];
 
-		if (ig_sess_track_one(s->child, &c))
+		if (ig_sess_track_one(s->child, &c)) {
+			ig_err("cannot trace the command: it was not started");
 			return 1;
+		}
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
-		    ig_discovery_add_lib(s->disc, s->child, lib, c.ts))
+		    (err = ig_discovery_add_lib(s->disc, s->child, lib, c.ts))) {
+			ig_err("cannot probe %s: %s: the command was not started", lib,
+			       strerror(err < 0 ? -err : EINVAL));
 			return 1;
+		}
 		/* until it maps libcuda, which names the driver's code */
 		ig_discovery_watch(s->disc, s->child, c.ts);
 		return 0;

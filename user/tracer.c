@@ -12,6 +12,7 @@
 #include <linux/bpf.h>
 #include "cuda_api.h"
 #include "idlegap.skel.h"
+#include "idlegap_compat.skel.h"
 #include "log.h"
 #include "procfs.h"
 #include "tracer_int.h"
@@ -81,32 +82,99 @@ static void uprobe_multi_progs(struct ig_tracer *t)
 			(enum bpf_attach_type)IG_BPF_TRACE_UPROBE_MULTI);
 }
 
+/* The compat object, opened as the main one: the build checks that
+ * their programs, maps and global data are laid out alike. */
+static struct idlegap_bpf *open_compat(void)
+{
+	struct idlegap_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = idlegap_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data = (void *)idlegap_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		idlegap_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/* The compat object has one program per CUDA entry point instead of
+ * those that read the attach cookie. */
+static void compat_progs(struct ig_tracer *t)
+{
+	bpf_program__set_autoload(t->skel->progs.ig_cu_submit, false);
+	bpf_program__set_autoload(t->skel->progs.ig_cu_enter, false);
+	bpf_program__set_autoload(t->skel->progs.ig_cu_event_record, false);
+}
+
+/* How much each program cost the verifier, for `-v`. */
+static void log_verified(struct ig_tracer *t)
+{
+	struct bpf_program *p;
+
+	if (!ig_verbose)
+		return;
+	bpf_object__for_each_program(p, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		ig_debug("program %s: %u instructions, %u verified", bpf_program__name(p),
+			 info.xlated_prog_len / 8, info.verified_insns);
+	}
+}
+
 /* Configures and loads the programs; a negative errno with @why set. */
 static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		char *why, size_t n)
 {
+	struct ig_bpf_refusal r;
 	int err;
 
 	pick_flavours(t);
 	t->multi = ig_use_uprobe_multi();
 	if (t->multi)
 		uprobe_multi_progs(t);
+	if (t->compat)
+		compat_progs(t);
 	t->skel->rodata->min_offcpu_ns = opts->min_offcpu_ns;
-	t->skel->rodata->have_find_vma =
+	t->skel->rodata->have_find_vma = !t->compat &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					BPF_FUNC_find_vma, NULL) > 0;
 	t->skel->rodata->ustacks_on = !getenv("IDLEGAP_NO_USTACKS");
 	if (opts->ringbuf_mb)
 		bpf_map__set_max_entries(t->skel->maps.rb,
 					 opts->ringbuf_mb << 20);
+	ig_log_catch_refusal(&r);
 	err = idlegap_bpf__load(t->skel);
+	ig_log_catch_refusal(NULL);
 	ig_probe_release_btf();	/* the flavours are picked */
+	if (err && r.prog[0]) {
+		/* the verifier's refusal, not a want of privileges */
+		snprintf(why, n, "the kernel's verifier refused BPF program %s%s: %s (idlegap check -v shows its whole log)",
+			 r.prog, t->compat ? " (compat object)" : "",
+			 r.reason[0] ? r.reason : strerror(-err));
+		return -ENOEXEC;
+	}
 	if (err) {
-		snprintf(why, n, "the kernel refused idlegap's BPF programs: %s (run with -v for the verifier log)",
-			 strerror(-err));
+		snprintf(why, n, "the kernel refused idlegap's BPF programs: %s%s", strerror(-err),
+			 err == -EPERM || err == -EACCES ? ": run as root (sudo)" :
+			 " (idlegap check -v says more)");
 		return err;
 	}
-	ig_debug("loaded %s hooks", t->btf ? "tp_btf" : "tp_btf and raw_tp");
+	ig_debug("loaded the %s object, %s hooks", t->compat ? "compat" : "main",
+		 t->btf ? "tp_btf" : "tp_btf and raw_tp");
+	log_verified(t);
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -132,7 +200,8 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	}
 	t->fn = fn;
 	t->ctx = ctx;
-	t->skel = idlegap_bpf__open();
+	t->compat = ig_use_compat();
+	t->skel = t->compat ? open_compat() : idlegap_bpf__open();
 	if (!t->skel) {
 		err = -errno;
 		snprintf(why, n, "cannot open the BPF object: %s", strerror(-err));
@@ -397,6 +466,11 @@ int ig_tracer_stats(struct ig_tracer *t, struct ig_stats *s)
 bool ig_tracer_uses_btf(const struct ig_tracer *t)
 {
 	return t->btf;
+}
+
+bool ig_tracer_uses_compat(const struct ig_tracer *t)
+{
+	return t->compat;
 }
 
 bool ig_tracer_uses_multi(const struct ig_tracer *t)

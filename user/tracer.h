@@ -90,11 +90,34 @@ bool ig_tracer_uses_multi(const struct ig_tracer *t);
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
 void ig_probe_release_btf(void);
-/* One link for many uprobes (Linux 6.6+): whether the kernel has them,
+/* One link for many uprobes (Linux 6.6+): whether the kernel has them
+ * (a link is created to find out: 6.1 takes the program but not the link),
  * and whether the tracer uses them (IDLEGAP_NO_UPROBE_MULTI in the
- * environment makes it use one perf-event link per probe instead).  Each
+ * environment, or the compat object, makes it use one perf-event link per
+ * probe instead).  Each
  * probe runs once per process. */
 bool ig_probe_uprobe_multi(void);
 bool ig_use_uprobe_multi(void);
+
+/*
+ * The kernel helpers the main BPF object calls, with the kernel that
+ * brought each and what idlegap does without it (docs/design.md §2.1).
+ * Where one is missing, the tracer loads the compat object instead
+ * (bpf/compat.bpf.h); IDLEGAP_COMPAT=1 in the environment forces it.
+ */
+struct ig_kfeature {
+	const char *name;	/* as `check` says it */
+	const char *since;	/* "5.17" */
+	const char *with;	/* what it is used for */
+	const char *without;	/* what idlegap does without it */
+	int prog_type, helper;	/* probed as this helper of that type */
+};
+extern const struct ig_kfeature ig_kfeatures[];
+extern const size_t ig_nkfeatures;
+bool ig_probe_kfeature(size_t i);
+/* Whether the tracer loads the compat object: some feature is missing or
+ * IDLEGAP_COMPAT=1. */
+bool ig_use_compat(void);
+bool ig_tracer_uses_compat(const struct ig_tracer *t);
 
 #endif

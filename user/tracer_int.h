@@ -24,6 +24,7 @@ struct ig_tracer {
 	void *ctx;
 	bool btf;		/* every hook with a BTF flavour loaded as tp_btf */
 	bool multi;		/* uprobes attached through multi-uprobe links */
+	bool compat;		/* the compat object (bpf/compat.bpf.h) */
 	struct ig_link *links;
 	size_t nlinks, caplinks;
 };
@@ -45,5 +46,22 @@ void ig_tracer_unlink(struct ig_link *k);
 
 #define IG_BPF_TRACE_UPROBE_MULTI	48
 #define IG_BPF_F_UPROBE_MULTI_RETURN	1
+
+/* BPF_LINK_CREATE's attributes for multi-uprobe links (6.6+), which the
+ * UAPI headers this builds against may lack. */
+struct ig_uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
 
 #endif

@@ -5,15 +5,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "idlegap.skel.h"
+#include "elfsym.h"
 #include "log.h"
+#include "procfs.h"
 #include "tracer_int.h"
 
+static int find_loader(const struct ig_map_entry *m, void *ctx)
+{
+	const char *base = strrchr(m->path, '/');
+
+	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
+		return 0;
+	snprintf(ctx, PATH_MAX, "%s", m->path);
+	return 1;
+}
+
+/*
+ * Multi-uprobe links came in 6.6, but 6.1 loads a program with their attach
+ * type without checking it and refuses only the link: so the probe creates
+ * a real link, on this process's own loader, and drops it at once.
+ */
 static bool probe_uprobe_multi(void)
 {
 	struct bpf_insn insns[] = {
@@ -22,14 +41,33 @@ static bool probe_uprobe_multi(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = IG_BPF_TRACE_UPROBE_MULTI);
-	int fd;
+	struct ig_uprobe_multi_attr a = { .attach_type = IG_BPF_TRACE_UPROBE_MULTI, .cnt = 1 };
+	char ld[PATH_MAX] = "";
+	struct ig_elf_sym sym;
+	unsigned long off;
+	int fd, lfd;
 
 	ig_debug("probing multi-uprobe links");
+	ig_proc_for_each_map(getpid(), find_loader, ld);
+	if (!ld[0] || ig_elf_find_sym(ld, "_dl_debug_state", &sym)) {
+		ig_debug("multi-uprobe links: no loader here to try them on");
+		return false;
+	}
 	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
 		return false;
+	off = sym.file_off;
+	a.prog_fd = fd;
+	a.path = (__u64)(unsigned long)ld;
+	a.offsets = (__u64)(unsigned long)&off;
+	a.pid = getpid();
+	lfd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	if (lfd < 0)
+		ig_debug("multi-uprobe link on %s: %s", ld, strerror(errno));
+	else
+		close(lfd);
 	close(fd);
-	return true;
+	return lfd >= 0;
 }
 
 bool ig_probe_uprobe_multi(void)
@@ -43,7 +81,57 @@ bool ig_probe_uprobe_multi(void)
 
 bool ig_use_uprobe_multi(void)
 {
-	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && ig_probe_uprobe_multi();
+	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && !ig_use_compat() &&
+	       ig_probe_uprobe_multi();
+}
+
+const struct ig_kfeature ig_kfeatures[] = {
+	{ "bpf_get_current_task_btf", "5.11", "typed task pointer",
+	  "the task read through probe reads (compat object)",
+	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf },
+	{ "bpf_for_each_map_elem", "5.13", "context-wide syncs prove every stream drained",
+	  "a context-wide sync or synchronous copy proves no stream drained (compat object)",
+	  BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_for_each_map_elem },
+	{ "attach cookies", "5.15", "one program for all entry points",
+	  "one program per CUDA entry point (compat object)",
+	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie },
+	{ "bpf_task_pt_regs", "5.15", "user registers of a blocked thread",
+	  "user registers read from the top of the kernel stack (compat object)",
+	  BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs },
+	{ "bpf_loop", "5.17", "file paths walked in the kernel",
+	  "file paths walked by a bounded loop (compat object)",
+	  BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop },
+	{ "bpf_find_vma", "5.17", "names the file behind a page fault; leaf scan of user stacks",
+	  "page faults not named by file; user stacks by frame pointers alone (compat object)",
+	  BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma },
+};
+const size_t ig_nkfeatures = sizeof(ig_kfeatures) / sizeof(ig_kfeatures[0]);
+
+bool ig_probe_kfeature(size_t i)
+{
+	static signed char known[sizeof(ig_kfeatures) / sizeof(ig_kfeatures[0])];
+
+	if (i >= ig_nkfeatures)
+		return false;
+	if (!known[i]) {
+		ig_debug("probing %s", ig_kfeatures[i].name);
+		known[i] = libbpf_probe_bpf_helper(ig_kfeatures[i].prog_type,
+						   ig_kfeatures[i].helper, NULL) > 0 ? 1 : -1;
+	}
+	return known[i] > 0;
+}
+
+bool ig_use_compat(void)
+{
+	const char *e = getenv("IDLEGAP_COMPAT");
+	size_t i;
+
+	if (e && *e && strcmp(e, "0"))
+		return true;
+	for (i = 0; i < ig_nkfeatures; i++)
+		if (!ig_probe_kfeature(i))
+			return true;
+	return false;
 }
 
 static struct btf *btf;		/* the kernel's, parsed: tens of MiB */

@@ -8,24 +8,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include "cuda_api.h"
 #include "elfsym.h"
 #include "idlegap.skel.h"
 #include "tracer_int.h"
 
-struct ig_uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
 
 /* One multi-uprobe link: @n offsets of @path, each with its cookie. */
 static int link_multi(struct ig_tracer *t, struct bpf_program *p,
@@ -52,8 +39,15 @@ static int link_multi(struct ig_tracer *t, struct bpf_program *p,
 	return ig_tracer_keep(t, NULL, fd, pid > 0 ? pid : -1, true);
 }
 
-static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k)
+static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k,
+				      __u64 cookie)
 {
+	if (t->compat) {	/* its program, without a cookie */
+		char name[96];
+
+		snprintf(name, sizeof(name), "ig_cc_%s", ig_api_name(IG_COOKIE_API(cookie)));
+		return bpf_object__find_program_by_name(t->skel->obj, name);
+	}
 	return k == IG_UP_SUBMIT ? t->skel->progs.ig_cu_submit :
 	       k == IG_UP_EVENT_RECORD ? t->skel->progs.ig_cu_event_record :
 	       t->skel->progs.ig_cu_enter;
@@ -110,8 +104,15 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 	int ok = 0, err = 0;
 
 	for (i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = specs[i].cookie);
+		/* before 5.15 the kernel refuses any cookie */
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = t->compat ? 0 : specs[i].cookie);
+		struct bpf_program *p = entry_prog(t, specs[i].kind, specs[i].cookie);
 		struct bpf_link *l;
+
+		if (!p) {
+			err = -ENOENT;
+			continue;
+		}
 
 		if (specs[i].kind == IG_UP_TIMED) {
 			o.retprobe = true;
@@ -123,7 +124,7 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 			}
 			o.retprobe = false;
 		}
-		l = bpf_program__attach_uprobe_opts(entry_prog(t, specs[i].kind), pid,
+		l = bpf_program__attach_uprobe_opts(p, pid,
 						    path, specs[i].offset, &o);
 		if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
 			err = -errno;

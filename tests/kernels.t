@@ -1,0 +1,89 @@
+#!/bin/bash
+# The kernel matrix: Debian's 5.10 (bullseye) and 6.1 (bookworm) kernels boot under QEMU (TCG)
+# with this machine's userland and build tree, and run tests/kernels/guest.sh: `check`, then a
+# storage job, a GIL job with Python stacks, a page-fault job and an attach to a running GPU
+# process.  On each kernel, check's verdict must agree with run (ready: every run starts and
+# reports; not ready: run ends with an error line and a non-zero exit) and the first causes must
+# be right.  Kernels are fetched once into build/kernels/ (tests/kernels/fetch.sh: apt-get with
+# its own sources and state).  KERNELS="6.1" picks kernels.  About 4 minutes per kernel.
+. "$(dirname "$0")/lib.sh"
+
+need_root
+command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
+[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static ||
+	skip_all "no static busybox (make deps installs busybox-static)"
+[ -x "$IG_TOP/build/idlegap" ] && [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
+
+KD=$IG_TOP/build/kernels
+for k in ${KERNELS:-5.10 6.1}; do
+	case $k in 5.10) suite=bullseye;; 6.1) suite=bookworm;; *) fail "unknown kernel $k"; continue;; esac
+	if ! "$IG_TOP/tests/kernels/fetch.sh" "$suite" "$KD/$k" > "$TMP/fetch-$k" 2>&1; then
+		sed 's/^/# /' "$TMP/fetch-$k"
+		skip "kernel $k" "cannot fetch Debian's $suite kernel (no network or archive?)"
+		continue
+	fi
+	kver=$(cat "$KD/$k/kver")
+	[ -s "$KD/$k/initrd.gz" ] || "$IG_TOP/tests/kernels/mkinitrd.sh" "$KD/$k/root" "$kver" \
+		"$KD/$k/initrd.gz" > "$TMP/initrd-$k" 2>&1 || { fail "kernel $k: initramfs"; continue; }
+	out=$KD/$k/out
+	rm -rf "$out"; mkdir -p "$out"
+	t0=$(date +%s)
+	# a throttled data disk keeps the storage job storage-bound under TCG
+	DRIVE_OPTS=throttling.bps-read=33554432 VM_TIMEOUT=${VM_TIMEOUT:-900} nice \
+		"$IG_TOP/tests/kernels/run-vm.sh" "$KD/$k/vmlinuz" "$KD/$k/initrd.gz" "$out" \
+		"$IG_TOP/tests/kernels/guest.sh" "igtop=$IG_TOP"
+	diag "kernel $kver: $(( $(date +%s) - t0 )) s in the VM"
+	if [ ! -s "$out/summary.json" ]; then
+		fail "kernel $k: the guest script wrote its summary"
+		tail -20 "$out/console.log" | sed 's/^/# /'
+		continue
+	fi
+	pass "kernel $k ($kver) boots and runs the guest script"
+	sed 's/^/# /' "$out/check.txt"
+	/usr/bin/python3 - "$out/summary.json" "$k" <<'PY' > "$TMP/res-$k"
+import json, sys
+s = json.load(open(sys.argv[1])); k = sys.argv[2]
+res = []
+def check(ok, name, why=""):
+    res.append(("PASS " if ok else "FAIL ") + "kernel %s: %s" % (k, name) +
+               ("" if ok else "  [%s]" % why))
+j = s["jobs"]
+ready = s["check_rc"] == 0
+check(ready, "check says ready", s["check_summary"])
+for n in ("storage", "gil", "pagefault", "attach"):
+    r = j[n]
+    if ready:
+        check(r["rc"] == 0 and "causes" in r, "check ready, so %s runs and reports" % n,
+              "rc %s, %s" % (r["rc"], r.get("report_error") or r["err_tail"]))
+    else:
+        check(r["rc"] != 0 and r["err_tail"] and "error" in r["err_tail"][-1],
+              "check not ready, so %s ends with an error line" % n, r["err_tail"])
+want_compat = k in ("5.10",)
+check(s["check_object"].startswith("compat") == want_compat,
+      "check picks the %s object" % ("compat" if want_compat else "main"), s["check_object"])
+def first(n):
+    c = j[n].get("causes") or [("none", 0)]
+    return c[0]
+for n, want in (("storage", "storage"), ("gil", "gil"), ("pagefault", "page_fault")):
+    c = first(n)
+    check(c[0] == want and c[1] >= 0.3, "%s job: first cause %s" % (n, want),
+          "got %s" % j[n].get("causes"))
+check(any(f.startswith("sample-") for f in j["storage"].get("files", [])),
+      "storage job: the files read are named", j["storage"].get("files"))
+check(j["gil"].get("py_frames"), "gil job: Python frames of the feeder are named")
+check(j["attach"].get("processes", 0) >= 1, "attach: the running GPU process is traced",
+      j["attach"])
+if k == "6.1":
+    check(len(s["verified"]) >= 10, "6.1: the verifier's count per program is logged",
+          len(s["verified"]))
+print("\n".join(res))
+PY
+	while read -r st name; do
+		if [ "$st" = PASS ]; then pass "$name"; else fail "$name"; fi
+	done < "$TMP/res-$k"
+	for n in storage gil pagefault; do
+		diag "$k $n: $(python3 -c "import json;print(json.load(open('$out/summary.json'))['jobs']['$n'].get('causes'))")"
+	done
+	diag "$k verifier: $(tr '\n' ';' < "$out/verified.txt" | head -c 2000)"
+done
+done_testing

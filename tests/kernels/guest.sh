@@ -1,0 +1,68 @@
+#!/bin/bash
+# guest.sh: runs inside the test VM (run-vm.sh), as root, with the host's / read-only and /tmp an
+# ext4 disk; IG_TOP (kernel command line igtop=) is the source tree.  Writes under /mnt/out:
+# check.txt and check.rc (idlegap check), then per job NAME.json (the report), NAME.err and
+# NAME.rc, the verifier's per-program counts (verified.txt), and summary.json: check's verdict,
+# whether each run started, and the first causes.
+set -u
+OUT=/mnt/out
+IG_TOP=$(sed -n 's/.* igtop=\([^ ]*\).*/\1/p' /proc/cmdline)
+[ -n "$IG_TOP" ] || IG_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+IG=$IG_TOP/build/idlegap
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+export TMPDIR=/tmp
+cd /tmp
+uname -r > $OUT/kernel
+# check: its verdict is what run must agree with
+$IG check > $OUT/check.txt 2>&1; echo $? > $OUT/check.rc
+$IG check -v > $OUT/check-v.txt 2>&1
+grep -E 'debug: program .* verified' $OUT/check-v.txt | sed 's/.*program //' > $OUT/verified.txt
+
+# job NAME -- COMMAND...: idlegap run with a JSON report
+job() {
+	local name=$1; shift; shift
+	timeout 600 $IG run --no-nvml --json $OUT/$name.json -- "$@" > $OUT/$name.out 2> $OUT/$name.err
+	echo $? > $OUT/$name.rc
+}
+# storage: cold reads from the (throttled) data disk
+job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -q
+# GIL: a Python feeder and many threads that hold the GIL; its stacks named
+job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 --threads 6 -q
+# page faults: cold mmap'd samples
+job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -q
+# attach to a running GPU process: libcuda found in its maps and probed
+$IG_TOP/build/trainsim -s healthy -n 100000 -t 30 -q > /dev/null 2>&1 &
+tpid=$!
+sleep 3
+timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/attach.out 2> $OUT/attach.err
+echo $? > $OUT/attach.rc
+kill $tpid 2>/dev/null; wait
+
+python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def rd(p, d=""):
+    try: return open(os.path.join(out, p)).read().strip()
+    except OSError: return d
+s = {"kernel": rd("kernel"), "check_rc": int(rd("check.rc", "-1")),
+     "check_summary": rd("check.txt").splitlines()[-1:] or [""], "jobs": {}}
+s["check_summary"] = s["check_summary"][0]
+s["check_object"] = next((l.split(None, 2)[-1] for l in rd("check.txt").splitlines()
+                          if "BPF object" in l), "")
+s["verified"] = rd("verified.txt").splitlines()
+for name in ("storage", "gil", "pagefault", "attach"):
+    j = {"rc": int(rd(name + ".rc", "-1")), "err_tail": rd(name + ".err").splitlines()[-3:]}
+    try:
+        r = json.load(open(os.path.join(out, name + ".json")))
+        c = r.get("causes") or []
+        j["causes"] = [(x["cause"], round(x["share"], 3)) for x in c]
+        j["processes"] = len(r.get("processes") or [])
+        j["files"] = sorted({d.get("file") for x in c for d in x.get("details", [])
+                             if d.get("kind") == "file"})[:5]
+        j["py_frames"] = "trainsim.py" in json.dumps(r)
+    except Exception as e:
+        j["report_error"] = str(e)
+    s["jobs"][name] = j
+json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
+PY
+echo "guest.sh done"
