@@ -27,7 +27,7 @@ LIBS      := -lbpf -ldw -lelf -lz -ljson-c -lmicrohttpd -lpthread -ldl -lm
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libdw-dev libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
-	    curl python3-yaml qemu-system-x86 busybox-static kmod
+	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc
 
 all: $(BUILD)/idlegap
 
@@ -92,6 +92,28 @@ $(BUILD)/idlegap: $(filter-out $(ENGINE_OBJS),$(USER_OBJS)) $(ENGINE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
+# The release: VERSION names the binary's --version and the image's tag.
+IG_VERSION := $(shell cat VERSION)
+$(BUILD)/user/cli.o: CPPFLAGS += -DIG_VERSION='"$(IG_VERSION)"'
+$(BUILD)/user/cli.o: VERSION
+
+# ---- the container image (deploy/mkimage.py; README "The image") -------------
+IMAGE_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
+IMAGE      := $(BUILD)/idlegap-image-$(IG_VERSION)-$(IMAGE_ARCH).oci.tar
+# file times in the image: the last commit's, so a rebuild gives the same bytes
+IMAGE_EPOCH = $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+image: $(IMAGE)
+
+$(IMAGE): $(BUILD)/idlegap docs/idlegap.8 deploy/mkimage.py VERSION
+	$(call msg,IMAGE,$@)
+	$(Q)SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(PYTHON) deploy/mkimage.py --arch $(IMAGE_ARCH) \
+		$(IMAGE_ROOTS) --tag idlegap:$(IG_VERSION) --out $@ \
+		--entrypoint /usr/sbin/idlegap --cmd agent \
+		--label org.opencontainers.image.description="idlegap: why GPUs idle" \
+		$(BUILD)/idlegap:/usr/sbin/idlegap docs/idlegap.8:/usr/share/man/man8/idlegap.8 \
+		$(if $(V),,> /dev/null)
+
 # ---- parts with their own fragments ---------------------------------------
 include simgpu/simgpu.mk
 include workload/workload.mk
@@ -120,7 +142,7 @@ demo: deps
 	$(Q)tools/demo.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all test-progs
+	$(Q)$(MAKE) --no-print-directory all test-progs image
 	$(Q)tests/run.sh
 
 bench: deps
@@ -145,6 +167,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test bench bench-quick install uninstall vmlinux clean
+.PHONY: all deps demo test bench bench-quick install uninstall vmlinux clean image
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

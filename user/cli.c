@@ -8,7 +8,9 @@
 #include "cli.h"
 #include "log.h"
 
+#ifndef IG_VERSION		/* the Makefile gives the VERSION file's */
 #define IG_VERSION "0.1"
+#endif
 
 enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
