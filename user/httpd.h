@@ -14,6 +14,21 @@
 #define IG_HTTPD_PORT		10437
 #define IG_HTTPD_LISTEN		"127.0.0.1:10437"
 
+/*
+ * Against slow clients: connections from one client address at most, all
+ * connections at most, and the time from accepting a connection to closing
+ * it, request read and answer sent (a scrape answers in milliseconds).
+ */
+#define IG_HTTPD_PER_CLIENT	16
+#define IG_HTTPD_MAX_CONN	512
+#define IG_HTTPD_DEADLINE_S	10
+
+struct ig_httpd_limits {
+	unsigned int per_client;
+	unsigned int max_conn;
+	unsigned int deadline_ms;
+};
+
 /* A new buffer of *@len bytes (freed by the server), or -errno. */
 typedef int (*ig_httpd_render_fn)(void *ctx, char **buf, size_t *len);
 
@@ -26,6 +41,11 @@ struct ig_httpd;
  */
 struct ig_httpd *ig_httpd_start(const char *listen, ig_httpd_render_fn render,
 				void *ctx);
+/* The same with other @lim (NULL: the defaults above); EINVAL for a zero
+ * limit or max_conn under per_client. */
+struct ig_httpd *ig_httpd_start_limits(const char *listen,
+				       ig_httpd_render_fn render, void *ctx,
+				       const struct ig_httpd_limits *lim);
 /* The port it listens on (the one picked, for port 0). */
 int ig_httpd_port(const struct ig_httpd *h);
 void ig_httpd_stop(struct ig_httpd *h);
