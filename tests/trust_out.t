@@ -181,6 +181,11 @@ if ! "$IG" check > /dev/null 2>&1; then
 	done_testing
 	exit
 fi
+# top with stdout closed wrote its screen into a BPF object's fd
+timeout 20 "$IG" top >&- 2> "$TMP/err"
+rc=$?
+ok "top with stdout closed: exit 1 (got $rc), 'Bad file descriptor'" -- \
+	sh -c "[ $rc = 1 ] && grep -q 'top: Bad file descriptor' '$TMP/err'"
 "$IG" run -q --json "$TMP/j7.json" -- sh -c 'exit 7' 2> /dev/null
 is "$?" 7 "run: a job that exits 7 gives 7"
 ok "  its report still comes" -- test -s "$TMP/j7.json"
