@@ -48,6 +48,12 @@ done
 wait $reader
 is "$(json "$TMP/fromfifo" "j['gpu']['gaps'] > 0")" True "--json to a FIFO with a reader: the report goes through"
 
+# /dev/stdout is root's link to /proc's link to the open file, a pipe here
+"$IG" report -q --json /dev/stdout "$REC" | cat > "$TMP/viapipe.json"
+is "$(json "$TMP/viapipe.json" "j['gpu']['gaps'] > 0")" True "--json /dev/stdout into a pipe: written"
+"$IG" report -q --json /dev/stdout "$REC" > "$TMP/viafile.json"
+is "$(json "$TMP/viafile.json" "j['gpu']['gaps'] > 0")" True "--json /dev/stdout into a file: written"
+
 # --- --label: which part is wrong, on one line ------------------------------------
 says="KEY is not a Prometheus label name"
 one_line "--label with a bad KEY" 2 "$IG" agent --label 'a-b=v'
