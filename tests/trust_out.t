@@ -205,6 +205,11 @@ one_line "run --json to a FIFO nothing reads: refused before the job" 1 \
 	timeout 20 "$IG" run -q --json "$TMP/fifo" -- sh -c "touch '$TMP/ran'"
 ok "  the job never ran" -- test ! -e "$TMP/ran"
 says=
+says="No such file or directory"
+one_line "run: a bad --json path after -o" 1 \
+	"$IG" run -q -o "$TMP/never.igrec" --json "$TMP/no/such/j" -- true
+ok "  the recording of a run that never began is not left behind" -- test ! -e "$TMP/never.igrec"
+says=
 # folded stacks to a full disk: the errno of the write, not EIO
 LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$IG" run -q -o "$TMP/stk.igrec" -- \
 	"$IG_TOP/build/trainsim" -s cpu -n 6 -q 2> /dev/null
