@@ -48,6 +48,12 @@ done
 wait $reader
 is "$(json "$TMP/fromfifo" "j['gpu']['gaps'] > 0")" True "--json to a FIFO with a reader: the report goes through"
 
+# /dev/stdout is root's link to /proc's link to the open file, a pipe here
+"$IG" report -q --json /dev/stdout "$REC" | cat > "$TMP/viapipe.json"
+is "$(json "$TMP/viapipe.json" "j['gpu']['gaps'] > 0")" True "--json /dev/stdout into a pipe: written"
+"$IG" report -q --json /dev/stdout "$REC" > "$TMP/viafile.json"
+is "$(json "$TMP/viafile.json" "j['gpu']['gaps'] > 0")" True "--json /dev/stdout into a file: written"
+
 # --- --label: which part is wrong, on one line ------------------------------------
 says="KEY is not a Prometheus label name"
 one_line "--label with a bad KEY" 2 "$IG" agent --label 'a-b=v'
@@ -181,6 +187,11 @@ if ! "$IG" check > /dev/null 2>&1; then
 	done_testing
 	exit
 fi
+# top with stdout closed wrote its screen into a BPF object's fd
+timeout 20 "$IG" top >&- 2> "$TMP/err"
+rc=$?
+ok "top with stdout closed: exit 1 (got $rc), 'Bad file descriptor'" -- \
+	sh -c "[ $rc = 1 ] && grep -q 'top: Bad file descriptor' '$TMP/err'"
 "$IG" run -q --json "$TMP/j7.json" -- sh -c 'exit 7' 2> /dev/null
 is "$?" 7 "run: a job that exits 7 gives 7"
 ok "  its report still comes" -- test -s "$TMP/j7.json"
@@ -193,6 +204,11 @@ says="FIFO that nothing reads"
 one_line "run --json to a FIFO nothing reads: refused before the job" 1 \
 	timeout 20 "$IG" run -q --json "$TMP/fifo" -- sh -c "touch '$TMP/ran'"
 ok "  the job never ran" -- test ! -e "$TMP/ran"
+says=
+says="No such file or directory"
+one_line "run: a bad --json path after -o" 1 \
+	"$IG" run -q -o "$TMP/never.igrec" --json "$TMP/no/such/j" -- true
+ok "  the recording of a run that never began is not left behind" -- test ! -e "$TMP/never.igrec"
 says=
 # folded stacks to a full disk: the errno of the write, not EIO
 LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$IG" run -q -o "$TMP/stk.igrec" -- \

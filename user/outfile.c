@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "outfile.h"
 
@@ -187,9 +189,19 @@ int ig_outfile_walk(const char *path, int *dirfd, char *leaf, size_t n)
 	return walk(AT_FDCWD, path, &links, dirfd, leaf, n);
 }
 
+/* /proc/PID/fd/N (/dev/stdout, /dev/fd/N) names an open file, a pipe
+ * among them, not a path: the kernel's own link, for the kernel to open. */
+static bool in_proc(int dirfd)
+{
+	struct statfs sf;
+
+	return !fstatfs(dirfd, &sf) && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /*
  * Follows links at @leaf in *@dirfd (by the rule above) to what is not a
  * link, or to nothing; its lstat in @st (st_mode 0: nothing there).
+ * Returns 1 at a trusted link in /proc, left for the kernel to follow.
  */
 static int resolve_leaf(int *dirfd, char *leaf, size_t n, int *links, struct stat *st)
 {
@@ -207,6 +219,8 @@ static int resolve_leaf(int *dirfd, char *leaf, size_t n, int *links, struct sta
 			return 0;
 		if (!link_ok(st))
 			return -IG_OUT_ELINK;
+		if (in_proc(*dirfd))
+			return 1;
 		if (++*links > MAX_LINKS)
 			return -ELOOP;
 		if ((err = read_link(*dirfd, leaf, tgt, sizeof(tgt))))
@@ -243,15 +257,20 @@ static int create_fresh(int dirfd, const char *leaf, bool replace)
 	return fd;
 }
 
-/* A device, FIFO or socket the user named: written to, but a FIFO nobody
- * reads is refused rather than waited on (Ctrl-C could not end the wait). */
-static int open_special(int dirfd, const char *leaf, const struct stat *st)
+/* A device, FIFO or socket the user named, or a file /proc names: written
+ * to, but a FIFO nobody reads is refused rather than waited on (Ctrl-C
+ * could not end the wait). */
+static int open_special(int dirfd, const char *leaf, bool proc)
 {
-	int fd = openat(dirfd, leaf, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dirfd, leaf, O_WRONLY | O_NONBLOCK | O_CLOEXEC |
+			(proc ? 0 : O_NOFOLLOW));
+	struct stat st;
 	int fl;
 
+	if (fd < 0 && errno == ENXIO && !fstatat(dirfd, leaf, &st, 0) && S_ISFIFO(st.st_mode))
+		return -IG_OUT_ENOREADER;
 	if (fd < 0)
-		return errno == ENXIO && S_ISFIFO(st->st_mode) ? -IG_OUT_ENOREADER : -errno;
+		return -errno;
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
 		fl = -errno;
@@ -274,8 +293,9 @@ static int open_leaf(int *dirfd, char *leaf, size_t n, int links)
 
 	if (dot(leaf))
 		return -EISDIR;
-	if ((err = resolve_leaf(dirfd, leaf, n, &links, &st)))
-		return err;
+	err = resolve_leaf(dirfd, leaf, n, &links, &st);
+	if (err)
+		return err < 0 ? err : open_special(*dirfd, leaf, true);
 	if (dot(leaf))
 		return -EISDIR;
 	if (!st.st_mode)
@@ -283,7 +303,7 @@ static int open_leaf(int *dirfd, char *leaf, size_t n, int links)
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
-		return open_special(*dirfd, leaf, &st);
+		return open_special(*dirfd, leaf, false);
 	/* in a sticky directory open to all, another user's file stays */
 	if (fstat(*dirfd, &dst))
 		return -errno;
@@ -339,6 +359,7 @@ void ig_outfile_discard(const char *path, int fd)
 		return;
 	if (walk(AT_FDCWD, path, &links, &dirfd, leaf, sizeof(leaf)))
 		return;
+	/* 0: not a link /proc made (the user's own open file) */
 	if (!resolve_leaf(&dirfd, leaf, sizeof(leaf), &links, &st) &&
 	    S_ISREG(st.st_mode) && st.st_dev == mine.st_dev && st.st_ino == mine.st_ino)
 		unlinkat(dirfd, leaf, 0);
@@ -360,7 +381,10 @@ int ig_outfile_opendir(const char *path, bool create)
 		    errno != EEXIST)
 			err = -errno;
 	}
-	fd = err ? -1 : openat(dirfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* 1: /proc's link to an open directory, for the kernel to follow */
+	fd = err < 0 ? -1 : openat(dirfd, leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+				   (err ? 0 : O_NOFOLLOW));
+	err = err > 0 ? 0 : err;
 	if (!err && fd < 0)
 		err = errno == ELOOP ? -IG_OUT_ELINK : -errno;
 	close(dirfd);

@@ -60,11 +60,8 @@ int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr)
 		err = werr > 0 ? werr : EIO;
 	if (err && f != stdout && path)
 		ig_outfile_discard(path, fileno(f));
-	if (f != stdout && fclose(f) && !err) {
+	if (f != stdout && fclose(f) && !err)
 		err = errno;
-		if (path)
-			ig_outfile_discard(path, -1);
-	}
 	if (!err)
 		return 0;
 	ig_err("cannot write %s: %s", what, strerror(err));
