@@ -145,6 +145,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs image
 	$(Q)tests/run.sh
 
+# Debian's 5.10 and 6.1 kernels under QEMU (tests/kernels.t; KERNELS="6.1" for one)
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory all test-progs
+	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t
+
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs bench-tools
 	$(Q)$(PYTHON) tools/bench.py
@@ -167,6 +172,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test bench bench-quick install uninstall vmlinux clean image
+.PHONY: all deps demo test test-kernels bench bench-quick install uninstall vmlinux clean image
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

@@ -10,7 +10,7 @@
 
 need_root
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
-[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static ||
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
 	skip_all "no static busybox (make deps installs busybox-static)"
 [ -x "$IG_TOP/build/idlegap" ] && [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
 
@@ -73,6 +73,9 @@ check(any(f.startswith("sample-") for f in j["storage"].get("files", [])),
 check(j["gil"].get("py_frames"), "gil job: Python frames of the feeder are named")
 check(j["attach"].get("processes", 0) >= 1, "attach: the running GPU process is traced",
       j["attach"])
+a = s["agent"]
+check(a["found"] and a["rc"] == 0, "agent: a GPU job started after it is found in a window report",
+      a)
 if k == "6.1":
     check(len(s["verified"]) >= 10, "6.1: the verifier's count per program is logged",
           len(s["verified"]))

@@ -11,6 +11,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
+$(BUILD)/tests/test_log: $(BUILD)/user/log.o
 $(BUILD)/tests/test_escape: $(BUILD)/user/dump.o $(addprefix $(BUILD)/user/,pycode.o pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,pylayout.o pycode.o pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/identity.o

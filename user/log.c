@@ -34,7 +34,8 @@ void ig_log_catch_refusal(struct ig_bpf_refusal *r)
 	refusal = r;
 }
 
-/* The last lines of a verifier log that say why: not its statistics. */
+/* The last lines of a verifier log that say why: not its statistics, nor
+ * the source lines it quotes. */
 static void log_tail(const char *log, char *out, size_t n)
 {
 	const char *lines[3] = {}, *p = log, *e;
@@ -42,7 +43,7 @@ static void log_tail(const char *log, char *out, size_t n)
 
 	for (; *p; p = *e ? e + 1 : e) {
 		e = strchrnul(p, '\n');
-		if (e == p || !strncmp(p, "processed ", 10) ||
+		if (e == p || *p == ';' || !strncmp(p, "processed ", 10) ||
 		    !strncmp(p, "verification time", 17) ||
 		    !strncmp(p, "stack depth", 11) || !strncmp(p, "-- END", 6))
 			continue;

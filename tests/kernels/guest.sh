@@ -38,6 +38,26 @@ timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/at
 echo $? > $OUT/attach.rc
 kill $tpid 2>/dev/null; wait
 
+# the agent: its discovery finds a GPU job started after it, and a window report names it
+mkdir -p /tmp/agent-reports
+$IG agent --listen 127.0.0.1:9477 --window 3 --every 3 --no-nvml --reports /tmp/agent-reports \
+	> $OUT/agent.out 2> $OUT/agent.err &
+apid=$!
+sleep 3
+$IG_TOP/build/trainsim -s healthy -n 100000 -t 40 -q > /dev/null 2>&1 &
+tpid=$!
+i=0
+until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ]; do
+	sleep 1; i=$((i + 1))
+done
+echo $i > $OUT/agent.wait
+kill $tpid 2>/dev/null
+kill -TERM $apid; wait $apid; echo $? > $OUT/agent.rc
+f=$(grep -ls "\"pid\": *$tpid\b" /tmp/agent-reports/*.json | head -1)
+[ -n "$f" ] && cp "$f" $OUT/agentwin.json
+echo $tpid > $OUT/agent.tpid
+wait
+
 python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -63,6 +83,15 @@ for name in ("storage", "gil", "pagefault", "attach"):
     except Exception as e:
         j["report_error"] = str(e)
     s["jobs"][name] = j
+a = {"rc": int(rd("agent.rc", "-1")), "wait_s": int(rd("agent.wait", "-1")),
+     "err_tail": rd("agent.err").splitlines()[-3:]}
+try:
+    r = json.load(open(os.path.join(out, "agentwin.json")))
+    a["found"] = any(p.get("pid") == int(rd("agent.tpid", "0")) for p in r.get("processes", []))
+except Exception as e:
+    a["found"] = False
+    a["report_error"] = str(e)
+s["agent"] = a
 json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
 PY
 echo "guest.sh done"
