@@ -159,6 +159,12 @@ bench-quick: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs bench-tools
 	$(Q)$(PYTHON) tools/bench.py --quick
 
+# not in CI: an hour (SOAK_SECONDS) of the agent and `run` left running,
+# their RSS every 10 s
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all test-progs
+	$(Q)$(PYTHON) tools/soak.py
+
 install: $(BUILD)/idlegap
 	install -D -m 0755 $(BUILD)/idlegap $(DESTDIR)$(PREFIX)/sbin/idlegap
 	install -D -m 0644 docs/idlegap.8 $(DESTDIR)$(PREFIX)/share/man/man8/idlegap.8
@@ -172,6 +178,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test test-kernels bench bench-quick install uninstall vmlinux clean image
+.PHONY: all deps demo test test-kernels bench bench-quick install uninstall vmlinux clean image soak
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

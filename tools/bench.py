@@ -290,7 +290,7 @@ def trainsim_run(scenario, mode, tmp, quick):
 
 def end_to_end(quick, costs):
     tmp = scratch()
-    rounds = 3 if quick else 5
+    rounds = 3
     for scenario in ("healthy", "launch"):
         modes = ("untraced", "idlegap") if scenario == "healthy" else \
                 ("untraced", "bare", "idlegap")
@@ -583,7 +583,7 @@ def agent_cost(quick):
     (its 1 s window is over: no uprobe, host hooks only), and inside one
     long window (the job is found by the next 1 s look)."""
     tmp = scratch()
-    rounds = 3 if quick else 5
+    rounds = 3
     steps = "150" if quick else "300"
     truth = os.path.join(tmp, "t.json")
 
@@ -662,7 +662,7 @@ def agent_duty(quick):
         return run
 
     none, duty, cont = median_of([job, with_agent(window, every),
-                                  with_agent(3600, 3600)], 2 if quick else 3)
+                                  with_agent(3600, 3600)], 2)
     share = (duty - none) / (cont - none) if cont > none else float("inf")
     row("9", "agent duty cycle 1/6: added / continuous's", "%.2f" % share,
         "<= 0.20", share <= 0.20,
@@ -746,7 +746,7 @@ def agent_latency(quick):
     """Continuous mode: from a process mapping libcuda to the agent's uprobe
     in it."""
     lat = []
-    for _ in range(3 if quick else 5):
+    for _ in range(3):
         p = agent_start(3600, 3600)
         try:
             lat.append(float(out([sys.executable, "-c", LATEJOB], env=SIMENV)))
@@ -964,7 +964,7 @@ def stacks_cost(quick):
             "off": (traced(job, "--no-nvml"), nopy),
             "none": (job, None)}	# untraced beside untraced: the noise
     res = {k: [] for k in arms}
-    for r in range(3 if quick else 7):
+    for r in range(3 if quick else 5):
         for k, (cmd, env) in arms.items():
             # each side goes first, on either CPU, as often as the other
             pair = [(cmd, env), (job, None)][::-1 if r % 2 else 1]

@@ -40,6 +40,7 @@ struct symproc {
 	size_t nmaps;
 	uint64_t *seen;		/* sorted */
 	size_t nseen, capseen;
+	uint64_t loaded_ns;	/* when the maps were last read */
 };
 
 struct ig_symbolizer {
@@ -330,6 +331,14 @@ static int add_xmap(const struct ig_map_entry *m, void *ctx)
 	return 0;
 }
 
+static uint64_t mono_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int proc_load_maps(struct symproc *p)
 {
 	struct maps_ctx c = { .pid = p->pid };
@@ -342,6 +351,7 @@ static int proc_load_maps(struct symproc *p)
 	free(p->maps);
 	p->maps = c.v;
 	p->nmaps = c.n;
+	p->loaded_ns = mono_coarse_ns();
 	return 0;
 }
 
@@ -468,28 +478,64 @@ static void name_in_map(struct ig_symbolizer *s, struct xmap *x,
 		 base_name(x->path), off);
 }
 
-int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
-		struct ig_sym_frame *out)
+/* A stream's addresses in no mapping read the maps again at most this
+ * often: a walk astray (code without frame pointers) reads data as
+ * return addresses, each a new one, and the maps of a big process take
+ * tens of microseconds to read.  Meanwhile such an address is named
+ * unmapped, and named again when it comes back after the next read. */
+#define RELOAD_EVERY_NS	250000000ULL
+
+static int sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
+		    struct ig_sym_frame *out, bool stream)
 {
 	struct symproc *p = proc_get(s, pid);
 	struct xmap *x;
+	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!p)
 		return -ESRCH;
 	x = find_xmap(p, ip);
-	if (!x && !proc_load_maps(p))		/* mapped since (dlopen) */
+	if (!x && stream && mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
+		err = -EAGAIN;		/* in none for now */
+	else if (!x && !proc_load_maps(p))	/* mapped since (dlopen) */
 		x = find_xmap(p, ip);
 	if (!x) {
 		out->flags = IG_USYMF_UNMAPPED;
 		snprintf(out->name, sizeof(out->name), "[unmapped %#" PRIx64 "]", ip);
-		return 0;
+		return err;
 	}
 	name_in_map(s, x, ip, out);
 	return 0;
 }
 
+int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
+		struct ig_sym_frame *out)
+{
+	return sym_proc(s, pid, ip, out, false);
+}
+
 /* ---- the record stream ---------------------------------------------------- */
+
+/* Forgets @ip, remembered by seen_before: named later. */
+static void unsee(struct symproc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->nseen, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->seen[mid] == ip) {
+			memmove(p->seen + mid, p->seen + mid + 1,
+				(p->nseen - mid - 1) * sizeof(ip));
+			p->nseen--;
+			return;
+		}
+		if (p->seen[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
 
 /* Whether @ip was named for @p already; remembers it if not (the list
  * stays sorted: one insertion, not a sort per address). */
@@ -558,8 +604,14 @@ static void on_ustack(struct ig_symbolizer *s, const struct ig_ustack *st,
 	for (i = 0; i < n; i++) {
 		uint64_t ip = ig_ustack_lookup_ip(st->ips[i], i);
 		struct ig_sym_frame f;
+		int err;
 
-		if (seen_before(p, ip) || ig_sym_proc(s, st->h.tgid, ip, &f))
+		if (seen_before(p, ip))
+			continue;
+		err = sym_proc(s, st->h.tgid, ip, &f, true);
+		if (err == -EAGAIN)
+			unsee(p, ip);	/* named again once the maps are read */
+		else if (err)
 			continue;
 		emit_usym(&st->h, ip, &f, emit, ctx);
 	}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,56 @@ static void test_forget(void **state)
 	ig_pynames_free(n);
 }
 
+static bool every(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	(void)tgid;
+	return true;
+}
+
+/* A live process with ever new stacks: the table stays within its bound,
+ * the stacks seen longest ago go first (a reference counts as seen), one
+ * the caller holds stays, and the evictions are counted. */
+static void test_bounded(void **state)
+{
+	struct ig_pynames *n = ig_pynames_new();
+	const struct ig_stk_forget f = { every, keep_1, NULL };
+	struct ig_pystack ref = { .h = { .type = IG_REC_PYSTACK, .tgid = 9,
+					 .size = IG_PYSTACK_SIZE(0) },
+				  .flags = IG_PYS_REF };
+	uint64_t ev, evcode;
+	char buf[128];
+	__u32 i, m = 3 * IG_PYSTACKS_MAX;
+
+	(void)state;
+	feed_code(n, 9, 0x1000, "read_batch");
+	feed_code(n, 9, 0x2000, "train");
+	feed_stack(n, 9, 1, 0x1000, 0x2000);	/* held by the caller */
+	feed_stack(n, 9, 2, 0x1000, 0x2000);	/* in use all along */
+	for (i = 0; i < m; i++) {
+		feed_stack(n, 9, 100 + i, 0x1000, 0x2000);
+		ref.id = 2;
+		assert_int_equal(ig_pynames_feed(n, &ref.h), 0);
+		if (ig_pynames_full(n))
+			assert_int_equal(ig_pynames_trim(n, &f), 0);
+		assert_true(ig_pynames_count(n, NULL) <= IG_PYSTACKS_MAX);
+	}
+	ig_pynames_evicted(n, &ev, &evcode);
+	assert_int_equal(ev + ig_pynames_count(n, NULL), m + 2);
+	assert_true(ev >= m - IG_PYSTACKS_MAX);
+	assert_int_equal(evcode, 0);
+	for (i = 0; i < 4; i++) {
+		const __u64 id[] = { 1, 2, 100 + m - 1, 100 };
+
+		ref.id = id[i];
+		assert_int_equal(ig_pynames_frame(n, &ref, 1, buf, sizeof(buf)),
+				 i < 3 ? 2 : -ENOENT);
+		if (i < 3)
+			assert_string_equal(buf, "train (train.py)");
+	}
+	ig_pynames_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_unread_later),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
