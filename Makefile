@@ -126,6 +126,16 @@ $(IMAGE): $(BUILD)/idlegap docs/idlegap.8 deploy/mkimage.py VERSION
 		$(BUILD)/idlegap:/usr/sbin/idlegap docs/idlegap.8:/usr/share/man/man8/idlegap.8 \
 		$(if $(V),,> /dev/null)
 
+# ---- arm64 under emulation (tools/test-arm64.sh; README "arm64") --------------
+# Debian's arm64 kernel under qemu-system-aarch64 (TCG), an arm64 Debian
+# userland, the cross-built tree inside: check, a storage run, a GIL run
+# and a Python program with their Python stacks, the unit tests.
+test-arm64: deps
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all test-progs
+	$(Q)tools/test-arm64.sh
+
+.PHONY: test-arm64
+
 # ---- parts with their own fragments ---------------------------------------
 include simgpu/simgpu.mk
 include workload/workload.mk

@@ -21,7 +21,12 @@ for deb in "$D"/apt/cache/archives/*.deb; do
 	case $name in
 	# the toolchain's own C library headers, not a second copy
 	libc6-dev|libc-dev-bin|libc-devtools|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev) ;;
-	lib*|zlib*) dpkg -x "$deb" "$D/sysroot.tmp" ;;
+	lib*|zlib*)
+		dpkg -x "$deb" "$D/sysroot.tmp"
+		# its file list where dpkg keeps one (deploy/mkimage.py reads it)
+		mkdir -p "$D/sysroot.tmp/var/lib/dpkg/info"
+		dpkg-deb -c "$deb" | awk '{ sub(/^\./, "", $6); if ($6 != "/") print $6 }' |
+			sed 's|/$||' > "$D/sysroot.tmp/var/lib/dpkg/info/$name.list" ;;
 	esac
 done
 rm -rf "$D/sysroot"
