@@ -2,10 +2,31 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
-BUILD     ?= build
 PREFIX    ?= /usr/local
 CUDA_HOME ?= /usr/local/cuda
-ARCH      := x86
+# x86 (x86-64) or arm64: `make ARCH=arm64` cross-builds into build/arm64
+# with Debian's aarch64 toolchain and an arm64 sysroot of Debian packages
+# (tools/arm64-sysroot.sh; docs/design.md §2.6).
+ARCH      ?= x86
+ifeq ($(ARCH),arm64)
+BUILD     ?= build/arm64
+ARM64_DIR := $(BUILD)/deps
+SYSROOT   := $(ARM64_DIR)/sysroot
+CROSS     ?= aarch64-linux-gnu-
+CC        := $(CROSS)gcc
+AR        := $(CROSS)ar
+# headers and libraries from the sysroot; what they load, found at link time
+ARCH_FLAGS := -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/aarch64-linux-gnu \
+	      -L$(SYSROOT)/usr/lib/aarch64-linux-gnu -L$(SYSROOT)/lib/aarch64-linux-gnu \
+	      -Wl,-rpath-link,$(SYSROOT)/usr/lib/aarch64-linux-gnu \
+	      -Wl,-rpath-link,$(SYSROOT)/lib/aarch64-linux-gnu
+ARCH_DEPS := $(SYSROOT)/.done
+IMAGE_ROOTS := --root $(SYSROOT)
+else ifeq ($(ARCH),x86)
+BUILD     ?= build
+else
+$(error ARCH=$(ARCH): x86 or arm64)
+endif
 
 CC        ?= cc
 CLANG     ?= clang
@@ -16,6 +37,7 @@ Q := $(if $(V),,@)
 msg = $(if $(V),,@printf '  %-8s %s\n' '$(1)' '$(2)';)
 
 CFLAGS    ?= -O2 -g
+override CFLAGS += $(ARCH_FLAGS)
 WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -D_GNU_SOURCE -I$(BUILD) -Iuser
 DEPFLAGS   = -MMD -MP
@@ -27,7 +49,9 @@ LIBS      := -lbpf -ldw -lelf -lz -ljson-c -lmicrohttpd -lpthread -ldl -lm
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libdw-dev libjson-c-dev libcmocka-dev pkg-config python3 perl make gcc \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
-	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc
+	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc \
+	    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-user-static \
+	    binfmt-support debootstrap e2fsprogs cpio
 
 all: $(BUILD)/idlegap
 
@@ -78,7 +102,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(BUILD)/user/%.o: user/%.c | $(BPF_SKELS)
+$(BUILD)/user/%.o: user/%.c | $(BPF_SKELS) $(ARCH_DEPS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
@@ -97,6 +121,12 @@ IG_VERSION := $(shell cat VERSION)
 $(BUILD)/user/cli.o: CPPFLAGS += -DIG_VERSION='"$(IG_VERSION)"'
 $(BUILD)/user/cli.o: VERSION
 
+$(ARM64_DIR)/sysroot/.done: tools/arm64-sysroot.sh
+	$(call msg,SYSROOT,$(ARM64_DIR))
+	$(Q)mkdir -p $(ARM64_DIR)
+	$(Q)tools/arm64-sysroot.sh $(ARM64_DIR)
+	$(Q)touch $@
+
 # ---- the container image (deploy/mkimage.py; README "The image") -------------
 IMAGE_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
 IMAGE      := $(BUILD)/idlegap-image-$(IG_VERSION)-$(IMAGE_ARCH).oci.tar
@@ -113,6 +143,16 @@ $(IMAGE): $(BUILD)/idlegap docs/idlegap.8 deploy/mkimage.py VERSION
 		--label org.opencontainers.image.description="idlegap: why GPUs idle" \
 		$(BUILD)/idlegap:/usr/sbin/idlegap docs/idlegap.8:/usr/share/man/man8/idlegap.8 \
 		$(if $(V),,> /dev/null)
+
+# ---- arm64 under emulation (tools/test-arm64.sh; README "arm64") --------------
+# Debian's arm64 kernel under qemu-system-aarch64 (TCG), an arm64 Debian
+# userland, the cross-built tree inside: check, a storage run, a GIL run
+# and a Python program with their Python stacks, the unit tests.
+test-arm64: deps
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all test-progs
+	$(Q)tools/test-arm64.sh
+
+.PHONY: test-arm64
 
 # ---- parts with their own fragments ---------------------------------------
 include simgpu/simgpu.mk

@@ -15,6 +15,7 @@
 #ifndef IG_CUDA_BPF_H
 #define IG_CUDA_BPF_H
 
+#include "arch.bpf.h"
 #include "maps.bpf.h"
 
 #define CUDA_SUCCESS		0
@@ -133,13 +134,13 @@ static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
 	/* Every register load up front, at fixed context offsets: the
 	 * verifier refuses a context pointer the compiler has offset first. */
 	__u64 sp = PT_REGS_SP(ctx), a1 = PT_REGS_PARM1(ctx);
-	__u64 a2 = PT_REGS_PARM2(ctx), a4 = PT_REGS_PARM4(ctx), a6 = ctx->r9;
+	__u64 a2 = PT_REGS_PARM2(ctx), a4 = PT_REGS_PARM4(ctx), a6 = PT_REGS_ARG6(ctx);
 	__u64 h = 0;
 
 	switch (cls) {
 	case IG_AC_LAUNCH_STACK9:
-		/* x86-64: args 7.. on the stack above the return address */
-		bpf_probe_read_user(&h, sizeof(h), (void *)(sp + 24));
+		/* the 9th argument on the stack (arch.bpf.h) */
+		bpf_probe_read_user(&h, sizeof(h), (void *)(sp + LAUNCH_ARG9_SP_OFF));
 		break;
 	case IG_AC_LAUNCH_EX:
 		/* CUlaunchConfig: seven unsigned ints, then hStream at 32 */

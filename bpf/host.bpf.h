@@ -8,6 +8,7 @@
 #ifndef IG_HOST_BPF_H
 #define IG_HOST_BPF_H
 
+#include "arch.bpf.h"
 #include "maps.bpf.h"
 #include "files.bpf.h"
 #include "pystack.bpf.h"
@@ -30,23 +31,6 @@
 #define FUTEX_WAIT_REQUEUE_PI	11
 #define FUTEX_LOCK_PI2		13
 
-/* x86-64 syscall numbers that matter for classification. */
-enum {
-	NR_read = 0, NR_write = 1, NR_open = 2, NR_stat = 4, NR_fstat = 5,
-	NR_lstat = 6, NR_poll = 7, NR_ioctl = 16, NR_pread64 = 17,
-	NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_access = 21,
-	NR_select = 23, NR_msync = 26, NR_nanosleep = 35, NR_sendfile = 40,
-	NR_connect = 42, NR_accept = 43, NR_sendto = 44, NR_recvfrom = 45,
-	NR_sendmsg = 46, NR_recvmsg = 47, NR_wait4 = 61, NR_fsync = 74,
-	NR_fdatasync = 75, NR_getdents = 78, NR_futex = 202,
-	NR_getdents64 = 217, NR_epoll_wait = 232, NR_clock_nanosleep = 230,
-	NR_waitid = 247, NR_openat = 257, NR_newfstatat = 262,
-	NR_faccessat = 269, NR_pselect6 = 270, NR_ppoll = 271,
-	NR_epoll_pwait = 281, NR_accept4 = 288, NR_preadv = 295,
-	NR_recvmmsg = 299, NR_preadv2 = 327, NR_statx = 332,
-	NR_io_uring_enter = 426, NR_openat2 = 437, NR_faccessat2 = 439,
-	NR_epoll_pwait2 = 441, NR_futex_waitv = 449,
-};
 
 /* task->__state was task->state before 5.14 (commit 2f064a59a11f). */
 struct task_struct___o {
@@ -155,24 +139,18 @@ static long vma_name_cb(struct task_struct *t, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* The syscall a task is blocked in, from the registers its entry saved:
- * SYSCALL leaves the user rip in rcx and rflags in r11, and the entry code
- * saves both beside ip and flags.  An exception (a page fault) saves the
- * user's own rcx and r11 instead, which match only by accident.  This
- * spares idlegap the syscall tracepoints, which would tax every syscall
- * of every process on the machine. */
+/* The syscall a task is blocked in, from the registers its entry saved
+ * (regs_in_syscall(), arch.bpf.h).  This spares idlegap the syscall
+ * tracepoints, which would tax every syscall of every process on the
+ * machine. */
 static __always_inline long blocked_syscall(struct task_struct *t, __u64 args[3])
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	long nr = BPF_CORE_READ(regs, orig_ax);
 
-	if (nr < 0 || BPF_CORE_READ(regs, cx) != BPF_CORE_READ(regs, ip) ||
-	    BPF_CORE_READ(regs, r11) != BPF_CORE_READ(regs, flags))
+	if (!regs_in_syscall(regs))
 		return -1;
-	args[0] = BPF_CORE_READ(regs, di);
-	args[1] = BPF_CORE_READ(regs, si);
-	args[2] = BPF_CORE_READ(regs, dx);
-	return nr;
+	regs_syscall_args(regs, args);
+	return regs_syscall_nr(regs);
 }
 
 /* Decide why @t (the current task, switching out) blocked. */
@@ -231,7 +209,7 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 	case NR_openat: case NR_newfstatat: case NR_faccessat:
 	case NR_faccessat2: case NR_statx: case NR_openat2: {
 		/* path is arg 0, or arg 1 for the *at() forms */
-		const char *path = (const char *)(nr >= NR_openat ? args[1] : args[0]);
+		const char *path = (const char *)(path_in_arg0(nr) ? args[0] : args[1]);
 
 		bpf_probe_read_user_str(ts->detail.name, IG_NAME_LEN, path);
 		ts->flags |= IG_F_DETAIL_NAME;
@@ -383,44 +361,36 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 
 #define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
 
-/* The first vector of device interrupts (arch/x86/include/asm/irq_vectors.h). */
-#define FIRST_EXTERNAL_VECTOR	0x20
-
 /*
  * Is @cur running an interrupt: a device completion, network RX, a timer,
  * a softirq?  The kernel exports no plain sign: the per-CPU preempt count
  * is no BTF-typed symbol without KALLSYMS_ALL, and a depth counter kept by
  * the irq tracepoints drifts, since the kernel skips a BPF program that
  * fires while it already runs on the CPU.  Where the code runs tells:
- *  - x86-64 runs interrupts that arrive in the kernel, and softirqs, on a
- *    per-CPU stack of their own: the tracepoint's arguments (@ctx, on the
- *    kernel stack even when the BPF program has a private stack) then lie
- *    outside @cur's task stack, task->stack up to the user registers;
- *  - an interrupt that arrives in user mode runs on the task stack, right
- *    above the registers it saved there, which are then no syscall's
- *    (rcx == rip, r11 == rflags, as blocked_syscall() reads them).  The
- *    entry code sets orig_ax to -1 for interrupts and exceptions alike,
- *    so a page fault taken in user mode reads as an interrupt too: a
- *    wakeup from inside one (an mmap_lock hand-off) names no waker.
+ *  - x86-64 and arm64 run interrupts that arrive in the kernel, and
+ *    softirqs, on a per-CPU stack of their own: the tracepoint's arguments
+ *    (@ctx, on the kernel stack even when the BPF program has a private
+ *    stack) then lie outside @cur's task stack, task->stack up to the user
+ *    registers;
+ *  - on x86-64 an interrupt that arrives in user mode runs on the task
+ *    stack, right above the registers it saved there, which are then no
+ *    syscall's (task_stack_irq(), arch.bpf.h).  The entry code marks
+ *    interrupts and exceptions alike, so a page fault taken in user mode
+ *    reads as an interrupt too: a wakeup from inside one (an mmap_lock
+ *    hand-off) names no waker.  arm64 moves to the IRQ stack from user
+ *    mode too.
  */
 static __always_inline bool in_irq_context(void *ctx, struct task_struct *cur)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 	__u64 sp = 0, top = 0, base = (__u64)BPF_CORE_READ(cur, stack);
-	long orig_ax;
 
 	bpf_probe_read_kernel(&sp, sizeof(sp), &ctx);
 	bpf_probe_read_kernel(&top, sizeof(top), &regs);
 	top += sizeof(struct pt_regs);
 	if (sp < base || sp >= top)
 		return true;
-	if (!(BPF_CORE_READ(regs, cs) & 3))
-		return false;		/* a kernel thread's own frame */
-	orig_ax = BPF_CORE_READ(regs, orig_ax);
-	if (orig_ax >= 0 && BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
-	    BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags))
-		return false;		/* in a syscall */
-	return orig_ax < 0 || orig_ax >= FIRST_EXTERNAL_VECTOR;
+	return task_stack_irq(regs);
 }
 
 /* Runs in the waker's context (@ctx: the tracepoint's arguments): current
@@ -577,14 +547,14 @@ static __always_inline int handle_ld_debug(void)
  * time can be split between its own code and the CUDA driver's. */
 /*
  * In the kernel, handling a page fault taken in user mode: the saved user
- * registers are no syscall's (orig_ax -1, set for exceptions and
+ * registers are no syscall's (regs_no_syscall(): set for exceptions and
  * interrupts alike), and a fault began since the thread last ran (a fault
  * that slept ends that test; an interrupt from user mode is brief).
  */
 static __always_inline bool in_user_fault(struct pt_regs *u,
 					  const struct ig_thread_state *ts)
 {
-	return BPF_CORE_READ(u, orig_ax) == -1 && ts->fault_ts &&
+	return regs_no_syscall(u) && ts->fault_ts &&
 	       ts->fault_ts >= ts->t_on;
 }
 
@@ -594,7 +564,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	__u32 tid = (__u32)pid_tgid;
 	struct ig_thread_state *ts;
 	struct ig_sample *r;
-	__u64 ip = ctx->regs.ip, now;
+	__u64 ip = PT_REGS_IP(&ctx->regs), now;
 	__u32 flags = 0;
 
 	ts = bpf_map_lookup_elem(&threads, &tid);
@@ -604,10 +574,10 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 xol;
 
-	if (ip >= 0xffff800000000000ULL) {	/* x86-64 kernel half */
+	if (ip >= KERNEL_HALF) {
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		ip = BPF_CORE_READ(u, ip);
+		ip = PT_REGS_IP_CORE(u);
 		flags |= IG_SF_KERNEL;
 		if (in_user_fault(u, ts))
 			flags |= IG_SF_FAULT;

@@ -7,8 +7,8 @@
  *
  * The thread's PyThreadState is found once through the interpreter's thread
  * list (_PyRuntime.interpreters.head, then next), matched by the kernel tid
- * (3.11+: native_thread_id) or by pthread_self(), which on x86-64 glibc is
- * the thread's fs base (3.9, 3.10: thread_id); it is cached per thread and
+ * (3.11+: native_thread_id) or by pthread_self() (3.9, 3.10: thread_id),
+ * made from the thread pointer (task_pthread_self(), arch.bpf.h); it is cached per thread and
  * checked again at each use.  The frame chain is walked up to IG_PY_DEPTH
  * frames, one read per frame into per-CPU scratch; C shim frames (3.12+)
  * are skipped.  A stack equal to the thread's last one is not sent again.
@@ -16,6 +16,7 @@
 #ifndef IG_PYSTACK_BPF_H
 #define IG_PYSTACK_BPF_H
 
+#include "arch.bpf.h"
 #include "maps.bpf.h"
 
 #define PY_MAX_THREADS	64	/* interpreter thread-list walk */
@@ -231,7 +232,7 @@ static __always_inline void py_capture(struct task_struct *task, __u32 tid,
 	s = bpf_map_lookup_elem(&py_scratch, &key);
 	if (!s)
 		return;
-	want = o->match_tid ? tid : BPF_CORE_READ(task, thread.fsbase);
+	want = o->match_tid ? tid : task_pthread_self(task);
 	tstate = py_find_tstate(o, pt, want);
 	s->r.nframes = 0;
 	s->r.flags = 0;

@@ -14,6 +14,8 @@
 #ifndef IG_USTACK_BPF_H
 #define IG_USTACK_BPF_H
 
+#include "arch.bpf.h"
+
 #include "maps.bpf.h"
 
 /* Set by user space before load: IDLEGAP_NO_USTACKS turns capture off. */
@@ -174,29 +176,7 @@ struct {
 	__type(value, struct ustack_scan);
 } ustack_words SEC(".maps");
 
-/*
- * Whether the bytes before @ra end in a call instruction (x86-64: call
- * rel32, or call through a register or memory, ff /2, 2 to 7 bytes):
- * 1 yes, 0 no, -1 unknown.  Bytes that cannot be read (this context
- * cannot fault a page in) are no code the thread just ran, so a word
- * whose bytes miss is no return address; but the page before one near a
- * page start may be out of memory while its own page is in.
- */
-static __always_inline int after_call(__u64 ra)
-{
-	__u8 b[8];
-	int i;
-
-	if (bpf_probe_read_user(b, sizeof(b), (void *)(ra - 8)))
-		return (ra & 0xfff) < 8 &&
-		       !bpf_probe_read_user(b, 1, (void *)ra) ? -1 : 0;
-	if (b[3] == 0xe8)
-		return 1;
-	for (i = 1; i < 7; i++)
-		if (b[i] == 0xff && (b[i + 1] & 0x38) == 0x10)
-			return 1;
-	return 0;
-}
+/* after_call(): arch.bpf.h */
 
 /* The leaf scan's state, one word per bpf_loop() round (a callback is
  * verified as one body, not once per word and way the scan got there). */
@@ -404,6 +384,46 @@ __noinline __u64 ustack_leaf_memo(__u32 tid, __u64 sp, __u64 bp, bool sample)
 	return nm.ret;
 }
 
+#if defined(__TARGET_ARCH_arm64)
+/*
+ * arm64: a call leaves its return address in the link register, x30, and
+ * a function that calls nothing (a libc syscall wrapper, memcpy) keeps it
+ * there, with no frame record of its own: x29 is still its caller's.  So
+ * the innermost function's return address is lr, where it follows a call
+ * in executable memory and is not the one x29's frame record already
+ * holds.  A function that has called something and saved lr has a stale
+ * lr pointing into itself; user space drops such a second frame when it
+ * lies in the innermost frame's own function (IG_USF_LEAF).
+ */
+static __always_inline __u64 ustack_leaf_arch(struct pt_regs *regs, __u32 tid,
+					      __u64 sp, __u64 *fp, bool sample)
+{
+	__u64 lr = PT_REGS_RET_CORE(regs), frame[2] = {};
+
+	if (lr < 0x10000 || after_call(lr) != 1)
+		return 0;
+	if (*fp - sp < USTACK_SPAN &&
+	    !bpf_probe_read_user(frame, sizeof(frame), (void *)*fp) && frame[1] == lr)
+		return 0;
+	if (!have_find_vma || exec_vma(bpf_get_current_task_btf(), lr) != 1)
+		return 0;
+	return lr;
+}
+#else
+/* x86-64: the return address is on the stack, found by the leaf scan. */
+static __always_inline __u64 ustack_leaf_arch(struct pt_regs *regs, __u32 tid,
+					      __u64 sp, __u64 *fp, bool sample)
+{
+	__u32 zero = 0;
+	__u64 ret = ustack_leaf_memo(tid, sp, *fp, sample);
+	struct ustack_scan *s = bpf_map_lookup_elem(&ustack_words, &zero);
+
+	if (s)
+		*fp = s->fp;
+	return ret;
+}
+#endif
+
 /* The user stack of the current task by its frame pointers, innermost
  * first, into r->ips; returns how many. */
 static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
@@ -411,16 +431,12 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 sp = BPF_CORE_READ(regs, sp), fp = BPF_CORE_READ(regs, bp);
+	__u64 sp = PT_REGS_SP_CORE(regs), fp = PT_REGS_FP_CORE(regs);
 	__u64 frame[2], ret;
-	__u32 n = 0, i, zero = 0;
-	struct ustack_scan *s;
+	__u32 n = 0, i;
 
-	r->ips[n++] = BPF_CORE_READ(regs, ip);
-	ret = ustack_leaf_memo(tid, sp, fp, *flags & IG_USF_SAMPLE);
-	s = bpf_map_lookup_elem(&ustack_words, &zero);
-	if (s)
-		fp = s->fp;
+	r->ips[n++] = PT_REGS_IP_CORE(regs);
+	ret = ustack_leaf_arch(regs, tid, sp, &fp, *flags & IG_USF_SAMPLE);
 	if (ret) {
 		*flags |= IG_USF_LEAF;
 		r->ips[n++] = ret;

@@ -170,35 +170,34 @@ def add_elf_closure(tree, machine, srcs):
 
 
 def debian_copyrights(tree, hosts):
-    """The copyright file of each Debian package a library comes from."""
-    pkgs = set()
+    """The copyright file of each Debian package a library comes from, by
+    the package file lists (var/lib/dpkg/info/*.list) under its root; an
+    unpacked sysroot has them from tools/arm64-sysroot.sh."""
     for root in tree.roots:
+        info = os.path.join(root, "var/lib/dpkg/info")
+        if not os.path.isdir(info):
+            continue
+        want = set()
         for h in hosts:
-            if not h.startswith(root.rstrip("/") + "/") and root != "/":
+            if not os.path.abspath(h).startswith(os.path.abspath(root).rstrip("/") + "/"):
                 continue
             rel = "/" + os.path.relpath(h, root)
-            if root == "/":
-                # dpkg knows a merged-/usr file by its path before the merge
-                alts = [rel] + ([rel[4:]] if rel.startswith("/usr/") else [])
-                try:
-                    out = subprocess.run(["dpkg-query", "-S"] + alts, capture_output=True,
-                                         text=True).stdout
-                except OSError:
-                    out = ""
-                for line in out.splitlines():
-                    pkgs.add((root, line.split(":")[0]))
-    # an unpacked sysroot keeps each package's copyright under usr/share/doc
-    for root in tree.roots:
-        if root == "/":
-            continue
-        doc = os.path.join(root, "usr/share/doc")
-        if os.path.isdir(doc):
-            for p in sorted(os.listdir(doc)):
-                pkgs.add((root, p))
-    for root, p in sorted(pkgs):
-        rel = "usr/share/doc/%s/copyright" % p
-        if os.path.isfile(os.path.join(root, rel)) and not os.path.islink(os.path.join(root, rel)):
-            tree.add(rel, "file", os.path.join(root, rel))
+            want.add(rel)
+            # a merged-/usr file listed by its path before the merge
+            if rel.startswith("/usr/"):
+                want.add(rel[4:])
+        pkgs = set()
+        for name in sorted(os.listdir(info)):
+            if not name.endswith(".list"):
+                continue
+            with open(os.path.join(info, name), errors="replace") as f:
+                if want & {line.rstrip("\n") for line in f}:
+                    pkgs.add(name[:-5].split(":")[0])
+        for p in sorted(pkgs):
+            rel = "usr/share/doc/%s/copyright" % p
+            host = os.path.join(root, rel)
+            if os.path.isfile(host) and not os.path.islink(host):
+                tree.add(rel, "file", host)
 
 
 def layer_bytes(tree, mtime):

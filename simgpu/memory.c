@@ -90,8 +90,19 @@ static bool reserve32(void)
 
 	if (sim.va32_base)
 		return true;
+#ifdef MAP_32BIT
 	p = mmap(NULL, VA32_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_NORESERVE | MAP_32BIT, -1, 0);
+#else
+	/* no MAP_32BIT (arm64): ask for an address below 4 GiB, keep it only
+	 * if the kernel gave one */
+	p = mmap((void *)0x40000000UL, VA32_SIZE, PROT_NONE, MAP_PRIVATE |
+		 MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED && (uintptr_t)p + VA32_SIZE > 0x100000000ULL) {
+		munmap(p, VA32_SIZE);
+		p = MAP_FAILED;
+	}
+#endif
 	if (p == MAP_FAILED)
 		return false;
 	madvise(p, VA32_SIZE, MADV_DONTFORK);

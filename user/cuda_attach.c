@@ -54,6 +54,16 @@ static bool try_dir(const char *dir, size_t len, char *path, size_t n)
 	return access(path, R_OK) == 0;
 }
 
+/* This build's architecture as ldconfig -p names it, and its Debian
+ * multiarch directory. */
+#if defined(__aarch64__)
+#define IG_LDCONFIG_ARCH	"AArch64"
+#define IG_MULTIARCH		"aarch64-linux-gnu"
+#else
+#define IG_LDCONFIG_ARCH	"x86-64"
+#define IG_MULTIARCH		"x86_64-linux-gnu"
+#endif
+
 /* The loader cache: ask ldconfig, which knows its format. */
 static bool from_ld_cache(char *path, size_t n)
 {
@@ -66,7 +76,7 @@ static bool from_ld_cache(char *path, size_t n)
 	while (!found && fgets(line, sizeof(line), p)) {
 		char *arrow = strstr(line, "=> ");
 
-		if (!strstr(line, "libcuda.so.1 ") || !strstr(line, "x86-64") || !arrow)
+		if (!strstr(line, "libcuda.so.1 ") || !strstr(line, IG_LDCONFIG_ARCH) || !arrow)
 			continue;
 		arrow[strcspn(arrow, "\n")] = 0;
 		snprintf(path, n, "%s", arrow + 3);
@@ -79,7 +89,7 @@ static bool from_ld_cache(char *path, size_t n)
 int ig_cuda_find_for_exec(char *const envp[], char *path, size_t n)
 {
 	static const char *const defaults[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib/" IG_MULTIARCH, "/usr/lib/" IG_MULTIARCH,
 		"/lib64", "/usr/lib64", "/lib", "/usr/lib",
 	};
 	const char *llp = NULL;

@@ -202,6 +202,42 @@ int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
 	return 0;
 }
 
+/* The function a symbol's address is in: its outermost frame (the others
+ * are inlined into it), up to " (file:line)". */
+static const char *outer_frame(const struct sym *sy, size_t *len)
+{
+	const char *p = sy->name, *paren;
+	__u32 k;
+
+	for (k = 1; k < sy->nframes; k++)
+		p += strlen(p) + 1;
+	paren = strstr(p, " (");
+	*len = paren ? (size_t)(paren - p) : strlen(p);
+	return p;
+}
+
+/*
+ * Whether the leaf's return address (@sy, the stack's second address) is
+ * in the innermost frame's own function.  A return address found for a
+ * frameless leaf is in its caller, never in itself; one in the function
+ * itself is arm64's link register left from a call that function made and
+ * that returned (bpf/ustack.bpf.h, ustack_leaf_arch()).
+ */
+static bool same_function(struct ig_ustacks *t, __u32 tgid, __u64 ip0,
+			  const struct sym *sy)
+{
+	const struct ent *y = find(&t->syms, tgid, ig_ustack_lookup_ip(ip0, 0));
+	const struct sym *s0 = y ? y->val : NULL;
+	const char *a, *b;
+	size_t la, lb;
+
+	if (!s0)
+		return false;
+	a = outer_frame(s0, &la);
+	b = outer_frame(sy, &lb);
+	return la == lb && la && !memcmp(a, b, la) && a[0] != '[';
+}
+
 int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 		      const char **frames, int max)
 {
@@ -219,6 +255,9 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 
 		if (sy && (sy->flags & IG_USYMF_UNMAPPED))
 			break;
+		if (i == 1 && (s->flags & IG_USF_LEAF) && sy &&
+		    same_function(t, tgid, s->ips[0], sy))
+			continue;	/* a stale link register, no caller */
 		last = sy ? sy->flags : 0;
 		if (sy) {
 			const char *p = sy->name;

@@ -13,6 +13,17 @@
 
 void leaf_spin(unsigned long n);
 
+#if defined(__aarch64__)
+/* arm64: the return address stays in lr, x29 is spin_here()'s */
+__asm__(".text\n"
+	".globl leaf_spin\n"
+	".type leaf_spin, %function\n"
+	"leaf_spin:\n"
+	"1:	subs x0, x0, #1\n"
+	"	b.ne 1b\n"
+	"	ret\n"
+	".size leaf_spin, .-leaf_spin\n");
+#else
 __asm__(".text\n"
 	".globl leaf_spin\n"
 	".type leaf_spin, @function\n"
@@ -21,6 +32,7 @@ __asm__(".text\n"
 	"	jnz 1b\n"
 	"	ret\n"
 	".size leaf_spin, .-leaf_spin\n");
+#endif
 
 static volatile int sink;
 

@@ -270,6 +270,35 @@ static void bounded(void **state)
 	ig_ustacks_free(t);
 }
 
+/* A leaf's return address in the innermost function itself (arm64's link
+ * register left from a call that returned) is no caller: dropped; one in
+ * another function is the leaf's caller: kept. */
+static void stale_link_register(void **state)
+{
+	struct ig_ustacks *t = fixture();
+	const __u64 P = 0x7000, Q = 0x7040, R = 0x9000;
+	const char *f[40];
+
+	(void)state;
+	usym(t, P, IG_USYMF_LINE, "__libc_read (read.c:26)");
+	usym(t, Q - 1, IG_USYMF_LINE, "__libc_read (read.c:24)");
+	usym(t, R - 1, IG_USYMF_LINE, "worker_loop (loader.c:305)");
+	ustack(t, 20, IG_USF_LEAF, (const __u64[]){ P, Q, B, C }, 4);
+	assert_int_equal(ig_ustacks_frames(t, PID, 20, f, 40), 3);
+	assert_string_equal(f[0], "__libc_read (read.c:26)");
+	assert_string_equal(f[1], "worker_loop (loader.c:305)");
+	assert_string_equal(f[2], "start_thread+0x2a (libc.so.6)");
+	/* the same addresses without a leaf found: the walk's own frames */
+	ustack(t, 21, 0, (const __u64[]){ P, Q, B, C }, 4);
+	assert_int_equal(ig_ustacks_frames(t, PID, 21, f, 40), 4);
+	assert_string_equal(f[1], "__libc_read (read.c:24)");
+	/* a leaf's return address in its caller stays */
+	ustack(t, 22, IG_USF_LEAF, (const __u64[]){ P, R, B, C }, 4);
+	assert_int_equal(ig_ustacks_frames(t, PID, 22, f, 40), 4);
+	assert_string_equal(f[1], "worker_loop (loader.c:305)");
+	ig_ustacks_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +307,7 @@ int main(void)
 		cmocka_unit_test(many),
 		cmocka_unit_test(forget),
 		cmocka_unit_test(bounded),
+		cmocka_unit_test(stale_link_register),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,92 @@
+#!/bin/sh
+# The checks `make test-arm64` runs inside the arm64 guest (Debian's arm64
+# kernel under qemu-system-aarch64, tests/arm64/init.sh), as root, on the
+# cross-built tree in /opt/idlegap: `idlegap check`; a storage run whose
+# blocked reads carry arm64's syscall numbers; a GIL run and a Python
+# program traced with their Python stacks; a launch on a stream of its own
+# (the 9th argument, read from the stack); and the unit tests.  TAP.
+IG_TOP=/opt/idlegap
+export IG_TOP
+cd "$IG_TOP" || exit 1
+. tests/lib.sh
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+TS=$IG_TOP/build/trainsim
+diag "guest: $(uname -r) $(uname -m), $(nproc) CPUs, python $(python3 -c 'import sys; print(sys.version.split()[0])')"
+# lead JSON: the cause with the most idle seconds
+lead() { json "$1" 'max(j["causes"], key=lambda c: c["seconds"])["cause"] if j["causes"] else "none"'; }
+t0=$(cut -d' ' -f1 /proc/uptime)
+step() { diag "$1 at $(cut -d' ' -f1 /proc/uptime) s"; }
+
+# --- check ---------------------------------------------------------------------
+"$IG" check > "$TMP/check.txt" 2>&1
+rc=$?
+sed 's/^/# check: /' "$TMP/check.txt"
+ok "idlegap check: ready (exit $rc)" -- sh -c "test $rc = 0 && grep -q '^ready' '$TMP/check.txt'"
+step "check done"
+
+# --- storage ---------------------------------------------------------------------
+"$IG" run -q -o "$TMP/storage.igrec" -- "$TS" -s storage -t 6 -q > "$TMP/storage.out" 2>&1
+rc=$?
+sed 's/^/# storage: /' "$TMP/storage.out"
+is "$rc" 0 "storage: traced"
+"$IG" report --json "$TMP/storage.json" "$TMP/storage.igrec" > "$TMP/storage.txt" 2>&1
+sed -n '1,25s/^/# storage report: /p' "$TMP/storage.txt"
+is "$(lead "$TMP/storage.json")" storage "storage: storage leads the causes"
+"$IG" report --dump "$TMP/storage.igrec" > "$TMP/storage.dump" 2>&1
+# arm64: read 63, readv 65, pread64 67, preadv 69, preadv2 286
+ok "storage: off CPU for storage in read(2) by arm64's numbers" -- \
+	grep -qE "reason=storage syscall=(63|65|67|69|286) " "$TMP/storage.dump"
+grep -m3 "reason=storage" "$TMP/storage.dump" | sed 's/^/# /'
+step "storage done"
+
+# --- the GIL, with Python stacks --------------------------------------------------
+"$IG" run -q -o "$TMP/gil.igrec" -- /usr/bin/python3 tools/trainsim.py -s gil -t 8 -q > "$TMP/gil.out" 2>&1
+rc=$?
+sed 's/^/# gil: /' "$TMP/gil.out"
+is "$rc" 0 "gil: traced"
+"$IG" report --json "$TMP/gil.json" "$TMP/gil.igrec" > "$TMP/gil.txt" 2>&1
+sed -n '1,25s/^/# gil report: /p' "$TMP/gil.txt"
+is "$(lead "$TMP/gil.json")" gil "gil: the GIL leads the causes"
+"$IG" report --dump "$TMP/gil.igrec" > "$TMP/gil.dump" 2>&1
+ok "gil: Python stacks name tools/trainsim.py's code" -- \
+	grep -q " pystack .* stack=.*trainsim.py:" "$TMP/gil.dump"
+grep -m2 " pystack .* stack=" "$TMP/gil.dump" | cut -c1-400 | sed 's/^/# /'
+step "gil done"
+
+SCRIPT=tests/py/stacks.py
+"$IG" run -q -o "$TMP/py.igrec" -- /usr/bin/python3 "$SCRIPT" 2 > "$TMP/py.out" 2>&1
+is "$?" 0 "python stacks: traced"
+"$IG" report --dump "$TMP/py.igrec" > "$TMP/py.dump" 2>&1
+ok "python stacks: a thread blocked in os.read, in worker_read" -- \
+	grep -q " pystack .* stack=worker_read ($IG_TOP/$SCRIPT:" "$TMP/py.dump"
+ok "python stacks: the GIL holder's hold_gil, called from main" -- \
+	grep -q " pystack .* stack=hold_gil ($IG_TOP/$SCRIPT:[0-9]*) <- main (" "$TMP/py.dump"
+step "python stacks done"
+
+# --- a launch on a stream of its own: the 9th argument ------------------------------
+# cuLaunchKernel's stream is its 9th argument, on the stack: the
+# launches of a step count on the stream trainsim created, so that
+# stream's synchronize ends with them submitted (nsub > 1: the copy and
+# the kernels), not with the copy alone
+"$IG" run -q -o "$TMP/stream.igrec" -- "$TS" -s healthy -n 20 --stream nonblocking -q > "$TMP/stream.out" 2>&1
+is "$?" 0 "stream: traced"
+"$IG" report --dump "$TMP/stream.igrec" > "$TMP/stream.dump" 2>&1
+S=$(sed -n 's/.* kind=stream_new .* stream=\(0x[0-9a-f]*\) .*/\1/p' "$TMP/stream.dump" | head -1)
+grep -m2 " kind=sync_end .* stream=${S:-none} " "$TMP/stream.dump" | sed 's/^/# /'
+ok "stream: kernels launched on trainsim's stream ${S:-none} are submitted there" -- \
+	grep -qE " kind=sync_end .* stream=${S:-none} .* nsub=([2-9]|[1-9][0-9]+) " "$TMP/stream.dump"
+step "stream done"
+
+# --- unit tests --------------------------------------------------------------------
+export CMOCKA_MESSAGE_OUTPUT=TAP
+for u in build/tests/test_*; do
+	case $u in *.d) continue ;; esac
+	[ -x "$u" ] || continue
+	"$u" > "$TMP/unit.out" 2>&1
+	rc=$?
+	[ $rc = 0 ] || sed 's/^/# /' "$TMP/unit.out" | tail -20
+	is "$rc" 0 "unit: ${u##*/} ($(grep -c '^ok' "$TMP/unit.out") passed)"
+done
+step "unit tests done"
+diag "guest checks took $(echo "$(cut -d' ' -f1 /proc/uptime) $t0" | awk '{ printf "%.0f", $1 - $2 }') s"
+done_testing
