@@ -57,9 +57,16 @@ $(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,metrics.o \
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread
 
+# Raw bytes to the /metrics server over loopback.
+FUZZ_HTTP_BIN := $(BUILD)/fuzz/fuzz_http
+
+$(FUZZ_HTTP_BIN): tests/fuzz/fuzz_http.c $(BUILD)/fuzz/httpd.o
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -lmicrohttpd -lpthread
+
 fuzz-id-maybe: | $(BPF_SKELS)
-	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) || \
-		$(MAKE) --no-print-directory $(FUZZ_ID_BIN) $(FUZZ_MX_BIN); fi
+	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) $(FUZZ_HTTP_BIN) || \
+		$(MAKE) --no-print-directory $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) $(FUZZ_HTTP_BIN); fi
 
 test-progs: fuzz-id-maybe
 .PHONY: fuzz-id-maybe
