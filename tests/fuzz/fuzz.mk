@@ -41,13 +41,13 @@ fuzz: $(FUZZ_BIN)
 .PHONY: fuzz fuzz-bin fuzz-maybe
 -include $(FUZZ_OBJS:.o=.d)
 
-# The identity parsers (cgroup, environ, namespace files) under libFuzzer;
+# The identity parsers (cgroup, environ files, runtime records) under libFuzzer;
 # tests/fuzz_agent.t runs it and the metrics one in `make test`.
 FUZZ_ID_BIN := $(BUILD)/fuzz/fuzz_identity
 
 $(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/identity.o $(BUILD)/fuzz/escape.o
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c
 
 # The metrics registry fed window reports of any shape.
 FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
