@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Workload identity of a process, read on the node alone (no API server),
- * from what the workload cannot change where that exists (design.md §7.7):
+ * from what the workload cannot change where that exists (docs/design.md §7.7):
  * the pod UID and container id from the outermost kubepods cgroup the
  * kubelet made (cgroups the workload nests below its own are ignored); the
  * pod name and namespace from the container runtime's record of that

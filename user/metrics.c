@@ -109,7 +109,7 @@ void ig_metrics_free(struct ig_metrics *m)
 /* ---- label sets ---------------------------------------------------------- */
 
 /* The labels above whose values only the process vouches for
- * (design.md §7.7), comma-separated in label order. */
+ * (docs/design.md §7.7), comma-separated in label order. */
 static void self_reported(const struct ig_identity *id, int device,
 			  struct ig_lset *s)
 {
