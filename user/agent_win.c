@@ -258,6 +258,48 @@ static void save_report(struct agent *a, const char *text, size_t len)
 			a->nwindows, strerror(-err));
 }
 
+/* The records the window lost: the kernel's failed ring reservations
+ * and the records that came too late for the reorder window. */
+static unsigned long long window_lost(struct json_object *j)
+{
+	struct json_object *ev, *d;
+
+	if (!j || !json_object_object_get_ex(j, "events", &ev) ||
+	    !json_object_object_get_ex(ev, "dropped", &d))
+		return 0;
+	return (unsigned long long)json_object_get_int64(d);
+}
+
+/*
+ * A window that lost records is partial, as a recording that lost them
+ * is (docs/design.md §7.10): its report says "complete": false, so the
+ * registry counts it in idlegap_windows_partial_total.  The engine wrote
+ * the flag as the report's third member; it is rewritten in the text, so
+ * that every other number keeps the engine's own formatting.
+ */
+static int mark_partial(char **text, size_t *len)
+{
+	static const char yes[] = "\"complete\": true", no[] = "\"complete\": false";
+	char *at = strstr(*text, yes), *meta = strstr(*text, "\"meta\"");
+	char *t;
+	size_t off;
+
+	if (!at || (meta && at > meta))
+		return -EINVAL;
+	off = (size_t)(at - *text);
+	t = malloc(*len + 2);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, *text, off);
+	memcpy(t + off, no, sizeof(no) - 1);
+	memcpy(t + off + sizeof(no) - 1, at + sizeof(yes) - 1,
+	       *len - off - (sizeof(yes) - 1) + 1);
+	free(*text);
+	*text = t;
+	*len += 1;
+	return 0;
+}
+
 int ig_agent_window_close(struct agent *a, unsigned int why)
 {
 	struct ig_end end = {
@@ -265,6 +307,7 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 		.reason = why,
 	};
 	struct json_object *j;
+	unsigned long long lost;
 	char *text = NULL;
 	size_t len = 0;
 	__u64 t;
@@ -292,8 +335,18 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 		return 1;
 	}
 	a->nwindows++;
-	save_report(a, text, len);
 	j = json_tokener_parse(text);
+	lost = window_lost(j);
+	if (lost) {
+		ig_warn("window %llu lost %llu records (the ring buffer was full, "
+			"or records came too late): its report is partial",
+			a->nwindows, lost);
+		json_object_put(j);
+		j = NULL;
+		if (!mark_partial(&text, &len))
+			j = json_tokener_parse(text);
+	}
+	save_report(a, text, len);
 	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;
 	if (err)
 		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,
