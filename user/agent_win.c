@@ -300,7 +300,7 @@ static int mark_partial(char **text, size_t *len)
 	return 0;
 }
 
-int ig_agent_window_close(struct agent *a, unsigned int why)
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 {
 	struct ig_end end = {
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
@@ -315,18 +315,21 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 
 	while (ig_tracer_poll(a->tracer, 0) > 0)
 		;
-	end.h.ts = ig_agent_now();
+	end.h.ts = a->closed_at = ig_agent_now();
 	emit_stats(a, end.h.ts);
 	end.nrecords = a->nrecords + 1;
 	ig_agent_emit(a, &end.h);
 	ig_reorder_flush(a->reorder);
 	a->in_window = false;
 	/* the window ends at END: no probe while its report is made, and
-	 * until the next one */
-	t = ig_agent_now();
-	ig_discovery_detach_all(a->disc);
-	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
-		 (ig_agent_now() - t) / 1e6);
+	 * until the next one; continuous windows keep them, and the records
+	 * sent from END on wait in the ring buffer for the next window */
+	if (!keep_probes) {
+		t = ig_agent_now();
+		ig_discovery_detach_all(a->disc);
+		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+			 (ig_agent_now() - t) / 1e6);
+	}
 	ig_engine_finish(a->engine);
 	err = report_text(a, &text, &len);
 	if (err) {
