@@ -63,6 +63,12 @@ CG=/sys/fs/cgroup/unified
 [ -f /sys/fs/cgroup/cgroup.controllers ] && CG=/sys/fs/cgroup
 POD=$CG/kubepods.slice/kubepods-pod$(echo "$PUID" | tr - _).slice/cri-containerd-$CID.scope
 mkdir -p "$POD" 2>/dev/null || POD=
+# containerd's record of the container names its pod; the job's own
+# HOSTNAME (trainer-N) does not
+REC=$TMP/node/run/containerd/io.containerd.runtime.v2.task/k8s.io/$CID
+mkdir -p "$REC"
+printf '{"annotations": {"io.kubernetes.cri.sandbox-uid": "%s", "io.kubernetes.cri.sandbox-name": "trainer-pod", "io.kubernetes.cri.sandbox-namespace": "ml"}}' \
+	"$PUID" > "$REC/config.json"
 JOB=$$
 # storage: cold reads for the whole 4 s (the files dropped before each
 # read), not only until the dataset has been read once
@@ -76,7 +82,8 @@ job() {
 }
 PORT=$(free_port)
 start_agent "$TMP/a.out" --listen 127.0.0.1:$PORT --window 3 --every 3 \
-	--libcuda "$TMP/lib/libcuda.so.1" --label cluster=agenttest --reports "$TMP/reports"
+	--libcuda "$TMP/lib/libcuda.so.1" --label cluster=agenttest --reports "$TMP/reports" \
+	--node-root "$TMP/node"
 ok "agent A starts" -- kill -0 "$AGENT"
 if ! prom_start "127.0.0.1:$PORT"; then
 	fail "prometheus ready"
@@ -140,12 +147,12 @@ for s in storage:1 lock:2; do
 		'print(", ".join("%s %.3f" % (s["metric"]["cause"], float(s["value"][1])) for s in r))')"
 done
 labels=$(prom_api "idlegap_gpu_seconds_total{slurm_job=\"${JOB}1\",state=\"idle\"}" \
-	'm = r[0]["metric"] if r else {}; print(" ".join("%s=%s" % (k, m.get(k, "")) for k in ("rank", "comm", "cluster", "pod", "pod_uid", "container")))')
-is "$(echo "$labels" | cut -d' ' -f1-3)" "rank=1 comm=trainsim cluster=agenttest" \
-	"Slurm job and rank from the environment, --label on the series"
+	'm = r[0]["metric"] if r else {}; print(" ".join("%s=%s" % (k, m.get(k, "")) for k in ("rank", "comm", "cluster", "self_reported", "pod", "pod_uid", "container", "namespace")))')
+is "$(echo "$labels" | cut -d' ' -f1-4)" "rank=1 comm=trainsim cluster=agenttest self_reported=slurm_job,rank" \
+	"Slurm job and rank from the environment, flagged self-reported; --label on the series"
 if [ -n "$POD" ]; then
-	is "$(echo "$labels" | cut -d' ' -f4-)" "pod=trainer-1 pod_uid=$PUID container=$CID" \
-		"pod UID and container id from the cgroup path, pod name from HOSTNAME"
+	is "$(echo "$labels" | cut -d' ' -f5-)" "pod=trainer-pod pod_uid=$PUID container=$CID namespace=ml" \
+		"pod UID and container id from the cgroup path, pod and namespace from the runtime's record, not HOSTNAME"
 else
 	skip "pod labels from the cgroup path" "cgroup v2 not writable here"
 fi

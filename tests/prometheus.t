@@ -12,20 +12,28 @@ command -v "$PROMETHEUS" > /dev/null || skip_all "no prometheus (Debian: prometh
 command -v promtool > /dev/null || skip_all "no promtool (Debian: prometheus)"
 command -v curl > /dev/null || skip_all "no curl"
 [ -x "$SERVE" ] || skip_all "build it first: make test-progs"
-plan 15
+plan 16
 
 UID1=1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b
 CID1=3c5a8e1f9b2d4c6e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f
 # fixture PID POD NAMESPACE RANK GPU: a /proc/PID of a pod's process, given
-# GPU by the device plugin
+# GPU by the device plugin; containerd's record of its container names the
+# pod and the GPU.  The process's own HOSTNAME, service-account file and
+# NVIDIA_VISIBLE_DEVICES claim another pod and GPU, and are not believed.
 fixture() {
+	case $1 in *[!0-9]*|"") echo "# no pid: $1"; return 1;; esac
 	d=$TMP/proc/$1
+	cid=$(printf '%.56s%08d' "$CID1" "$1")
 	mkdir -p "$d/root/var/run/secrets/kubernetes.io/serviceaccount"
-	echo "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod$(echo $UID1 | tr - _).slice/cri-containerd-$CID1.scope" > "$d/cgroup"
-	printf 'PATH=/usr/bin\0HOSTNAME=%s\0RANK=%s\0WORLD_SIZE=2\0NVIDIA_VISIBLE_DEVICES=%s\0' \
-		"$2" "$4" "$5" > "$d/environ"
+	echo "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod$(echo $UID1 | tr - _).slice/cri-containerd-$cid.scope" > "$d/cgroup"
+	printf 'PATH=/usr/bin\0HOSTNAME=coredns-0\0RANK=%s\0WORLD_SIZE=2\0NVIDIA_VISIBLE_DEVICES=GPU-forged\0' \
+		"$4" > "$d/environ"
 	echo python3 > "$d/comm"
-	echo "$3" > "$d/root/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+	echo kube-system > "$d/root/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+	r=$TMP/node/run/containerd/io.containerd.runtime.v2.task/k8s.io/$cid
+	mkdir -p "$r"
+	printf '{"process": {"env": ["NVIDIA_VISIBLE_DEVICES=%s"]}, "annotations": {"io.kubernetes.cri.sandbox-uid": "%s", "io.kubernetes.cri.sandbox-name": "%s", "io.kubernetes.cri.sandbox-namespace": "%s"}}' \
+		"$5" "$UID1" "$2" "$3" > "$r/config.json"
 }
 pid_of() { json "$1" "[p['pid'] for p in j['processes'] if p['device'] is not None][0]"; }
 cause_s() { json "$1" "sum(c['seconds'] for c in j['causes'] if c['cause'] == '$2')"; }
@@ -34,12 +42,15 @@ cause_s() { json "$1" "sum(c['seconds'] for c in j['causes'] if c['cause'] == '$
 GPU0=GPU-8f3c0a1b-1111-2222-3333-444455556666
 fixture "$(pid_of "$FIX/storage.json")" trainer-0 ml 0 "$GPU0"
 fixture "$(pid_of "$TMP/lock.json")" infer-1 serving 1 3
-set -- --proc-root "$TMP/proc" --label cluster=test "$FIX/storage.json" "$TMP/lock.json"
+set -- --proc-root "$TMP/proc" --node-root "$TMP/node" --label cluster=test "$FIX/storage.json" "$TMP/lock.json"
 
 "$SERVE" --once "$@" > "$TMP/expo" 2> "$TMP/err"
 ok "promtool check metrics passes on the exposition" -- sh -c "promtool check metrics < '$TMP/expo'"
-ok "pod, namespace, container and rank labels from the fixture trees" -- \
-	grep -q "^idlegap_gpu_seconds_total{UUID=\"$GPU0\",namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"$UID1\",container=\"$CID1\",rank=\"0\",comm=\"python3\",cluster=\"test\",state=\"idle\"} " "$TMP/expo"
+CID_A=$(printf '%.56s%08d' "$CID1" "$(pid_of "$FIX/storage.json")")
+ok "pod, namespace and GPU from the runtime's record, rank flagged self-reported" -- \
+	grep -q "^idlegap_gpu_seconds_total{UUID=\"$GPU0\",namespace=\"ml\",pod=\"trainer-0\",pod_uid=\"$UID1\",container=\"$CID_A\",rank=\"0\",comm=\"python3\",self_reported=\"rank\",cluster=\"test\",state=\"idle\"} " "$TMP/expo"
+ok "nothing from the process's forged HOSTNAME, namespace file or GPUs" -- \
+	sh -c "! grep -q 'coredns\\|kube-system\\|GPU-forged' '$TMP/expo'"
 ok "a pod given the host's GPU 3 has gpu=\"3\"" -- \
 	grep -q "^idlegap_gpu_idle_seconds_total{gpu=\"3\",namespace=\"serving\",pod=\"infer-1\"," "$TMP/expo"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# /metrics under slow clients (design.md §7.5): 100 connections from one
+# /metrics under slow clients (docs/design.md §7.5): 100 connections from one
 # address that each trickle a header line every 4 s.  A scrape from another
 # address is answered all through the attack; the attacker's address holds
 # at most 16 connections; and a connection that never finishes its request

@@ -194,17 +194,22 @@ static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 	return (next - now) / 1000000 + 1 < 50 ? (int)((next - now) / 1000000 + 1) : 50;
 }
 
-/* One window, until @end or a stop: probes every process using a libcuda,
- * looks for new ones every second, reports. */
-static int run_window(struct agent *a, __u64 end)
+/* One window from @start until @end or a stop: probes every process using
+ * a libcuda, looks for new ones every second, reports.  @handover: the
+ * probes are still attached from the last window, which closed at @start;
+ * this one takes the records from that instant on.  @next: whether the
+ * next window follows at once (continuous windows keep the probes). */
+static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
+		      bool next)
 {
 	__u64 now = ig_agent_now(), next_scan = now, next_prune = now + PRUNE_EVERY_NS;
 	unsigned int why = IG_STOP_DURATION;
 	int n;
 
-	if (ig_agent_window_open(a, now))
+	if (ig_agent_window_open(a, start))
 		return 1;
-	n = ig_discovery_attach_all(a->disc, now);
+	n = handover ? ig_discovery_reannounce(a->disc, start) :
+		       ig_discovery_attach_all(a->disc, start);
 	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
 		 (ig_agent_now() - now) / 1e6);
 	for (;;) {
@@ -234,7 +239,8 @@ static int run_window(struct agent *a, __u64 end)
 		if (why != IG_STOP_DURATION || now >= end)
 			break;
 	}
-	if (ig_agent_window_close(a, why) || why == IG_STOP_ERROR)
+	if (ig_agent_window_close(a, why, next && why == IG_STOP_DURATION) ||
+	    why == IG_STOP_ERROR)
 		return 1;
 	ig_debug("window %llu: %u processes followed", a->nwindows,
 		 ig_discovery_nprocs(a->disc));
@@ -268,9 +274,18 @@ static int cycle(struct agent *a)
 	const __u64 window = (__u64)(a->o->window_s * NS), every = (__u64)(a->o->every_s * NS);
 	__u64 start = ig_agent_now();
 
+	const bool continuous = window == every;
+	bool handover = false;
+
 	while (!stop_signal) {
-		if (run_window(a, start + window))
+		if (run_window(a, start, start + window, handover, continuous))
 			return 1;
+		if (continuous && !stop_signal) {
+			/* the next window starts where this one ended */
+			start = a->closed_at;
+			handover = true;
+			continue;
+		}
 		start += every;
 		if (start < ig_agent_now())	/* a slow report: no catching up */
 			start = ig_agent_now();

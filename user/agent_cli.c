@@ -10,12 +10,13 @@
 #include "cli.h"
 #include "escape.h"
 #include "httpd.h"
+#include "identity.h"
 #include "log.h"
 #include "metrics.h"
 
 enum {
 	OPT_LISTEN = 0x200, OPT_WINDOW, OPT_EVERY, OPT_REPORTS, OPT_LIBCUDA,
-	OPT_LABEL, OPT_KEEP, OPT_MAX_MB, OPT_RINGBUF,
+	OPT_LABEL, OPT_KEEP, OPT_MAX_MB, OPT_RINGBUF, OPT_NODE_ROOT,
 };
 
 static const char doc[] =
@@ -38,6 +39,7 @@ static const struct argp_option options[] = {
 	{ "reports-max-mb", OPT_MAX_MB, "MB", 0, "At most this many MiB of reports in DIR (default 64)", 0 },
 	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda in every process instead of the one it maps", 0 },
 	{ "label", OPT_LABEL, "KEY=VALUE", 0, "A label on every series (repeatable)", 0 },
+	{ "node-root", OPT_NODE_ROOT, "DIR", 0, "Read the container runtimes' records under DIR/run (default /)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output", 0 },
 	{},
@@ -132,6 +134,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_REPORTS: o->reports_dir = arg; break;
 	case OPT_LIBCUDA: o->libcuda_path = arg; break;
 	case OPT_LABEL: add_label(st, o, arg); break;
+	case OPT_NODE_ROOT:
+		if (arg[0] != '/' || strlen(arg) >= 200)
+			fail(st, "invalid --node-root: '%s' (an absolute directory)", arg);
+		else
+			ig_identity_set_node_root(arg);
+		break;
 	case OPT_KEEP:
 		o->reports_keep = parse_count(st, arg, 1000000,
 					      "invalid --reports-keep: '%s' (1 to 1000000)");

@@ -25,6 +25,7 @@ struct agent {
 	bool in_window;
 	bool oom;
 	__u64 opened_at;		/* the window's start */
+	__u64 closed_at;		/* the last window's END */
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
 	struct ig_symbolizer *sym;
@@ -47,9 +48,11 @@ void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
 
 /* Opens a window: a fresh engine, the META record.  1 after one line. */
 int ig_agent_window_open(struct agent *a, __u64 now);
-/* Closes it: its report into the registry and --reports.  @why: an
- * enum ig_stop_reason.  1 after one line when the report cannot be made. */
-int ig_agent_window_close(struct agent *a, unsigned int why);
+/* Closes it at closed_at: its report into the registry and --reports.
+ * @why: an enum ig_stop_reason.  @keep_probes: the next window opens at
+ * closed_at with the probes as they are (continuous windows); else every
+ * uprobe is removed.  1 after one line when the report cannot be made. */
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes);
 void ig_agent_window_free(struct agent *a);
 
 #endif

@@ -259,13 +259,56 @@ static void save_report(struct agent *a, const char *text, size_t len)
 			a->nwindows, ig_outfile_strerror(err));
 }
 
-int ig_agent_window_close(struct agent *a, unsigned int why)
+/* The records the window lost: the kernel's failed ring reservations
+ * and the records that came too late for the reorder window. */
+static unsigned long long window_lost(struct json_object *j)
+{
+	struct json_object *ev, *d;
+
+	if (!j || !json_object_object_get_ex(j, "events", &ev) ||
+	    !json_object_object_get_ex(ev, "dropped", &d))
+		return 0;
+	return (unsigned long long)json_object_get_int64(d);
+}
+
+/*
+ * A window that lost records is partial, as a recording that lost them
+ * is (docs/design.md §7.10): its report says "complete": false, so the
+ * registry counts it in idlegap_windows_partial_total.  The engine wrote
+ * the flag as the report's third member; it is rewritten in the text, so
+ * that every other number keeps the engine's own formatting.
+ */
+static int mark_partial(char **text, size_t *len)
+{
+	static const char yes[] = "\"complete\": true", no[] = "\"complete\": false";
+	char *at = strstr(*text, yes), *meta = strstr(*text, "\"meta\"");
+	char *t;
+	size_t off;
+
+	if (!at || (meta && at > meta))
+		return -EINVAL;
+	off = (size_t)(at - *text);
+	t = malloc(*len + 2);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, *text, off);
+	memcpy(t + off, no, sizeof(no) - 1);
+	memcpy(t + off + sizeof(no) - 1, at + sizeof(yes) - 1,
+	       *len - off - (sizeof(yes) - 1) + 1);
+	free(*text);
+	*text = t;
+	*len += 1;
+	return 0;
+}
+
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 {
 	struct ig_end end = {
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
 		.reason = why,
 	};
 	struct json_object *j;
+	unsigned long long lost;
 	char *text = NULL;
 	size_t len = 0;
 	__u64 t;
@@ -273,18 +316,21 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 
 	while (ig_tracer_poll(a->tracer, 0) > 0)
 		;
-	end.h.ts = ig_agent_now();
+	end.h.ts = a->closed_at = ig_agent_now();
 	emit_stats(a, end.h.ts);
 	end.nrecords = a->nrecords + 1;
 	ig_agent_emit(a, &end.h);
 	ig_reorder_flush(a->reorder);
 	a->in_window = false;
 	/* the window ends at END: no probe while its report is made, and
-	 * until the next one */
-	t = ig_agent_now();
-	ig_discovery_detach_all(a->disc);
-	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
-		 (ig_agent_now() - t) / 1e6);
+	 * until the next one; continuous windows keep them, and the records
+	 * sent from END on wait in the ring buffer for the next window */
+	if (!keep_probes) {
+		t = ig_agent_now();
+		ig_discovery_detach_all(a->disc);
+		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+			 (ig_agent_now() - t) / 1e6);
+	}
 	ig_engine_finish(a->engine);
 	err = report_text(a, &text, &len);
 	if (err) {
@@ -293,8 +339,18 @@ int ig_agent_window_close(struct agent *a, unsigned int why)
 		return 1;
 	}
 	a->nwindows++;
-	save_report(a, text, len);
 	j = json_tokener_parse(text);
+	lost = window_lost(j);
+	if (lost) {
+		ig_warn("window %llu lost %llu records (the ring buffer was full, "
+			"or records came too late): its report is partial",
+			a->nwindows, lost);
+		json_object_put(j);
+		j = NULL;
+		if (!mark_partial(&text, &len))
+			j = json_tokener_parse(text);
+	}
+	save_report(a, text, len);
 	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;
 	if (err)
 		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,

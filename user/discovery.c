@@ -30,6 +30,7 @@ struct dproc {
 	dev_t lib_dev;
 	ino_t lib_ino;
 	struct ig_pyrt pyrt;	/* the record sent when python */
+	struct ig_libcuda_info *info;	/* its probes, while probed */
 };
 
 /* A dynamic loader file, hooked for every process. */
@@ -89,6 +90,7 @@ static void proc_drop(struct ig_discovery *d, struct dproc *p)
 	d->procs[p->slot] = last;
 	last->slot = p->slot;
 	ig_htab_del(&d->by_tgid, (__u64)p->tgid);
+	free(p->info);
 	free(p);
 }
 
@@ -113,8 +115,10 @@ void ig_discovery_free(struct ig_discovery *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->nprocs; i++)
+	for (i = 0; i < d->nprocs; i++) {
+		free(d->procs[i]->info);
 		free(d->procs[i]);
+	}
 	free(d->procs);
 	ig_htab_free(&d->by_tgid);
 	free(d->lds);
@@ -251,6 +255,10 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 	if (err)
 		return unprobed(d, p->tgid, lib->name, err);
 	p->probed = true;
+	free(p->info);
+	p->info = malloc(sizeof(info));
+	if (p->info)
+		*p->info = info;
 	ev.nsyms = info.nsyms;
 	ev.nattached = info.nattached;
 	event(d, &ev);
@@ -516,6 +524,30 @@ int ig_discovery_attach_all(struct ig_discovery *d, __u64 now)
 		p->due = 0;
 		if (ig_discovery_add(d, p->tgid, now) == 0 && p->probed)
 			n++;
+	}
+	return n;
+}
+
+int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < d->nprocs; i++) {
+		struct dproc *p = d->procs[i];
+		struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
+					    .ts = ts };
+
+		if (!p->probed || !p->info)
+			continue;
+		ev.name = ev.path = p->info->path;
+		ev.nsyms = p->info->nsyms;
+		ev.nattached = p->info->nattached;
+		event(d, &ev);
+		emit_libcuda(d, p->tgid, p->info, ts);
+		p->mapped = false;
+		emit_cuda_maps(d, p, ts);
+		n++;
 	}
 	return n;
 }

@@ -106,6 +106,11 @@ void ig_discovery_detach_all(struct ig_discovery *d);
  * libcuda and mapping records anew.  Returns how many are probed. */
 int ig_discovery_attach_all(struct ig_discovery *d, __u64 now);
 
+/* Continuous windows: every process probed now is announced again as
+ * attach_all would (an IG_DISC_LIBCUDA event, its libcuda and mapping
+ * records at @ts) while its probes stay as they are.  Returns how many. */
+int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts);
+
 /* A process mapping a libcuda, as ig_gpu_procs() finds it. */
 struct ig_gpu_proc {
 	pid_t pid;

@@ -4,7 +4,7 @@
  * the library, so a port in use comes back as EADDRINUSE for the caller's
  * one-line message instead of a NULL daemon without a reason.
  *
- * Slow clients (design.md §7.5): one client address holds at most
+ * Slow clients (docs/design.md §7.5): one client address holds at most
  * IG_HTTPD_PER_CLIENT connections, all of them together at most
  * IG_HTTPD_MAX_CONN, and every connection is answered with "Connection:
  * close" and shut down IG_HTTPD_DEADLINE_S seconds after it was accepted

@@ -110,6 +110,26 @@ void ig_metrics_free(struct ig_metrics *m)
 
 /* ---- label sets ---------------------------------------------------------- */
 
+/* The labels above whose values only the process vouches for
+ * (docs/design.md §7.7), comma-separated in label order. */
+static void self_reported(const struct ig_identity *id, int device,
+			  struct ig_lset *s)
+{
+	char *o = s->v[IG_MK_SELF];
+	size_t n = sizeof(s->v[IG_MK_SELF]), at = 0;
+	bool gpu = device >= 0 && (s->v[IG_MK_GPU][0] || s->v[IG_MK_UUID][0]) &&
+		   ig_identity_gpu_self(id, (unsigned int)device);
+
+#define ADD(cond, k) \
+	if ((cond) && s->v[k][0]) \
+		at += (size_t)snprintf(o + at, n - at, "%s%s", at ? "," : "", ig_metrics_keys[k]);
+	ADD(gpu, IG_MK_GPU)
+	ADD(gpu, IG_MK_UUID)
+	ADD(id->self & IG_SELF_SLURM, IG_MK_SLURM_JOB)
+	ADD(id->self & IG_SELF_RANK, IG_MK_RANK)
+#undef ADD
+}
+
 static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -126,6 +146,7 @@ static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
 		ig_identity_gpu(id, (unsigned int)device, s->v[IG_MK_GPU],
 				sizeof(s->v[IG_MK_GPU]), s->v[IG_MK_UUID],
 				sizeof(s->v[IG_MK_UUID]));
+	self_reported(id, device, s);
 }
 
 /* Keeps in @acc only the labels @s agrees with; the first one is taken. */

@@ -16,7 +16,7 @@
 	X(IG_MK_NAMESPACE, "namespace") X(IG_MK_POD, "pod") \
 	X(IG_MK_POD_UID, "pod_uid") X(IG_MK_CONTAINER, "container") \
 	X(IG_MK_SLURM_JOB, "slurm_job") X(IG_MK_RANK, "rank") \
-	X(IG_MK_COMM, "comm")
+	X(IG_MK_COMM, "comm") X(IG_MK_SELF, "self_reported")
 
 enum ig_metric_key {
 #define IG_MK_ENUM(e, name) e,

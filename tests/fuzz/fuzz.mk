@@ -41,13 +41,13 @@ fuzz: $(FUZZ_BIN)
 .PHONY: fuzz fuzz-bin fuzz-maybe
 -include $(FUZZ_OBJS:.o=.d)
 
-# The identity parsers (cgroup, environ, namespace files) under libFuzzer;
+# The identity parsers (cgroup, environ files, runtime records) under libFuzzer;
 # tests/fuzz_agent.t runs it and the metrics one in `make test`.
 FUZZ_ID_BIN := $(BUILD)/fuzz/fuzz_identity
 
 $(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/identity.o $(BUILD)/fuzz/escape.o
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c
 
 # The metrics registry fed window reports of any shape.
 FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
@@ -57,9 +57,16 @@ $(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,metrics.o \
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread
 
+# Raw bytes to the /metrics server over loopback.
+FUZZ_HTTP_BIN := $(BUILD)/fuzz/fuzz_http
+
+$(FUZZ_HTTP_BIN): tests/fuzz/fuzz_http.c $(BUILD)/fuzz/httpd.o
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -lmicrohttpd -lpthread
+
 fuzz-id-maybe: | $(BPF_SKELS)
-	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) || \
-		$(MAKE) --no-print-directory $(FUZZ_ID_BIN) $(FUZZ_MX_BIN); fi
+	$(Q)if $(FUZZ_PROBE); then $(MAKE) -q $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) $(FUZZ_HTTP_BIN) || \
+		$(MAKE) --no-print-directory $(FUZZ_ID_BIN) $(FUZZ_MX_BIN) $(FUZZ_HTTP_BIN); fi
 
 test-progs: fuzz-id-maybe
 .PHONY: fuzz-id-maybe

@@ -2,8 +2,8 @@
 /*
  * Serves the metrics of recorded window reports, for the Prometheus tests:
  *
- *   metrics_serve [--listen ADDR:PORT] [--proc-root DIR] [--label K=V]...
- *                 [--once] REPORT.json...
+ *   metrics_serve [--listen ADDR:PORT] [--proc-root DIR] [--node-root DIR]
+ *                 [--label K=V]... [--once] REPORT.json...
  *
  * Each report is one window; the identity of each of its pids is read
  * under --proc-root (a fixture tree; default /proc).  --once prints the
@@ -26,7 +26,7 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: metrics_serve [--listen ADDR:PORT] [--proc-root DIR] "
-		"[--label K=V]... [--once] REPORT.json...\n");
+		"[--node-root DIR] [--label K=V]... [--once] REPORT.json...\n");
 	return 2;
 }
 
@@ -92,6 +92,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "proc-root", required_argument, NULL, 'p' },
+		{ "node-root", required_argument, NULL, 'N' },
 		{ "label", required_argument, NULL, 'L' },
 		{ "once", no_argument, NULL, 'o' },
 		{ 0 },
@@ -109,6 +110,8 @@ int main(int argc, char **argv)
 			listen = optarg;
 		else if (c == 'p')
 			root = optarg;
+		else if (c == 'N')
+			ig_identity_set_node_root(optarg);
 		else if (c == 'o')
 			once = 1;
 		else if (c == 'L' && mo.nlabels < MAX_LABELS &&

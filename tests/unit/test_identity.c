@@ -4,7 +4,9 @@
  * temporary directory: cgroup files in the shapes real nodes write
  * (containerd, CRI-O, docker; cgroupfs and systemd drivers; v1 and v2;
  * kind; a cgroup namespace; Slurm v1 and v2), environments from torchrun
- * and Slurm, the service-account namespace file, and hostile input.
+ * and Slurm, the runtimes' records of their containers under a fixture
+ * node root, and hostile input: a workload's nested cgroups, its forged
+ * environment and its own service-account files never name another pod.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -27,85 +29,118 @@ struct fixture {
 	const char *name;
 	const char *cgroup;
 	const char *environ;	/* '\n' stands for NUL */
-	const char *ns;		/* service-account namespace file, or NULL */
+	const char *record;	/* the runtime's config.json, or NULL */
 	const char *pod_uid, *container, *runtime, *pod, *namespace;
 	const char *job, *step, *rank, *local_rank, *world;
+	unsigned int self;
 };
+
+#define REC(uid, name, ns) "{\"annotations\": {\"io.kubernetes.cri.sandbox-uid\": \"" \
+	uid "\", \"io.kubernetes.cri.sandbox-name\": \"" name "\", " \
+	"\"io.kubernetes.cri.sandbox-namespace\": \"" ns "\"}}"
+#define CRIO(uid, name, ns) "{\"annotations\": {\"io.kubernetes.pod.uid\": \"" \
+	uid "\", \"io.kubernetes.pod.name\": \"" name "\", " \
+	"\"io.kubernetes.pod.namespace\": \"" ns "\"}}"
+#define UID2	"99999999-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
+#define CID2	"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
 
 static const struct fixture fixtures[] = {
 	{ "containerd, systemd driver, v2",
 	  "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
 	  UIDU ".slice/cri-containerd-" CID ".scope\n",
 	  "PATH=/usr/bin\nHOSTNAME=trainer-7d9f-abcde\nRANK=3\nLOCAL_RANK=1\n"
-	  "WORLD_SIZE=16\n", "ml-team\n",
+	  "WORLD_SIZE=16\n", REC(UID, "trainer-7d9f-abcde", "ml-team"),
 	  UID, CID, "containerd", "trainer-7d9f-abcde", "ml-team",
-	  "", "", "3", "1", "16" },
+	  "", "", "3", "1", "16", IG_SELF_RANK },
 	{ "containerd, cgroupfs driver, v1, many controllers",
 	  "12:memory:/kubepods/burstable/pod" UID "/" CID "\n"
 	  "11:cpu,cpuacct:/kubepods/burstable/pod" UID "/" CID "\n"
 	  "1:name=systemd:/kubepods/burstable/pod" UID "/" CID "\n",
-	  "HOSTNAME=web-0\n", "default",
-	  UID, CID, "", "web-0", "default", "", "", "", "", "" },
+	  "HOSTNAME=web-0\n", REC(UID, "web-0", "default"),
+	  UID, CID, "", "web-0", "default", "", "", "", "", "", 0 },
 	{ "CRI-O, systemd driver, guaranteed QoS, conmon sibling",
 	  "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-" CID ".scope\n",
-	  "HOSTNAME=infer-1\n", NULL,
-	  UID, CID, "cri-o", "infer-1", "", "", "", "", "", "" },
+	  "HOSTNAME=forged\n", CRIO(UID, "infer-1", "serving"),
+	  UID, CID, "cri-o", "infer-1", "serving", "", "", "", "", "", 0 },
 	{ "CRI-O conmon is not the container",
 	  "0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-conmon-" CID
 	  ".scope\n", "", NULL,
-	  UID, "", "", "", "", "", "", "", "", "" },
+	  UID, "", "", "", "", "", "", "", "", "", 0 },
 	{ "docker shim, systemd driver, besteffort",
 	  "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
 	  UIDU ".slice/docker-" CID ".scope\n", "HOSTNAME=x\n", NULL,
-	  UID, CID, "docker", "x", "", "", "", "", "", "" },
+	  UID, CID, "docker", "", "", "", "", "", "", "", 0 },
 	{ "kind: a pod in a node container, systemd inside",
 	  "0::/system.slice/docker-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	  "aaaaaaaaaaaaaaaaaaaa.scope/kubelet.slice/kubelet-kubepods.slice/"
 	  "kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-pod"
 	  UIDU ".slice/cri-containerd-" CID ".scope\n", "", NULL,
-	  UID, CID, "containerd", "", "", "", "", "", "", "" },
+	  UID, CID, "containerd", "", "", "", "", "", "", "", 0 },
 	{ "read from inside another cgroup namespace",
 	  "0::/../../kubepods-burstable-pod" UIDU ".slice/cri-containerd-"
 	  CID ".scope\n", "", NULL,
-	  UID, CID, "containerd", "", "", "", "", "", "", "" },
+	  UID, CID, "containerd", "", "", "", "", "", "", "", 0 },
 	{ "static pod: a 32-hex config hash",
 	  "0::/kubepods/besteffort/pod0123456789abcdef0123456789abcdef/" CID
 	  "\n", "", NULL,
 	  "0123456789abcdef0123456789abcdef", CID, "", "", "", "", "", "", "",
-	  "" },
+	  "", 0 },
 	{ "plain docker, v1, no pod: HOSTNAME is not a pod name",
 	  "4:memory:/docker/" CID "\n", "HOSTNAME=3c5a8e1f9b2d\n", NULL,
-	  "", CID, "", "", "", "", "", "", "", "" },
+	  "", CID, "", "", "", "", "", "", "", "", 0 },
 	{ "Slurm, cgroup v1",
 	  "7:devices:/slurm/uid_1000/job_4242/step_0/task_1\n"
 	  "4:memory:/slurm/uid_1000/job_4242/step_0/task_1\n",
 	  "SLURM_JOB_ID=999\nSLURM_STEP_ID=7\nRANK=0\n", NULL,
-	  "", "", "", "", "", "4242", "0", "0", "", "" },
+	  "", "", "", "", "", "4242", "0", "0", "", "", IG_SELF_RANK },
 	{ "Slurm, cgroup v2, batch step",
 	  "0::/system.slice/slurmstepd.scope/job_31337/step_batch/user/task_0\n",
-	  "", NULL, "", "", "", "", "", "31337", "batch", "", "", "" },
+	  "", NULL, "", "", "", "", "", "31337", "batch", "", "", "", 0 },
 	{ "Slurm, cgroup v2, multiple slurmd",
 	  "0::/system.slice/node7_slurmstepd.scope/job_5/step_extern/slurm\n",
-	  "", NULL, "", "", "", "", "", "5", "extern", "", "", "" },
+	  "", NULL, "", "", "", "", "", "5", "extern", "", "", "", 0 },
 	{ "Slurm without cgroup plugin: the environment",
 	  "0::/user.slice/user-1000.slice/session-4.scope\n",
 	  "SLURM_JOB_ID=777\nSLURM_STEP_ID=2\nWORLD_SIZE=8\n", NULL,
-	  "", "", "", "", "", "777", "2", "", "", "8" },
+	  "", "", "", "", "", "777", "2", "", "", "8",
+	  IG_SELF_SLURM | IG_SELF_RANK },
 	{ "job_ outside Slurm is nothing",
 	  "0::/user.slice/job_12/step_3\n", "", NULL,
-	  "", "", "", "", "", "", "", "", "", "" },
+	  "", "", "", "", "", "", "", "", "", "", 0 },
 	{ "hostile values are dropped, not cut",
 	  "0::/kubepods/pod" UID "/" CID "\n",
 	  "HOSTNAME=a\"b\nRANK=1;drop\nLOCAL_RANK=-1\nWORLD_SIZE=\n"
-	  "SLURM_JOB_ID=12345678901234567890123456789\n", "Kube-System\n",
-	  UID, CID, "", "", "", "", "", "", "", "" },
-	{ "a pod UID of the wrong shape",
+	  "SLURM_JOB_ID=12345678901234567890123456789\n",
+	  REC(UID, "a\\\"b", "Kube-System"),
+	  UID, CID, "", "", "", "", "", "", "", "", 0 },
+	{ "a pod UID of the wrong shape: no pod, and no container below it",
 	  "0::/kubepods/pod1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5/" CID "\n"
 	  "0::/kubepods/podzf0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b/x\n", "", NULL,
-	  "", CID, "", "", "", "", "", "", "", "" },
+	  "", "", "", "", "", "", "", "", "", "", 0 },
+	{ "a workload's nested cgroup names another pod: the kubelet's stands",
+	  "0::/kubepods/burstable/pod" UID "/" CID "/kubepods/burstable/pod"
+	  UID2 "/" CID2 "\n",
+	  "HOSTNAME=coredns-5d78c9869d-abcde\n", REC(UID, "trainer-0", "ml"),
+	  UID, CID, "", "trainer-0", "ml", "", "", "", "", "", 0 },
+	{ "the same, systemd driver, the nested one a slice",
+	  "0::/kubepods.slice/kubepods-pod" UIDU ".slice/cri-containerd-" CID
+	  ".scope/kubepods-pod" UIDU ".slice/cri-containerd-" CID2 ".scope\n",
+	  "", NULL, UID, CID, "containerd", "", "", "", "", "", "", "", 0 },
+	{ "a record of another pod names nothing",
+	  "0::/kubepods/pod" UID "/" CID "\n", "",
+	  REC(UID2, "coredns-5d78c9869d-abcde", "kube-system"),
+	  UID, CID, "", "", "", "", "", "", "", "", 0 },
+	{ "no record: HOSTNAME and the environment name no pod",
+	  "0::/kubepods/pod" UID "/" CID "\n",
+	  "HOSTNAME=coredns-5d78c9869d-abcde\nSLURM_JOB_ID=5\n", NULL,
+	  UID, CID, "", "", "", "5", "", "", "", "", IG_SELF_SLURM },
+	{ "Slurm: a job_ nested in the job's cgroup is not the job",
+	  "0::/system.slice/slurmstepd.scope/job_31337/step_0/user/task_0/job_1/step_2\n",
+	  "SLURM_JOB_ID=1\n", NULL,
+	  "", "", "", "", "", "31337", "0", "", "", "", 0 },
 	{ "no trailing newline, garbage lines",
 	  "garbage\n::\n:::::\n0::/kubepods/pod" UID, "", NULL,
-	  UID, "", "", "", "", "", "", "", "", "" },
+	  UID, "", "", "", "", "", "", "", "", "", 0 },
 };
 
 static void put(const char *dir, const char *name, const char *s, size_t n)
@@ -122,7 +157,7 @@ static void put(const char *dir, const char *name, const char *s, size_t n)
 
 static void make_tree(const char *root, int pid, const struct fixture *fx)
 {
-	char dir[512], sa[600], *env = strdup(fx->environ), *p;
+	char dir[512], sa[700], rec[800], *env = strdup(fx->environ), *p;
 
 	snprintf(dir, sizeof(dir), "%s/%d", root, pid);
 	assert_int_equal(mkdir(dir, 0700), 0);
@@ -133,18 +168,28 @@ static void make_tree(const char *root, int pid, const struct fixture *fx)
 	put(dir, "environ", env, strlen(fx->environ));
 	free(env);
 	put(dir, "comm", "python3\n", 8);
-	if (!fx->ns)
-		return;
+	/* the container's own service-account file: never read */
 	snprintf(sa, sizeof(sa), "mkdir -p %s/root/var/run/secrets/"
 		 "kubernetes.io/serviceaccount", dir);
 	assert_int_equal(system(sa), 0);
 	put(dir, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace",
-	    fx->ns, strlen(fx->ns));
+	    "kube-system\n", 12);
+	if (!fx->record)
+		return;
+	snprintf(sa, sizeof(sa), "%s/node/run/%s/%s", dir,
+		 !strcmp(fx->runtime, "cri-o") ? "containers/storage/overlay-containers" :
+		 "containerd/io.containerd.runtime.v2.task/k8s.io", fx->container);
+	snprintf(rec, sizeof(rec), "mkdir -p %s%s", sa,
+		 !strcmp(fx->runtime, "cri-o") ? "/userdata" : "");
+	assert_int_equal(system(rec), 0);
+	snprintf(rec, sizeof(rec), "%s%s", sa,
+		 !strcmp(fx->runtime, "cri-o") ? "/userdata" : "");
+	put(rec, "config.json", fx->record, strlen(fx->record));
 }
 
 static void test_fixtures(void **state)
 {
-	char root[] = "/tmp/ig-identity-XXXXXX", cmd[64];
+	char root[] = "/tmp/ig-identity-XXXXXX", cmd[64], node[600];
 	size_t i;
 
 	(void)state;
@@ -155,6 +200,8 @@ static void test_fixtures(void **state)
 
 		print_message("# %s\n", fx->name);
 		make_tree(root, 100 + (int)i, fx);
+		snprintf(node, sizeof(node), "%s/%d/node", root, 100 + (int)i);
+		ig_identity_set_node_root(node);
 		assert_int_equal(ig_identity_read(root, 100 + (int)i, &id), 0);
 		assert_string_equal(id.pod_uid, fx->pod_uid);
 		assert_string_equal(id.container, fx->container);
@@ -167,7 +214,9 @@ static void test_fixtures(void **state)
 		assert_string_equal(id.local_rank, fx->local_rank);
 		assert_string_equal(id.world_size, fx->world);
 		assert_string_equal(id.comm, "python3");
+		assert_int_equal(id.self, fx->self);
 	}
+	ig_identity_set_node_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
 }
@@ -200,30 +249,50 @@ static void test_comm_escaped(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* Links inside the container resolve inside it, never in the reader's. */
-static void test_namespace_in_root(void **state)
+/* The container's own files (its service-account namespace, reached
+ * through its root) name nothing: only the runtime's record does. */
+static void test_container_files_ignored(void **state)
 {
 	char root[] = "/tmp/ig-identity-XXXXXX", cmd[1024];
 	struct ig_identity id;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	/* /var/run -> /run, as many images have it */
 	snprintf(cmd, sizeof(cmd),
-		 "cd %s && mkdir -p 8/root/var 8/root/run/secrets/kubernetes.io/serviceaccount "
-		 "9/root/var/run/secrets/kubernetes.io/serviceaccount 9/root/etc && "
-		 "ln -s /run 8/root/var/run && echo team-a > 8/root/run/secrets/kubernetes.io/serviceaccount/namespace && "
-		 "printf '0::/kubepods/pod%s/x\n' > 8/cgroup && cp 8/cgroup 9/cgroup && "
-		 "echo inside > 9/root/etc/marker && "
-		 "ln -s /etc/marker 9/root/var/run/secrets/kubernetes.io/serviceaccount/namespace",
-		 root, UID);
+		 "cd %s && mkdir -p 8/root/run/secrets/kubernetes.io/serviceaccount && "
+		 "echo kube-system > 8/root/run/secrets/kubernetes.io/serviceaccount/namespace && "
+		 "printf '0::/kubepods/pod%s/%s\n' > 8/cgroup && "
+		 "printf 'HOSTNAME=coredns-0\\0NVIDIA_VISIBLE_DEVICES=GPU-forged\\0' > 8/environ",
+		 root, UID, CID);
+	assert_int_equal(system(cmd), 0);
+	ig_identity_set_node_root(root);
+	assert_int_equal(ig_identity_read(root, 8, &id), 0);
+	assert_string_equal(id.pod_uid, UID);
+	assert_string_equal(id.namespace, "");
+	assert_string_equal(id.pod, "");
+	assert_string_equal(id.nvidia_visible, "GPU-forged");
+	assert_int_equal(id.self, IG_SELF_NVIDIA);
+	/* the runtime's record: its environment's GPUs replace the process's */
+	snprintf(cmd, sizeof(cmd),
+		 "d=%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s && mkdir -p $d && "
+		 "printf '{\"process\": {\"env\": [\"PATH=/bin\", \"NVIDIA_VISIBLE_DEVICES=GPU-real\"]}, "
+		 "\"annotations\": {\"io.kubernetes.cri.sandbox-uid\": \"%s\", "
+		 "\"io.kubernetes.cri.sandbox-name\": \"trainer-0\", "
+		 "\"io.kubernetes.cri.sandbox-namespace\": \"ml\"}}' > $d/config.json",
+		 root, CID, UID);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ig_identity_read(root, 8, &id), 0);
-	assert_string_equal(id.namespace, "team-a");
-	/* a planted absolute link reaches the container's /etc, not ours
-	 * (which has no marker) */
-	assert_int_equal(ig_identity_read(root, 9, &id), 0);
-	assert_string_equal(id.namespace, "inside");
+	assert_string_equal(id.namespace, "ml");
+	assert_string_equal(id.pod, "trainer-0");
+	assert_string_equal(id.nvidia_visible, "GPU-real");
+	assert_int_equal(id.self, 0);
+	assert_int_equal(ig_identity_gpu_self(&id, 0), 0);
+	/* a UUID the process names itself, not the container's */
+	strcpy(id.cuda_visible, "GPU-other");
+	assert_int_equal(ig_identity_gpu_self(&id, 0), 1);
+	strcpy(id.cuda_visible, "GPU-real");
+	assert_int_equal(ig_identity_gpu_self(&id, 0), 0);
+	ig_identity_set_node_root(NULL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
 }
@@ -302,8 +371,12 @@ static void test_environ_edges(void **state)
 	ig_identity_parse_environ(env, sizeof(env) - 1, &id);
 	assert_string_equal(id.rank, "5");	/* the first one wins */
 	assert_string_equal(id.local_rank, "");
-	ig_identity_parse_namespace("a.b", 3, &id);
-	assert_string_equal(id.namespace, "");
+	strcpy(id.pod_uid, UID);
+	ig_identity_parse_runtime(REC(UID, "x", "a.b"), strlen(REC(UID, "x", "a.b")), &id);
+	assert_string_equal(id.namespace, "");	/* a namespace has no dots */
+	assert_string_equal(id.pod, "x");
+	ig_identity_parse_runtime("{\"annotations\": 5}", 18, &id);
+	ig_identity_parse_runtime("{", 1, &id);
 }
 
 int main(void)
@@ -312,7 +385,7 @@ int main(void)
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_gone_and_self),
 		cmocka_unit_test(test_comm_escaped),
-		cmocka_unit_test(test_namespace_in_root),
+		cmocka_unit_test(test_container_files_ignored),
 		cmocka_unit_test(test_gpu),
 		cmocka_unit_test(test_gpu_token),
 		cmocka_unit_test(test_environ_edges),

@@ -59,6 +59,9 @@ static struct ig_pid_identity pod_id(pid_t pid, const char *rank)
 	strcpy(p.id.rank, rank);
 	strcpy(p.id.comm, "python3");
 	strcpy(p.id.cuda_visible, "GPU-aaaa-1,GPU-bbbb-2");
+	/* the runtime gave the container these GPUs (self = 0): the
+	 * process's UUIDs stand */
+	strcpy(p.id.nvidia_visible, "GPU-aaaa-1,GPU-bbbb-2");
 	return p;
 }
 
@@ -225,6 +228,35 @@ static void test_no_identity(void **state)
 	ig_metrics_free(m);
 }
 
+/* Labels only the process vouches for are named in self_reported: its
+ * rank, a Slurm job from its environment, a GPU UUID it names itself. */
+static void test_self_reported(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct ig_pid_identity id = pod_id(10, "0");
+	struct json_object *w = window(ONE_PROC, ONE_DEV, "[]");
+	char *t;
+
+	(void)state;
+	id.id.self = IG_SELF_RANK;
+	assert_int_equal(ig_metrics_add_window(m, w, &id, 1), 0);
+	t = render(m);
+	has(t, "idlegap_gpu_seconds_total{UUID=\"GPU-aaaa-1\",namespace=\"ml\",pod=\"trainer-0\","
+	    "pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",rank=\"0\",comm=\"python3\","
+	    "self_reported=\"rank\",state=\"busy\"} 2\n");
+	free(t);
+	/* the GPUs from the environment, not the runtime; a Slurm job too */
+	m = (ig_metrics_free(m), ig_metrics_new(NULL));
+	id.id.self = IG_SELF_RANK | IG_SELF_SLURM | IG_SELF_NVIDIA;
+	strcpy(id.id.slurm_job, "77");
+	assert_int_equal(ig_metrics_add_window(m, w, &id, 1), 0);
+	t = render(m);
+	has(t, "slurm_job=\"77\",rank=\"0\",comm=\"python3\",self_reported=\"UUID,slurm_job,rank\",state=\"busy\"} 2\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
 static void test_stale_and_limit(void **state)
 {
 	struct ig_metrics_opts o = { .sz = sizeof(o), .keep_windows = 2,
@@ -360,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_shared_labels_only),
 		cmocka_unit_test(test_causes_per_gpu),
 		cmocka_unit_test(test_no_identity),
+		cmocka_unit_test(test_self_reported),
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_check_label),

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Records the agent loses are shown (docs/design.md §7.10): the agent is
+# stopped (SIGSTOP) for 6 s while a busy job fills its 1 MiB ring buffer;
+# the window that lost records says "complete": false with the count in
+# events.dropped, /metrics counts it in idlegap_windows_partial_total and
+# the records in idlegap_records_lost_total, and the agent warns in one
+# line.  Windows that lost nothing stay complete.
+. "$(dirname "$0")/lib.sh"
+. "$IG_TOP/tests/lib/prom.sh"
+need_root
+TS=$IG_TOP/build/trainsim
+SIM=$IG_TOP/build/simgpu/libcuda.so.1
+[ -x "$TS" ] && [ -f "$SIM" ] || skip_all "build first: make all"
+command -v curl > /dev/null || skip_all "no curl"
+
+AGENT=
+cleanup() {
+	[ -n "$AGENT" ] && kill -CONT "$AGENT" 2>/dev/null
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+mkdir -p "$TMP/lib"
+cp "$SIM" "$TMP/lib/"
+PORT=$(prom_free_port)
+"$IG" agent --listen 127.0.0.1:$PORT --window 3 --every 3 --ringbuf-mb 1 \
+	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r" > "$TMP/a.out" 2>&1 &
+AGENT=$!
+i=0
+until grep -q 'agent: metrics on port' "$TMP/a.out" || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+ok "the agent starts" -- grep -q 'agent: metrics on port' "$TMP/a.out"
+# a job with many short steps: far more records than 1 MiB holds in 6 s
+SIMGPU_TRACE=$TMP/t.trace LD_LIBRARY_PATH=$TMP/lib "$TS" -s healthy -t 14 -n 100000000 -k 8 -d 20 -q &
+job=$!
+sleep 2
+kill -STOP "$AGENT"
+sleep 6
+kill -CONT "$AGENT"
+wait $job
+sleep 4
+curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo"
+kill "$AGENT"; wait "$AGENT"; rc=$?; AGENT=
+is "$rc" 0 "the agent exits 0 on SIGTERM"
+
+pychecks "$TMP/r" "$TMP/expo" "$TMP/a.out" <<'PY'
+import glob, json, re, sys
+from tap import check
+reps = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/*.json"))]
+lossy = [r for r in reps if r["events"]["dropped"] > 0]
+check(len(lossy) > 0, "a window lost records while the agent was stopped (%d of %d windows)" % (len(lossy), len(reps)),
+      "dropped: %r" % [r["events"]["dropped"] for r in reps])
+check(all(r["complete"] is False for r in lossy), "each window that lost records says complete: false",
+      "complete: %r" % [r["complete"] for r in lossy])
+check(all(r["complete"] is True for r in reps if r["events"]["dropped"] == 0),
+      "windows that lost nothing stay complete")
+expo = open(sys.argv[2]).read()
+def val(name):
+    m = re.search(r"^%s (\S+)$" % name, expo, re.M)
+    return float(m.group(1)) if m else None
+partial, lost = val("idlegap_windows_partial_total"), val("idlegap_records_lost_total")
+check(partial is not None and partial >= len(lossy) > 0,
+      "idlegap_windows_partial_total counts them (%s)" % partial)
+check(lost is not None and lost >= sum(r["events"]["dropped"] for r in lossy) > 0,
+      "idlegap_records_lost_total counts the records (%s)" % lost)
+log = open(sys.argv[3]).read()
+check(re.search(r"window \d+ lost \d+ records", log) is not None,
+      "the agent says so in one line")
+PY
+done_testing
