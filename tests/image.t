@@ -21,7 +21,7 @@ SIM=$IG_TOP/build/simgpu/libcuda.so.1
 ARGS="/usr/bin/python3 $IG_TOP/tests/lib/podman_args.py"
 # what this test provides and checks: the manifest must ask for no more
 CAPS=BPF,PERFMON,SYS_PTRACE
-MOUNTS=/sys/kernel/btf:ro,/sys/fs/cgroup:ro,/tmp:rw
+MOUNTS=/sys/kernel/btf:ro,/sys/fs/cgroup:ro,/run/containerd/io.containerd.runtime.v2.task:ro,/run/containers/storage/overlay-containers:ro,/tmp:rw
 PORT=10437
 [ "$(uname -m)" = x86_64 ] || skip_all "the amd64 image on $(uname -m)"
 command -v podman > /dev/null || skip_all "no podman (Debian: podman)"
@@ -194,11 +194,11 @@ grep "UUID=\"$U1\"" "$TMP/expo" > "$TMP/host.prom"
 grep "UUID=\"$U2\"" "$TMP/expo" > "$TMP/ctr.prom"
 sed 's/^/# host job: /' "$TMP/host.prom"
 sed 's/^/# container job: /' "$TMP/ctr.prom"
-ok "the host job: its GPU's busy time, labelled with its Slurm job, rank and the manifest's node label" -- \
-	grep -q "^idlegap_gpu_seconds_total{UUID=\"$U1\",slurm_job=\"$J1\",rank=\"0\",comm=\"trainsim\",node=\"node-$$\",state=\"busy\"} [0-9.e+-]*[1-9]" "$TMP/host.prom"
+ok "the host job: its GPU's busy time, labelled with its Slurm job and rank (self-reported: from its environment) and the manifest's node label" -- \
+	grep -q "^idlegap_gpu_seconds_total{UUID=\"$U1\",slurm_job=\"$J1\",rank=\"0\",comm=\"trainsim\",self_reported=\"UUID,slurm_job,rank\",node=\"node-$$\",state=\"busy\"} [0-9.e+-]*[1-9]" "$TMP/host.prom"
 ok "the host job: idle seconds by cause" -- grep -q "^idlegap_gpu_idle_seconds_total{UUID=\"$U1\",.*cause=" "$TMP/host.prom"
-ok "the container job: its GPU's busy time, labelled with its container, Slurm job and rank" -- \
-	grep -q "^idlegap_gpu_seconds_total{UUID=\"$U2\",container=\"$CID\",slurm_job=\"$J2\",rank=\"1\",comm=\"trainsim\",node=\"node-$$\",state=\"busy\"} [0-9.e+-]*[1-9]" "$TMP/ctr.prom"
+ok "the container job: its GPU's busy time, labelled with its container, Slurm job and rank (self-reported)" -- \
+	grep -q "^idlegap_gpu_seconds_total{UUID=\"$U2\",container=\"$CID\",slurm_job=\"$J2\",rank=\"1\",comm=\"trainsim\",self_reported=\"UUID,slurm_job,rank\",node=\"node-$$\",state=\"busy\"} [0-9.e+-]*[1-9]" "$TMP/ctr.prom"
 ok "the container job: idle seconds by cause" -- grep -q "^idlegap_gpu_idle_seconds_total{UUID=\"$U2\",.*cause=" "$TMP/ctr.prom"
 # lead FILE: the cause with the most idle seconds
 lead() { sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$1" | sort -gr | awk 'NR == 1 { print $2 }'; }

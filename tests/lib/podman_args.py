@@ -15,6 +15,7 @@ ports, or when the manifest asks for something this translation does not
 know (so a test cannot quietly run the agent otherwise than it is shipped).
 """
 import argparse
+import os
 import re
 import sys
 
@@ -87,8 +88,11 @@ def translate(man, a):
         ro = bool(m.get("readOnly"))
         if "hostPath" in v:
             src = v["hostPath"]["path"]
-            need(v["hostPath"].get("type") in (None, "Directory"),
-                 "hostPath type %s not translated" % v["hostPath"].get("type"))
+            kind = v["hostPath"].get("type")
+            need(kind in (None, "Directory", "DirectoryOrCreate"),
+                 "hostPath type %s not translated" % kind)
+            if kind == "DirectoryOrCreate":
+                os.makedirs(src, mode=0o755, exist_ok=True)	# as the kubelet does
         elif "emptyDir" in v:
             need(a.emptydir, "an emptyDir volume, and no --emptydir")
             src = a.emptydir
