@@ -95,6 +95,10 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct agent *a = ctx;
 
+	if (rec->type == IG_REC_GPULIB) {
+		ig_agent_on_gpulib(a, rec);
+		return;
+	}
 	ig_discovery_on_record(a->disc, rec);
 	if (rec->type == IG_REC_PROC &&
 	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
@@ -154,6 +158,7 @@ static int open_tracing(struct agent *a)
 		.sz = sizeof(to),
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
+		.gpulib_watch = true,
 	};
 	struct ig_discovery_opts d = {
 		.sz = sizeof(d),
@@ -170,6 +175,11 @@ static int open_tracing(struct agent *a)
 		ig_err("%s", why);
 		return 1;
 	}
+	/* short-lived GPU processes: seen at their first libcuda mapping
+	 * rather than at the next sweep of /proc */
+	if (ig_tracer_attach_gpulib(a->tracer, why, sizeof(why)))
+		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
+			"and those missed are not counted", why);
 	a->py = ig_pyframes_new(a->tracer);
 	d.tracer = a->tracer;
 	a->disc = ig_discovery_new(&d);
@@ -371,5 +381,6 @@ out:
 	ig_metrics_free(a.metrics);
 	free(a.ids);
 	free(a.gpus);
+	free(a.gpulib);
 	return rc;
 }
