@@ -14,6 +14,7 @@
 #include "log.h"
 #include "util.h"
 #include "privs.h"
+#include "procfs.h"
 #include "pyframes.h"
 #include "symbolize.h"
 #include "tracer.h"
@@ -68,7 +69,13 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_agent_now() - 1);
 		break;
 	case IG_DISC_UNPROBED:
-		if (ev->err == -ENOENT || ev->err == -ESRCH)	/* gone meanwhile */
+		if ((ev->err == -ENOENT || ev->err == -ESRCH) && ig_proc_exited(ev->pid)) {
+			/* gone before it could be probed: not followed (a
+			 * window counts it in gpu_processes.missed) */
+			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
+			break;
+		}
+		if (ev->err == -ENOENT || ev->err == -ESRCH)
 			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
 		else
 			ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
