@@ -72,6 +72,18 @@ int BPF_PROG(ig_exec_raw, struct task_struct *p, pid_t old_pid,
 	return handle_exec(p, old_pid, bprm);
 }
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ig_sys_enter_btf, struct pt_regs *regs, long id)
+{
+	return handle_sys_enter(regs, id);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ig_sys_enter_raw, struct pt_regs *regs, long id)
+{
+	return handle_sys_enter(regs, id);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ig_exit_btf, struct task_struct *p)
 {

@@ -26,6 +26,7 @@ enum ig_rec_type {
 	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
 	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
 	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
+	IG_REC_GPULIB = 10,	/* an untracked process maps a libcuda (agent) */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -231,6 +232,16 @@ struct ig_cuda {
  * header; readers take the header only. */
 struct ig_libopen {
 	struct ig_hdr h;
+};
+
+/* ---- IG_REC_GPULIB ---- */
+/* A process not tracked yet asked to map a file named libcuda.so*
+ * executable (mmap entry, the agent's hook only): discovery looks at it
+ * at once instead of at its next sweep of /proc, and the agent counts
+ * the ones that were gone before it could follow them. */
+struct ig_gpulib {
+	struct ig_hdr h;
+	char comm[16];
 };
 
 /* ---- IG_REC_FILE ---- */

@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "util.h"
 #include "privs.h"
+#include "procfs.h"
 #include "pyframes.h"
 #include "symbolize.h"
 #include "tracer.h"
@@ -69,7 +70,13 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_agent_now() - 1);
 		break;
 	case IG_DISC_UNPROBED:
-		if (ev->err == -ENOENT || ev->err == -ESRCH)	/* gone meanwhile */
+		if ((ev->err == -ENOENT || ev->err == -ESRCH) && ig_proc_exited(ev->pid)) {
+			/* gone before it could be probed: not followed (a
+			 * window counts it in gpu_processes.missed) */
+			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
+			break;
+		}
+		if (ev->err == -ENOENT || ev->err == -ESRCH)
 			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
 		else
 			ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
@@ -96,6 +103,10 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 {
 	struct agent *a = ctx;
 
+	if (rec->type == IG_REC_GPULIB) {
+		ig_agent_on_gpulib(a, rec);
+		return;
+	}
 	ig_discovery_on_record(a->disc, rec);
 	if (rec->type == IG_REC_PROC &&
 	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
@@ -155,6 +166,7 @@ static int open_tracing(struct agent *a)
 		.sz = sizeof(to),
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
+		.gpulib_watch = true,
 	};
 	struct ig_discovery_opts d = {
 		.sz = sizeof(d),
@@ -171,6 +183,11 @@ static int open_tracing(struct agent *a)
 		ig_err("%s", why);
 		return 1;
 	}
+	/* short-lived GPU processes: seen at their first libcuda mapping
+	 * rather than at the next sweep of /proc */
+	if (ig_tracer_attach_gpulib(a->tracer, why, sizeof(why)))
+		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
+			"and those missed are not counted", why);
 	a->py = ig_pyframes_new(a->tracer);
 	d.tracer = a->tracer;
 	a->disc = ig_discovery_new(&d);
@@ -372,5 +389,6 @@ out:
 	ig_metrics_free(a.metrics);
 	free(a.ids);
 	free(a.gpus);
+	free(a.gpulib);
 	return rc;
 }

@@ -37,7 +37,16 @@ struct agent {
 	 * IG_GPU_NAMED + i is gpus[i] (ig_identity_gpu_token) */
 	char (*gpus)[80];
 	size_t ngpus;
+	/* processes seen mapping a libcuda during the window (IG_REC_GPULIB) */
+	struct ig_agent_gpulib {
+		pid_t pid;
+		char comm[16];
+	} *gpulib;
+	size_t ngpulib, capgpulib;
 };
+
+/* GPU processes a window's report lists by pid among those it missed */
+#define IG_AGENT_MISSED_LISTED	256
 
 __u64 ig_agent_now(void);
 /* A record into the window's stream. */
@@ -45,6 +54,10 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
 /* Follows @pid in this window: tracked with its threads, TASK records,
  * its identity read.  @ts: the records' time. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
+
+/* An IG_REC_GPULIB record: the process is looked at at once and, in a
+ * window, counted among the window's GPU processes. */
+void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec);
 
 /* Opens a window: a fresh engine, the META record.  1 after one line. */
 int ig_agent_window_open(struct agent *a, __u64 now);

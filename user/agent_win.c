@@ -72,6 +72,29 @@ static bool seen(const struct agent *a, pid_t pid)
 	return false;
 }
 
+void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
+{
+	const struct ig_gpulib *g = (const struct ig_gpulib *)rec;
+	pid_t pid = (pid_t)rec->tgid;
+	__u64 now = ig_agent_now();
+	size_t i;
+
+	ig_discovery_add(a->disc, pid, now);
+	/* the mapping may still be under way: another look soon */
+	ig_discovery_watch(a->disc, pid, now);
+	if (!a->in_window || rec->ts < a->opened_at)
+		return;
+	for (i = 0; i < a->ngpulib; i++)
+		if (a->gpulib[i].pid == pid)
+			return;
+	if (a->ngpulib >= 65536 ||
+	    !ig_grow((void **)&a->gpulib, &a->capgpulib, a->ngpulib, sizeof(*a->gpulib)))
+		return;
+	a->gpulib[a->ngpulib].pid = pid;
+	ig_strcpy(a->gpulib[a->ngpulib].comm, sizeof(a->gpulib[0].comm), g->comm);
+	a->ngpulib++;
+}
+
 /* The window's device for a GPU token: the host's index, or one of the
  * GPUs named otherwise; -1 when too many. */
 static int gpu_id(struct agent *a, const char *tok)
@@ -193,6 +216,7 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	ig_pyframes_forget_sent(a->py);
 	a->nids = 0;
 	a->ngpus = 0;
+	a->ngpulib = 0;
 	a->opened_at = now;
 	a->nrecords = 0;
 	a->in_window = true;
@@ -271,33 +295,84 @@ static unsigned long long window_lost(struct json_object *j)
 	return (unsigned long long)json_object_get_int64(d);
 }
 
-/*
- * A window that lost records is partial, as a recording that lost them
- * is (docs/design.md §7.10): its report says "complete": false, so the
- * registry counts it in idlegap_windows_partial_total.  The engine wrote
- * the flag as the report's third member; it is rewritten in the text, so
- * that every other number keeps the engine's own formatting.
- */
-static int mark_partial(char **text, size_t *len)
+/* The GPU processes seen mapping a libcuda in the window: how many, how
+ * many were followed (in the report's processes), and those that ended
+ * before they could be, by pid. */
+static struct json_object *gpu_processes(const struct agent *a,
+					 unsigned long long *missed)
 {
-	static const char yes[] = "\"complete\": true", no[] = "\"complete\": false";
-	char *at = strstr(*text, yes), *meta = strstr(*text, "\"meta\"");
-	char *t;
-	size_t off;
+	struct json_object *o = json_object_new_object();
+	struct json_object *l = json_object_new_array();
+	size_t i, listed = 0;
 
-	if (!at || (meta && at > meta))
-		return -EINVAL;
-	off = (size_t)(at - *text);
-	t = malloc(*len + 2);
+	*missed = 0;
+	for (i = 0; o && l && i < a->ngpulib; i++) {
+		struct json_object *p;
+
+		if (seen(a, a->gpulib[i].pid))
+			continue;
+		(*missed)++;
+		if (listed == IG_AGENT_MISSED_LISTED)
+			continue;
+		p = json_object_new_object();
+		json_object_object_add(p, "pid", json_object_new_int64(a->gpulib[i].pid));
+		json_object_object_add(p, "comm", json_object_new_string(a->gpulib[i].comm));
+		json_object_array_add(l, p);
+		listed++;
+	}
+	if (!o || !l) {
+		json_object_put(o);
+		json_object_put(l);
+		return NULL;
+	}
+	json_object_object_add(o, "mapped", json_object_new_int64((int64_t)a->ngpulib));
+	json_object_object_add(o, "followed", json_object_new_int64((int64_t)(a->ngpulib - *missed)));
+	json_object_object_add(o, "missed", json_object_new_int64((int64_t)*missed));
+	json_object_object_add(o, "missed_list", l);
+	json_object_object_add(o, "missed_list_omitted",
+			       json_object_new_int64((int64_t)(*missed - listed)));
+	return o;
+}
+
+/*
+ * What the agent adds to the engine's report (docs/design.md §7.10): a
+ * window that lost records is partial, as a recording that lost them is
+ * ("complete": false, so the registry counts it in
+ * idlegap_windows_partial_total), and "gpu_processes".  The report is
+ * written again from its parse, which keeps every number as the engine
+ * printed it.
+ */
+static int amend(struct agent *a, struct json_object *j, char **text, size_t *len)
+{
+	struct json_object *gp;
+	unsigned long long lost = window_lost(j), missed;
+	const char *t;
+
+	if (lost) {
+		ig_warn("window %llu lost %llu records (the ring buffer was full, "
+			"or records came too late): its report is partial",
+			a->nwindows, lost);
+		json_object_object_add(j, "complete", json_object_new_boolean(0));
+	}
+	gp = gpu_processes(a, &missed);
+	if (!gp)
+		return -ENOMEM;
+	json_object_object_add(j, "gpu_processes", gp);
+	if (missed)
+		ig_debug("window %llu: %llu GPU processes ended before they were followed",
+			 a->nwindows, missed);
+	t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!t)
 		return -ENOMEM;
-	memcpy(t, *text, off);
-	memcpy(t + off, no, sizeof(no) - 1);
-	memcpy(t + off + sizeof(no) - 1, at + sizeof(yes) - 1,
-	       *len - off - (sizeof(yes) - 1) + 1);
 	free(*text);
-	*text = t;
-	*len += 1;
+	*len = strlen(t) + 1;
+	*text = malloc(*len + 1);
+	if (!*text)
+		return -ENOMEM;
+	memcpy(*text, t, *len - 1);
+	(*text)[*len - 1] = '\n';
+	(*text)[*len] = '\0';
 	return 0;
 }
 
@@ -308,7 +383,6 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 		.reason = why,
 	};
 	struct json_object *j;
-	unsigned long long lost;
 	char *text = NULL;
 	size_t len = 0;
 	__u64 t;
@@ -340,15 +414,12 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	}
 	a->nwindows++;
 	j = json_tokener_parse(text);
-	lost = window_lost(j);
-	if (lost) {
-		ig_warn("window %llu lost %llu records (the ring buffer was full, "
-			"or records came too late): its report is partial",
-			a->nwindows, lost);
+	if (j && amend(a, j, &text, &len)) {
+		ig_err("cannot make window %llu's report: out of memory", a->nwindows);
 		json_object_put(j);
-		j = NULL;
-		if (!mark_partial(&text, &len))
-			j = json_tokener_parse(text);
+		free(text);
+		ig_agent_window_free(a);
+		return 1;
 	}
 	save_report(a, text, len);
 	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;

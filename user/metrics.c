@@ -414,6 +414,12 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	m->partial += !done || !json_object_get_boolean(done);
 	m->observed += ig_jsec(r, "duration_s");
 	m->lost += (uint64_t)(jint(ev, "dropped", 0) > 0 ? jint(ev, "dropped", 0) : 0);
+	{
+		struct json_object *gp = ig_jget(r, "gpu_processes", json_type_object);
+		long long missed = gp ? jint(gp, "missed", 0) : 0;
+
+		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
+	}
 	for (m->processes = 0, i = 0; i < n; i++)
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;

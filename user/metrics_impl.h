@@ -67,6 +67,7 @@ struct ig_metrics {
 	size_t nlabels;
 	const char *version;
 	uint64_t windows, partial, lost, dropped_stale, dropped_limit;
+	uint64_t gpu_missed;	/* GPU processes gone before they were followed */
 	uint64_t processes;
 	char *refused;		/* the last label set over the limit */
 	uint64_t refused_at;	/* and its window */

@@ -189,6 +189,10 @@ static void agent(struct out *o)
 	       "Trace records dropped before the analysis.");
 	series(o, "idlegap_records_lost_total", NULL, NULL, NULL, "%.0f",
 	       (double)m->lost);
+	family(o, "idlegap_gpu_processes_missed_total", "counter",
+	       "GPU processes that mapped libcuda in a window and ended before they were followed.");
+	series(o, "idlegap_gpu_processes_missed_total", NULL, NULL, NULL, "%.0f",
+	       (double)m->gpu_missed);
 	family(o, "idlegap_processes", "gauge",
 	       "GPU processes in the last window.");
 	series(o, "idlegap_processes", NULL, NULL, NULL, "%.0f",

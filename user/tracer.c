@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,14 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	int err;
 
 	pick_flavours(t);
+	{
+		bool want = opts->sz > offsetof(struct ig_tracer_opts, gpulib_watch) &&
+			    opts->gpulib_watch;
+		bool btf = want && ig_probe_tp_btf("sys_enter");
+
+		bpf_program__set_autoload(t->skel->progs.ig_sys_enter_btf, btf);
+		bpf_program__set_autoload(t->skel->progs.ig_sys_enter_raw, want && !btf);
+	}
 	t->multi = ig_use_uprobe_multi();
 	if (t->multi)
 		uprobe_multi_progs(t);
@@ -254,6 +263,13 @@ static int attach_prog(struct ig_tracer *t, struct bpf_program *p, char *why,
 	snprintf(why, n, "cannot attach %s: %s%s%s", bpf_program__section_name(p),
 		 strerror(-err), hint ? ": " : "", hint ? hint : "");
 	return err;
+}
+
+int ig_tracer_attach_gpulib(struct ig_tracer *t, char *why, size_t n)
+{
+	int err = attach_prog(t, t->skel->progs.ig_sys_enter_btf, why, n);
+
+	return err ? err : attach_prog(t, t->skel->progs.ig_sys_enter_raw, why, n);
 }
 
 /* Forks first: a thread or child created while the initial set is

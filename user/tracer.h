@@ -20,6 +20,7 @@ struct ig_tracer_opts {
 	size_t sz;
 	__u64 min_offcpu_ns;	/* off-CPU intervals shorter are not sent */
 	__u32 ringbuf_mb;	/* 0: default (16) */
+	bool gpulib_watch;	/* load the sys_enter hook (IG_REC_GPULIB) */
 };
 
 enum ig_uprobe_kind {
@@ -35,6 +36,9 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 				 ig_record_fn fn, void *ctx, char *why, size_t n);
 /* Attaches the host tracepoints.  Negative errno, with @why set. */
 int ig_tracer_attach_host(struct ig_tracer *t, char *why, size_t n);
+/* Attaches the sys_enter hook that sends IG_REC_GPULIB (the tracer was
+ * opened with gpulib_watch).  Negative errno, with @why set. */
+int ig_tracer_attach_gpulib(struct ig_tracer *t, char *why, size_t n);
 /* Adds a process and its current threads.  Negative errno. */
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Where @tgid's Python frames are (NULL: forget them).  Negative errno. */

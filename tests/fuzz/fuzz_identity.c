@@ -48,9 +48,18 @@ static size_t part(const char **s, const char *end, const char **out)
 	return n;
 }
 
+static char root[64];
+
+static void remove_root(void)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	(void)!system(cmd);
+}
+
 static void tree(const char *s, size_t len, struct ig_identity *id)
 {
-	static char root[64];
 	const char *end = s + len, *cg, *env, *rec;
 	size_t ncg = part(&s, end, &cg), nenv = part(&s, end, &env);
 	size_t nrec = part(&s, end, &rec);
@@ -60,6 +69,7 @@ static void tree(const char *s, size_t len, struct ig_identity *id)
 	if (!root[0]) {
 		snprintf(root, sizeof(root), "/tmp/ig-fuzz-id-%d", (int)getpid());
 		mkdir(root, 0700);
+		atexit(remove_root);
 		snprintf(path, sizeof(path), "%s/1", root);
 		mkdir(path, 0700);
 		ig_identity_set_node_root(root);
