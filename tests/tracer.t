@@ -64,6 +64,16 @@ ok "uprobes: a timed API call is recorded" -- grep -q "kind=api api=cuMemAlloc_v
 IDLEGAP_NO_UPROBE_MULTI=1 "$IG" run -q -o "$TMP/each.igrec" --libcuda "$FAKE/libcuda.so.1" -- "$FAKE/fakecuda_app" 5 10 2>/dev/null
 ok "uprobes: one link per probe (kernels before 6.6) sees the same calls" -- \
 	sh -c "'$IG' report --dump '$TMP/each.igrec' | grep -q 'stats .*cuLaunchKernel=50 .*cuStreamSynchronize=5 '"
+# the compat object (kernels before 5.17): one program per entry point, its
+# id and class a constant instead of the attach cookie
+IDLEGAP_COMPAT=1 "$IG" run -q -o "$TMP/compat.igrec" --libcuda "$FAKE/libcuda.so.1" -- "$FAKE/fakecuda_app" 5 10 2>/dev/null
+dump "$TMP/compat.igrec" > "$TMP/compat.txt"
+ok "uprobes: the compat object sees the same calls" -- \
+	grep -q 'stats .*cuLaunchKernel=50 .*cuStreamSynchronize=5 ' "$TMP/compat.txt"
+n=$(grep -c "kind=sync_end api=cuStreamSynchronize stream=0x1000 .*flags=0x1$" "$TMP/compat.txt")
+is "$n" 5 "uprobes: the compat object's syncs end with drained records"
+ok "uprobes: the compat object's _ptsz launches use the per-thread stream" -- \
+	grep -q "kind=submit api=cuLaunchKernel_ptsz stream=0x80000000" "$TMP/compat.txt"
 FAKECUDA_WAIT_MS=300 "$IG" run -q -o "$TMP/dl.igrec" -- "$FAKE/fakecuda_app" 2 1 2>/dev/null
 dump "$TMP/dl.igrec" > "$TMP/dl.txt"
 ok "uprobes: a libcuda opened after start is found and probed" -- \

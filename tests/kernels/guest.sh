@@ -25,11 +25,11 @@ job() {
 	echo $? > $OUT/$name.rc
 }
 # storage: cold reads from the (throttled) data disk
-job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -q
+job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -t 300 -q
 # GIL: a Python feeder and many threads that hold the GIL; its stacks named
-job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 --threads 6 -q
+job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 -t 300 --threads 6 -q
 # page faults: cold mmap'd samples
-job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -q
+job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -t 300 -q
 # attach to a running GPU process: libcuda found in its maps and probed
 $IG_TOP/build/trainsim -s healthy -n 100000 -t 30 -q > /dev/null 2>&1 &
 tpid=$!
@@ -40,14 +40,15 @@ kill $tpid 2>/dev/null; wait
 
 # the agent: its discovery finds a GPU job started after it, and a window report names it
 mkdir -p /tmp/agent-reports
-$IG agent --listen 127.0.0.1:9477 --window 3 --every 3 --no-nvml --reports /tmp/agent-reports \
+$IG agent --listen 127.0.0.1:9477 --window 3 --every 3 --reports /tmp/agent-reports \
 	> $OUT/agent.out 2> $OUT/agent.err &
 apid=$!
 sleep 3
 $IG_TOP/build/trainsim -s healthy -n 100000 -t 40 -q > /dev/null 2>&1 &
 tpid=$!
 i=0
-until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ]; do
+until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ] ||
+	! kill -0 $apid 2>/dev/null; do
 	sleep 1; i=$((i + 1))
 done
 echo $i > $OUT/agent.wait
