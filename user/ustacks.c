@@ -32,6 +32,16 @@ struct sym {
 	char name[];
 };
 
+/* The name of every address in no mapping (a walk astray reads data as
+ * return addresses, each one new): one shared value, not one each. */
+static struct sym unmapped = { .flags = IG_USYMF_UNMAPPED, .nframes = 0 };
+
+static void val_free(void *v)
+{
+	if (v != &unmapped)
+		free(v);
+}
+
 struct ig_ustacks {
 	struct table stacks, syms;
 	__u32 clock;		/* counts the stack records seen */
@@ -92,12 +102,12 @@ static int put(struct table *t, __u32 tgid, __u64 key, void *val,
 	size_t i;
 
 	if (e) {
-		free(e->val);
+		val_free(e->val);
 		e->val = val;
 		return 0;
 	}
 	if ((t->n + 1) * 4 > t->cap * 3 && grow(t)) {
-		free(val);
+		val_free(val);
 		return -ENOMEM;
 	}
 	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
@@ -112,7 +122,7 @@ static void table_free(struct table *t)
 	size_t i;
 
 	for (i = 0; i < t->cap; i++)
-		free(t->v[i].val);
+		val_free(t->v[i].val);
 	free(t->v);
 }
 
@@ -176,6 +186,8 @@ static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
 		len = r->len;
 	if (!len)
 		return 0;
+	if (r->flags & IG_USYMF_UNMAPPED)
+		return put(&t->syms, r->h.tgid, r->ip, &unmapped, 1);
 	s = malloc(sizeof(*s) + len);
 	if (!s)
 		return -ENOMEM;
@@ -367,7 +379,7 @@ static int table_filter(struct table *t, const struct forget *g,
 		if (!t->v[i].used)
 			continue;
 		if (goes(g, &t->v[i])) {
-			free(t->v[i].val);
+			val_free(t->v[i].val);
 			continue;
 		}
 		reinsert(v, cap, &t->v[i]);
