@@ -50,6 +50,10 @@ static long path_step(__u64 i, void *arg)
 	r = bpf_map_lookup_elem(&file_scratch, &zero);
 	if (!r || n >= IG_PATH_DEPTH)
 		return 1;
+	/* bounded again where it is used: 6.1's verifier loses the bound of
+	 * a value it reloads from the stack */
+	barrier_var(n);
+	n &= IG_PATH_DEPTH - 1;
 	bpf_probe_read_kernel_str(r->comp[n], IG_NAME_LEN,
 				  BPF_CORE_READ(d, d_name.name));
 	r->ncomp = ++n;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
 
@@ -45,5 +46,22 @@ void ig_tracer_unlink(struct ig_link *k);
 
 #define IG_BPF_TRACE_UPROBE_MULTI	48
 #define IG_BPF_F_UPROBE_MULTI_RETURN	1
+
+/* BPF_LINK_CREATE's attributes for a multi-uprobe link (Linux 6.6+; the
+ * system headers may predate them). */
+struct ig_uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
 
 #endif

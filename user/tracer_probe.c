@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -22,14 +23,29 @@ static bool probe_uprobe_multi(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
 		    .expected_attach_type = IG_BPF_TRACE_UPROBE_MULTI);
-	int fd;
+	unsigned long off = 0;
+	struct ig_uprobe_multi_attr a = {
+		.attach_type = IG_BPF_TRACE_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)"/",
+		.offsets = (__u64)(unsigned long)&off,
+		.cnt = 1,
+	};
+	int fd, lfd, err;
 
 	ig_debug("probing multi-uprobe links");
 	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ig_probe", "GPL", insns, 2, &o);
 	if (fd < 0)
 		return false;
+	/* A kernel before them loads the program all the same (it ignores
+	 * the attach type of a kprobe program) but refuses the link with
+	 * EINVAL; one with them refuses "/", no regular file, with EBADF. */
+	a.prog_fd = (__u32)fd;
+	lfd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	err = lfd < 0 ? errno : 0;
+	if (lfd >= 0)
+		close(lfd);
 	close(fd);
-	return true;
+	return err == EBADF;
 }
 
 bool ig_probe_uprobe_multi(void)
@@ -114,6 +130,11 @@ const char *const ig_hooks[] = {
 const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
 _Static_assert(sizeof(ig_hooks) / sizeof(ig_hooks[0]) == IG_NHOOKS,
 	       "tracer.c pairs programs with each hook");
+
+bool ig_hook_optional(size_t i)
+{
+	return i < ig_nhooks && !strcmp(ig_hooks[i], "page_fault_user");
+}
 
 /* Probed once per hook and process: `check` reports the flavours that
  * `run` loads. */

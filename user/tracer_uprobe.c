@@ -12,20 +12,6 @@
 #include "idlegap.skel.h"
 #include "tracer_int.h"
 
-struct ig_uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
 
 /* One multi-uprobe link: @n offsets of @path, each with its cookie. */
 static int link_multi(struct ig_tracer *t, struct bpf_program *p,
