@@ -30,7 +30,7 @@ rc=$?
 sed 's/^/# storage: /' "$TMP/storage.out"
 is "$rc" 0 "storage: traced"
 "$IG" report --json "$TMP/storage.json" "$TMP/storage.igrec" > "$TMP/storage.txt" 2>&1
-sed -n '1,25s/^/# storage report: /p' "$TMP/storage.txt"
+sed -n '1,40s/^/# storage report: /p' "$TMP/storage.txt"
 # under TCG the emulated CPU, not the disk, is what is slow: storage is
 # one of the causes, host compute may lead
 share() { json "$1" "round(sum(c['seconds'] for c in j['causes'] if c['cause'] == '$2') / max(1e-9, sum(c['seconds'] for c in j['causes'])), 3)"; }
@@ -38,6 +38,12 @@ sh=$(share "$TMP/storage.json" storage)
 ok "storage: storage is a cause, $sh of the idle time (first: $(lead "$TMP/storage.json"))" -- \
 	/usr/bin/python3 -c "import sys; sys.exit(not $sh >= 0.05)"
 "$IG" report --dump "$TMP/storage.igrec" > "$TMP/storage.dump" 2>&1
+# the loader blocked in libc's pread wrapper, a frameless leaf: its caller
+# from the link register, once (ustack_leaf_arch(), bpf/ustack.bpf.h)
+ok "storage: the blocked pread's native stack goes on to read_file through lr" -- \
+	grep -qE "blocked \(native, .*pread[^<]*\(libc\.so\.6\) < read_file \(lo" "$TMP/storage.txt"
+ok "storage: no function is its own caller at the top of a stack (a stale lr)" -- \
+	sh -c "! grep -qE '(native|mixed)[^:]*: ([a-z_]+)\+0x[0-9a-f]+ \(libc\.so\.6\) < \2\+0x' '$TMP/storage.txt'"
 # trainsim's loader reads a sample with pread64, arm64's 67 (x86-64's 17)
 ok "storage: a sample file's pread64 blocked on storage, by arm64's number (67)" -- \
 	grep -qE "reason=storage syscall=67 .* name=sample-[0-9]*\.bin" "$TMP/storage.dump"
