@@ -67,7 +67,7 @@ grep -m2 " pystack .* stack=" "$TMP/gil.dump" | cut -c1-400 | sed 's/^/# /'
 step "gil done"
 
 SCRIPT=tests/py/stacks.py
-"$IG" run -q -o "$TMP/py.igrec" -- /usr/bin/python3 "$SCRIPT" 2 > "$TMP/py.out" 2>&1
+"$IG" run -q -o "$TMP/py.igrec" -- /usr/bin/python3 "$SCRIPT" 6 > "$TMP/py.out" 2>&1
 is "$?" 0 "python stacks: traced"
 "$IG" report --dump "$TMP/py.igrec" > "$TMP/py.dump" 2>&1
 ok "python stacks: a thread blocked in os.read, in worker_read" -- \
