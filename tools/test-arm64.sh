@@ -86,7 +86,8 @@ S=$V/stage
 rm -rf "$S"
 cp -a "$A/rootfs" "$S"
 G=$S/opt/idlegap
-mkdir -p "$G/build/tests" "$G/build/simgpu" "$G/tools" "$G/tests"
+mkdir -p "$G/build/tests" "$G/build/simgpu" "$G/tools" "$G/tests" "$G/workload"
+cp "$TOP/workload/spin.ptx" "$G/workload/"
 cp "$A/idlegap" "$A/trainsim" "$G/build/"
 cp "$A/simgpu/libcuda.so.1" "$G/build/simgpu/"
 for f in "$A"/tests/test_*; do

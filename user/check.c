@@ -111,7 +111,11 @@ static bool check_kernel(bool priv)
 	for (i = 0; btf && i < ig_nhooks; i++) {
 		bool ok = ig_probe_raw_tp_exists(ig_hooks[i]);
 
-		line(ok, true, ig_hooks[i], "%s", ok ? "present" : "missing");
+		if (!ok && ig_hook_optional(i))
+			line(false, false, ig_hooks[i], "%s",
+			     "absent (x86 has it alone): page-fault waits are not told from other waits");
+		else
+			line(ok, true, ig_hooks[i], "%s", ok ? "present" : "missing");
 	}
 	if (priv)
 		check_features(btf);

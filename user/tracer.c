@@ -62,6 +62,12 @@ static void pick_flavours(struct ig_tracer *t)
 	t->btf = true;
 	for (i = 0; i < ig_nhooks; i++) {
 		hook_progs(t->skel, i, &btf, &raw);
+		if (ig_hook_optional(i) && !ig_probe_raw_tp_exists(ig_hooks[i])) {
+			/* a kernel without it (arm64): left out */
+			bpf_program__set_autoload(btf, false);
+			bpf_program__set_autoload(raw, false);
+			continue;
+		}
 		use = ig_probe_tp_btf(ig_hooks[i]);
 		t->btf &= use;
 		bpf_program__set_autoload(btf, use);

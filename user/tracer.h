@@ -83,7 +83,8 @@ bool ig_tracer_uses_btf(const struct ig_tracer *t);
 void ig_tracer_close(struct ig_tracer *t);
 
 /* The kernel tracepoints idlegap hooks, in attach order: each has a
- * tp_btf and a raw_tp flavour, and a session cannot start without it. */
+ * tp_btf and a raw_tp flavour, and a session cannot start without it,
+ * but for an optional one (ig_hook_optional()). */
 extern const char *const ig_hooks[];
 extern const size_t ig_nhooks;
 /* What to do about an attach error (negative errno), or NULL. */
@@ -94,6 +95,9 @@ bool ig_tracer_uses_multi(const struct ig_tracer *t);
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
 void ig_probe_release_btf(void);
+/* Whether idlegap works without hook @i (ig_hooks[]): page_fault_user is
+ * x86's alone; without it page-fault waits are not told apart. */
+bool ig_hook_optional(size_t i);
 /* One link for many uprobes (Linux 6.6+): whether the kernel has them
  * (a link is created to find out: 6.1 takes the program but not the link),
  * and whether the tracer uses them (IDLEGAP_NO_UPROBE_MULTI in the

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
 

@@ -212,6 +212,11 @@ const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
 _Static_assert(sizeof(ig_hooks) / sizeof(ig_hooks[0]) == IG_NHOOKS,
 	       "tracer.c pairs programs with each hook");
 
+bool ig_hook_optional(size_t i)
+{
+	return i < ig_nhooks && !strcmp(ig_hooks[i], "page_fault_user");
+}
+
 /* Probed once per hook and process: `check` reports the flavours that
  * `run` loads. */
 bool ig_probe_tp_btf(const char *tp)

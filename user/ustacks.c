@@ -215,16 +215,19 @@ int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
 }
 
 /* The function a symbol's address is in: its outermost frame (the others
- * are inlined into it), up to " (file:line)". */
+ * are inlined into it), up to " (file:line)" or "+0xOFFSET (library)". */
 static const char *outer_frame(const struct sym *sy, size_t *len)
 {
-	const char *p = sy->name, *paren;
+	const char *p = sy->name, *paren, *plus;
 	__u32 k;
 
 	for (k = 1; k < sy->nframes; k++)
 		p += strlen(p) + 1;
 	paren = strstr(p, " (");
 	*len = paren ? (size_t)(paren - p) : strlen(p);
+	plus = strstr(p, "+0x");
+	if (plus && (size_t)(plus - p) < *len)
+		*len = (size_t)(plus - p);
 	return p;
 }
 

@@ -28,10 +28,11 @@ mount -t tracefs tracefs $R/sys/kernel/tracing 2> /dev/null
 mount -t debugfs debugfs $R/sys/kernel/debug 2> /dev/null
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup 2> /dev/null
 chmod 1777 $R/tmp
+ifconfig lo 127.0.0.1 up
 hostname arm64-guest
 echo "IGVM: root up at $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r) $(uname -m)"
 chroot $R /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root TERM=dumb LANG=C.UTF-8 /bin/sh /opt/idlegap/tests/arm64/guest.sh
+	HOME=/root TERM=dumb LANG=C.UTF-8 /bin/sh "${igscript:-/opt/idlegap/tests/arm64/guest.sh}"
 echo "IGVM: guest checks exited $? at $(cut -d' ' -f1 /proc/uptime) s"
 sync
 umount $R/tmp 2> /dev/null

@@ -292,6 +292,13 @@ static void stale_link_register(void **state)
 	ustack(t, 21, 0, (const __u64[]){ P, Q, B, C }, 4);
 	assert_int_equal(ig_ustacks_frames(t, PID, 21, f, 40), 4);
 	assert_string_equal(f[1], "__libc_read (read.c:24)");
+	/* the same without line numbers: a library's symbol and offset */
+	usym(t, P + 0x100, 0, "read+0x6c (libc.so.6)");
+	usym(t, P + 0x140 - 1, 0, "read+0x53 (libc.so.6)");
+	ustack(t, 23, IG_USF_LEAF, (const __u64[]){ P + 0x100, P + 0x140, B, C }, 4);
+	assert_int_equal(ig_ustacks_frames(t, PID, 23, f, 40), 3);
+	assert_string_equal(f[0], "read+0x6c (libc.so.6)");
+	assert_string_equal(f[1], "worker_loop (loader.c:305)");
 	/* a leaf's return address in its caller stays */
 	ustack(t, 22, IG_USF_LEAF, (const __u64[]){ P, R, B, C }, 4);
 	assert_int_equal(ig_ustacks_frames(t, PID, 22, f, 40), 4);
