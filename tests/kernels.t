@@ -77,8 +77,8 @@ a = s["agent"]
 check(a["found"] and a["rc"] == 0, "agent: a GPU job started after it is found in a window report",
       a)
 if k == "6.1":
-    check(len(s["verified"]) >= 10, "6.1: the verifier's count per program is logged",
-          len(s["verified"]))
+    check(sum(l.endswith(" verified") for l in s["verified"]) >= 10,
+          "6.1: the verifier's count per program is logged", s["verified"][:3])
 print("\n".join(res))
 PY
 	while read -r st name; do

@@ -136,8 +136,12 @@ static void log_verified(struct ig_tracer *t)
 		if (bpf_program__fd(p) < 0 ||
 		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
 			continue;
-		ig_debug("program %s: %u instructions, %u verified", bpf_program__name(p),
-			 info.xlated_prog_len / 8, info.verified_insns);
+		if (info.verified_insns)
+			ig_debug("program %s: %u instructions, %u verified", bpf_program__name(p),
+				 info.xlated_prog_len / 8, info.verified_insns);
+		else	/* before 5.16 the kernel does not say */
+			ig_debug("program %s: %u instructions", bpf_program__name(p),
+				 info.xlated_prog_len / 8);
 	}
 }
 

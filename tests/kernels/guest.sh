@@ -16,7 +16,7 @@ uname -r > $OUT/kernel
 # check: its verdict is what run must agree with
 $IG check > $OUT/check.txt 2>&1; echo $? > $OUT/check.rc
 $IG check -v > $OUT/check-v.txt 2>&1
-grep -E 'debug: program .* verified' $OUT/check-v.txt | sed 's/.*program //' > $OUT/verified.txt
+grep -E 'debug: program .* instructions' $OUT/check-v.txt | sed 's/.*program //' > $OUT/verified.txt
 
 # job NAME -- COMMAND...: idlegap run with a JSON report
 job() {
