@@ -34,6 +34,10 @@ struct ig_tracer {
 int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 		   bool uprobe);
 void ig_tracer_unlink(struct ig_link *k);
+/* Hands @k to the background remover (per-probe links take ~100 ms each
+ * to remove); ig_tracer_unlink_wait() returns once all are gone. */
+void ig_tracer_unlink_later(struct ig_link *k);
+void ig_tracer_unlink_wait(void);
 
 /*
  * BPF_LINK_CREATE of BPF_TRACE_UPROBE_MULTI (Linux 6.6), as the kernel's

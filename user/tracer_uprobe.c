@@ -173,7 +173,7 @@ void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid)
 		struct ig_link *k = &t->links[i];
 
 		if (k->uprobe && (pid < 0 || k->owner == pid))
-			ig_tracer_unlink(k);
+			ig_tracer_unlink_later(k);
 		else
 			t->links[j++] = *k;
 	}
