@@ -62,7 +62,7 @@ int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f);
  * stack left uses.  A charge to an evicted stack shows no native frames.
  */
 #define IG_USTACKS_MAX	16384
-#define IG_USYMS_MAX	65536
+#define IG_USYMS_MAX	32768
 bool ig_ustacks_full(const struct ig_ustacks *t);
 int ig_ustacks_trim(struct ig_ustacks *t, const struct ig_stk_forget *f);
 void ig_ustacks_evicted(const struct ig_ustacks *t, uint64_t *stacks, uint64_t *syms);
