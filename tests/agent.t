@@ -102,32 +102,42 @@ prom_wait "idlegap_windows_total{cluster=\"agenttest\"} >= ${nwin:-3}" 20 ||
 curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/expo"
 ok "promtool check metrics passes on the live /metrics" -- sh -c "promtool check metrics < '$TMP/expo'"
 # truth_idle SCENARIO: the simulator's idle seconds inside the agent's
-# windows, over the GPU span it saw there (it looks for jobs every second)
+# windows, over the span the agent saw of the job's own GPU (it looks for
+# jobs every second).  The agent follows every GPU process of the host:
+# a window's overall span ("gpu.span_start_ns", "gpu.span_s") covers
+# other jobs' GPUs too, so the job's device in "gpu.devices" bounds it.
+# OTHER: the other scenario; a window whose GPU both jobs used (windows
+# stretched by a starved agent) has series under the labels they share,
+# no slurm_job, so it is not the job's in Prometheus either.
 truth_idle() {
-	/usr/bin/python3 - "$IG_TOP/tools" "$TMP/$1.trace" "$TMP/reports" "$TMP/$1.truth.json" <<'PY'
+	/usr/bin/python3 - "$IG_TOP/tools" "$TMP/$1.trace" "$TMP/reports" "$TMP/$1.truth.json" \
+		"$TMP/$2.truth.json" <<'PY'
 import glob, json, sys
 sys.path.insert(0, sys.argv[1]); import truth
 busy = truth.merge(truth.read_traces([sys.argv[2]])[1])
 feeder = json.load(open(sys.argv[4]))["pids"]["feeder"]
+other = json.load(open(sys.argv[5]))["pids"]["feeder"]
 idle = 0
 for f in glob.glob(sys.argv[3] + "/*.json"):
     r = json.load(open(f))
-    seen = [p["first_seen_ns"] for p in r["processes"] if p["pid"] == feeder]
-    if not seen:
+    procs = [p for p in r["processes"] if p["pid"] == feeder]
+    if not procs or procs[0]["device"] is None:
         continue
-    # the GPU span the agent saw in the window: the first probed call of
-    # a job found mid-window starts it
-    t0 = max(r["gpu"].get("span_start_ns") or 0, seen[0])
-    t1 = t0 + int(r["gpu"]["span_s"] * 1e9)
-    b = truth.clip(busy, t0, t1)
+    dev = [d for d in r["gpu"]["devices"] if d["device"] == procs[0]["device"]]
+    if not dev or dev[0].get("span_start_ns") is None or \
+       any(p["pid"] == other and p["device"] == procs[0]["device"] for p in r["processes"]):
+        continue
+    # the first probed call of a job found mid-window starts the span
+    t0 = max(dev[0]["span_start_ns"], procs[0]["first_seen_ns"])
+    b = truth.clip(busy, t0, dev[0]["span_end_ns"])
     if b:
         idle += (b[-1][1] - b[0][0]) - truth.total(b)
 print("%.6f" % (idle / 1e9))
 PY
 }
-for s in storage:1 lock:2; do
-	sc=${s%:*}; n=${s#*:}
-	want=$(truth_idle "$sc")
+for s in storage:1:lock lock:2:storage; do
+	sc=${s%%:*}; n=${s#*:}; n=${n%:*}
+	want=$(truth_idle "$sc" "${s##*:}")
 	got=$(prom_query "sum(idlegap_gpu_seconds_total{slurm_job=\"$JOB$n\",state=~\"idle|unresolved_.*\"})")
 	ok "$sc: idle seconds in Prometheus match the truth within 10% ($got vs $want)" -- \
 		/usr/bin/python3 -c "import sys; g, w = float('${got:-nan}'), float('${want:-nan}'); sys.exit(not (w > 0.2 and abs(g - w) <= 0.1 * w))" ||

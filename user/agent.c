@@ -110,8 +110,10 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	ig_discovery_on_record(a->disc, rec);
 	if (rec->type == IG_REC_PROC &&
 	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
-	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT))
+	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)) {
 		ig_pyframes_forget(a->py, rec->tgid);
+		ig_agent_forget_identity(a, (pid_t)rec->tgid);
+	}
 	/* what was sent before the window opened (read late, or while the
 	 * last one's probes came off) is not this window's */
 	if (!a->in_window || rec->ts < a->opened_at)
@@ -223,6 +225,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 	unsigned int why = IG_STOP_DURATION;
 	int n;
 
+	a->handover = handover;
 	if (ig_agent_window_open(a, start))
 		return 1;
 	n = handover ? ig_discovery_reannounce(a->disc, start) :
@@ -388,6 +391,8 @@ out:
 	ig_httpd_stop(a.httpd);
 	ig_metrics_free(a.metrics);
 	free(a.ids);
+	free(a.prev_ids);
+	free(a.changed);
 	free(a.gpus);
 	free(a.gpulib);
 	return rc;

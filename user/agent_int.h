@@ -33,6 +33,14 @@ struct agent {
 	__u64 nrecords;
 	struct ig_pid_identity *ids;	/* the window's processes, as tracked */
 	size_t nids;
+	/* continuous windows: the last window's, kept for the processes it
+	 * hands over (read again, one that is exiting has no environ left);
+	 * forgotten at a process's exec or exit */
+	struct ig_pid_identity *prev_ids;
+	size_t nprev;
+	pid_t *changed;			/* exec'd or ended in this window */
+	size_t nchanged, capchanged;
+	bool handover;			/* the window opening takes over the last */
 	/* the window's GPUs named only by a UUID or a container: device
 	 * IG_GPU_NAMED + i is gpus[i] (ig_identity_gpu_token) */
 	char (*gpus)[80];
@@ -58,6 +66,8 @@ void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
 /* An IG_REC_GPULIB record: the process is looked at at once and, in a
  * window, counted among the window's GPU processes. */
 void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec);
+/* @pid exec'd or ended: an identity kept from the last window is not its. */
+void ig_agent_forget_identity(struct agent *a, pid_t pid);
 
 /* Opens a window: a fresh engine, the META record.  1 after one line. */
 int ig_agent_window_open(struct agent *a, __u64 now);

@@ -135,6 +135,43 @@ static void emit_gpumap(struct agent *a, pid_t pid, const struct ig_identity *id
 	ig_agent_emit(a, &g.h);
 }
 
+static bool prev_identity(const struct agent *a, pid_t pid, struct ig_identity *out)
+{
+	size_t i;
+
+	for (i = 0; i < a->nprev; i++)
+		if (a->prev_ids[i].pid == pid) {
+			*out = a->prev_ids[i].id;
+			return true;
+		}
+	return false;
+}
+
+void ig_agent_forget_identity(struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nprev; i++)
+		if (a->prev_ids[i].pid == pid) {
+			a->prev_ids[i] = a->prev_ids[--a->nprev];
+			break;
+		}
+	/* nor the one this window read before */
+	if (a->in_window && seen(a, pid) && a->nchanged < IG_AGENT_MAX_IDS &&
+	    ig_grow((void **)&a->changed, &a->capchanged, a->nchanged, sizeof(*a->changed)))
+		a->changed[a->nchanged++] = pid;
+}
+
+static bool changed(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nchanged; i++)
+		if (a->changed[i] == pid)
+			return true;
+	return false;
+}
+
 static int track_one(pid_t pid, void *ctx)
 {
 	struct thread_ctx *t = ctx, c = { t->a, pid, t->ts };
@@ -153,8 +190,10 @@ static int track_one(pid_t pid, void *ctx)
 	id = &a->ids[a->nids];
 	memset(id, 0, sizeof(*id));
 	id->pid = pid;
-	/* read now: the process may be gone when the window ends */
-	ig_identity_read(NULL, pid, &id->id);
+	/* read now: the process may be gone when the window ends; one
+	 * handed over keeps what was read when it was first followed */
+	if (!prev_identity(a, pid, &id->id))
+		ig_identity_read(NULL, pid, &id->id);
 	a->nids++;
 	emit_gpumap(a, pid, &id->id, t->ts);
 	return 0;
@@ -196,6 +235,7 @@ static void emit_meta(struct agent *a, __u64 ts)
 
 int ig_agent_window_open(struct agent *a, __u64 now)
 {
+	size_t i;
 	int err;
 
 	a->engine = ig_engine_new(&a->o->engine);
@@ -214,6 +254,15 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	if (err)
 		ig_debug("stacks sent before this window: %s", strerror(-err));
 	ig_pyframes_forget_sent(a->py);
+	a->nprev = 0;
+	if (a->handover && a->nids) {
+		if (!a->prev_ids)
+			a->prev_ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->prev_ids));
+		for (i = 0; a->prev_ids && i < a->nids; i++)
+			if (!changed(a, a->ids[i].pid))
+				a->prev_ids[a->nprev++] = a->ids[i];
+	}
+	a->nchanged = 0;
 	a->nids = 0;
 	a->ngpus = 0;
 	a->ngpulib = 0;
