@@ -114,24 +114,21 @@ ok "no such pid: check -p is not ready (exit $rc)" -- \
 	sh -c "test $rc = 1 && ! grep -q '^ready' '$TMP/nxc.txt'"
 
 # --- a pid gone before tracing started ----------------------------------------
-# idlegap has looked at the pid and waits to open its recording, a FIFO
-# with no reader yet; the target exits and is reaped; then the FIFO gets a
-# reader and idlegap goes on to load and track.  (If the recording is opened
-# before the pid is looked at, the pid is "no such process": also right.)
-mkfifo "$TMP/rec.fifo"
+# idlegap has looked at the pid and is loading its programs (it holds a BPF
+# map); the target exits and is reaped before tracing starts.  (If the pid
+# is looked at after the target is gone, it is "no such process": also
+# right.)
 sleep 30 &
 target=$!
-"$IG" attach -p $target -d 2 -o "$TMP/rec.fifo" > "$TMP/gone.txt" 2> "$TMP/gone.err" &
+"$IG" attach -p $target -d 2 > "$TMP/gone.txt" 2> "$TMP/gone.err" &
 ig=$!
 i=0
-until [ "$(cat /proc/$ig/wchan 2> /dev/null)" = wait_for_partner ] || [ $i -ge 1000 ]; do
+until ls -l /proc/$ig/fd 2> /dev/null | grep -q 'anon_inode:bpf' || [ $i -ge 1000 ]; do
 	sleep 0.01; i=$((i + 1))
 done
 stop $target
-cat "$TMP/rec.fifo" > /dev/null &
 wait $ig
 rc=$?
-wait
 sed 's/^/# /' "$TMP/gone.err"
 ok "gone: a target that exited before tracing is an error in one line (exit $rc)" -- \
 	sh -c "test $rc = 1 && grep -Eq 'exited before tracing started|no such process' '$TMP/gone.err' && test \$(wc -l < '$TMP/gone.err') = 1"
