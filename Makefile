@@ -59,17 +59,16 @@ all: $(BUILD)/idlegap
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) $(BUILD)/idlegap_compat.skel.h
-USER_SRCS := $(wildcard user/*.c user/engine/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, for linking tools against the real code.
-LIB_OBJS  := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+LIB_OBJS  := $(filter-out $(BUILD)/user/modes/main.o,$(USER_OBJS))
 # The engine with the record format, recordings and reordering: no libbpf,
 # no tracer.  Unit tests link this library alone, so the linker refuses an
 # engine dependency on the probe layer.
-ENGINE_SRCS := $(wildcard user/engine/*.c) user/records.c user/recording.c user/crc32.c \
-	       user/reorder.c user/cuda_api.c user/escape.c \
-	       user/outfile.c user/folded.c user/ustacks.c \
-	       user/pynames.c user/pycode.c
+# Its sources are those of its folders (docs/design.md §3.1).
+ENGINE_DIRS := engine stacks stream sys util
+ENGINE_SRCS := $(wildcard $(ENGINE_DIRS:%=user/%/*.c))
 ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
 ENGINE_LIB  := $(BUILD)/libidlegap-engine.a
 
@@ -118,8 +117,8 @@ $(BUILD)/idlegap: $(filter-out $(ENGINE_OBJS),$(USER_OBJS)) $(ENGINE_LIB)
 
 # The release: VERSION names the binary's --version and the image's tag.
 IG_VERSION := $(shell cat VERSION)
-$(BUILD)/user/cli.o: CPPFLAGS += -DIG_VERSION='"$(IG_VERSION)"'
-$(BUILD)/user/cli.o: VERSION
+$(BUILD)/user/modes/cli.o: CPPFLAGS += -DIG_VERSION='"$(IG_VERSION)"'
+$(BUILD)/user/modes/cli.o: VERSION
 
 $(ARM64_DIR)/sysroot/.done: tools/arm64-sysroot.sh
 	$(call msg,SYSROOT,$(ARM64_DIR))

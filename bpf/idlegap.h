@@ -8,7 +8,7 @@
  * to the same stream, so a recording is just this stream written to a file.
  *
  * No includes: the BPF side gets __u32/__u64 from vmlinux.h, user space from
- * <linux/types.h>.  Layout is pinned by _Static_assert in user/records.c.
+ * <linux/types.h>.  Layout is pinned by _Static_assert in user/stream/records.c.
  */
 #ifndef IDLEGAP_H
 #define IDLEGAP_H
@@ -314,7 +314,7 @@ struct ig_pystack {
 #define IG_PYSTACK_SIZE(n)	(40 + 16 * (n))
 
 /* Where to find a thread's frames in a process: filled by user space when
- * it finds the interpreter (user/pyframes.c), read by bpf/pystack.bpf.h.
+ * it finds the interpreter (user/probes/pyframes.c), read by bpf/pystack.bpf.h.
  * Offsets in bytes; IG_PYO_NONE: the version has no such field. */
 #define IG_PYO_NONE	0xffffffffu
 struct ig_py_offsets {

@@ -2,7 +2,7 @@
 /*
  * Python frames of a tracked thread, read from its memory at switch-out and
  * at CPU samples.  User space puts the interpreter's layout in py_procs
- * when it finds _PyRuntime (docs/design.md §5.6, user/pyframes.c); a
+ * when it finds _PyRuntime (docs/design.md §5.6, user/probes/pyframes.c); a
  * process without an entry costs one hash lookup.
  *
  * The thread's PyThreadState is found once through the interpreter's thread

@@ -10,21 +10,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS) -lcmocka
 
 # Tests of units outside the engine.
-$(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,cli.o log.o)
-$(BUILD)/tests/test_log: $(BUILD)/user/log.o
-$(BUILD)/tests/test_escape: $(BUILD)/user/dump.o $(addprefix $(BUILD)/user/,pycode.o pynames.o)
-$(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,pylayout.o pycode.o pynames.o)
-$(BUILD)/tests/test_identity: $(BUILD)/user/identity.o
-$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,metrics.o metrics_text.o identity.o)
-$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,httpd.o metrics.o metrics_text.o identity.o)
-$(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,elfsym.o cuda_attach.o \
-	cuda_api.o log.o procfs.o tracer.o tracer_probe.o tracer_uprobe.o)
+$(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
+$(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
+$(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
+$(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
+$(BUILD)/tests/test_identity: $(BUILD)/user/sys/identity.o
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o sys/identity.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o sys/identity.o)
+$(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,sys/elfsym.o probes/cuda_attach.o \
+	stream/cuda_api.o probes/log.o sys/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,discovery.o elfsym.o \
-	cuda_attach.o cuda_api.o log.o procfs.o pyrt.o tracer.o tracer_probe.o \
-	tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o sys/elfsym.o \
+	probes/cuda_attach.o stream/cuda_api.o probes/log.o sys/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
+	probes/tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: test-progs
 -include $(UNIT_PROGS:=.d)
@@ -55,9 +55,9 @@ test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
 
 # The views: the Perfetto writer and `top`, with programs the .t scripts drive.
-VIEW_OBJS := $(addprefix $(BUILD)/user/,pbwire.o perfetto.o)
+VIEW_OBJS := $(addprefix $(BUILD)/user/,views/pbwire.o views/perfetto.o)
 $(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
-$(BUILD)/tests/test_progress: $(BUILD)/user/progress.o
+$(BUILD)/tests/test_progress: $(BUILD)/user/views/progress.o
 $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -65,7 +65,7 @@ $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/pf_synth
 -include $(BUILD)/tests/view/pf_synth.d
-TOP_OBJS := $(addprefix $(BUILD)/user/,top_view.o top_term.o)
+TOP_OBJS := $(addprefix $(BUILD)/user/,views/top_view.o views/top_term.o)
 $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -74,13 +74,13 @@ $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 test-progs: $(BUILD)/tests/view/top_feed
 -include $(BUILD)/tests/view/top_feed.d
 # Native frame names: against trainsim and the stand-in libcuda.
-$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,symbolize.o elfsym.o procfs.o)
+$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,stacks/symbolize.o sys/elfsym.o sys/procfs.o)
 $(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcuda.so.1
 
 # Serves the metrics of recorded window reports (tests/prometheus.t).
 METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
-$(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,httpd.o \
-		metrics.o metrics_text.o identity.o) $(ENGINE_LIB)
+$(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,views/httpd.o \
+		views/metrics.o views/metrics_text.o sys/identity.o) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)

@@ -6,7 +6,7 @@
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
 	       -fno-sanitize-recover=undefined
-FUZZ_SRCS   := $(filter-out user/main.c,$(USER_SRCS))
+FUZZ_SRCS   := $(filter-out user/modes/main.c,$(USER_SRCS))
 FUZZ_OBJS   := $(patsubst user/%.c,$(BUILD)/fuzz/%.o,$(FUZZ_SRCS))
 FUZZ_BIN    := $(BUILD)/fuzz/fuzz_report
 FUZZ_SECONDS ?= 60
@@ -45,22 +45,22 @@ fuzz: $(FUZZ_BIN)
 # tests/fuzz_agent.t runs it and the metrics one in `make test`.
 FUZZ_ID_BIN := $(BUILD)/fuzz/fuzz_identity
 
-$(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/identity.o $(BUILD)/fuzz/escape.o
+$(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/sys/identity.o $(BUILD)/fuzz/util/escape.o
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c
 
 # The metrics registry fed window reports of any shape.
 FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
 
-$(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,metrics.o \
-		metrics_text.o identity.o escape.o)
+$(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,views/metrics.o \
+		views/metrics_text.o sys/identity.o util/escape.o)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread
 
 # Raw bytes to the /metrics server over loopback.
 FUZZ_HTTP_BIN := $(BUILD)/fuzz/fuzz_http
 
-$(FUZZ_HTTP_BIN): tests/fuzz/fuzz_http.c $(BUILD)/fuzz/httpd.o
+$(FUZZ_HTTP_BIN): tests/fuzz/fuzz_http.c $(BUILD)/fuzz/views/httpd.o
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -lmicrohttpd -lpthread
 

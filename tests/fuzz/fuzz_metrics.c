@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "metrics.h"
+#include "views/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

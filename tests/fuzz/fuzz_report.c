@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "recording.h"
-#include "session.h"
+#include "stream/recording.h"
+#include "modes/session.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

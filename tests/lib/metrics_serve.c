@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "httpd.h"
-#include "metrics.h"
+#include "views/httpd.h"
+#include "views/metrics.h"
 
 #define MAX_LABELS 16
 #define MAX_PIDS 256

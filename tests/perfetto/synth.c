@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "outfile.h"
-#include "perfetto.h"
+#include "util/outfile.h"
+#include "views/perfetto.h"
 
 enum { MAIN = 100, LOADER = 101, IO = 102 };
 

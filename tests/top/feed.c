@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "top_view.h"
+#include "views/top_view.h"
 
 static struct ig_top_row rows[64] = {
 	{ 4242, "trainsim", 0, 0.35, 0.55, 0.10, {

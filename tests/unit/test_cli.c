@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
+#include "modes/cli.h"
 
 static int parse(struct ig_cli *c, int argc, const char **argv)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "crc32.h"
+#include "stream/crc32.h"
 
 #define BUF (70000 + 64)
 

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "discovery.h"
+#include "probes/discovery.h"
 
 #define FAKECUDA	"build/tests/fakecuda/libcuda.so.1"
 

@@ -3,7 +3,7 @@
  * device's timeline and sum to the report's busy, idle and unresolved
  * time; a gap comes with its causes, largest first, and the waits its
  * attribution walked, in order; without an observer nothing is noted. */
-#include "engine_obs.h"
+#include "engine/engine_obs.h"
 #include "test_engine_gap.h"
 
 #define MAX_SPANS 64

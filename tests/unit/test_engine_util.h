@@ -17,7 +17,7 @@
 #include <math.h>
 #include <cmocka.h>
 #include <json-c/json.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "engine/model.h"
 
 #define MS	1000000ULL

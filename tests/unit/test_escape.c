@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dump.h"
-#include "escape.h"
+#include "modes/dump.h"
+#include "util/escape.h"
 #include "engine/jsonval.h"
 
 static void controls_escaped(void **state)

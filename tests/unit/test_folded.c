@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "folded.h"
+#include "stacks/folded.h"
 
 /* What @f writes, in a string the caller frees. */
 static char *written(struct ig_folded *f)

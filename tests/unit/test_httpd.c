@@ -18,8 +18,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include "httpd.h"
-#include "metrics.h"
+#include "views/httpd.h"
+#include "views/metrics.h"
 
 static int render(void *ctx, char **buf, size_t *len)
 {

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "log.h"
+#include "probes/log.h"
 
 static libbpf_print_fn_t fn;
 

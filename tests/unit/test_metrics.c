@@ -16,9 +16,9 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "engine/hist.h"
-#include "escape.h"
-#include "metrics.h"
-#include "metrics_impl.h"
+#include "util/escape.h"
+#include "views/metrics.h"
+#include "views/metrics_impl.h"
 
 /* A window: processes "pid:device" (device -1: not on a GPU), one device
  * entry per device used with the given seconds, and the causes. */

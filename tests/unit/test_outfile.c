@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Output paths (user/outfile.c): walked one component at a time, never
+/* Output paths (user/util/outfile.c): walked one component at a time, never
  * through a link or a directory another user planted.  The cases that
  * make another user's links and directories need root. */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "outfile.h"
+#include "util/outfile.h"
 
 #define NOBODY 65534
 

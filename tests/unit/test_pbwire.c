@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pbwire.h"
-#include "perfetto.h"
+#include "views/pbwire.h"
+#include "views/perfetto.h"
 
 static void varints(void **state)
 {

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "cuda_api.h"
-#include "cuda_attach.h"
-#include "elfsym.h"
+#include "stream/cuda_api.h"
+#include "probes/cuda_attach.h"
+#include "sys/elfsym.h"
 
 /* What the stand-in exports of the probed entry points. */
 static const char *const fake_apis[] = {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "progress.h"
+#include "views/progress.h"
 
 static void text(void **state)
 {

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../user/pyframes.h"
-#include "../../user/pycode.h"
-#include "../../user/ustacks.h"
+#include "../../user/probes/pyframes.h"
+#include "../../user/stacks/pycode.h"
+#include "../../user/stacks/ustacks.h"
 
 #define MAXREG 16
 #define MAXLINE 256

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "recording.h"
-#include "reorder.h"
+#include "stream/recording.h"
+#include "stream/reorder.h"
 
 static char path[64];
 

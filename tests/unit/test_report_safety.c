@@ -5,7 +5,7 @@
  * capped.
  */
 #include "test_engine_util.h"
-#include "escape.h"
+#include "util/escape.h"
 
 #define L IG_STREAM_LEGACY
 

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "elfsym.h"
-#include "symbolize.h"
+#include "sys/elfsym.h"
+#include "stacks/symbolize.h"
 
 static char trainsim[PATH_MAX], libcuda[PATH_MAX], tmpdir[64];
 

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "ustacks.h"
+#include "stacks/ustacks.h"
 
 #define PID 77
 #define A 0x401000ULL	/* innermost: looked up as is */

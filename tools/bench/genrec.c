@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "recording.h"
+#include "stream/recording.h"
 
 static struct ig_rec_writer *w;
 static unsigned long long n;

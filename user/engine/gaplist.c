@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The longest gaps, kept in a min-heap by length; see gaplist.h. */
 #include "engine/gaplist.h"
-#include "util.h"
+#include "util/util.h"
 
 static uint64_t gap_len(const struct ig_gap *g)
 {

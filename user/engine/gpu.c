@@ -20,7 +20,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/gpu.h"
-#include "util.h"
+#include "util/util.h"
 
 static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/hist.h"
-#include "util.h"
+#include "util/util.h"
 
 static unsigned int bucket_of(uint64_t v)
 {

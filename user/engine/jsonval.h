@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "escape.h"
+#include "util/escape.h"
 
 typedef struct json_object jo;
 

@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "engine.h"
-#include "engine_obs.h"
+#include "engine/engine.h"
+#include "engine/engine_obs.h"
 #include "engine/htab.h"
 #include "engine/hist.h"
 #include "engine/ring.h"

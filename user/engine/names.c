@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Name tables.  Designated initialisers keep each name next to its enum
- * value.  The CUDA entry point table is in user/cuda_api.c.
+ * value.  The CUDA entry point table is in user/stream/cuda_api.c.
  */
 #include "engine/names.h"
 

@@ -6,8 +6,8 @@
 #ifndef IG_ENGINE_NAMES_H
 #define IG_ENGINE_NAMES_H
 
-#include "records.h"
-#include "cuda_api.h"
+#include "stream/records.h"
+#include "stream/cuda_api.h"
 
 /* Attribution causes (docs/design.md §5.5); names are the JSON identifiers. */
 enum ig_cause {

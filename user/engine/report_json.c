@@ -414,7 +414,7 @@ static jo *causes_json(const struct ig_engine *e, const struct ig_causeset *s)
 }
 
 /* The name tables of stacks: what they hold, and what their bounds
- * evicted (user/ustacks.h). */
+ * evicted (user/stacks/ustacks.h). */
 static jo *stack_tables_json(const struct ig_engine *e)
 {
 	jo *o = json_object_new_object();

@@ -11,7 +11,7 @@
 #include "engine/report.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
-#include "escape.h"
+#include "util/escape.h"
 
 #define LABEL_W		56	/* detail label column */
 #define SHOW_DETAILS	2	/* per cause in the text report */

@@ -14,10 +14,10 @@
 #include <string.h>
 #include "engine/attrib.h"
 #include "engine/stacks.h"
-#include "folded.h"
-#include "pycode.h"
-#include "ustacks.h"
-#include "util.h"
+#include "stacks/folded.h"
+#include "stacks/pycode.h"
+#include "stacks/ustacks.h"
+#include "util/util.h"
 
 #define NATIVE_ABOVE_PY	6	/* native frames shown above Python ones */
 /* A sweep walks every name table: at most one a second of the trace */

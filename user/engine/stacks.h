@@ -92,7 +92,7 @@ struct ig_stk_held {
 	size_t nat, syms;	/* native stacks, names of addresses */
 	size_t py, code;	/* Python stacks, code objects */
 	size_t gone;		/* gone processes a table still shows */
-	/* evicted from the full tables of live processes (user/ustacks.h) */
+	/* evicted from the full tables of live processes (user/stacks/ustacks.h) */
 	uint64_t ev_nat, ev_syms, ev_py, ev_code;
 };
 void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h);

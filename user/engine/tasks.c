@@ -10,7 +10,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/stacks.h"
-#include "util.h"
+#include "util/util.h"
 
 static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
 {

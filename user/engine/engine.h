@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The analysis engine: turns the record stream (user/stream/records.h) into the
+ * report.  It does not know whether records come from the kernel or from a
+ * recording file.  Records must be fed in timestamp (ig_hdr.ts) order; the
+ * reorder stage (user/stream/reorder.h) guarantees that for both sources.
+ */
+#ifndef IG_ENGINE_H
+#define IG_ENGINE_H
+
+#include <stdio.h>
+#include "stream/records.h"
+
+struct ig_engine;
+
+#define IG_GAPS_NONE (-2)
+
+struct ig_engine_opts {
+	size_t sz;
+	int max_depth;		/* waker walk depth (0: default 4) */
+	double window_s;	/* thread history kept (0: default 60 s) */
+	int max_gaps_json;	/* gaps listed in --json (0: default 1000,
+				 * -1: all, IG_GAPS_NONE: none) */
+	bool verbose;		/* -v: a memory summary on stderr at the end */
+};
+
+/* NULL and errno set on failure. */
+struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts);
+/* One record, already size-checked against ig_rec_min_size(). */
+void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec);
+/* No more records: close what can be closed, drop open gaps. */
+void ig_engine_finish(struct ig_engine *e);
+int ig_engine_report_text(struct ig_engine *e, FILE *out);
+int ig_engine_report_json(struct ig_engine *e, FILE *out);
+/* Folded stacks (flame graphs) of the idle time, the cause as root frame.
+ * 0, -ENOMEM, or -EIO when writing fails. */
+int ig_engine_folded(struct ig_engine *e, FILE *out);
+void ig_engine_free(struct ig_engine *e);
+
+#endif

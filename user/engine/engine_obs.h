@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the engine concludes, as it concludes it: an observer set before
+ * the first record sees each stretch of a device's timeline when it is
+ * final (busy, an idle gap with its causes and the thread intervals its
+ * attribution walked, unresolved time with how it ended).  The views (the
+ * Perfetto timeline, `idlegap top`) are built from it; the analysis is the
+ * same with or without one.  Strings are borrowed for the call.
+ */
+#ifndef IG_ENGINE_OBS_H
+#define IG_ENGINE_OBS_H
+
+#include <stdint.h>
+#include "stream/records.h"
+
+#define IG_OBS_STEPS	8	/* walked intervals kept per gap */
+#define IG_OBS_CAUSES	3	/* causes given per gap, largest first */
+
+enum ig_obs_kind { IG_OBS_BUSY, IG_OBS_IDLE, IG_OBS_UNRES };
+/* How unresolved time ended (docs/design.md §4.7). */
+enum ig_obs_bound { IG_OBS_OPEN, IG_OBS_HOST_BOUND, IG_OBS_GPU_BOUND };
+
+/* A stretch of a thread's timeline the attribution of a gap walked:
+ * blocked or runnable in the off-CPU interval [t_off, t_on). */
+struct ig_obs_step {
+	uint32_t tid, tgid;
+	uint64_t x, y;		/* the part walked, inside the gap */
+	uint64_t t_off, t_on;	/* the interval it lies in */
+	uint16_t reason;	/* enum ig_reason */
+	uint16_t flags;		/* IG_F_* */
+	uint64_t arg;		/* futex address, fault address, fd */
+	uint32_t waker_tid;
+	char detail[64];	/* file, or peer as text; "" if none */
+};
+
+struct ig_obs_cause {
+	const char *name;	/* JSON identifier: "storage", "lock", ... */
+	uint64_t ns;
+};
+
+struct ig_obs_span {
+	enum ig_obs_kind kind;
+	int device;
+	uint64_t t0, t1;
+	uint32_t tid, tgid;	/* the feeding thread, 0 if none known */
+	enum ig_obs_bound bound;	/* IG_OBS_UNRES */
+	/* IG_OBS_IDLE: */
+	struct ig_obs_cause causes[IG_OBS_CAUSES];
+	unsigned int ncauses;
+	const struct ig_obs_step *steps;	/* in the order walked */
+	unsigned int nsteps;
+	uint64_t steps_dropped;	/* walked beyond IG_OBS_STEPS */
+};
+
+/* The deepest stretch walked that shows @cause ("storage": a disk wait,
+ * "lock": a futex, ...), for its detail; NULL when none does (host
+ * compute, driver calls, unknown). */
+const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
+					    const char *cause);
+
+struct ig_engine_obs {
+	void (*span)(void *ctx, const struct ig_obs_span *s);
+	void *ctx;
+};
+
+struct ig_engine;
+/* Before the first record; NULL @o removes it. */
+void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o);
+
+#endif

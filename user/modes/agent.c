@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `idlegap agent`: host-wide discovery and the duty cycle (agent.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "modes/agent_int.h"
+#include "probes/discovery.h"
+#include "views/httpd.h"
+#include "probes/log.h"
+#include "util/outfile.h"
+#include "util/util.h"
+#include "probes/privs.h"
+#include "sys/procfs.h"
+#include "probes/pyframes.h"
+#include "stacks/symbolize.h"
+#include "probes/tracer.h"
+
+#define NS			1000000000ULL
+#define SCAN_EVERY_NS		(1000ULL * 1000 * 1000)
+#define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
+#define IDLE_POLL_MS		200
+
+extern const char *argp_program_version;
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+__u64 ig_agent_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static void on_disc_record(const struct ig_hdr *rec, void *ctx)
+{
+	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
+	struct agent *a = ctx;
+	struct ig_pyrt_info info;
+
+	ig_agent_emit(a, rec);
+	if (rec->type != IG_REC_PYRT)
+		return;
+	info.start = r->start;
+	info.end = r->end;
+	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
+	ig_pyframes_track(a->py, rec->tgid, &info);
+}
+
+/* Every process found using a libcuda is tracked, probed or not: its exit
+ * is what lets discovery forget it. */
+static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
+{
+	struct agent *a = ctx;
+
+	switch (ev->kind) {
+	case IG_DISC_LIBCUDA:
+		ig_debug("pid %d: %u of %u libcuda entry points probed in %s",
+			 ev->pid, ev->nattached, ev->nsyms, ev->path);
+		/* its task and GPU records before any of its probes' */
+		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_agent_now() - 1);
+		break;
+	case IG_DISC_UNPROBED:
+		if ((ev->err == -ENOENT || ev->err == -ESRCH) && ig_proc_exited(ev->pid)) {
+			/* gone before it could be probed: not followed (a
+			 * window counts it in gpu_processes.missed) */
+			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
+			break;
+		}
+		if (ev->err == -ENOENT || ev->err == -ESRCH)
+			ig_debug("pid %d: %s: %s", ev->pid, ev->name, strerror(-ev->err));
+		else
+			ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
+			ev->pid, ev->name, strerror(-ev->err));
+		ig_agent_track(a, ev->pid, ig_agent_now() - 1);
+		break;
+	case IG_DISC_NO_LD_HOOK:
+		ig_debug("%s: cannot hook library loads: %s", ev->path, strerror(-ev->err));
+		break;
+	case IG_DISC_GONE:
+		ig_debug("pid %d ended", ev->pid);
+		break;
+	}
+}
+
+static void py_emit(const struct ig_hdr *rec, void *ctx)
+{
+	ig_agent_emit(ctx, rec);
+}
+
+/* Every kernel record feeds discovery (forks, exits, library loads); only
+ * a window's go on to its engine. */
+static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (rec->type == IG_REC_GPULIB) {
+		ig_agent_on_gpulib(a, rec);
+		return;
+	}
+	ig_discovery_on_record(a->disc, rec);
+	if (rec->type == IG_REC_PROC &&
+	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
+	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)) {
+		ig_pyframes_forget(a->py, rec->tgid);
+		ig_agent_forget_identity(a, (pid_t)rec->tgid);
+	}
+	/* what was sent before the window opened (read late, or while the
+	 * last one's probes came off) is not this window's */
+	if (!a->in_window || rec->ts < a->opened_at)
+		return;
+	ig_usym_on_record(&a->sym, rec, py_emit, a);
+	if (rec->type == IG_REC_PYSTACK)
+		ig_pyframes_on_stack(a->py, rec, py_emit, a);
+	ig_agent_emit(a, rec);
+}
+
+static int render(void *ctx, char **buf, size_t *len)
+{
+	return ig_metrics_render(ctx, buf, len);
+}
+
+/* What `attach` needs, for every process of the host: CAP_SYS_PTRACE too,
+ * since a container's libcuda is reached through /proc/PID/root. */
+static int check_privileges(void)
+{
+	struct ig_privs_target t = {};
+	char why[256];
+
+	if (ig_privs_check(&t, why, sizeof(why))) {
+		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
+		return 1;
+	}
+	if (!(ig_caps_effective() & (IG_CAP(CAP_SYS_PTRACE)))) {
+		ig_err("missing CAP_SYS_PTRACE: the agent reads every GPU process's libcuda through /proc/PID/root (see CAPABILITIES in idlegap(8))");
+		return 1;
+	}
+	return 0;
+}
+
+/* Keeps what the agent needs all its life (it probes processes at every
+ * window), before any thread starts: capability sets are per thread. */
+static void limit_privileges(void)
+{
+	uint64_t keep = IG_CAP(CAP_BPF) | IG_CAP(CAP_PERFMON) |
+			IG_CAP(CAP_SYS_PTRACE) | IG_CAP(CAP_SYS_ADMIN) |
+			IG_CAP(CAP_DAC_READ_SEARCH) | IG_CAP(CAP_DAC_OVERRIDE) |
+			IG_CAP(CAP_SYS_RESOURCE);
+	int err = ig_caps_limit(keep & ig_caps_effective());
+
+	if (err)
+		ig_warn("cannot give up capabilities: %s", strerror(-err));
+}
+
+static int open_tracing(struct agent *a)
+{
+	const struct ig_agent_opts *o = a->o;
+	struct ig_tracer_opts to = {
+		.sz = sizeof(to),
+		.min_offcpu_ns = o->min_offcpu_ns,
+		.ringbuf_mb = o->ringbuf_mb,
+		.gpulib_watch = true,
+	};
+	struct ig_discovery_opts d = {
+		.sz = sizeof(d),
+		.libcuda_path = o->libcuda_path,
+		.detach_on_exit = true,
+		.record = on_disc_record,
+		.event = on_disc_event,
+		.ctx = a,
+	};
+	char why[512];
+
+	a->tracer = ig_tracer_open(&to, on_kernel_record, a, why, sizeof(why));
+	if (!a->tracer || ig_tracer_attach_host(a->tracer, why, sizeof(why))) {
+		ig_err("%s", why);
+		return 1;
+	}
+	/* short-lived GPU processes: seen at their first libcuda mapping
+	 * rather than at the next sweep of /proc */
+	if (ig_tracer_attach_gpulib(a->tracer, why, sizeof(why)))
+		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
+			"and those missed are not counted", why);
+	a->py = ig_pyframes_new(a->tracer);
+	d.tracer = a->tracer;
+	a->disc = ig_discovery_new(&d);
+	if (!a->disc) {
+		ig_err("out of memory");
+		return 1;
+	}
+	/* nothing probed until the first window */
+	ig_discovery_detach_all(a->disc);
+	return 0;
+}
+
+static int poll_ms(const struct agent *a, __u64 now, __u64 end)
+{
+	__u64 due = ig_discovery_next_due(a->disc), next = end;
+
+	if (due && due < next)
+		next = due;
+	if (next <= now)
+		return 0;
+	return (next - now) / 1000000 + 1 < 50 ? (int)((next - now) / 1000000 + 1) : 50;
+}
+
+/* One window from @start until @end or a stop: probes every process using
+ * a libcuda, looks for new ones every second, reports.  @handover: the
+ * probes are still attached from the last window, which closed at @start;
+ * this one takes the records from that instant on.  @next: whether the
+ * next window follows at once (continuous windows keep the probes). */
+static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
+		      bool next)
+{
+	__u64 now = ig_agent_now(), next_scan = now, next_prune = now + PRUNE_EVERY_NS;
+	unsigned int why = IG_STOP_DURATION;
+	int n;
+
+	a->handover = handover;
+	if (ig_agent_window_open(a, start))
+		return 1;
+	n = handover ? ig_discovery_reannounce(a->disc, start) :
+		       ig_discovery_attach_all(a->disc, start);
+	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
+		 (ig_agent_now() - now) / 1e6);
+	for (;;) {
+		if (now >= next_scan) {
+			n = ig_discovery_scan(a->disc, now);
+			if (n < 0)
+				ig_debug("looking for GPU processes: %s", strerror(-n));
+			next_scan = now + SCAN_EVERY_NS;
+		}
+		n = ig_tracer_poll(a->tracer, poll_ms(a, now, end < next_scan ? end : next_scan));
+		if (n < 0) {
+			ig_err("reading the ring buffer: %s", strerror(-n));
+			why = IG_STOP_ERROR;
+		}
+		now = ig_agent_now();
+		ig_discovery_poll(a->disc, now);
+		if (now >= next_prune) {
+			ig_tracer_prune(a->tracer);
+			next_prune = now + PRUNE_EVERY_NS;
+		}
+		if (a->oom) {
+			ig_err("out of memory");
+			why = IG_STOP_ERROR;
+		}
+		if (stop_signal && why == IG_STOP_DURATION)
+			why = IG_STOP_SIGNAL;
+		if (why != IG_STOP_DURATION || now >= end)
+			break;
+	}
+	if (ig_agent_window_close(a, why, next && why == IG_STOP_DURATION) ||
+	    why == IG_STOP_ERROR)
+		return 1;
+	ig_debug("window %llu: %u processes followed", a->nwindows,
+		 ig_discovery_nprocs(a->disc));
+	return 0;
+}
+
+/* Between windows: no uprobe; the ring buffer still says which tracked
+ * processes end, so that they are forgotten. */
+static int idle_until(struct agent *a, __u64 start)
+{
+	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
+	int n;
+
+	while (!stop_signal && now < start) {
+		n = ig_tracer_poll(a->tracer, IDLE_POLL_MS);
+		if (n < 0) {
+			ig_err("reading the ring buffer: %s", strerror(-n));
+			return 1;
+		}
+		now = ig_agent_now();
+		if (now >= next_prune) {
+			ig_tracer_prune(a->tracer);
+			next_prune = now + PRUNE_EVERY_NS;
+		}
+	}
+	return 0;
+}
+
+static int cycle(struct agent *a)
+{
+	const __u64 window = (__u64)(a->o->window_s * NS), every = (__u64)(a->o->every_s * NS);
+	__u64 start = ig_agent_now();
+
+	const bool continuous = window == every;
+	bool handover = false;
+
+	while (!stop_signal) {
+		if (run_window(a, start, start + window, handover, continuous))
+			return 1;
+		if (continuous && !stop_signal) {
+			/* the next window starts where this one ended */
+			start = a->closed_at;
+			handover = true;
+			continue;
+		}
+		start += every;
+		if (start < ig_agent_now())	/* a slow report: no catching up */
+			start = ig_agent_now();
+		if (idle_until(a, start))
+			return 1;
+	}
+	return 0;
+}
+
+/* The server's thread takes no signal: they wake the main loop. */
+static int start_httpd(struct agent *a)
+{
+	const struct ig_agent_opts *o = a->o;
+	struct ig_metrics_opts mo = {
+		.sz = sizeof(mo), .labels = o->labels, .nlabels = o->nlabels,
+		.version = strchr(argp_program_version, ' ') ?
+			   strchr(argp_program_version, ' ') + 1 : argp_program_version,
+	};
+	sigset_t set, old;
+
+	a->metrics = ig_metrics_new(&mo);
+	if (!a->metrics) {
+		ig_err("cannot start the metrics: %s", strerror(errno));
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	a->httpd = ig_httpd_start(o->listen, render, a->metrics);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!a->httpd) {
+		ig_err("--listen %s: %s", o->listen, errno == EINVAL ?
+		       "not ADDR:PORT (e.g. 127.0.0.1:10437, [::1]:10437)" : strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int check_inputs(const struct ig_agent_opts *o)
+{
+	int err;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
+		return 1;
+	}
+	if (o->libcuda_path && access(o->libcuda_path, R_OK)) {
+		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
+		return 1;
+	}
+	if (o->reports_dir && (err = ig_agent_reports_open(o->reports_dir))) {
+		ig_err("--reports %s: %s", o->reports_dir, ig_outfile_strerror(err));
+		return 1;
+	}
+	return 0;
+}
+
+int ig_agent_run(const struct ig_agent_opts *o)
+{
+	struct agent a = { .o = o };
+	int rc = 1;
+
+	if (check_privileges() || check_inputs(o))
+		return 1;
+	limit_privileges();
+	ig_on_stop_signals(on_signal);
+	if (start_httpd(&a) || open_tracing(&a))
+		goto out;
+	ig_info("agent: metrics on port %d (%s); tracing %g s every %g s%s",
+		ig_httpd_port(a.httpd), o->listen, o->window_s, o->every_s,
+		o->window_s == o->every_s ? " (continuous)" : "");
+	rc = cycle(&a);
+	if (!rc)
+		ig_info("agent: stopped by signal %d after %llu windows", (int)stop_signal,
+			a.nwindows);
+out:
+	ig_agent_window_free(&a);
+	ig_tracer_close(a.tracer);
+	ig_discovery_free(a.disc);
+	ig_pyframes_free(a.py);
+	ig_httpd_stop(a.httpd);
+	ig_metrics_free(a.metrics);
+	free(a.ids);
+	free(a.prev_ids);
+	free(a.changed);
+	free(a.gpus);
+	free(a.gpulib);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The agent's state, shared by agent.c (discovery, the duty cycle) and
+ * agent_win.c (one window: its engine, report and metrics). */
+#ifndef IG_AGENT_INT_H
+#define IG_AGENT_INT_H
+
+#include <stdbool.h>
+#include "modes/agent.h"
+#include "views/metrics.h"
+#include "stream/records.h"
+
+/* identities read per window, at most (a window's processes beyond it get
+ * no workload labels) */
+#define IG_AGENT_MAX_IDS	4096
+
+struct agent {
+	const struct ig_agent_opts *o;
+	struct ig_tracer *tracer;
+	struct ig_discovery *disc;
+	struct ig_pyframes *py;
+	struct ig_metrics *metrics;
+	struct ig_httpd *httpd;
+	unsigned long long nwindows;
+	/* the window, while one runs */
+	bool in_window;
+	bool oom;
+	__u64 opened_at;		/* the window's start */
+	__u64 closed_at;		/* the last window's END */
+	struct ig_engine *engine;
+	struct ig_reorder *reorder;
+	struct ig_symbolizer *sym;
+	struct ig_stats base;		/* the kernel counters at its start */
+	__u64 nrecords;
+	struct ig_pid_identity *ids;	/* the window's processes, as tracked */
+	size_t nids;
+	/* continuous windows: the last window's, kept for the processes it
+	 * hands over (read again, one that is exiting has no environ left);
+	 * forgotten at a process's exec or exit */
+	struct ig_pid_identity *prev_ids;
+	size_t nprev;
+	pid_t *changed;			/* exec'd or ended in this window */
+	size_t nchanged, capchanged;
+	bool handover;			/* the window opening takes over the last */
+	/* the window's GPUs named only by a UUID or a container: device
+	 * IG_GPU_NAMED + i is gpus[i] (ig_identity_gpu_token) */
+	char (*gpus)[80];
+	size_t ngpus;
+	/* processes seen mapping a libcuda during the window (IG_REC_GPULIB) */
+	struct ig_agent_gpulib {
+		pid_t pid;
+		char comm[16];
+	} *gpulib;
+	size_t ngpulib, capgpulib;
+};
+
+/* GPU processes a window's report lists by pid among those it missed */
+#define IG_AGENT_MISSED_LISTED	256
+
+__u64 ig_agent_now(void);
+/* A record into the window's stream. */
+void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
+/* Follows @pid in this window: tracked with its threads, TASK records,
+ * its identity read.  @ts: the records' time. */
+void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
+
+/* An IG_REC_GPULIB record: the process is looked at at once and, in a
+ * window, counted among the window's GPU processes. */
+void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec);
+/* @pid exec'd or ended: an identity kept from the last window is not its. */
+void ig_agent_forget_identity(struct agent *a, pid_t pid);
+
+/* Opens a window: a fresh engine, the META record.  1 after one line. */
+int ig_agent_window_open(struct agent *a, __u64 now);
+/* Closes it at closed_at: its report into the registry and --reports.
+ * @why: an enum ig_stop_reason.  @keep_probes: the next window opens at
+ * closed_at with the probes as they are (continuous windows); else every
+ * uprobe is removed.  1 after one line when the report cannot be made. */
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes);
+void ig_agent_window_free(struct agent *a);
+
+#endif

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One window of the agent: a fresh engine fed by the window's records,
+ * closed into its JSON report, which goes into the metrics registry with
+ * the identity of each process and, with --reports, into a file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "modes/agent_int.h"
+#include "probes/discovery.h"
+#include "engine/engine.h"
+#include "sys/identity.h"
+#include "probes/log.h"
+#include "util/outfile.h"
+#include "sys/procfs.h"
+#include "probes/pyframes.h"
+#include "stream/reorder.h"
+#include "stacks/symbolize.h"
+#include "probes/tracer.h"
+#include "util/util.h"
+
+#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
+{
+	if (!a->in_window)
+		return;
+	a->nrecords++;
+	if (ig_reorder_push(a->reorder, rec))
+		a->oom = true;
+}
+
+static void emit_task(struct agent *a, pid_t tid, pid_t tgid, __u64 ts)
+{
+	struct ig_task t;
+
+	ig_proc_task_record(&t, tid, tgid, ts);
+	ig_agent_emit(a, &t.h);
+}
+
+struct thread_ctx {
+	struct agent *a;
+	pid_t tgid;
+	__u64 ts;
+};
+
+static int emit_thread(pid_t tid, void *ctx)
+{
+	struct thread_ctx *c = ctx;
+
+	if (tid != c->tgid)
+		emit_task(c->a, tid, c->tgid, c->ts);
+	return 0;
+}
+
+static bool seen(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nids; i++)
+		if (a->ids[i].pid == pid)
+			return true;
+	return false;
+}
+
+void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
+{
+	const struct ig_gpulib *g = (const struct ig_gpulib *)rec;
+	pid_t pid = (pid_t)rec->tgid;
+	__u64 now = ig_agent_now();
+	size_t i;
+
+	ig_discovery_add(a->disc, pid, now);
+	/* the mapping may still be under way: another look soon */
+	ig_discovery_watch(a->disc, pid, now);
+	if (!a->in_window || rec->ts < a->opened_at)
+		return;
+	for (i = 0; i < a->ngpulib; i++)
+		if (a->gpulib[i].pid == pid)
+			return;
+	if (a->ngpulib >= 65536 ||
+	    !ig_grow((void **)&a->gpulib, &a->capgpulib, a->ngpulib, sizeof(*a->gpulib)))
+		return;
+	a->gpulib[a->ngpulib].pid = pid;
+	ig_strcpy(a->gpulib[a->ngpulib].comm, sizeof(a->gpulib[0].comm), g->comm);
+	a->ngpulib++;
+}
+
+/* The window's device for a GPU token: the host's index, or one of the
+ * GPUs named otherwise; -1 when too many. */
+static int gpu_id(struct agent *a, const char *tok)
+{
+	size_t i;
+
+	if (tok[0] == '#')
+		return atoi(tok + 1);
+	for (i = 0; i < a->ngpus; i++)
+		if (!strcmp(a->gpus[i], tok))
+			return IG_GPU_NAMED + (int)i;
+	if (!a->gpus)
+		a->gpus = calloc(IG_GPU_MAX_NAMED, sizeof(*a->gpus));
+	if (!a->gpus || a->ngpus == IG_GPU_MAX_NAMED)
+		return -1;
+	snprintf(a->gpus[a->ngpus], sizeof(a->gpus[0]), "%s", tok);
+	return IG_GPU_NAMED + (int)a->ngpus++;
+}
+
+/* Which of the host's GPUs the process's ordinals are, for the engine:
+ * two containers that each call their GPU 0 are two devices. */
+static void emit_gpumap(struct agent *a, pid_t pid, const struct ig_identity *id,
+			__u64 ts)
+{
+	struct ig_gpumap g = {
+		.h = { .type = IG_REC_GPUMAP, .size = sizeof(g), .tid = pid,
+		       .tgid = pid, .ts = ts },
+	};
+	char tok[80];
+	int d;
+
+	for (; g.n < IG_GPUMAP_MAX; g.n++) {
+		ig_identity_gpu_token(id, g.n, tok, sizeof(tok));
+		if (!tok[0] || (d = gpu_id(a, tok)) < 0)
+			break;
+		g.dev[g.n] = d;
+	}
+	ig_agent_emit(a, &g.h);
+}
+
+static bool prev_identity(const struct agent *a, pid_t pid, struct ig_identity *out)
+{
+	size_t i;
+
+	for (i = 0; i < a->nprev; i++)
+		if (a->prev_ids[i].pid == pid) {
+			*out = a->prev_ids[i].id;
+			return true;
+		}
+	return false;
+}
+
+void ig_agent_forget_identity(struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nprev; i++)
+		if (a->prev_ids[i].pid == pid) {
+			a->prev_ids[i] = a->prev_ids[--a->nprev];
+			break;
+		}
+	/* nor the one this window read before */
+	if (a->in_window && seen(a, pid) && a->nchanged < IG_AGENT_MAX_IDS &&
+	    ig_grow((void **)&a->changed, &a->capchanged, a->nchanged, sizeof(*a->changed)))
+		a->changed[a->nchanged++] = pid;
+}
+
+static bool changed(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nchanged; i++)
+		if (a->changed[i] == pid)
+			return true;
+	return false;
+}
+
+static int track_one(pid_t pid, void *ctx)
+{
+	struct thread_ctx *t = ctx, c = { t->a, pid, t->ts };
+	struct agent *a = t->a;
+	struct ig_pid_identity *id;
+	int err = ig_tracer_track(a->tracer, pid);
+
+	if (err && err != -ESRCH)
+		ig_debug("cannot track pid %d: %s", pid, strerror(-err));
+	if (!a->in_window || seen(a, pid))
+		return 0;
+	emit_task(a, pid, pid, t->ts);
+	ig_proc_for_each_thread(pid, emit_thread, &c);
+	if (a->nids == IG_AGENT_MAX_IDS)
+		return 0;
+	id = &a->ids[a->nids];
+	memset(id, 0, sizeof(*id));
+	id->pid = pid;
+	/* read now: the process may be gone when the window ends; one
+	 * handed over keeps what was read when it was first followed */
+	if (!prev_identity(a, pid, &id->id))
+		ig_identity_read(NULL, pid, &id->id);
+	a->nids++;
+	emit_gpumap(a, pid, &id->id, t->ts);
+	return 0;
+}
+
+/* The process and its descendants (a data loader's workers, started
+ * before the agent found the job), as `attach -p` follows them. */
+void ig_agent_track(struct agent *a, pid_t pid, __u64 ts)
+{
+	struct thread_ctx c = { a, pid, ts };
+
+	track_one(pid, &c);
+	ig_proc_for_each_descendant(pid, track_one, &c);
+}
+
+static void emit_meta(struct agent *a, __u64 ts)
+{
+	struct ig_meta m = {
+		.h = { .type = IG_REC_META, .size = sizeof(m), .ts = ts },
+		.version = IG_FORMAT_VERSION,
+	};
+	struct timespec rt;
+	struct utsname u;
+	size_t off = 0;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	m.realtime_ns = (__u64)rt.tv_sec * 1000000000ULL + rt.tv_nsec;
+	m.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!uname(&u)) {
+		ig_strcpy(m.host, sizeof(m.host), u.nodename);
+		ig_strcpy(m.kernel, sizeof(m.kernel), u.release);
+	}
+	for (i = 0; i < a->o->self_argc && off < sizeof(m.command) - 1; i++)
+		off += snprintf(m.command + off, sizeof(m.command) - off, "%s%s",
+				i ? " " : "idlegap ", a->o->self_argv[i]);
+	ig_agent_emit(a, &m.h);
+}
+
+int ig_agent_window_open(struct agent *a, __u64 now)
+{
+	size_t i;
+	int err;
+
+	a->engine = ig_engine_new(&a->o->engine);
+	a->reorder = a->engine ? ig_reorder_new(REORDER_WINDOW_NS, to_engine, a->engine) : NULL;
+	if (!a->ids)
+		a->ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->ids));
+	if (!a->reorder || !a->ids) {
+		ig_err("cannot start a window's analysis: out of memory");
+		ig_agent_window_free(a);
+		return 1;
+	}
+	if (ig_tracer_stats(a->tracer, &a->base))
+		memset(&a->base, 0, sizeof(a->base));
+	/* this engine has none of the stacks and names sent before */
+	err = ig_tracer_forget_stacks(a->tracer);
+	if (err)
+		ig_debug("stacks sent before this window: %s", strerror(-err));
+	ig_pyframes_forget_sent(a->py);
+	a->nprev = 0;
+	if (a->handover && a->nids) {
+		if (!a->prev_ids)
+			a->prev_ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->prev_ids));
+		for (i = 0; a->prev_ids && i < a->nids; i++)
+			if (!changed(a, a->ids[i].pid))
+				a->prev_ids[a->nprev++] = a->ids[i];
+	}
+	a->nchanged = 0;
+	a->nids = 0;
+	a->ngpus = 0;
+	a->ngpulib = 0;
+	a->opened_at = now;
+	a->nrecords = 0;
+	a->in_window = true;
+	emit_meta(a, now);
+	return 0;
+}
+
+void ig_agent_window_free(struct agent *a)
+{
+	a->in_window = false;
+	ig_reorder_free(a->reorder);
+	ig_engine_free(a->engine);
+	ig_sym_free(a->sym);
+	a->reorder = NULL;
+	a->engine = NULL;
+	a->sym = NULL;
+}
+
+/* The kernel's counters over the window alone. */
+static void emit_stats(struct agent *a, __u64 ts)
+{
+	struct ig_stats st = {
+		.h = { .type = IG_REC_STATS, .size = sizeof(st), .ts = ts },
+	};
+	size_t i;
+
+	if (!ig_tracer_stats(a->tracer, &st)) {
+		for (i = 0; i < IG_STAT__MAX; i++)
+			st.stat[i] -= a->base.stat[i];
+		for (i = 0; i < IG_API__MAX; i++)
+			st.api_hits[i] -= a->base.api_hits[i];
+	}
+	st.user_lost = ig_reorder_late(a->reorder);
+	ig_agent_emit(a, &st.h);
+}
+
+/* The window's JSON report, as text in a new buffer. */
+static int report_text(struct agent *a, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = ig_engine_report_json(a->engine, f);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err)
+		free(*buf);
+	return err;
+}
+
+static void save_report(struct agent *a, const char *text, size_t len)
+{
+	const struct ig_agent_opts *o = a->o;
+	int err;
+
+	if (!o->reports_dir)
+		return;
+	err = ig_agent_reports_write(o->reports_dir, a->nwindows, text, len,
+				     o->reports_keep, o->reports_max_bytes);
+	if (err)
+		ig_warn("%s: cannot write window report %llu: %s", o->reports_dir,
+			a->nwindows, ig_outfile_strerror(err));
+}
+
+/* The records the window lost: the kernel's failed ring reservations
+ * and the records that came too late for the reorder window. */
+static unsigned long long window_lost(struct json_object *j)
+{
+	struct json_object *ev, *d;
+
+	if (!j || !json_object_object_get_ex(j, "events", &ev) ||
+	    !json_object_object_get_ex(ev, "dropped", &d))
+		return 0;
+	return (unsigned long long)json_object_get_int64(d);
+}
+
+/* The GPU processes seen mapping a libcuda in the window: how many, how
+ * many were followed (in the report's processes), and those that ended
+ * before they could be, by pid. */
+static struct json_object *gpu_processes(const struct agent *a,
+					 unsigned long long *missed)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *l = json_object_new_array();
+	size_t i, listed = 0;
+
+	*missed = 0;
+	for (i = 0; o && l && i < a->ngpulib; i++) {
+		struct json_object *p;
+
+		if (seen(a, a->gpulib[i].pid))
+			continue;
+		(*missed)++;
+		if (listed == IG_AGENT_MISSED_LISTED)
+			continue;
+		p = json_object_new_object();
+		json_object_object_add(p, "pid", json_object_new_int64(a->gpulib[i].pid));
+		json_object_object_add(p, "comm", json_object_new_string(a->gpulib[i].comm));
+		json_object_array_add(l, p);
+		listed++;
+	}
+	if (!o || !l) {
+		json_object_put(o);
+		json_object_put(l);
+		return NULL;
+	}
+	json_object_object_add(o, "mapped", json_object_new_int64((int64_t)a->ngpulib));
+	json_object_object_add(o, "followed", json_object_new_int64((int64_t)(a->ngpulib - *missed)));
+	json_object_object_add(o, "missed", json_object_new_int64((int64_t)*missed));
+	json_object_object_add(o, "missed_list", l);
+	json_object_object_add(o, "missed_list_omitted",
+			       json_object_new_int64((int64_t)(*missed - listed)));
+	return o;
+}
+
+/*
+ * What the agent adds to the engine's report (docs/design.md §7.10): a
+ * window that lost records is partial, as a recording that lost them is
+ * ("complete": false, so the registry counts it in
+ * idlegap_windows_partial_total), and "gpu_processes".  The report is
+ * written again from its parse, which keeps every number as the engine
+ * printed it.
+ */
+static int amend(struct agent *a, struct json_object *j, char **text, size_t *len)
+{
+	struct json_object *gp;
+	unsigned long long lost = window_lost(j), missed;
+	const char *t;
+
+	if (lost) {
+		ig_warn("window %llu lost %llu records (the ring buffer was full, "
+			"or records came too late): its report is partial",
+			a->nwindows, lost);
+		json_object_object_add(j, "complete", json_object_new_boolean(0));
+	}
+	gp = gpu_processes(a, &missed);
+	if (!gp)
+		return -ENOMEM;
+	json_object_object_add(j, "gpu_processes", gp);
+	if (missed)
+		ig_debug("window %llu: %llu GPU processes ended before they were followed",
+			 a->nwindows, missed);
+	t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!t)
+		return -ENOMEM;
+	free(*text);
+	*len = strlen(t) + 1;
+	*text = malloc(*len + 1);
+	if (!*text)
+		return -ENOMEM;
+	memcpy(*text, t, *len - 1);
+	(*text)[*len - 1] = '\n';
+	(*text)[*len] = '\0';
+	return 0;
+}
+
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
+{
+	struct ig_end end = {
+		.h = { .type = IG_REC_END, .size = sizeof(end) },
+		.reason = why,
+	};
+	struct json_object *j;
+	char *text = NULL;
+	size_t len = 0;
+	__u64 t;
+	int err;
+
+	while (ig_tracer_poll(a->tracer, 0) > 0)
+		;
+	end.h.ts = a->closed_at = ig_agent_now();
+	emit_stats(a, end.h.ts);
+	end.nrecords = a->nrecords + 1;
+	ig_agent_emit(a, &end.h);
+	ig_reorder_flush(a->reorder);
+	a->in_window = false;
+	/* the window ends at END: no probe while its report is made, and
+	 * until the next one; continuous windows keep them, and the records
+	 * sent from END on wait in the ring buffer for the next window */
+	if (!keep_probes) {
+		t = ig_agent_now();
+		ig_discovery_detach_all(a->disc);
+		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+			 (ig_agent_now() - t) / 1e6);
+	}
+	ig_engine_finish(a->engine);
+	err = report_text(a, &text, &len);
+	if (err) {
+		ig_err("cannot make window %llu's report: %s", a->nwindows, strerror(-err));
+		ig_agent_window_free(a);
+		return 1;
+	}
+	a->nwindows++;
+	j = json_tokener_parse(text);
+	if (j && amend(a, j, &text, &len)) {
+		ig_err("cannot make window %llu's report: out of memory", a->nwindows);
+		json_object_put(j);
+		free(text);
+		ig_agent_window_free(a);
+		return 1;
+	}
+	save_report(a, text, len);
+	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;
+	if (err)
+		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,
+			strerror(-err));
+	json_object_put(j);
+	free(text);
+	ig_agent_window_free(a);
+	return 0;
+}

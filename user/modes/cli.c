@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "modes/cli.h"
+#include "probes/log.h"
+
+#ifndef IG_VERSION		/* the Makefile gives the VERSION file's */
+#define IG_VERSION "0.1"
+#endif
+
+enum {
+	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
+	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
+	OPT_USER, OPT_AS_ROOT,
+	OPT_PERFETTO,
+	OPT_FOLDED = 0x180,	/* stacks */
+};
+
+const char *argp_program_version = "idlegap " IG_VERSION;
+
+static const char doc[] =
+"idlegap: when did the GPU sit idle, and what on the host made it wait?\n"
+"\n"
+"USAGE:\n"
+"  idlegap check [-p PID] [--libcuda PATH]\n"
+"  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
+"  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
+"  idlegap report [--json FILE] RECORDING\n"
+"  idlegap top [-p PID[,PID...]] [-d SECONDS]\n"
+"  idlegap agent [--listen ADDR:PORT] [--window S] [--every S] [--reports DIR]\n"
+"\n"
+"EXAMPLES:\n"
+"  sudo idlegap check -p 4242          # can this process be traced?\n"
+"  sudo idlegap attach -p 4242 -d 30   # trace a running job for 30 s\n"
+"  sudo idlegap run --json out.json -- python3 train.py\n"
+"  sudo idlegap attach -p 4242 -o job.igrec; idlegap report job.igrec\n"
+"  sudo idlegap run --perfetto job.pftrace -- python3 train.py  # ui.perfetto.dev\n"
+"  sudo idlegap top                    # every GPU process on the host, live\n"
+"\n"
+"OPTIONS:";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (with their threads and descendants)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: Ctrl-C or the targets' exit)", 0 },
+	{ "json", 'j', "FILE", 0, "Write the JSON report to FILE ('-': stdout)", 0 },
+	{ "output", 'o', "RECORDING", 0, "Also write a recording for `idlegap report`", 0 },
+	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda instead of the one found", 0 },
+	{ "quiet", 'q', NULL, 0, "No text report", 0 },
+	{ "partial", OPT_PARTIAL, NULL, 0, "report: analyse a truncated recording anyway", 0 },
+	{ "dump", OPT_DUMP, NULL, 0, "report: print the records as text, in time order", 0 },
+	{ "min-offcpu-us", OPT_MIN_OFFCPU, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
+	{ "no-nvml", OPT_NO_NVML, NULL, 0, "Do not sample dashboard utilization", 0 },
+	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
+	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
+	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
+	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
+	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
+	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (open it in ui.perfetto.dev)", 0 },
+	/* stacks */
+	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks of the idle time (flame graph input), the cause as root", 0 },
+	{},
+};
+
+static const char *const cmd_names[] = {
+	[IG_CMD_CHECK] = "check", [IG_CMD_ATTACH] = "attach",
+	[IG_CMD_RUN] = "run", [IG_CMD_REPORT] = "report",
+	[IG_CMD_TOP] = "top",
+};
+
+/* argp_error() prints; ARGP_NO_EXIT makes it return, so remember it. */
+static bool bad, helping;
+
+static long parse_long(struct argp_state *st, const char *what, const char *s,
+		       long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		argp_error(st, "invalid %s: '%s' (from %ld to %ld)", what, s, lo, hi);
+		bad = true;
+		return lo;
+	}
+	return v;
+}
+
+/* One message for every bad size, naming what is accepted. */
+static unsigned int parse_ringbuf(struct argp_state *st, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 1 || v > 1024 || (v & (v - 1))) {
+		argp_error(st, "invalid --ringbuf-mb: '%s' (a power of two from 1 to 1024)", s);
+		bad = true;
+		return 16;
+	}
+	return v;
+}
+
+/* Seconds: finite, more than 0, and at most a year (the deadline must
+ * fit the clock arithmetic). */
+static double parse_duration(struct argp_state *st, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v > 0) || !(v <= IG_MAX_DURATION_S)) {
+		argp_error(st, "invalid duration: '%s' (seconds, more than 0 and at most %d)",
+			   s, IG_MAX_DURATION_S);
+		bad = true;
+		return 0;
+	}
+	return v;
+}
+
+static void usage_error(struct argp_state *st, const char *msg)
+{
+	argp_error(st, "%s", msg);
+	bad = true;
+}
+
+static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
+{
+	char tok[32];
+
+	while (*arg) {
+		size_t n = strcspn(arg, ",");
+
+		if (c->s.npids == IG_MAX_PIDS || n >= sizeof(tok)) {
+			usage_error(st, n >= sizeof(tok) ? "invalid pid" : "too many pids");
+			return;
+		}
+		memcpy(tok, arg, n);
+		tok[n] = 0;
+		c->pids[c->s.npids++] = parse_long(st, "pid", tok, 1, INT_MAX);
+		arg += n + (arg[n] == ',');
+	}
+	if (!c->s.npids)
+		usage_error(st, "-p needs a pid");
+}
+
+/* The views: --perfetto and top.  1 after a usage error. */
+static int check_views(struct argp_state *st, struct ig_cli *c)
+{
+	const struct ig_output_opts *o = &c->s.out;
+
+	if (c->cmd == IG_CMD_TOP && (c->s.record_path || o->json_path || o->perfetto_path || o->dump))
+		usage_error(st, "top is a live view: -o, --json, --perfetto and --dump apply to the other commands");
+	else if (o->perfetto_path && (c->cmd == IG_CMD_CHECK || o->dump))
+		usage_error(st, "--perfetto applies to run, attach and report (not --dump)");
+	else if (o->perfetto_path && o->json_path && !strcmp(o->perfetto_path, "-") &&
+		 !strcmp(o->json_path, "-"))
+		usage_error(st, "--perfetto and --json cannot both go to standard output");
+	else
+		return 0;
+	return 1;
+}
+
+static void check_end(struct argp_state *st, struct ig_cli *c)
+{
+	bool traces = c->cmd == IG_CMD_ATTACH || c->cmd == IG_CMD_RUN || c->cmd == IG_CMD_TOP;
+
+	if (check_views(st, c))
+		return;
+	if (c->cmd == IG_CMD_ATTACH && !c->s.npids)
+		usage_error(st, "attach needs -p PID");
+	else if (c->cmd == IG_CMD_RUN && !c->s.argv)
+		usage_error(st, "run needs a command: idlegap run -- COMMAND [ARGS...]");
+	else if (c->cmd == IG_CMD_REPORT && !c->recording)
+		usage_error(st, "report needs a RECORDING file");
+	else if (!traces && (c->s.record_path || c->s.duration_s > 0))
+		usage_error(st, "-o and -d apply to attach, run and top");
+	else if (c->cmd != IG_CMD_REPORT && (c->partial || c->s.out.dump))
+		usage_error(st, "--partial and --dump apply to report");
+	else if (c->cmd == IG_CMD_RUN && c->s.npids)
+		usage_error(st, "-p applies to attach, check and top");
+	else if (c->cmd != IG_CMD_RUN && (c->s.run_user || c->s.as_root))
+		usage_error(st, "--user and --as-root apply to run");
+	else if (c->s.run_user && c->s.as_root)
+		usage_error(st, "--user and --as-root exclude each other");
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct ig_cli *c = st->input;
+
+	switch (key) {
+	case 'p':
+		if (c->cmd == IG_CMD_CHECK)
+			c->check_pid = parse_long(st, "pid", arg, 1, INT_MAX);
+		else
+			parse_pids(st, c, arg);
+		break;
+	case 'd':
+		c->s.duration_s = parse_duration(st, arg);
+		break;
+	case 'j': c->s.out.json_path = arg; break;
+	case 'o': c->s.record_path = arg; break;
+	case 'q': c->s.out.quiet = true; break;
+	case 'v': ig_verbose = c->s.out.engine.verbose = true; break;
+	case OPT_LIBCUDA: c->s.libcuda_path = arg; break;
+	case OPT_PARTIAL: c->partial = true; break;
+	case OPT_DUMP: c->s.out.dump = true; break;
+	case OPT_MIN_OFFCPU:
+		c->s.min_offcpu_ns = parse_long(st, "--min-offcpu-us", arg, 0, 1000000) * 1000;
+		break;
+	case OPT_RINGBUF:
+		c->s.ringbuf_mb = parse_ringbuf(st, arg);
+		break;
+	case OPT_NO_NVML: c->s.no_nvml = true; break;
+	case OPT_USER: c->s.run_user = arg; break;
+	case OPT_AS_ROOT: c->s.as_root = true; break;
+	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
+	case OPT_SAMPLE_HZ:
+		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
+		break;
+	case OPT_DEPTH:
+		c->s.out.engine.max_depth = parse_long(st, "--max-depth", arg, 1, 64);
+		break;
+	case OPT_GAPS:
+		c->s.out.engine.max_gaps_json = parse_long(st, "--gaps", arg, -1, INT_MAX);
+		if (!c->s.out.engine.max_gaps_json)	/* none listed */
+			c->s.out.engine.max_gaps_json = IG_GAPS_NONE;
+		break;
+	case ARGP_KEY_ARG:
+		if (c->cmd == IG_CMD_REPORT && !c->recording) {
+			c->recording = arg;
+		} else if (c->cmd == IG_CMD_RUN) {
+			/* the command and its arguments: stop parsing here */
+			c->s.argv = &st->argv[st->next - 1];
+			st->next = st->argc;
+		} else {
+			argp_error(st, "unexpected argument '%s'", arg);
+			bad = true;
+		}
+		break;
+	/* stacks */
+	case OPT_FOLDED:
+		if (c->cmd == IG_CMD_CHECK)
+			usage_error(st, "--folded applies to attach, run and report");
+		c->s.out.folded_path = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!bad && !helping)
+			check_end(st, c);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+
+bool ig_cli_asks_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
+		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "--version") ||
+		    !strcmp(argv[i], "-V"))
+			return true;
+	}
+	return false;
+}
+
+int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
+{
+	static char name[32];
+	char **sub;
+	size_t i;
+	int idx = 0, err;
+
+	memset(c, 0, sizeof(*c));
+	c->s.pids = c->pids;
+	c->s.min_offcpu_ns = 1000;
+	c->s.sample_hz = 997;
+	c->s.self_argc = argc;
+	c->s.self_argv = argv;
+	c->s.out.engine.sz = sizeof(c->s.out.engine);
+	bad = false;
+	if (argc < 2) {
+		fprintf(stderr, "Usage: idlegap {check|attach|run|report|top|agent} [OPTIONS]\n"
+				"Try 'idlegap --help'.\n");
+		return 2;
+	}
+	for (i = 1; i < sizeof(cmd_names) / sizeof(cmd_names[0]); i++)
+		if (!strcmp(argv[1], cmd_names[i]))
+			c->cmd = i;
+	if (c->cmd == IG_CMD_NONE) {
+		if (ig_cli_asks_help(argc, argv)) {
+			argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, c);
+			return -1;
+		}
+		ig_err("unknown command '%s' (try 'idlegap --help')", argv[1]);
+		return 2;
+	}
+	/* parse "idlegap CMD ..." as if "idlegap CMD" were the program */
+	snprintf(name, sizeof(name), "idlegap %s", cmd_names[c->cmd]);
+	sub = calloc(argc, sizeof(*sub));
+	if (!sub)
+		return 2;
+	memcpy(sub, argv + 1, (argc - 1) * sizeof(*sub));
+	sub[0] = name;
+	helping = ig_cli_asks_help(argc - 1, sub);
+	err = argp_parse(&argp, argc - 1, sub, ARGP_NO_EXIT | ARGP_IN_ORDER, &idx, c);
+	/* c keeps pointers to the arguments, not to the array */
+	if (c->s.argv)
+		c->s.argv = argv + 1 + (c->s.argv - sub);
+	free(sub);
+	if (helping)
+		return -1;
+	return err || bad ? 2 : 0;
+}

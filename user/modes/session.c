@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "probes/cuda_attach.h"
+#include "probes/discovery.h"
+#include "probes/log.h"
+#include "sys/nvml.h"
+#include "sys/procfs.h"
+#include "probes/pyframes.h"
+#include "stream/recording.h"
+#include "stream/reorder.h"
+#include "probes/privs.h"
+#include "modes/session_int.h"
+#include "probes/spawn.h"
+#include "stacks/symbolize.h"
+#include "probes/tracer.h"
+#include "util/util.h"
+
+#define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
+#define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
+/* a failed loader hook leaves the periodic look at the maps, this often */
+#define RESCAN_EVERY_S		2
+
+extern char **environ;
+static volatile sig_atomic_t stop_signal;
+
+static __u64 now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void emit(struct session *s, const struct ig_hdr *rec)
+{
+	s->nrecords++;
+	if (s->writer && !s->write_err)
+		s->write_err = ig_rec_writer_put(s->writer, rec);
+	if (ig_reorder_push(s->reorder, rec))
+		s->oom = true;
+}
+
+static void emit_task(struct session *s, pid_t tid, pid_t tgid, __u64 ts)
+{
+	struct ig_task t;
+
+	ig_proc_task_record(&t, tid, tgid, ts);
+	emit(s, &t.h);
+}
+
+/* Records discovery makes go in the stream as the kernel's do. */
+static void on_disc_record(const struct ig_hdr *rec, void *ctx)
+{
+	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
+
+	struct session *s = ctx;
+	struct ig_pyrt_info info;
+
+	emit(s, rec);
+	if (rec->type != IG_REC_PYRT)
+		return;
+	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", rec->tgid,
+		 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
+	info.start = r->start;
+	info.end = r->end;
+	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
+	if (ig_pyframes_track(s->py, rec->tgid, &info))
+		ig_debug("pid %d: no Python frames for %s (unknown layout)",
+			 rec->tgid, info.path);
+}
+
+/* A process whose driver cannot be probed would look idle: say so now,
+ * and make the run fail at the end (see ig_session_trace). */
+static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
+{
+	struct session *s = ctx;
+
+	switch (ev->kind) {
+	case IG_DISC_LIBCUDA:
+		ig_debug("pid %d: %u of %u libcuda entry points probed in %s", ev->pid,
+			 ev->nattached, ev->nsyms, ev->path);
+		break;
+	case IG_DISC_UNPROBED:
+		s->nunprobed++;
+		ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s%s; its GPU work is missing from this trace",
+			ev->pid, ev->name, strerror(-ev->err), ev->err == -EACCES ?
+			" (another user's process in another mount namespace: idlegap needs CAP_SYS_PTRACE)" : "");
+		break;
+	case IG_DISC_NO_LD_HOOK:
+		ig_warn("%s: cannot hook library loads: %s (libcuda loaded later is found within %d s)",
+			ev->path, strerror(-ev->err), RESCAN_EVERY_S);
+		break;
+	case IG_DISC_GONE:
+		break;
+	}
+}
+
+static void py_emit(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
+static void emit_usym(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
+static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
+{
+	struct session *s = ctx;
+
+	ig_discovery_on_record(s->disc, rec);
+	ig_usym_on_record(&s->sym, rec, emit_usym, s);
+	switch (rec->type) {
+	case IG_REC_PROC:
+		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
+		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
+			ig_pyframes_forget(s->py, rec->tgid);
+		break;
+	case IG_REC_PYSTACK:
+		/* the names of new code objects go in just before it */
+		ig_pyframes_on_stack(s->py, rec, py_emit, s);
+		break;
+	}
+	emit(s, rec);
+}
+
+static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
+{
+	struct ig_meta m = {
+		.h = { .type = IG_REC_META, .size = sizeof(m), .ts = ts },
+		.version = IG_FORMAT_VERSION,
+		.realtime_ns = now_ns(CLOCK_REALTIME),
+	};
+	struct utsname u;
+	size_t off = 0;
+	int i;
+
+	m.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!uname(&u)) {
+		ig_strcpy(m.host, sizeof(m.host), u.nodename);
+		ig_strcpy(m.kernel, sizeof(m.kernel), u.release);
+	}
+	for (i = 0; i < argc && off < sizeof(m.command) - 1; i++)
+		off += snprintf(m.command + off, sizeof(m.command) - off, "%s%s",
+				i ? " " : "", argv[i]);
+	emit(s, &m.h);
+}
+
+static int emit_thread(pid_t tid, void *ctx)
+{
+	struct track_ctx *c = ctx;
+	pid_t tgid = ig_proc_tgid(tid);
+
+	if (tgid > 0 && tgid != tid)	/* the leader has its own record */
+		emit_task(c->s, tid, tgid, c->ts);
+	return 0;
+}
+
+int ig_sess_track_one(pid_t pid, void *ctx)
+{
+	struct track_ctx *c = ctx;
+	struct session *s = c->s;
+	int err = ig_tracer_track(s->tracer, pid);
+
+	if (!err && ig_proc_exited(pid))
+		err = -ESRCH;	/* a zombie: nothing left to trace */
+	if (err == -ESRCH && !c->named)
+		return 0;	/* a descendant gone meanwhile */
+	if (err == -ESRCH)
+		ig_err("pid %d exited before tracing started", pid);
+	else if (err)
+		ig_err("cannot track pid %d: %s", pid, strerror(-err));
+	if (err)
+		return c->err = err;
+	emit_task(s, pid, pid, c->ts);
+	ig_proc_for_each_thread(pid, emit_thread, c);
+	/* one that cannot be probed fails the start: nothing is lost yet */
+	return c->err = ig_discovery_add(s->disc, pid, c->ts);
+}
+
+/* Checks a target; returns its process id or -1 after saying why. */
+static pid_t check_target(pid_t pid)
+{
+	bool kthread = false;
+	pid_t tgid;
+
+	if (pid <= 0 || ig_proc_ppid(pid, &kthread) < 0) {
+		ig_err("no such process: %d", pid);
+		return -1;
+	}
+	if (kthread) {
+		ig_err("pid %d is a kernel thread; idlegap traces user processes", pid);
+		return -1;
+	}
+	tgid = ig_proc_tgid(pid);
+	if (ig_proc_exited(tgid > 0 ? tgid : pid)) {
+		ig_err("pid %d has exited: a zombie its parent (pid %d) has not reaped; nothing to trace",
+		       pid, ig_proc_ppid(pid, NULL));
+		return -1;
+	}
+	if (tgid > 0 && tgid != pid) {
+		ig_info("pid %d is a thread of process %d: tracing the process", pid, tgid);
+		return tgid;
+	}
+	return pid;
+}
+
+static int start_child(struct session *s, struct ig_child *c)
+{
+	int e = ig_spawn_start(c, &s->child_status);
+
+	if (!e)
+		return 0;
+	s->child_reaped = true;
+	if (c->switch_failed)
+		ig_err("cannot run %s as user %u: %s", s->o->argv[0], s->run_as.uid, strerror(e));
+	else
+		ig_err("cannot run %s: %s", s->o->argv[0], strerror(e));
+	return 1;
+}
+
+static void sample_nvml(struct session *s, __u64 ts)
+{
+	unsigned int d, util, mem;
+
+	for (d = 0; d < ig_nvml_ndevices(s->nvml); d++) {
+		struct ig_nvml r = {
+			.h = { .type = IG_REC_NVML, .size = sizeof(r), .ts = ts },
+			.device = d,
+		};
+
+		if (ig_nvml_sample(s->nvml, d, &util, &mem))
+			continue;
+		r.util_pct = util;
+		r.mem_pct = mem;
+		emit(s, &r.h);
+	}
+}
+
+/* Sleep until the ring fills, 50 ms pass, or a rescan is due. */
+static int poll_timeout_ms(const struct session *s)
+{
+	__u64 now = now_ns(CLOCK_MONOTONIC), due = ig_discovery_next_due(s->disc);
+
+	if (!due)
+		return 50;
+	if (due <= now)
+		return 0;
+	return (due - now) / 1000000 + 1 < 50 ? (int)((due - now) / 1000000 + 1) : 50;
+}
+
+static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
+{
+	__u64 deadline = s->o->duration_s > 0 ?
+			 t0 + (__u64)(s->o->duration_s * 1e9) : 0;
+	__u64 next_prune = t0 + PRUNE_EVERY_NS, next_nvml = t0;
+	__u64 now, flushed = 0;
+	int n;
+
+	for (;;) {
+		n = ig_tracer_poll(s->tracer, poll_timeout_ms(s));
+		if (n < 0) {
+			ig_err("reading the ring buffer: %s", strerror(-n));
+			return IG_STOP_ERROR;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		/* a killed tracer loses at most the last poll's records */
+		if (s->writer && s->nrecords != flushed) {
+			ig_rec_writer_flush(s->writer);
+			flushed = s->nrecords;
+		}
+		if (s->nvml && now >= next_nvml) {
+			sample_nvml(s, now);
+			next_nvml = now + NVML_EVERY_NS;
+		}
+		ig_discovery_poll(s->disc, now);
+		ig_sess_host_scan(s, now);
+		if (stop_signal)
+			return IG_STOP_SIGNAL;
+		if (s->o->tick && ig_sess_tick(s, now))
+			return IG_STOP_SIGNAL;
+		if (deadline && now >= deadline)
+			return IG_STOP_DURATION;
+		if (s->child > 0 && !s->child_reaped &&
+		    waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+			s->child_reaped = true;
+			return IG_STOP_TARGET_EXIT;
+		}
+		if (now >= next_prune) {
+			next_prune = now + PRUNE_EVERY_NS;
+			if (ig_tracer_prune(s->tracer) == 0 && !s->o->host_wide)
+				return IG_STOP_TARGET_EXIT;
+		}
+		if (s->oom) {
+			ig_err("out of memory");
+			return IG_STOP_ERROR;
+		}
+	}
+}
+
+static void finish_stream(struct session *s, enum ig_stop_reason why)
+{
+	struct ig_stats st = {
+		.h = { .type = IG_REC_STATS, .size = sizeof(st) },
+	};
+	struct ig_end end = {
+		.h = { .type = IG_REC_END, .size = sizeof(end) },
+		.reason = why,
+	};
+
+	/* what the kernel still holds */
+	while (ig_tracer_poll(s->tracer, 0) > 0)
+		;
+	st.h.ts = end.h.ts = now_ns(CLOCK_MONOTONIC);
+	if (ig_tracer_stats(s->tracer, &st))
+		ig_warn("cannot read the kernel counters");
+	st.user_lost = ig_reorder_late(s->reorder);
+	emit(s, &st.h);
+	end.nrecords = s->nrecords;
+	emit(s, &end.h);
+	ig_reorder_flush(s->reorder);
+	ig_engine_finish(s->engine);
+}
+
+static int open_discovery(struct session *s)
+{
+	struct ig_discovery_opts o = {
+		.sz = sizeof(o),
+		.tracer = s->tracer,
+		.libcuda_path = s->o->libcuda_path,
+		.record = on_disc_record,
+		.event = on_disc_event,
+		.ctx = s,
+	};
+
+	s->disc = ig_discovery_new(&o);
+	if (!s->disc)
+		ig_err("out of memory");
+	return s->disc ? 0 : 1;
+}
+
+static int start_tracing(struct session *s, __u64 *t0)
+{
+	const struct ig_session_opts *o = s->o;
+	struct ig_tracer_opts to = {
+		.sz = sizeof(to),
+		.min_offcpu_ns = o->min_offcpu_ns,
+		.ringbuf_mb = o->ringbuf_mb,
+	};
+	struct track_ctx c = { .s = s, .named = true };
+	char why[512];
+	int err, i;
+
+	s->tracer = ig_tracer_open(&to, on_kernel_record, s, why, sizeof(why));
+	if (!s->tracer) {
+		ig_err("%s", why);
+		return 1;
+	}
+	s->py = ig_pyframes_new(s->tracer);
+	err = ig_tracer_attach_host(s->tracer, why, sizeof(why));
+	if (err) {
+		ig_err("%s", why);
+		return 1;
+	}
+	if (open_discovery(s))
+		return 1;
+	if (o->sample_hz) {
+		err = ig_tracer_attach_sampling(s->tracer, o->sample_hz);
+		if (err)
+			ig_warn("no CPU-clock sampling (%s): time inside launches counts as host compute",
+				strerror(-err));
+	}
+	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
+	emit_meta(s, c.ts, o->self_argc, o->self_argv);
+	/* this machine's own loader: what a launched command uses */
+	ig_discovery_hook_loaders(s->disc, getpid());
+	if (o->argv) {
+		char lib[PATH_MAX];
+
+		if (ig_sess_track_one(s->child, &c)) {
+			ig_err("cannot trace the command: it was not started");
+			return 1;
+		}
+		if (!o->libcuda_path &&
+		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
+		    (err = ig_discovery_add_lib(s->disc, s->child, lib, c.ts))) {
+			ig_err("cannot probe %s: %s: the command was not started", lib,
+			       strerror(err < 0 ? -err : EINVAL));
+			return 1;
+		}
+		/* until it maps libcuda, which names the driver's code */
+		ig_discovery_watch(s->disc, s->child, c.ts);
+		return 0;
+	}
+	ig_sess_host_scan(s, c.ts);
+	for (i = 0; i < o->npids; i++) {
+		c.named = true;
+		if (ig_sess_track_one(o->pids[i], &c))
+			return 1;
+		c.named = false;
+		ig_proc_for_each_descendant(o->pids[i], ig_sess_track_one, &c);
+	}
+	return c.err ? 1 : 0;
+}
+
+/* Who runs the command, and whether idlegap holds what tracing needs:
+ * one line naming what is missing. */
+static int check_privileges(struct session *s)
+{
+	const struct ig_session_opts *o = s->o;
+	struct ig_privs_target t = { .pids = o->pids, .npids = o->npids };
+	char why[256];
+
+	if (o->argv && ig_run_as_resolve(o->run_user, o->as_root, &s->run_as,
+					  why, sizeof(why))) {
+		ig_err("%s", why);
+		return 1;
+	}
+	t.switch_user = s->run_as.switch_user;
+	if (ig_privs_check(&t, why, sizeof(why))) {
+		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
+		return 1;
+	}
+	return 0;
+}
+
+/* The probes are attached: keep only what the rest of the session needs
+ * (privs.h says what and why).  Before NVML may start threads: capability
+ * sets are per thread. */
+static void drop_privileges(const struct session *s)
+{
+	/* the recording is open already; the JSON report is opened at the end */
+	bool files = s->o->out.json_path && strcmp(s->o->out.json_path, "-");
+	uint64_t keep = ig_privs_after_attach(files);
+	int err = ig_caps_limit(keep);
+	char names[256];
+
+	ig_caps_names(keep, names, sizeof(names));
+	if (err)
+		ig_warn("cannot give up capabilities: %s", strerror(-err));
+	else
+		ig_debug("capabilities kept after attach: %s (probing processes that load libcuda later%s)",
+			 keep ? names : "none", files ? "; the --json file, not yet written" : "");
+}
+
+/* The targets as checked (a thread names its process) into @local; 1
+ * after one line when one cannot be traced. */
+static int check_targets(const struct ig_session_opts *o,
+			 struct ig_session_opts *local, pid_t **pids)
+{
+	int i;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		ig_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): idlegap needs CONFIG_DEBUG_INFO_BTF=y");
+		return 1;
+	}
+	if (o->npids) {
+		*pids = calloc(o->npids, sizeof(**pids));
+		if (!*pids)
+			return 1;
+		for (i = 0; i < o->npids; i++)
+			if (((*pids)[i] = check_target(o->pids[i])) < 0)
+				return 1;
+		local->pids = *pids;
+	}
+	if (o->libcuda_path && access(o->libcuda_path, R_OK)) {
+		ig_err("--libcuda %s: %s", o->libcuda_path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void say_child_end(const struct session *s)
+{
+	const char *cmd = s->o->argv ? s->o->argv[0] : "";
+
+	if (s->child > 0 && !s->child_reaped)
+		ig_info("stopped tracing; %s (pid %d) keeps running", cmd, s->child);
+	else if (s->child > 0 && WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status))
+		ig_info("%s exited with status %d", cmd, WEXITSTATUS(s->child_status));
+	else if (s->child > 0 && WIFSIGNALED(s->child_status))
+		ig_info("%s was killed by signal %d", cmd, WTERMSIG(s->child_status));
+}
+
+/* The exit status of `run` when idlegap itself did not fail: the job's,
+ * as a shell gives it (128 + the signal for a job a signal ended), or 0
+ * for a job that keeps running past the trace (docs/design.md §7.2). */
+static int job_status(const struct session *s)
+{
+	if (s->child <= 0 || !s->child_reaped)
+		return 0;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return 0;
+}
+
+/* Traces until a stop, then writes the recording's end and the reports;
+ * the exit status. */
+static int trace_and_report(struct session *s, __u64 t0)
+{
+	const struct ig_session_opts *o = s->o;
+	enum ig_stop_reason why = trace_loop(s, t0);
+	int rc, werr;
+
+	finish_stream(s, why);
+	werr = ig_rec_writer_close(s->writer);
+	s->writer = NULL;
+	rc = ig_sess_write_reports(s, &o->out);
+	if (werr) {
+		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
+		rc = 1;
+	}
+	if (why == IG_STOP_ERROR)
+		rc = 1;
+	if (s->nunprobed) {
+		ig_err("%u process%s used a libcuda idlegap could not probe (see the warnings above): the report misses their GPU work",
+		       s->nunprobed, s->nunprobed == 1 ? "" : "es");
+		rc = 1;
+	}
+	say_child_end(s);
+	return rc ? rc : job_status(s);
+}
+
+int ig_session_trace(const struct ig_session_opts *o)
+{
+	struct session s = { .o = o, .child = -1 };
+	struct ig_child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	pid_t *pids = NULL;
+	int rc = 1;
+	const char *why_nvml = NULL;
+	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
+	struct ig_session_opts local = *o;
+
+	if (check_privileges(&s))
+		return 1;
+	s.o = &local;
+	if (check_targets(o, &local, &pids) ||
+	    ig_sess_setup_outputs(&s, &o->out, o->record_path))
+		goto out;
+	ig_on_stop_signals(on_signal);
+	if (o->argv) {
+		int err = ig_spawn_paused(o->argv, &s.run_as, &child);
+
+		if (err) {
+			ig_err("cannot start %s: %s", o->argv[0], strerror(-err));
+			goto out;
+		}
+		s.child = child.pid;
+	}
+	if (start_tracing(&s, &t0))
+		goto out;
+	drop_privileges(&s);
+	if (!o->no_nvml && !(s.nvml = ig_nvml_open(&why_nvml)))
+		ig_debug("%s", why_nvml);
+	if (o->argv && start_child(&s, &child))
+		goto out;
+	ig_info("tracing %s (probes attached in %.0f ms)%s",
+		o->argv ? o->argv[0] : o->host_wide ? "every GPU process on the host" :
+		"the target processes",
+		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
+	rc = trace_and_report(&s, t0);
+out:
+	if (child.go_fd >= 0)
+		close(child.go_fd);	/* the paused child sees EOF and exits */
+	if (child.err_fd >= 0)
+		close(child.err_fd);
+	if (s.child > 0 && !s.child_reaped && rc && !t0)
+		waitpid(s.child, NULL, 0);
+	/* a recording of a run that never began holds nothing: removed */
+	if (s.writer && !t0)
+		ig_rec_writer_abandon(s.writer, o->record_path);
+	else if (s.writer)
+		ig_rec_writer_close(s.writer);
+	ig_sess_teardown(&s);
+	free(pids);
+	return rc;
+}

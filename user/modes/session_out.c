@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A session's outputs (the engine or the record dump, the recording, the
+ * reports) and the replay of a recording through them. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "probes/discovery.h"
+#include "modes/dump.h"
+#include "engine/engine_obs.h"
+#include "probes/log.h"
+#include "sys/nvml.h"
+#include "util/outfile.h"
+#include "views/progress.h"
+#include "probes/pyframes.h"
+#include "stacks/symbolize.h"
+#include "stream/recording.h"
+#include "stream/reorder.h"
+#include "modes/session_int.h"
+#include "views/timeline_build.h"
+#include "probes/tracer.h"
+
+/* CPUs hand their records to the ring buffer with skews of microseconds;
+ * annotation records may be placed a little in the past. */
+#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+/* --perfetto: the timeline sees each record as the engine does. */
+static void to_timeline(const struct ig_hdr *rec, void *ctx)
+{
+	struct session *s = ctx;
+
+	ig_tlb_record(s->tlb, rec);
+	ig_engine_feed(s->engine, rec);
+}
+
+static void to_dump(const struct ig_hdr *rec, void *ctx)
+{
+	ig_dump_record(ctx, rec);
+}
+
+/* Flushes @f and closes it (stdout is only flushed): 1 and one line when
+ * what was written did not all get there, and the file made at @path
+ * (NULL: none) is removed; @werr is the errno of a write that failed
+ * before, when known. */
+int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr)
+{
+	int err = 0;
+
+	if (fflush(f))
+		err = errno;
+	else if (ferror(f))
+		err = werr > 0 ? werr : EIO;
+	if (err && f != stdout && path)
+		ig_outfile_discard(path, fileno(f));
+	if (f != stdout && fclose(f) && !err)
+		err = errno;
+	if (!err)
+		return 0;
+	ig_err("cannot write %s: %s", what, strerror(err));
+	return 1;
+}
+
+/* An output opened but never written (the run or the read failed first). */
+static void abandon_output(FILE *f, const char *path)
+{
+	if (!f)
+		return;
+	if (f != stdout) {
+		ig_outfile_discard(path, fileno(f));
+		fclose(f);
+	}
+}
+
+/* --folded: the idle time's stacks, the cause as root frame. */
+static int write_folded(struct session *s, const struct ig_output_opts *out)
+{
+	FILE *f = s->folded;
+	int err;
+
+	if (!f)
+		return 0;
+	s->folded = NULL;
+	err = ig_engine_folded(s->engine, f);
+	if (err && !ferror(f)) {
+		ig_err("cannot make the folded stacks: %s", strerror(-err));
+		abandon_output(f, out->folded_path);
+		return 1;
+	}
+	return ig_sess_close_output(f, out->folded_path, out->folded_path, -err);
+}
+
+int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
+{
+	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
+	bool pf_stdout = out->perfetto_path && !strcmp(out->perfetto_path, "-");
+	int rc = 0, err;
+	FILE *f = s->json;
+
+	if (!out->quiet && !json_stdout && !pf_stdout) {
+		err = ig_engine_report_text(s->engine, stdout);
+		if (err && !ferror(stdout)) {
+			ig_err("cannot make the report: %s", strerror(-err));
+			rc = 1;
+		}
+		rc |= ig_sess_close_output(stdout, "the report to standard output", NULL, -err);
+	}
+	if (f) {
+		s->json = NULL;
+		err = ig_engine_report_json(s->engine, f);
+		if (err && !ferror(f)) {
+			ig_err("cannot make the JSON report: %s", strerror(-err));
+			abandon_output(f, out->json_path);
+			rc = 1;
+		} else {
+			rc |= ig_sess_close_output(f, json_stdout ?
+					"the JSON report to standard output" : out->json_path,
+					out->json_path, -err);
+		}
+	}
+	return rc | write_folded(s, out) | ig_sess_close_timeline(s, out);
+}
+
+int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
+{
+	struct ig_perfetto_stats st;
+	int err;
+
+	if (!s->tlb)
+		return 0;
+	err = ig_tlb_close(s->tlb, &st);
+	s->tlb = NULL;
+	if (err) {
+		ig_err("cannot write %s: %s", out->perfetto_path, strerror(-err));
+		return 1;
+	}
+	ig_debug("%s: %llu bytes, %llu slices, %llu instants", out->perfetto_path,
+		 (unsigned long long)st.bytes, (unsigned long long)st.slices,
+		 (unsigned long long)st.instants);
+	return 0;
+}
+
+/* Up front, as the recording: a bad path fails before the run. */
+static int open_timeline(struct session *s, const char *path)
+{
+	struct ig_engine_obs o;
+	int err = ig_tlb_open(&s->tlb, path);
+
+	if (err) {
+		ig_err("cannot write %s: %s", path, ig_outfile_strerror(err));
+		return 1;
+	}
+	ig_tlb_observer(s->tlb, &o);
+	ig_engine_observe(s->engine, &o);
+	return 0;
+}
+
+/* Up front, as the recording: a bad --json path fails before the run. */
+static int open_out(FILE **out, const char *path)
+{
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		*out = stdout;
+		return 0;
+	}
+	fd = ig_outfile_open(path);
+	if (fd < 0) {
+		ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
+		return 1;
+	}
+	*out = fdopen(fd, "w");
+	if (!*out) {
+		ig_err("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	return 0;
+}
+
+int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
+			 const char *record_path)
+{
+	s->engine = ig_engine_new(&out->engine);
+	if (!s->engine) {
+		ig_err("cannot start the analysis: %s", strerror(errno));
+		return 1;
+	}
+	if (out->perfetto_path && !out->dump && open_timeline(s, out->perfetto_path))
+		return 1;
+	if (out->obs.span)
+		ig_engine_observe(s->engine, &out->obs);
+	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
+		     s->tlb ? ig_reorder_new(REORDER_WINDOW_NS, to_timeline, s) :
+		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
+	if (!s->reorder) {
+		ig_err("out of memory");
+		return 1;
+	}
+	if (record_path) {
+		s->writer = ig_rec_writer_open(record_path);
+		if (!s->writer) {
+			ig_err("cannot write recording %s: %s", record_path,
+			       ig_outfile_strerror(-errno));
+			return 1;
+		}
+	}
+	s->json_path = out->json_path;
+	s->folded_path = out->folded_path;
+	if (out->json_path && !out->dump && open_out(&s->json, out->json_path))
+		return 1;
+	if (out->folded_path && !out->dump && open_out(&s->folded, out->folded_path))
+		return 1;
+	return 0;
+}
+
+void ig_sess_teardown(struct session *s)
+{
+	/* still open: never written, the run or the read failed first */
+	abandon_output(s->json, s->json_path);
+	ig_tlb_abandon(s->tlb);
+	abandon_output(s->folded, s->folded_path);
+	ig_tracer_close(s->tracer);
+	ig_reorder_free(s->reorder);
+	ig_engine_free(s->engine);
+	ig_nvml_close(s->nvml);
+	ig_discovery_free(s->disc);
+	free(s->host_pids);
+	ig_pyframes_free(s->py);
+	ig_sym_free(s->sym);
+}
+
+struct replay {
+	struct ig_reorder *reorder;
+	bool oom;
+	struct ig_progress prog;
+	uint64_t bytes, records;
+};
+
+static int replay_cb(const struct ig_hdr *rec, void *ctx)
+{
+	struct replay *r = ctx;
+
+	if (ig_reorder_push(r->reorder, rec)) {
+		r->oom = true;
+		return -ENOMEM;
+	}
+	/* the records' bytes: the file's, but for the block headers */
+	r->bytes += rec->size;
+	ig_progress_update(&r->prog, r->bytes, ++r->records);
+	return 0;
+}
+
+int ig_session_report(const char *path, bool partial,
+		      const struct ig_output_opts *out)
+{
+	struct session s = {};
+	struct ig_read_result res;
+	struct replay r;
+	struct stat sb;
+	int err, rc = 1;
+
+	/* A batch run that ends soon: the heap the engine's buffers free is
+	 * kept for their next growth, not given back at each shrink and
+	 * faulted in again (glibc's 128 KiB trim threshold moves with the
+	 * layout: up to 2 faults per thousand records, a sixth of the time). */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	if (ig_sess_setup_outputs(&s, out, NULL))
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.reorder = s.reorder;
+	ig_progress_init(&r.prog, STDERR_FILENO, path,
+			 stat(path, &sb) ? 0 : (uint64_t)sb.st_size);
+	err = ig_recording_read(path, partial, replay_cb, &r, &res);
+	ig_progress_end(&r.prog);
+	if (err) {
+		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
+		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
+		       "; --partial analyses what is there");
+		goto out;
+	}
+	if (res.skipped_blocks)
+		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
+			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
+			res.skipped_bytes);
+	if (!res.complete)
+		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
+	ig_reorder_flush(s.reorder);
+	if (out->dump) {
+		rc = ig_sess_close_output(stdout, "the records to standard output", NULL, 0);
+		goto out;
+	}
+	ig_engine_finish(s.engine);
+	rc = ig_sess_write_reports(&s, out);
+out:
+	ig_sess_teardown(&s);
+	return rc;
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `idlegap top` (docs/design.md §7.9): a live session whose engine's
+ * observer (engine_obs.h) files each final stretch of device time into
+ * one-second buckets per process and GPU; each second the last 10 s of
+ * buckets become a snapshot for the screen (top_view.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "engine/engine_obs.h"
+#include "probes/log.h"
+#include "sys/procfs.h"
+#include "modes/session.h"
+#include "modes/top.h"
+#include "views/top_view.h"
+
+#define WINDOW_S	10
+#define NBUCKETS	(WINDOW_S + 1)
+#define MAX_CAUSES	16
+#define MAX_ROWS	256
+#define DETAIL_LEN	112
+#define NSEC		1000000000ULL
+
+struct bucket {
+	uint64_t sec;		/* which second it holds */
+	uint64_t busy, idle, unres;
+	uint64_t cause[MAX_CAUSES];
+};
+
+struct row {
+	uint32_t pid;
+	int device;
+	char comm[16];
+	uint64_t last_sec;	/* the newest second it holds */
+	struct bucket b[NBUCKETS];
+	char detail[MAX_CAUSES][DETAIL_LEN];	/* the newest, per cause */
+};
+
+struct topst {
+	struct ig_top *view;
+	bool opened;
+	int err;
+	struct row rows[MAX_ROWS];
+	unsigned int nrows;
+	const char *causes[MAX_CAUSES];	/* the engine's static names */
+	unsigned int ncauses;
+	uint32_t dev_pid[64];	/* who fed each device last */
+	uint64_t next_draw, last_draw, last_records;
+	/* the snapshot */
+	struct ig_top_row out[MAX_ROWS];
+};
+
+static int cause_id(struct topst *t, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->ncauses; i++)
+		if (!strcmp(t->causes[i], name))
+			return i;
+	if (t->ncauses == MAX_CAUSES)
+		return -1;
+	t->causes[t->ncauses] = name;
+	return t->ncauses++;
+}
+
+/* A row for a process and device seen in second sec: its own, a new
+ * one, or when all are taken the one longest out of the window (its
+ * process ended), so that a long run keeps showing new jobs. */
+static struct row *row_get(struct topst *t, uint32_t pid, int device, uint64_t sec)
+{
+	struct row *r = NULL;
+	unsigned int i;
+
+	for (i = 0; i < t->nrows; i++)
+		if (t->rows[i].pid == pid && t->rows[i].device == device)
+			return &t->rows[i];
+	if (t->nrows < MAX_ROWS)
+		r = &t->rows[t->nrows++];
+	else
+		for (i = 0; i < t->nrows; i++)
+			if (t->rows[i].last_sec + NBUCKETS < sec &&
+			    (!r || t->rows[i].last_sec < r->last_sec))
+				r = &t->rows[i];
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	r->device = device;
+	if (!pid || ig_proc_comm(pid, r->comm, sizeof(r->comm)))
+		snprintf(r->comm, sizeof(r->comm), "?");
+	return r;
+}
+
+static struct bucket *bucket(struct row *r, uint64_t sec)
+{
+	struct bucket *b = &r->b[sec % NBUCKETS];
+
+	if (b->sec != sec) {
+		memset(b, 0, sizeof(*b));
+		b->sec = sec;
+	}
+	return b;
+}
+
+/* "file /data/x.bin, woken by loader (101)": what the deepest stretch
+ * walked was waiting on. */
+static void detail_of(const struct ig_obs_step *st, char *buf, size_t n)
+{
+	char comm[16] = "";
+	size_t off;
+
+	buf[0] = 0;
+	off = 0;
+	if (st->detail[0])
+		off = snprintf(buf, n, "%s %s", st->reason == IG_R_SOCKET ? "peer" : "file",
+			       st->detail);
+	else if (st->reason == IG_R_FUTEX)
+		off = snprintf(buf, n, "lock %#llx", (unsigned long long)st->arg);
+	if (st->waker_tid && off < n) {
+		ig_proc_comm(st->waker_tid, comm, sizeof(comm));
+		snprintf(buf + off, n - off, "%swoken by %s (%u)", off ? ", " : "",
+			 comm[0] ? comm : "?", st->waker_tid);
+	}
+}
+
+static void add_idle(struct topst *t, const struct ig_obs_span *o,
+		     struct bucket *b, uint64_t part)
+{
+	uint64_t dur = o->t1 - o->t0;
+	unsigned int i;
+
+	b->idle += part;
+	for (i = 0; i < o->ncauses; i++) {
+		int c = cause_id(t, o->causes[i].name);
+
+		if (c >= 0)
+			b->cause[c] += (double)o->causes[i].ns * part / dur;
+	}
+}
+
+static void on_span(void *ctx, const struct ig_obs_span *o)
+{
+	struct topst *t = ctx;
+	const struct ig_obs_step *st;
+	uint32_t pid = o->tgid;
+	uint64_t x;
+	struct row *r;
+	int c;
+
+	if (o->device < 0 || o->device >= 64 || o->t1 <= o->t0)
+		return;
+	if (pid)
+		t->dev_pid[o->device] = pid;
+	else
+		pid = t->dev_pid[o->device];
+	r = row_get(t, pid, o->device, o->t0 / NSEC);
+	if (!r)
+		return;
+	if (o->t1 / NSEC > r->last_sec)
+		r->last_sec = o->t1 / NSEC;
+	for (x = o->t0; x < o->t1;) {
+		uint64_t sec = x / NSEC, end = (sec + 1) * NSEC;
+		uint64_t part = (end < o->t1 ? end : o->t1) - x;
+		struct bucket *b = bucket(r, sec);
+
+		if (o->kind == IG_OBS_BUSY)
+			b->busy += part;
+		else if (o->kind == IG_OBS_UNRES)
+			b->unres += part;
+		else
+			add_idle(t, o, b, part);
+		x += part;
+	}
+	if (o->kind == IG_OBS_IDLE && o->ncauses && (st = ig_obs_cause_step(o, o->causes[0].name)) &&
+	    (c = cause_id(t, o->causes[0].name)) >= 0)
+		detail_of(st, r->detail[c], DETAIL_LEN);
+}
+
+/* The row's share of the last WINDOW_S seconds (those final so far). */
+static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t now_sec,
+			 struct ig_top_row *out)
+{
+	uint64_t busy = 0, idle = 0, unres = 0, cause[MAX_CAUSES] = { 0 }, all;
+	unsigned int i, j, k;
+
+	for (i = 0; i < NBUCKETS; i++) {
+		const struct bucket *b = &r->b[i];
+
+		if (b->sec + WINDOW_S <= now_sec || b->sec > now_sec)
+			continue;
+		busy += b->busy;
+		idle += b->idle;
+		unres += b->unres;
+		for (j = 0; j < t->ncauses; j++)
+			cause[j] += b->cause[j];
+	}
+	all = busy + idle + unres;
+	if (!all)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->pid = r->pid;
+	out->comm = r->comm;
+	out->device = r->device;
+	out->busy = (double)busy / all;
+	out->idle = (double)idle / all;
+	out->unresolved = (double)unres / all;
+	for (k = 0; k < IG_TOP_CAUSES; k++) {	/* the largest, in order */
+		int best = -1;
+
+		for (j = 0; j < t->ncauses; j++)
+			if (cause[j] && (best < 0 || cause[j] > cause[best]))
+				best = j;
+		if (best < 0)
+			break;
+		out->causes[k].name = t->causes[best];
+		out->causes[k].share = (double)cause[best] / all;
+		out->causes[k].detail = r->detail[best][0] ? r->detail[best] : NULL;
+		out->n_causes++;
+		cause[best] = 0;
+	}
+	return true;
+}
+
+static int draw(struct topst *t, const struct ig_session_tick *k)
+{
+	struct ig_top_snapshot s = { .window_s = WINDOW_S, .rows = t->out };
+	struct timespec ts;
+	double dt = (k->now - t->last_draw) / 1e9;
+	unsigned int i;
+
+	for (i = 0; i < t->nrows; i++)
+		if (row_snapshot(t, &t->rows[i], k->now / NSEC, &t->out[s.n_rows]))
+			s.n_rows++;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s.now_ns = (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+	s.records_per_s = dt > 0 ? (k->nrecords - t->last_records) / dt : 0;
+	s.lost_records = k->lost;
+	t->last_draw = k->now;
+	t->last_records = k->nrecords;
+	return ig_top_draw(t->view, &s);
+}
+
+static int tick(void *ctx, const struct ig_session_tick *k)
+{
+	struct topst *t = ctx;
+	int rc;
+
+	if (!t->opened) {	/* after the session's first line */
+		t->opened = true;
+		t->err = ig_top_open(&t->view, STDOUT_FILENO);
+		if (t->err)
+			return 1;
+		t->last_draw = k->now;
+		t->next_draw = k->now + NSEC;
+	}
+	rc = ig_top_wait(t->view, 1);	/* keys: a look, not a wait */
+	if (rc) {
+		t->err = rc < 0 ? rc : 0;
+		return 1;
+	}
+	if (k->now < t->next_draw)
+		return 0;
+	t->next_draw += NSEC;
+	if (t->next_draw <= k->now)
+		t->next_draw = k->now + NSEC;
+	t->err = draw(t, k);
+	return t->err ? 1 : 0;
+}
+
+int ig_top_main(struct ig_session_opts *o)
+{
+	struct topst *t = calloc(1, sizeof(*t));
+	int rc;
+
+	if (!t) {
+		ig_err("out of memory");
+		return 1;
+	}
+	o->host_wide = !o->npids;
+	o->tick = tick;
+	o->tick_ctx = t;
+	o->out.quiet = true;
+	o->out.obs.span = on_span;
+	o->out.obs.ctx = t;
+	o->no_nvml = true;
+	rc = ig_session_trace(o);
+	ig_top_close(t->view);	/* the terminal as it was, before any line */
+	if (t->err) {
+		ig_err("top: %s", strerror(-t->err));
+		rc = 1;
+	}
+	free(t);
+	return rc;
+}

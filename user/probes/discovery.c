@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "probes/cuda_attach.h"
+#include "probes/discovery.h"
+#include "engine/htab.h"
+#include "sys/procfs.h"
+#include "probes/pyrt.h"
+#include "util/util.h"
+
+/* libcuda may be loaded at any time: look again this often, and this soon
+ * after the loader says a library was loaded */
+#define RESCAN_EVERY_NS		(2000ULL * 1000 * 1000)
+#define RESCAN_SOON_NS		(20ULL * 1000 * 1000)
+
+/* A followed process. */
+struct dproc {
+	pid_t tgid;
+	unsigned int slot;	/* in discovery.procs */
+	__u64 due;		/* next look at its maps; 0: none */
+	bool pychecked;		/* _PyRuntime looked up for this image */
+	bool python;		/* it runs CPython: pyrt says where */
+	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
+	bool probed;
+	bool mapped;		/* its code ranges were recorded */
+	dev_t lib_dev;
+	ino_t lib_ino;
+	struct ig_pyrt pyrt;	/* the record sent when python */
+	struct ig_libcuda_info *info;	/* its probes, while probed */
+};
+
+/* A dynamic loader file, hooked for every process. */
+struct loader {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct ig_discovery {
+	struct ig_discovery_opts o;
+	struct ig_htab by_tgid;		/* tgid -> struct dproc */
+	struct dproc **procs;		/* the same, dense, to walk */
+	size_t nprocs, capprocs;
+	struct loader *lds;
+	size_t nld, capld;
+	__u64 next_due;			/* 0: nothing due */
+	bool detached;			/* between windows: attach nothing */
+};
+
+static void event(struct ig_discovery *d, const struct ig_disc_event *ev)
+{
+	if (d->o.event)
+		d->o.event(ev, d->o.ctx);
+}
+
+static void record(struct ig_discovery *d, const struct ig_hdr *rec)
+{
+	if (d->o.record)
+		d->o.record(rec, d->o.ctx);
+}
+
+static struct dproc *proc_get(struct ig_discovery *d, pid_t tgid)
+{
+	struct dproc *p = ig_htab_get(&d->by_tgid, (__u64)tgid);
+
+	if (p)
+		return p;
+	if (!ig_grow((void **)&d->procs, &d->capprocs, d->nprocs, sizeof(*d->procs)))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	if (ig_htab_put(&d->by_tgid, (__u64)tgid, p)) {
+		free(p);
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->slot = d->nprocs;
+	d->procs[d->nprocs++] = p;
+	return p;
+}
+
+static void proc_drop(struct ig_discovery *d, struct dproc *p)
+{
+	struct dproc *last = d->procs[--d->nprocs];
+
+	d->procs[p->slot] = last;
+	last->slot = p->slot;
+	ig_htab_del(&d->by_tgid, (__u64)p->tgid);
+	free(p->info);
+	free(p);
+}
+
+struct ig_discovery *ig_discovery_new(const struct ig_discovery_opts *o)
+{
+	struct ig_discovery *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	memcpy(&d->o, o, o->sz < sizeof(d->o) ? o->sz : sizeof(d->o));
+	if (ig_htab_init(&d->by_tgid, 64)) {
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void ig_discovery_free(struct ig_discovery *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nprocs; i++) {
+		free(d->procs[i]->info);
+		free(d->procs[i]);
+	}
+	free(d->procs);
+	ig_htab_free(&d->by_tgid);
+	free(d->lds);
+	free(d);
+}
+
+/* Looks up the interpreter's _PyRuntime once per process image. */
+static void pyrt_check(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct ig_pyrt r = {
+		.h = { .type = IG_REC_PYRT, .size = sizeof(r), .tid = p->tgid,
+		       .tgid = p->tgid, .ts = ts },
+	};
+	struct ig_pyrt_info info;
+
+	if (p->pychecked)
+		return;
+	p->pychecked = true;
+	p->python = false;
+	if (ig_pyrt_find(p->tgid, &info))
+		return;
+	p->python = true;
+	r.start = info.start;
+	r.end = info.end;
+	ig_strcpy(r.path, sizeof(r.path), info.path);
+	p->pyrt = r;
+	record(d, &r.h);
+}
+
+/* A process forked from a Python one runs the same interpreter at the same
+ * addresses until it execs: it is Python from its first record on, with
+ * nothing to look up (a DataLoader's workers). */
+static void pyrt_inherit(struct ig_discovery *d, const struct ig_proc *f)
+{
+	struct dproc *parent = ig_htab_get(&d->by_tgid, (__u64)f->ppid), *p;
+
+	if (!parent || !parent->python || f->ppid == f->h.tgid ||
+	    !(p = proc_get(d, f->h.tgid)))
+		return;
+	p->pychecked = p->python = true;
+	p->pyrt = parent->pyrt;
+	p->pyrt.h.tid = p->pyrt.h.tgid = f->h.tgid;
+	p->pyrt.h.ts = f->h.ts;
+	record(d, &p->pyrt.h);
+}
+
+struct cuda_maps {
+	struct ig_discovery *d;
+	struct dproc *p;
+	__u64 ts;
+	bool found;
+};
+
+static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
+{
+	struct cuda_maps *c = ctx;
+	pid_t pid = c->p->tgid;
+	struct ig_mapping r = {
+		.h = { .type = IG_REC_MAPPING, .size = sizeof(r), .tid = pid,
+		       .tgid = pid, .ts = c->ts },
+		.start = m->start, .end = m->end, .offset = m->offset,
+	};
+
+	if (m->inode != c->p->lib_ino || m->perms[2] != 'x')
+		return 0;
+	ig_strcpy(r.path, sizeof(r.path), m->path);
+	record(c->d, &r.h);
+	c->found = true;
+	return 0;
+}
+
+/* The driver's code in the process, so samples there count as driver
+ * time; once it is mapped (a launched command maps it after exec). */
+static void emit_cuda_maps(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct cuda_maps c = { d, p, ts, false };
+
+	if (p->mapped)
+		return;
+	ig_proc_for_each_map(p->tgid, emit_cuda_map, &c);
+	p->mapped = c.found;
+}
+
+static int unprobed(struct ig_discovery *d, pid_t pid, const char *name, int err)
+{
+	struct ig_disc_event ev = {
+		.kind = IG_DISC_UNPROBED, .pid = pid, .name = name, .err = err,
+	};
+
+	event(d, &ev);
+	return err;
+}
+
+static void emit_libcuda(struct ig_discovery *d, pid_t pid,
+			 const struct ig_libcuda_info *info, __u64 ts)
+{
+	struct ig_libcuda rec = {
+		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
+		       .tid = pid, .tgid = pid, .ts = ts },
+		.nsyms = info->nsyms, .nattached = info->nattached,
+	};
+
+	ig_strcpy(rec.version, sizeof(rec.version), info->version);
+	ig_strcpy(rec.path, sizeof(rec.path), info->path);
+	record(d, &rec.h);
+}
+
+/* Probes @lib for @p, once per library file; a negative errno after an
+ * event saying why. */
+static int attach_lib(struct ig_discovery *d, struct dproc *p,
+		      const struct ig_cuda_lib *lib, __u64 ts)
+{
+	struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
+				    .name = lib->name, .path = lib->path, .ts = ts };
+	struct ig_libcuda_info info;
+	struct stat st;
+	int err;
+
+	if (stat(lib->path, &st))
+		return unprobed(d, p->tgid, lib->name, -errno);
+	if (p->has_lib && p->lib_dev == st.st_dev && p->lib_ino == st.st_ino) {
+		emit_cuda_maps(d, p, ts);
+		return 0;
+	}
+	p->has_lib = true;
+	p->probed = p->mapped = false;
+	p->lib_dev = st.st_dev;
+	p->lib_ino = st.st_ino;
+	if (!d->o.tracer) {	/* finding only */
+		event(d, &ev);
+		return 0;
+	}
+	err = ig_cuda_attach(d->o.tracer, lib, p->tgid, &info);
+	if (err)
+		return unprobed(d, p->tgid, lib->name, err);
+	p->probed = true;
+	free(p->info);
+	p->info = malloc(sizeof(info));
+	if (p->info)
+		*p->info = info;
+	ev.nsyms = info.nsyms;
+	ev.nattached = info.nattached;
+	event(d, &ev);
+	emit_libcuda(d, p->tgid, &info, ts);
+	emit_cuda_maps(d, p, ts);
+	return 0;
+}
+
+static int attach_path(struct ig_discovery *d, struct dproc *p, const char *path,
+		       __u64 ts)
+{
+	struct ig_cuda_lib lib;
+
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	return attach_lib(d, p, &lib, ts);
+}
+
+/* libcuda as @p maps it: 0 probed, 1 not mapped (yet), negative errno
+ * when it is mapped and cannot be probed. */
+static int attach_mapped(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct ig_cuda_lib lib;
+	int err = ig_cuda_find_in_maps(p->tgid, &lib);
+
+	if ((err == -ENOENT && !lib.name[0]) || (err && ig_proc_exited(p->tgid)))
+		return 1;	/* not mapped, or gone meanwhile */
+	if (err)
+		return unprobed(d, p->tgid, lib.name[0] ? lib.name :
+				"(its maps are unreadable)", err);
+	return attach_lib(d, p, &lib, ts);
+}
+
+/* Hooks the dynamic loader a process uses (once per loader file), so that
+ * its later library loads are seen. */
+struct loader_ctx {
+	struct ig_discovery *d;
+	pid_t pid;
+};
+
+static int hook_loader(const struct ig_map_entry *m, void *ctx)
+{
+	struct ig_discovery *d = ((struct loader_ctx *)ctx)->d;
+	pid_t pid = ((struct loader_ctx *)ctx)->pid;
+	struct ig_disc_event ev = { .kind = IG_DISC_NO_LD_HOOK, .pid = pid };
+	char path[PATH_MAX];
+	const char *base = strrchr(m->path, '/');
+	struct stat st;
+	size_t i;
+
+	if (!base || strncmp(base + 1, "ld-linux", 8) || m->offset)
+		return 0;
+	if (ig_proc_map_path(pid, m, path, sizeof(path)) || stat(path, &st))
+		return 1;
+	for (i = 0; i < d->nld; i++)
+		if (d->lds[i].dev == st.st_dev && d->lds[i].ino == st.st_ino)
+			return 1;
+	if (!ig_grow((void **)&d->lds, &d->capld, d->nld, sizeof(*d->lds)))
+		return 1;
+	d->lds[d->nld++] = (struct loader){ st.st_dev, st.st_ino };
+	ev.err = ig_tracer_attach_ld(d->o.tracer, path);
+	ev.name = m->path;
+	ev.path = path;
+	if (ev.err)
+		event(d, &ev);
+	return 1;
+}
+
+void ig_discovery_hook_loaders(struct ig_discovery *d, pid_t pid)
+{
+	struct loader_ctx c = { d, pid };
+
+	if (d->o.tracer && !d->detached)
+		ig_proc_for_each_map(pid, hook_loader, &c);
+}
+
+static void watch(struct ig_discovery *d, struct dproc *p, __u64 due)
+{
+	if (!p->due || due < p->due)
+		p->due = due;
+	if (!d->next_due || due < d->next_due)
+		d->next_due = due;
+}
+
+void ig_discovery_watch(struct ig_discovery *d, pid_t pid, __u64 now)
+{
+	struct dproc *p = proc_get(d, pid);
+
+	if (p)
+		watch(d, p, now + RESCAN_SOON_NS);
+}
+
+int ig_discovery_add(struct ig_discovery *d, pid_t pid, __u64 now)
+{
+	struct dproc *p = proc_get(d, pid);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	pyrt_check(d, p, now);
+	if (d->detached)
+		return 0;
+	ig_discovery_hook_loaders(d, pid);
+	if (d->o.libcuda_path)
+		return attach_path(d, p, d->o.libcuda_path, now);
+	err = attach_mapped(d, p, now);
+	if (err > 0)
+		watch(d, p, now + RESCAN_EVERY_NS);
+	return err < 0 ? err : 0;
+}
+
+int ig_discovery_add_lib(struct ig_discovery *d, pid_t pid, const char *path,
+			 __u64 now)
+{
+	struct dproc *p = proc_get(d, pid);
+
+	return p ? attach_path(d, p, path, now) : -ENOMEM;
+}
+
+/* A process that ended: forgotten, and its probes dropped if asked. */
+static void gone(struct ig_discovery *d, pid_t tgid)
+{
+	struct dproc *p = ig_htab_get(&d->by_tgid, (__u64)tgid);
+	struct ig_disc_event ev = { .kind = IG_DISC_GONE, .pid = tgid };
+
+	if (!p)
+		return;
+	if (d->o.tracer && d->o.detach_on_exit && p->probed)
+		ig_tracer_detach_uprobes(d->o.tracer, tgid);
+	proc_drop(d, p);
+	event(d, &ev);
+}
+
+/* A new image or a new library: the interpreter and libcuda may be in it. */
+static void changed(struct ig_discovery *d, pid_t tgid, __u64 ts)
+{
+	struct dproc *p = proc_get(d, tgid);
+
+	if (!p)
+		return;
+	p->pychecked = false;
+	if (!d->o.libcuda_path)
+		watch(d, p, ts + RESCAN_SOON_NS);
+}
+
+void ig_discovery_on_record(struct ig_discovery *d, const struct ig_hdr *rec)
+{
+	struct dproc *p;
+
+	switch (rec->type) {
+	case IG_REC_OFFCPU:
+		/* the GIL test needs the interpreter before the first wait */
+		if (((const struct ig_offcpu *)rec)->reason == IG_R_FUTEX &&
+		    (p = proc_get(d, rec->tgid)))
+			pyrt_check(d, p, rec->ts - 1);
+		break;
+	case IG_REC_PROC:
+		switch (((const struct ig_proc *)rec)->kind) {
+		case IG_PROC_EXEC:
+			if ((p = ig_htab_get(&d->by_tgid, (__u64)rec->tgid)))
+				p->python = false;	/* a new image */
+			changed(d, rec->tgid, rec->ts);
+			break;
+		case IG_PROC_FORK:
+			pyrt_inherit(d, (const struct ig_proc *)rec);
+			if (!d->o.libcuda_path)
+				ig_discovery_watch(d, rec->tgid, rec->ts);
+			break;
+		case IG_PROC_GROUP_EXIT:
+			gone(d, rec->tgid);
+			break;
+		}
+		break;
+	case IG_REC_LIBOPEN:
+		/* the interpreter may come in a library (embedding) too;
+		 * looked up now, so that its stacks and the GIL are known
+		 * before the first wait */
+		changed(d, rec->tgid, rec->ts);
+		if ((p = proc_get(d, rec->tgid)) && !p->python)
+			pyrt_check(d, p, rec->ts - 1);
+		break;
+	}
+}
+
+/* Looks at @p's maps: hooks its loader, probes its libcuda; false when
+ * there is nothing more to look for. */
+static bool look(struct ig_discovery *d, struct dproc *p, __u64 now)
+{
+	ig_discovery_hook_loaders(d, p->tgid);
+	if (ig_proc_exited(p->tgid) || attach_mapped(d, p, now) <= 0)
+		return false;
+	p->due = now + RESCAN_EVERY_NS;
+	return true;
+}
+
+void ig_discovery_poll(struct ig_discovery *d, __u64 now)
+{
+	__u64 next = 0;
+	size_t i;
+
+	if (!d->next_due || d->next_due > now || d->detached)
+		return;
+	for (i = 0; i < d->nprocs; i++) {
+		struct dproc *p = d->procs[i];
+
+		if (p->due && p->due <= now && !look(d, p, now))
+			p->due = 0;
+		if (p->due && (!next || p->due < next))
+			next = p->due;
+	}
+	d->next_due = next;
+}
+
+__u64 ig_discovery_next_due(const struct ig_discovery *d)
+{
+	return d->detached ? 0 : d->next_due;
+}
+
+unsigned int ig_discovery_nprocs(const struct ig_discovery *d)
+{
+	return d->nprocs;
+}
+
+int ig_discovery_foreach_process(struct ig_discovery *d, ig_disc_proc_fn fn,
+				 void *ctx)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < d->nprocs; i++) {
+		struct ig_disc_proc p = { d->procs[i]->tgid, d->procs[i]->probed,
+					  d->procs[i]->python };
+
+		if ((r = fn(&p, ctx)))
+			return r;
+	}
+	return 0;
+}
+
+void ig_discovery_detach_all(struct ig_discovery *d)
+{
+	size_t i;
+
+	if (d->o.tracer)
+		ig_tracer_detach_uprobes(d->o.tracer, -1);
+	d->nld = 0;
+	for (i = 0; i < d->nprocs; i++) {
+		d->procs[i]->has_lib = d->procs[i]->probed = false;
+		d->procs[i]->mapped = false;
+	}
+	d->detached = true;
+}
+
+int ig_discovery_attach_all(struct ig_discovery *d, __u64 now)
+{
+	size_t i;
+	int n = 0;
+
+	d->detached = false;
+	for (i = 0; i < d->nprocs; i++) {
+		struct dproc *p = d->procs[i];
+
+		p->due = 0;
+		if (ig_discovery_add(d, p->tgid, now) == 0 && p->probed)
+			n++;
+	}
+	return n;
+}
+
+int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < d->nprocs; i++) {
+		struct dproc *p = d->procs[i];
+		struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
+					    .ts = ts };
+
+		if (!p->probed || !p->info)
+			continue;
+		ev.name = ev.path = p->info->path;
+		ev.nsyms = p->info->nsyms;
+		ev.nattached = p->info->nattached;
+		event(d, &ev);
+		emit_libcuda(d, p->tgid, p->info, ts);
+		p->mapped = false;
+		emit_cuda_maps(d, p, ts);
+		n++;
+	}
+	return n;
+}
+
+struct scan_ctx {
+	struct ig_discovery *d;
+	__u64 now;
+	int added;
+};
+
+static int scan_one(const struct ig_gpu_proc *g, void *ctx)
+{
+	struct scan_ctx *c = ctx;
+
+	/* idlegap's own mapping of a libcuda is its ELF reader's */
+	if (g->pid == getpid() || ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
+		return 0;
+	ig_discovery_add(c->d, g->pid, c->now);
+	c->added++;
+	return 0;
+}
+
+int ig_discovery_scan(struct ig_discovery *d, __u64 now)
+{
+	struct scan_ctx c = { d, now, 0 };
+	int err = ig_gpu_procs(scan_one, &c);
+
+	return err < 0 ? err : c.added;
+}
+
+static pid_t pid_of(const char *name)
+{
+	char *end;
+	long v = strtol(name, &end, 10);
+
+	return *name && !*end && v > 0 && v <= 0x7fffffff ? (pid_t)v : 0;
+}
+
+int ig_gpu_procs(ig_gpu_proc_fn fn, void *ctx)
+{
+	DIR *dir = opendir("/proc");
+	struct ig_cuda_lib lib;
+	struct dirent *e;
+	int r = 0, err;
+
+	if (!dir)
+		return -errno;
+	while (!r && (e = readdir(dir))) {
+		struct ig_gpu_proc g = { .pid = pid_of(e->d_name) };
+
+		if (!g.pid)
+			continue;
+		err = ig_cuda_find_in_maps(g.pid, &lib);
+		if (!lib.name[0])
+			continue;	/* none mapped, gone, or kernel thread */
+		g.name = lib.name;
+		g.path = err ? "" : lib.path;
+		g.err = err;
+		r = fn(&g, ctx);
+	}
+	closedir(dir);
+	return r;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The tracer's insides, shared by tracer.c, tracer_probe.c and
+ * tracer_uprobe.c. */
+#ifndef IG_TRACER_INT_H
+#define IG_TRACER_INT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "probes/tracer.h"
+
+/* One attachment: a libbpf link, or the fd of a multi-uprobe link. */
+struct ig_link {
+	struct bpf_link *link;
+	int fd;			/* -1 with a libbpf link */
+	pid_t owner;		/* uprobes: the process (-1: every one) */
+	bool uprobe;		/* libcuda's or a loader's: detachable */
+};
+
+struct ig_tracer {
+	struct idlegap_bpf *skel;
+	struct ring_buffer *rb;
+	ig_record_fn fn;
+	void *ctx;
+	bool btf;		/* every hook with a BTF flavour loaded as tp_btf */
+	bool multi;		/* uprobes attached through multi-uprobe links */
+	bool compat;		/* the compat object (bpf/compat.bpf.h) */
+	struct ig_link *links;
+	size_t nlinks, caplinks;
+};
+
+/* Keeps @l (or @fd when @l is NULL); destroys it when out of memory. */
+int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
+		   bool uprobe);
+void ig_tracer_unlink(struct ig_link *k);
+/* Hands @k to the background remover (per-probe links take ~100 ms each
+ * to remove); ig_tracer_unlink_wait() returns once all are gone. */
+void ig_tracer_unlink_later(struct ig_link *k);
+void ig_tracer_unlink_wait(void);
+
+/*
+ * BPF_LINK_CREATE of BPF_TRACE_UPROBE_MULTI (Linux 6.6), as the kernel's
+ * union bpf_attr lays it out: the installed UAPI headers predate it.  One
+ * such link carries all of a library's probes, and removing it waits for
+ * one RCU grace period, where one perf-event link per probe waits for one
+ * each (seconds for a driver's hundred entry points).
+ */
+/* ig_hooks[]: each with a tp_btf and a raw_tp program */
+#define IG_NHOOKS	8
+
+#define IG_BPF_TRACE_UPROBE_MULTI	48
+#define IG_BPF_F_UPROBE_MULTI_RETURN	1
+
+/* BPF_LINK_CREATE's attributes for multi-uprobe links (6.6+), which the
+ * UAPI headers this builds against may lack. */
+struct ig_uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+#endif

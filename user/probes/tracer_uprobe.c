@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/* uprobes by file and offset: libcuda's entry points and the loaders'
+ * _dl_debug_state(), as multi-uprobe links or one perf-event link each. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include "stream/cuda_api.h"
+#include "sys/elfsym.h"
+#include "idlegap.skel.h"
+#include "probes/tracer_int.h"
+
+
+/* One multi-uprobe link: @n offsets of @path, each with its cookie. */
+static int link_multi(struct ig_tracer *t, struct bpf_program *p,
+		      const char *path, pid_t pid, const unsigned long *offs,
+		      const __u64 *cookies, __u32 n, bool ret)
+{
+	struct ig_uprobe_multi_attr a = {
+		.prog_fd = bpf_program__fd(p),
+		.attach_type = IG_BPF_TRACE_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offs,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = n,
+		.multi_flags = ret ? IG_BPF_F_UPROBE_MULTI_RETURN : 0,
+		.pid = pid > 0 ? (__u32)pid : 0,
+	};
+	int fd;
+
+	if (!n)
+		return 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	if (fd < 0)
+		return -errno;
+	return ig_tracer_keep(t, NULL, fd, pid > 0 ? pid : -1, true);
+}
+
+static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k,
+				      __u64 cookie)
+{
+	if (t->compat) {	/* its program, without a cookie */
+		char name[96];
+
+		snprintf(name, sizeof(name), "ig_cc_%s", ig_api_name(IG_COOKIE_API(cookie)));
+		return bpf_object__find_program_by_name(t->skel->obj, name);
+	}
+	return k == IG_UP_SUBMIT ? t->skel->progs.ig_cu_submit :
+	       k == IG_UP_EVENT_RECORD ? t->skel->progs.ig_cu_event_record :
+	       t->skel->progs.ig_cu_enter;
+}
+
+static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
+			const struct ig_uprobe_spec *specs, size_t n)
+{
+	enum { GROUPS = 4 };	/* submit, timed entry, timed return, record */
+	unsigned long *offs = calloc(n * GROUPS, sizeof(*offs));
+	__u64 *cookies = calloc(n * GROUPS, sizeof(*cookies));
+	__u32 cnt[GROUPS] = {};
+	size_t i;
+	int g, err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		g = specs[i].kind == IG_UP_SUBMIT ? 0 :
+		    specs[i].kind == IG_UP_EVENT_RECORD ? 3 : 1;
+		offs[g * n + cnt[g]] = specs[i].offset;
+		cookies[g * n + cnt[g]++] = specs[i].cookie;
+		if (g == 1) {
+			offs[2 * n + cnt[2]] = specs[i].offset;
+			cookies[2 * n + cnt[2]++] = specs[i].cookie;
+		}
+	}
+	/* return probes first: an entry without its return would leave a
+	 * call marked in progress */
+	err = link_multi(t, t->skel->progs.ig_cu_exit, path, pid, offs + 2 * n,
+			 cookies + 2 * n, cnt[2], true);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_enter, path, pid,
+				 offs + n, cookies + n, cnt[1], false);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_submit, path, pid, offs,
+				 cookies, cnt[0], false);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_cu_event_record, path, pid,
+				 offs + 3 * n, cookies + 3 * n, cnt[3], false);
+out:
+	free(offs);
+	free(cookies);
+	return err ? err : (int)n;
+}
+
+/* Per-probe perf-event links: kernels without multi-uprobe links. */
+static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
+		       const struct ig_uprobe_spec *specs, size_t n)
+{
+	size_t i;
+	int ok = 0, err = 0;
+
+	for (i = 0; i < n; i++) {
+		/* before 5.15 the kernel refuses any cookie */
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = t->compat ? 0 : specs[i].cookie);
+		struct bpf_program *p = entry_prog(t, specs[i].kind, specs[i].cookie);
+		struct bpf_link *l;
+
+		if (!p) {
+			err = -ENOENT;
+			continue;
+		}
+
+		if (specs[i].kind == IG_UP_TIMED) {
+			o.retprobe = true;
+			l = bpf_program__attach_uprobe_opts(t->skel->progs.ig_cu_exit,
+							    pid, path, specs[i].offset, &o);
+			if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
+				err = -errno;
+				continue;
+			}
+			o.retprobe = false;
+		}
+		l = bpf_program__attach_uprobe_opts(p, pid,
+						    path, specs[i].offset, &o);
+		if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
+			err = -errno;
+			continue;
+		}
+		ok++;
+	}
+	return ok ? ok : err;
+}
+
+int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+			     const struct ig_uprobe_spec *specs, size_t n)
+{
+	return t->multi ? attach_multi(t, path, pid, specs, n) :
+			  attach_each(t, path, pid, specs, n);
+}
+
+int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
+{
+	struct ig_elf_sym sym;
+	struct bpf_link *l;
+	int err = ig_elf_find_sym(path, "_dl_debug_state", &sym);
+
+	if (err)
+		return err;
+	if (t->multi) {
+		unsigned long off = sym.file_off;
+		__u64 cookie = 0;
+
+		return link_multi(t, t->skel->progs.ig_ld_debug, path, -1, &off,
+				  &cookie, 1, false);
+	}
+	l = bpf_program__attach_uprobe(t->skel->progs.ig_ld_debug, false, -1,
+				       path, sym.file_off);
+	if (!l)
+		return -errno;
+	return ig_tracer_keep(t, l, -1, -1, true);
+}
+
+
+void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < t->nlinks; i++) {
+		struct ig_link *k = &t->links[i];
+
+		if (k->uprobe && (pid < 0 || k->owner == pid))
+			ig_tracer_unlink_later(k);
+		else
+			t->links[j++] = *k;
+	}
+	t->nlinks = j;
+}
+
+size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nlinks; i++)
+		n += t->links[i].uprobe && (pid < 0 || t->links[i].owner == pid);
+	return n;
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "sys/procfs.h"
+#include "stacks/symbolize.h"
+#include "stacks/ustacks.h"
+#include "util/util.h"
+
+/* An ELF file opened with libdwfl, by device and inode. */
+struct symfile {
+	dev_t dev;
+	ino_t ino;
+	Dwfl *dwfl;		/* NULL: not ELF (a negative cache entry) */
+	Dwfl_Module *mod;
+	char base[64];		/* file name without directory */
+};
+
+struct xmap {
+	uint64_t start, end, offset;
+	char path[256];		/* openable here (ig_proc_map_path) */
+	int err;		/* ig_proc_map_path() failed */
+	bool opened;		/* its file was looked up: dev, ino */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The executable mappings of a process, and the addresses already named. */
+struct symproc {
+	pid_t pid;
+	struct xmap *maps;
+	size_t nmaps;
+	uint64_t *seen;		/* sorted */
+	size_t nseen, capseen;
+	uint64_t loaded_ns;	/* when the maps were last read */
+};
+
+struct ig_symbolizer {
+	struct symfile *files;
+	size_t nfiles;
+	struct symproc *procs;
+	size_t nprocs;
+	time_t trimmed;		/* the second of the last malloc_trim */
+};
+
+/* DWARF from the file itself only: separate debuginfo (libc6-dbg's is tens
+ * of megabytes, and seconds to load) would cost the tracer memory and stall
+ * its ring-buffer consumer.  Such files get symbol+offset names. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr base, const char *file, const char *debuglink,
+			GElf_Word crc, char **path)
+{
+	(void)mod; (void)userdata; (void)name; (void)base; (void)file;
+	(void)debuglink; (void)crc; (void)path;
+	return -1;
+}
+
+static const Dwfl_Callbacks offline_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = no_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct ig_symbolizer *ig_sym_new(void)
+{
+	return calloc(1, sizeof(struct ig_symbolizer));
+}
+
+static void proc_clear(struct symproc *p)
+{
+	free(p->maps);
+	free(p->seen);
+}
+
+void ig_sym_free(struct ig_symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nfiles; i++)
+		if (s->files[i].dwfl)
+			dwfl_end(s->files[i].dwfl);
+	for (i = 0; i < s->nprocs; i++)
+		proc_clear(&s->procs[i]);
+	free(s->files);
+	free(s->procs);
+	free(s);
+}
+
+static int file_open(struct symfile *f, const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	ig_strcpy(f->base, sizeof(f->base), b ? b + 1 : path);
+	f->dwfl = dwfl_begin(&offline_cb);
+	if (!f->dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_offline(f->dwfl, f->base, path, -1);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod) {
+		dwfl_end(f->dwfl);
+		f->dwfl = NULL;
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static struct symfile *file_get(struct ig_symbolizer *s, const char *path,
+				int *err)
+{
+	struct symfile *f, *v;
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st)) {
+		*err = -errno;
+		return NULL;
+	}
+	for (i = 0; i < s->nfiles; i++)
+		if (s->files[i].dev == st.st_dev && s->files[i].ino == st.st_ino)
+			goto found;
+	v = realloc(s->files, (s->nfiles + 1) * sizeof(*v));
+	if (!v) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->files = v;
+	f = &s->files[s->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	file_open(f, path);
+	i = s->nfiles++;
+found:
+	f = &s->files[i];
+	*err = f->dwfl ? 0 : -ENOEXEC;
+	return f->dwfl ? f : NULL;
+}
+
+/* The module address of file offset @off: its loadable segment's vaddr
+ * plus the module's bias. */
+static int off_to_addr(struct symfile *f, uint64_t off, Dwarf_Addr *addr)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	size_t n, i;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
+			*addr = off - ph.p_offset + ph.p_vaddr + bias;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute at;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(d, DW_AT_name, &at))
+		n = dwarf_formstring(&at);
+	return n ? n : "??";
+}
+
+/* Where the inlined subroutine @d was called from: the caller's line. */
+static void call_site(Dwarf_Die *d, Dwarf_Files *files, const char **src,
+		      int *line)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word w;
+	const char *f;
+
+	if (dwarf_attr(d, DW_AT_call_line, &at) && !dwarf_formudata(&at, &w))
+		*line = (int)w;
+	if (files && dwarf_attr(d, DW_AT_call_file, &at) &&
+	    !dwarf_formudata(&at, &w) && (f = dwarf_filesrc(files, w, NULL, NULL)))
+		*src = f;
+}
+
+/* The functions inlined at @a, innermost first, and the function they are
+ * inlined into, each "name (file:line)", one a line.  False when nothing
+ * is inlined there (or the names do not fit). */
+static bool name_inlined(struct symfile *f, Dwarf_Addr a, const char *src,
+			 int line, struct ig_sym_frame *out)
+{
+	Dwarf_Addr cubias;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, a, &cubias), *sc = NULL;
+	Dwarf_Die *chain = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles, len = 0;
+	int n, i, inl = 0;
+
+	if (!cu || (n = dwarf_getscopes(cu, a - cubias, &sc)) <= 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (dwarf_tag(&sc[i]) == DW_TAG_inlined_subroutine)
+			break;
+	/* from the innermost inlined call out, through the function it is in */
+	n = i < n ? dwarf_getscopes_die(&sc[i], &chain) : 0;
+	free(sc);
+	if (n <= 0 || dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	for (i = 0; i < n && len < sizeof(out->name); i++) {
+		int tag = dwarf_tag(&chain[i]);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		len += snprintf(out->name + len, sizeof(out->name) - len,
+				"%s%.120s (%.60s:%d)", len ? "\n" : "",
+				die_name(&chain[i]), base_name(src), line);
+		if (tag == DW_TAG_subprogram)
+			break;
+		inl++;
+		call_site(&chain[i], files, &src, &line);
+	}
+	free(chain);
+	return inl && i < n && len < sizeof(out->name);
+}
+
+static void name_addr(struct symfile *f, Dwarf_Addr a, Dwarf_Addr bias,
+		      struct ig_sym_frame *out)
+{
+	GElf_Off symoff = 0;
+	GElf_Sym sym;
+	const char *fn = dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL,
+					      NULL, NULL);
+	Dwfl_Line *l = fn ? dwfl_module_getsrc(f->mod, a) : NULL;
+	const char *src = NULL;
+	int line = 0;
+
+	if (l)
+		src = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	if (!fn) {
+		out->flags |= IG_USYMF_NOSYM;
+		snprintf(out->name, sizeof(out->name), "[%s+%#" PRIx64 "]",
+			 f->base, (uint64_t)(a - bias));
+	} else if (src && line > 0) {
+		out->flags |= IG_USYMF_LINE;
+		if (name_inlined(f, a, src, line, out))
+			out->flags |= IG_USYMF_INLINED;
+		else
+			snprintf(out->name, sizeof(out->name), "%.160s (%.80s:%d)",
+				 fn, base_name(src), line);
+	} else {
+		snprintf(out->name, sizeof(out->name), "%.160s+%#" PRIx64 " (%.64s)",
+			 fn, (uint64_t)symoff, f->base);
+	}
+	if (fn && (!strcmp(fn, "_start") || !strcmp(fn, "start_thread") ||
+		   !strncmp(fn, "__libc_start", 12) || strstr(fn, "clone")))
+		out->flags |= IG_USYMF_ROOT;
+}
+
+int ig_sym_file(struct ig_symbolizer *s, const char *path, uint64_t off,
+		struct ig_sym_frame *out)
+{
+	Dwarf_Addr a, bias;
+	struct symfile *f;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	f = file_get(s, path, &err);
+	if (!f)
+		return err;
+	err = off_to_addr(f, off, &a);
+	if (err)
+		return err;
+	dwfl_module_getelf(f->mod, &bias);
+	name_addr(f, a, bias, out);
+	return 0;
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+struct maps_ctx {
+	pid_t pid;
+	struct xmap *v;
+	size_t n, cap;
+	int err;
+};
+
+static int add_xmap(const struct ig_map_entry *m, void *ctx)
+{
+	struct maps_ctx *c = ctx;
+	struct xmap *x;
+
+	if (m->perms[2] != 'x' || !m->path[0] || m->path[0] == '[')
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 32;
+
+		x = realloc(c->v, cap * sizeof(*x));
+		if (!x)
+			return c->err = -ENOMEM;
+		c->v = x;
+		c->cap = cap;
+	}
+	x = &c->v[c->n++];
+	x->start = m->start;
+	x->end = m->end;
+	x->offset = m->offset;
+	x->opened = false;
+	x->err = ig_proc_map_path(c->pid, m, x->path, sizeof(x->path));
+	if (x->err)
+		ig_strcpy(x->path, sizeof(x->path), m->path);
+	return 0;
+}
+
+static uint64_t mono_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int proc_load_maps(struct symproc *p)
+{
+	struct maps_ctx c = { .pid = p->pid };
+	int err = ig_proc_for_each_map(p->pid, add_xmap, &c);
+
+	if (err || c.err) {
+		free(c.v);
+		return err ? err : c.err;
+	}
+	free(p->maps);
+	p->maps = c.v;
+	p->nmaps = c.n;
+	p->loaded_ns = mono_coarse_ns();
+	return 0;
+}
+
+static struct symproc *proc_get(struct ig_symbolizer *s, pid_t pid)
+{
+	struct symproc *v;
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	v = realloc(s->procs, (s->nprocs + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	s->procs = v;
+	memset(&v[s->nprocs], 0, sizeof(*v));
+	v[s->nprocs].pid = pid;
+	if (proc_load_maps(&v[s->nprocs]))
+		return NULL;
+	return &v[s->nprocs++];
+}
+
+static bool file_mapped(const struct ig_symbolizer *s, const struct symfile *f)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->nprocs; i++)
+		for (k = 0; k < s->procs[i].nmaps; k++) {
+			const struct xmap *x = &s->procs[i].maps[k];
+
+			if (x->opened && x->dev == f->dev && x->ino == f->ino)
+				return true;
+		}
+	return false;
+}
+
+/* Gives freed memory back to the system, at most once a second: a trim
+ * walks the whole heap, and the caller is the ring-buffer consumer. */
+static void trim(struct ig_symbolizer *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (s->trimmed && ts.tv_sec == s->trimmed)
+		return;
+	s->trimmed = ts.tv_sec;
+	malloc_trim(0);
+}
+
+/* Closes the files no process known here maps any more (libdw keeps what
+ * it read of a file, megabytes for one with DWARF), and gives the freed
+ * memory back.  A file mapped again later is opened again. */
+static void files_evict(struct ig_symbolizer *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nfiles; i++) {
+		if (file_mapped(s, &s->files[i])) {
+			s->files[n++] = s->files[i];
+			continue;
+		}
+		if (s->files[i].dwfl)
+			dwfl_end(s->files[i].dwfl);
+	}
+	if (n == s->nfiles)
+		return;
+	s->nfiles = n;
+	trim(s);
+}
+
+size_t ig_sym_nfiles(const struct ig_symbolizer *s)
+{
+	return s ? s->nfiles : 0;
+}
+
+void ig_sym_forget(struct ig_symbolizer *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->nprocs; i++)
+		if (s->procs[i].pid == pid) {
+			proc_clear(&s->procs[i]);
+			s->procs[i] = s->procs[--s->nprocs];
+			files_evict(s);
+			return;
+		}
+}
+
+static struct xmap *find_xmap(const struct symproc *p, uint64_t ip)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (ip >= p->maps[i].start && ip < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+/* Notes which file @x maps, so that the file stays cached while a process
+ * maps it (files_evict). */
+static void note_file(struct xmap *x)
+{
+	struct stat st;
+
+	if (x->opened || stat(x->path, &st))
+		return;
+	x->opened = true;
+	x->dev = st.st_dev;
+	x->ino = st.st_ino;
+}
+
+static void name_in_map(struct ig_symbolizer *s, struct xmap *x,
+			uint64_t ip, struct ig_sym_frame *out)
+{
+	uint64_t off = ip - x->start + x->offset;
+
+	if (!x->err)
+		note_file(x);
+	if (!x->err && !ig_sym_file(s, x->path, off, out))
+		return;
+	memset(out, 0, sizeof(*out));
+	out->flags = IG_USYMF_NOSYM;
+	snprintf(out->name, sizeof(out->name), "[%.200s@%#" PRIx64 "]",
+		 base_name(x->path), off);
+}
+
+/* A stream's addresses in no mapping read the maps again at most this
+ * often: a walk astray (code without frame pointers) reads data as
+ * return addresses, each a new one, and the maps of a big process take
+ * tens of microseconds to read.  Meanwhile such an address is named
+ * unmapped, and named again when it comes back after the next read. */
+#define RELOAD_EVERY_NS	250000000ULL
+
+static int sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
+		    struct ig_sym_frame *out, bool stream)
+{
+	struct symproc *p = proc_get(s, pid);
+	struct xmap *x;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ESRCH;
+	x = find_xmap(p, ip);
+	if (!x && stream && mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
+		err = -EAGAIN;		/* in none for now */
+	else if (!x && !proc_load_maps(p))	/* mapped since (dlopen) */
+		x = find_xmap(p, ip);
+	if (!x) {
+		out->flags = IG_USYMF_UNMAPPED;
+		snprintf(out->name, sizeof(out->name), "[unmapped %#" PRIx64 "]", ip);
+		return err;
+	}
+	name_in_map(s, x, ip, out);
+	return 0;
+}
+
+int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
+		struct ig_sym_frame *out)
+{
+	return sym_proc(s, pid, ip, out, false);
+}
+
+/* ---- the record stream ---------------------------------------------------- */
+
+/* Forgets @ip, remembered by seen_before: named later. */
+static void unsee(struct symproc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->nseen, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->seen[mid] == ip) {
+			memmove(p->seen + mid, p->seen + mid + 1,
+				(p->nseen - mid - 1) * sizeof(ip));
+			p->nseen--;
+			return;
+		}
+		if (p->seen[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
+
+/* Whether @ip was named for @p already; remembers it if not (the list
+ * stays sorted: one insertion, not a sort per address). */
+static bool seen_before(struct symproc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->nseen, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->seen[mid] == ip)
+			return true;
+		if (p->seen[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (p->nseen >= IG_USYMS_MAX) {
+		/* a process with ever new code: start over, naming each
+		 * address again once (the name tables take it again) */
+		p->nseen = 0;
+		lo = 0;
+	}
+	if (!ig_grow_from((void **)&p->seen, &p->capseen, p->nseen, sizeof(*p->seen), 64))
+		return true;	/* nameless rather than unbounded */
+	memmove(p->seen + lo + 1, p->seen + lo, (p->nseen - lo) * sizeof(ip));
+	p->seen[lo] = ip;
+	p->nseen++;
+	return false;
+}
+
+static void emit_usym(const struct ig_hdr *st, uint64_t ip,
+		      const struct ig_sym_frame *f, ig_usym_emit_fn emit,
+		      void *ctx)
+{
+	union {
+		struct ig_usym u;
+		char buf[sizeof(struct ig_usym) + IG_USYM_NAME_MAX + 8];
+	} r;
+	size_t len = strnlen(f->name, sizeof(f->name) - 1) + 1;
+
+	memset(&r, 0, sizeof(r));
+	r.u.h.type = IG_REC_USYM;
+	r.u.h.size = (sizeof(r.u) + len + 7) & ~(size_t)7;
+	r.u.h.cpu = IG_HDR_CPU(st->cpu);
+	r.u.h.tid = st->tgid;
+	r.u.h.tgid = st->tgid;
+	r.u.h.ts = st->ts;
+	r.u.ip = ip;
+	r.u.flags = f->flags;
+	r.u.len = len;
+	memcpy(r.u.name, f->name, len - 1);
+	emit(&r.u.h, ctx);
+}
+
+static void on_ustack(struct ig_symbolizer *s, const struct ig_ustack *st,
+		      ig_usym_emit_fn emit, void *ctx)
+{
+	struct symproc *p = proc_get(s, st->h.tgid);
+	unsigned int i, n = st->nips;
+
+	if (!p)
+		return;		/* gone: its frames stay unnamed */
+	if (n > IG_USTACK_DEPTH ||
+	    st->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t ip = ig_ustack_lookup_ip(st->ips[i], i);
+		struct ig_sym_frame f;
+		int err;
+
+		if (seen_before(p, ip))
+			continue;
+		err = sym_proc(s, st->h.tgid, ip, &f, true);
+		if (err == -EAGAIN)
+			unsee(p, ip);	/* named again once the maps are read */
+		else if (err)
+			continue;
+		emit_usym(&st->h, ip, &f, emit, ctx);
+	}
+}
+
+void ig_usym_on_record(struct ig_symbolizer **s, const struct ig_hdr *rec,
+		       ig_usym_emit_fn emit, void *ctx)
+{
+	if (rec->type == IG_REC_PROC) {
+		unsigned int k = ((const struct ig_proc *)rec)->kind;
+
+		if (*s && (k == IG_PROC_EXEC || k == IG_PROC_GROUP_EXIT))
+			ig_sym_forget(*s, rec->tgid);
+		return;
+	}
+	if (rec->type != IG_REC_USTACK ||
+	    rec->size < offsetof(struct ig_ustack, ips) ||
+	    (((const struct ig_ustack *)rec)->flags & IG_USF_REF))
+		return;
+	if (!*s)
+		*s = ig_sym_new();
+	if (*s)
+		on_ustack(*s, (const struct ig_ustack *)rec, emit, ctx);
+}

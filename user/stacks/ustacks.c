@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stacks/symbolize.h"
+#include "stacks/ustacks.h"
+#include "util/util.h"
+
+/* An open-addressing table of (tgid, key) -> value. */
+struct ent {
+	__u64 key;
+	__u32 tgid;
+	__u32 used;	/* 0: free; else the clock when last seen */
+	void *val;
+};
+
+struct table {
+	struct ent *v;
+	size_t n, cap;		/* cap: a power of two */
+};
+
+/* as many addresses as the stack has: a window keeps every stack it saw */
+struct stack {
+	__u16 nips, flags;
+	__u64 ips[];
+};
+
+struct sym {
+	__u32 flags;
+	__u32 nframes;		/* names in @name, each NUL-terminated */
+	char name[];
+};
+
+/* The name of every address in no mapping (a walk astray reads data as
+ * return addresses, each one new): one shared value, not one each. */
+static struct sym unmapped = { .flags = IG_USYMF_UNMAPPED, .nframes = 0 };
+
+static void val_free(void *v)
+{
+	if (v != &unmapped)
+		free(v);
+}
+
+struct ig_ustacks {
+	struct table stacks, syms;
+	__u32 clock;		/* counts the stack records seen */
+	__u64 evicted, evicted_syms;
+	char hex[IG_USTACK_DEPTH][24];	/* names of unnamed addresses */
+};
+
+static size_t slot(__u32 tgid, __u64 key, size_t cap)
+{
+	__u64 h = (key ^ ((__u64)tgid << 32 | tgid)) * 0x9e3779b97f4a7c15ULL;
+
+	return (h >> 17) & (cap - 1);
+}
+
+static struct ent *find(const struct table *t, __u32 tgid, __u64 key)
+{
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
+		if (t->v[i].tgid == tgid && t->v[i].key == key)
+			return &t->v[i];
+	return NULL;
+}
+
+/* Puts @e into a new array @v of @cap entries (a power of two). */
+static void reinsert(struct ent *v, size_t cap, const struct ent *e)
+{
+	size_t j;
+
+	for (j = slot(e->tgid, e->key, cap); v[j].used; j = (j + 1) & (cap - 1))
+		;
+	v[j] = *e;
+}
+
+static int grow(struct table *t)
+{
+	size_t cap = t->cap ? 2 * t->cap : 256, i;
+	struct ent *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++)
+		if (t->v[i].used)
+			reinsert(v, cap, &t->v[i]);
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	return 0;
+}
+
+/* Sets (tgid, key) to @val, which the table then owns. */
+static int put(struct table *t, __u32 tgid, __u64 key, void *val,
+	       __u32 now)
+{
+	struct ent *e = find(t, tgid, key);
+	size_t i;
+
+	if (e) {
+		val_free(e->val);
+		e->val = val;
+		return 0;
+	}
+	if ((t->n + 1) * 4 > t->cap * 3 && grow(t)) {
+		val_free(val);
+		return -ENOMEM;
+	}
+	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i] = (struct ent){ key, tgid, now ? now : 1, val };
+	t->n++;
+	return 0;
+}
+
+static void table_free(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		val_free(t->v[i].val);
+	free(t->v);
+}
+
+struct ig_ustacks *ig_ustacks_new(void)
+{
+	return calloc(1, sizeof(struct ig_ustacks));
+}
+
+void ig_ustacks_free(struct ig_ustacks *t)
+{
+	if (!t)
+		return;
+	table_free(&t->stacks);
+	table_free(&t->syms);
+	free(t);
+}
+
+/* The clock of the stack records: 0 stays "free" (it wraps after 2^32
+ * records; eviction then takes some recent ones early, no more). */
+static __u32 tick(struct ig_ustacks *t)
+{
+	if (!++t->clock)
+		t->clock = 1;
+	return t->clock;
+}
+
+static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
+{
+	struct stack *s;
+	struct ent *e;
+
+	if (r->flags & IG_USF_REF) {
+		e = find(&t->stacks, r->h.tgid, r->id);
+		if (e)
+			e->used = tick(t);
+		return 0;
+	}
+	if (!r->nips || r->nips > IG_USTACK_DEPTH ||
+	    r->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)r->nips)
+		return 0;
+	e = find(&t->stacks, r->h.tgid, r->id);
+	if (e) {
+		e->used = tick(t);
+		return 0;
+	}
+	s = malloc(sizeof(*s) + 8 * (size_t)r->nips);
+	if (!s)
+		return -ENOMEM;
+	s->nips = r->nips;
+	s->flags = r->flags;
+	memcpy(s->ips, r->ips, 8 * (size_t)r->nips);
+	return put(&t->stacks, r->h.tgid, r->id, s, tick(t));
+}
+
+static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
+{
+	size_t len = r->h.size - sizeof(*r);
+	struct sym *s;
+
+	if (r->len < len)
+		len = r->len;
+	if (!len)
+		return 0;
+	if (r->flags & IG_USYMF_UNMAPPED)
+		return put(&t->syms, r->h.tgid, r->ip, &unmapped, 1);
+	s = malloc(sizeof(*s) + len);
+	if (!s)
+		return -ENOMEM;
+	s->flags = r->flags;
+	s->nframes = 1;
+	memcpy(s->name, r->name, len);
+	s->name[len - 1] = 0;
+	if (r->flags & IG_USYMF_INLINED) {
+		char *p;
+
+		for (p = s->name; (p = strchr(p, '\n')); s->nframes++)
+			*p++ = 0;
+	}
+	return put(&t->syms, r->h.tgid, r->ip, s, 1);
+}
+
+int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
+{
+	if (rec->type == IG_REC_USTACK &&
+	    rec->size >= offsetof(struct ig_ustack, ips))
+		return on_ustack(t, (const struct ig_ustack *)rec);
+	if (rec->type == IG_REC_USYM && rec->size > sizeof(struct ig_usym))
+		return on_usym(t, (const struct ig_usym *)rec);
+	return 0;
+}
+
+/* The function a symbol's address is in: its outermost frame (the others
+ * are inlined into it), up to " (file:line)" or "+0xOFFSET (library)". */
+static const char *outer_frame(const struct sym *sy, size_t *len)
+{
+	const char *p = sy->name, *paren, *plus;
+	__u32 k;
+
+	for (k = 1; k < sy->nframes; k++)
+		p += strlen(p) + 1;
+	paren = strstr(p, " (");
+	*len = paren ? (size_t)(paren - p) : strlen(p);
+	plus = strstr(p, "+0x");
+	if (plus && (size_t)(plus - p) < *len)
+		*len = (size_t)(plus - p);
+	return p;
+}
+
+/*
+ * Whether the leaf's return address (@sy, the stack's second address) is
+ * in the innermost frame's own function.  A return address found for a
+ * frameless leaf is in its caller, never in itself; one in the function
+ * itself is arm64's link register left from a call that function made and
+ * that returned (bpf/ustack.bpf.h, ustack_leaf_arch()).
+ */
+static bool same_function(struct ig_ustacks *t, __u32 tgid, __u64 ip0,
+			  const struct sym *sy)
+{
+	const struct ent *y = find(&t->syms, tgid, ig_ustack_lookup_ip(ip0, 0));
+	const struct sym *s0 = y ? y->val : NULL;
+	const char *a, *b;
+	size_t la, lb;
+
+	if (!s0)
+		return false;
+	a = outer_frame(s0, &la);
+	b = outer_frame(sy, &lb);
+	return la == lb && la && !memcmp(a, b, la) && a[0] != '[';
+}
+
+int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
+		      const char **frames, int max)
+{
+	const struct ent *e = find(&t->stacks, tgid, id);
+	const struct stack *s = e ? e->val : NULL;
+	__u32 last = 0;
+	int i, n = 0;
+
+	if (!s)
+		return -ENOENT;
+	for (i = 0; i < s->nips && n < max; i++) {
+		__u64 ip = ig_ustack_lookup_ip(s->ips[i], i);
+		const struct ent *y = find(&t->syms, tgid, ip);
+		const struct sym *sy = y ? y->val : NULL;
+
+		if (sy && (sy->flags & IG_USYMF_UNMAPPED))
+			break;
+		if (i == 1 && (s->flags & IG_USF_LEAF) && sy &&
+		    same_function(t, tgid, s->ips[0], sy))
+			continue;	/* a stale link register, no caller */
+		last = sy ? sy->flags : 0;
+		if (sy) {
+			const char *p = sy->name;
+			__u32 k;
+
+			for (k = 0; k < sy->nframes && n < max; k++) {
+				frames[n++] = p;
+				p += strlen(p) + 1;
+			}
+			continue;
+		}
+		snprintf(t->hex[i], sizeof(t->hex[i]), "[%#llx]",
+			 (unsigned long long)ip);
+		frames[n++] = t->hex[i];
+	}
+	if (n < max && !(last & IG_USYMF_ROOT) &&
+	    !(i == s->nips && (s->flags & IG_USF_END)))
+		frames[n++] = i == s->nips && (s->flags & IG_USF_FULL) ?
+			      IG_TRUNC_DEPTH : IG_TRUNC_NOFP;
+	return n;
+}
+
+size_t ig_ustacks_count(const struct ig_ustacks *t, size_t *nsyms)
+{
+	if (nsyms)
+		*nsyms = t->syms.n;
+	return t->stacks.n;
+}
+
+bool ig_ustacks_full(const struct ig_ustacks *t)
+{
+	return t->stacks.n >= IG_USTACKS_MAX;
+}
+
+void ig_ustacks_evicted(const struct ig_ustacks *t, uint64_t *stacks, uint64_t *syms)
+{
+	*stacks = t->evicted;
+	*syms = t->evicted_syms;
+}
+
+/* ---- forgetting the processes that are gone ---- */
+
+/* An address of a stack still kept, whose name stays. */
+struct tip {
+	__u32 tgid;
+	__u64 ip;
+};
+
+struct forget {
+	const struct ig_stk_forget *f;
+	const struct ig_ustacks *t;
+	struct tip *ips;	/* sorted */
+	size_t nips;
+	__u32 young;		/* trimming: stacks this old or younger stay */
+	bool trim;
+};
+
+static int by_tip(const void *a, const void *b)
+{
+	const struct tip *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+/* Stack records seen since @used: the oldest first, across a wrap too. */
+static __u32 age(const struct ig_ustacks *t, __u32 used)
+{
+	return t->clock - used;
+}
+
+static bool stack_goes(const struct forget *g, const struct ent *e)
+{
+	if (g->trim && age(g->t, e->used) <= g->young)
+		return false;
+	return g->f->gone(g->f->ctx, e->tgid) &&
+	       !g->f->keep(g->f->ctx, e->tgid, e->key);
+}
+
+static bool sym_goes(const struct forget *g, const struct ent *e)
+{
+	struct tip k = { e->tgid, e->key };
+
+	return g->f->gone(g->f->ctx, e->tgid) &&
+	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k), by_tip));
+}
+
+/* Frees the entries @goes names and rehashes the rest into a table of
+ * the size they need.  -ENOMEM: nothing freed. */
+static int table_filter(struct table *t, const struct forget *g,
+			bool (*goes)(const struct forget *, const struct ent *))
+{
+	size_t n = 0, cap = 256, i;
+	struct ent *v;
+
+	for (i = 0; i < t->cap; i++)
+		n += t->v[i].used && !goes(g, &t->v[i]);
+	if (n == t->n)
+		return 0;
+	while ((n + 1) * 4 > cap * 3)
+		cap *= 2;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->v[i].used)
+			continue;
+		if (goes(g, &t->v[i])) {
+			val_free(t->v[i].val);
+			continue;
+		}
+		reinsert(v, cap, &t->v[i]);
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	t->n = n;
+	return 0;
+}
+
+/* The addresses of the stacks of gone processes that stay, sorted. */
+static int kept_ips(const struct ig_ustacks *t, struct forget *g)
+{
+	size_t i, n = 0, cap = 0;
+	unsigned int k;
+
+	for (i = 0; i < t->stacks.cap; i++) {
+		const struct ent *e = &t->stacks.v[i];
+		const struct stack *s = e->val;
+
+		if (!e->used || !g->f->gone(g->f->ctx, e->tgid))
+			continue;
+		for (k = 0; k < s->nips; k++) {
+			if (!ig_grow_from((void **)&g->ips, &cap, n, sizeof(*g->ips), 256))
+				return -ENOMEM;
+			g->ips[n++] = (struct tip){ e->tgid, ig_ustack_lookup_ip(s->ips[k], k) };
+		}
+	}
+	g->nips = n;
+	if (n)
+		qsort(g->ips, n, sizeof(*g->ips), by_tip);
+	return 0;
+}
+
+int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f)
+{
+	struct forget g = { .f = f, .t = t };
+	int err = table_filter(&t->stacks, &g, stack_goes);
+
+	/* names only once the stacks that use them are known */
+	if (!err)
+		err = kept_ips(t, &g);
+	if (!err)
+		err = table_filter(&t->syms, &g, sym_goes);
+	free(g.ips);
+	return err;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ig_ustacks_trim(struct ig_ustacks *t, const struct ig_stk_forget *f)
+{
+	struct forget g = { .f = f, .t = t, .trim = true };
+	size_t n = t->stacks.n, stay = IG_USTACKS_MAX / 4 * 3, i, k = 0;
+	__u32 *ages;
+	int err = 0;
+
+	if (n > stay) {
+		ages = malloc(n * sizeof(*ages));
+		if (!ages)
+			return -ENOMEM;
+		for (i = 0; i < t->stacks.cap; i++)
+			if (t->stacks.v[i].used)
+				ages[k++] = age(t, t->stacks.v[i].used);
+		qsort(ages, k, sizeof(*ages), by_u32);
+		g.young = ages[stay - 1];
+		free(ages);
+		err = table_filter(&t->stacks, &g, stack_goes);
+		t->evicted += n - t->stacks.n;
+	}
+	/* names only past their own bound, and only those no stack kept
+	 * uses: the symbolizer names an address once */
+	n = t->syms.n;
+	if (!err && n > IG_USYMS_MAX)
+		err = kept_ips(t, &g);
+	if (!err && n > IG_USYMS_MAX) {
+		err = table_filter(&t->syms, &g, sym_goes);
+		t->evicted_syms += n - t->syms.n;
+	}
+	free(g.ips);
+	return err;
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include "stream/records.h"
+
+/* The skeleton does not check record layouts: pin them here. */
+_Static_assert(sizeof(struct ig_hdr) == 24, "ig_hdr layout");
+_Static_assert(offsetof(struct ig_hdr, ts) == 16, "ig_hdr.ts");
+_Static_assert(sizeof(struct ig_proc) == 24 + 8 + IG_COMM_LEN + IG_NAME_LEN,
+	       "ig_proc layout");
+_Static_assert(offsetof(struct ig_offcpu, t_off) == 24, "ig_offcpu.t_off");
+_Static_assert(offsetof(struct ig_offcpu, waker_comm) == 80, "ig_offcpu comm");
+_Static_assert(sizeof(struct ig_offcpu) == 176, "ig_offcpu layout");
+_Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
+_Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
+_Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
+_Static_assert(sizeof(struct ig_libopen) == 24, "ig_libopen layout");
+_Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
+_Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
+	       "ig_file layout");
+_Static_assert(sizeof(struct ig_pystack) == IG_PYSTACK_SIZE(IG_PY_DEPTH),
+	       "ig_pystack layout");
+_Static_assert(IG_PYCODE_SIZE(0) == 304, "ig_pycode layout");
+_Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
+_Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
+	       "ig_ustack size");
+_Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
+_Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
+_Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
+
+size_t ig_rec_min_size(unsigned int type)
+{
+	switch (type) {
+	case IG_REC_PROC: return sizeof(struct ig_proc);
+	case IG_REC_OFFCPU: return sizeof(struct ig_offcpu);
+	case IG_REC_BIO: return sizeof(struct ig_bio);
+	case IG_REC_CUDA: return sizeof(struct ig_cuda);
+	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
+	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
+	case IG_REC_FILE: return sizeof(struct ig_file);
+	case IG_REC_PYSTACK: return IG_PYSTACK_SIZE(0);
+	case IG_REC_PYCODE: return IG_PYCODE_SIZE(0);
+	case IG_REC_USTACK: return offsetof(struct ig_ustack, ips);
+	case IG_REC_USYM: return sizeof(struct ig_usym) + 1;
+	case IG_REC_META: return sizeof(struct ig_meta);
+	case IG_REC_TASK: return sizeof(struct ig_task);
+	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
+	case IG_REC_STATS: return sizeof(struct ig_stats);
+	case IG_REC_END: return sizeof(struct ig_end);
+	case IG_REC_LIBCUDA: return sizeof(struct ig_libcuda);
+	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
+	case IG_REC_NVML: return sizeof(struct ig_nvml);
+	case IG_REC_GPUMAP: return sizeof(struct ig_gpumap);
+	}
+	return 0;
+}
+
+unsigned int ig_rec_slot(unsigned int type)
+{
+	if (type < IG_REC_USER_BASE)
+		return type < 16 ? type : 0;
+	type -= IG_REC_USER_BASE;
+	return type < 16 ? 16 + type : 0;
+}
+
+const char *ig_rec_type_name(unsigned int type)
+{
+	switch (type) {
+	case IG_REC_PROC: return "proc";
+	case IG_REC_OFFCPU: return "offcpu";
+	case IG_REC_BIO: return "bio";
+	case IG_REC_CUDA: return "cuda";
+	case IG_REC_LIBOPEN: return "libopen";
+	case IG_REC_SAMPLE: return "sample";
+	case IG_REC_FILE: return "file";
+	case IG_REC_PYSTACK: return "pystack";
+	case IG_REC_PYCODE: return "pycode";
+	case IG_REC_USTACK: return "ustack";
+	case IG_REC_USYM: return "usym";
+	case IG_REC_META: return "meta";
+	case IG_REC_TASK: return "task";
+	case IG_REC_PYRT: return "pyrt";
+	case IG_REC_STATS: return "stats";
+	case IG_REC_END: return "end";
+	case IG_REC_LIBCUDA: return "libcuda";
+	case IG_REC_MAPPING: return "mapping";
+	case IG_REC_NVML: return "nvml";
+	case IG_REC_GPUMAP: return "gpumap";
+	}
+	return "unknown";
+}
+
+static const char *const reasons[IG_R__MAX] = {
+	[IG_R_PREEMPT] = "preempt",
+	[IG_R_STORAGE] = "storage",
+	[IG_R_PAGEFAULT] = "page_fault",
+	[IG_R_FUTEX] = "futex",
+	[IG_R_PIPE] = "pipe",
+	[IG_R_UNIX] = "unix",
+	[IG_R_EVENTFD] = "eventfd",
+	[IG_R_SOCKET] = "socket",
+	[IG_R_POLL] = "poll",
+	[IG_R_SLEEP] = "sleep",
+	[IG_R_WAITCHILD] = "waitchild",
+	[IG_R_IOURING] = "io_uring",
+	[IG_R_OTHER] = "other",
+};
+
+const char *ig_reason_name(unsigned int reason)
+{
+	return reason < IG_R__MAX && reasons[reason] ? reasons[reason]
+						     : "unknown";
+}
+
+const char *ig_proc_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case IG_PROC_FORK: return "fork";
+	case IG_PROC_THREAD: return "thread";
+	case IG_PROC_EXEC: return "exec";
+	case IG_PROC_EXIT: return "exit";
+	case IG_PROC_GROUP_EXIT: return "group_exit";
+	}
+	return NULL;
+}
+
+static const char *const cuda_kinds[IG_CU__MAX] = {
+	[IG_CU_SUBMIT] = "submit",
+	[IG_CU_SYNC_BEGIN] = "sync_begin",
+	[IG_CU_SYNC_END] = "sync_end",
+	[IG_CU_QUERY_BUSY] = "query_busy",
+	[IG_CU_QUERY_DONE] = "query_done",
+	[IG_CU_API] = "api",
+	[IG_CU_STREAM_NEW] = "stream_new",
+	[IG_CU_CTX] = "ctx",
+};
+
+const char *ig_cuda_kind_name(unsigned int kind)
+{
+	return kind < IG_CU__MAX ? cuda_kinds[kind] : NULL;
+}
+
+const char *ig_stop_reason_name(unsigned int reason)
+{
+	switch (reason) {
+	case IG_STOP_DURATION: return "duration";
+	case IG_STOP_SIGNAL: return "signal";
+	case IG_STOP_TARGET_EXIT: return "target_exit";
+	case IG_STOP_ERROR: return "error";
+	}
+	return NULL;
+}
+
+void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (p->family == AF_INET6) {
+		inet_ntop(AF_INET6, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "[%s]:%u", a, p->dport);
+	} else if (p->family == AF_INET) {
+		inet_ntop(AF_INET, p->daddr, a, sizeof(a));
+		snprintf(buf, n, "%s:%u", a, p->dport);
+	} else {
+		snprintf(buf, n, "?");
+	}
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The record stream: kernel records (bpf/idlegap.h) plus the annotation
+ * records the aggregator adds.  Live tracing and `idlegap report` both feed
+ * this stream, in timestamp order, to the analysis engine.
+ */
+#ifndef IG_RECORDS_H
+#define IG_RECORDS_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "../../bpf/idlegap.h"
+
+#define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
+				 * 3: native and Python stacks (USTACK, USYM,
+				 *    PYSTACK, PYCODE); LIBOPEN is the
+				 *    header alone */
+#define IG_FORMAT_VERSION_MIN 2	/* 3 only adds record types: 2 reads */
+
+/* First record of every stream: what was traced, where, with which clock. */
+struct ig_meta {
+	struct ig_hdr h;	/* ts: tracing start (probes attached) */
+	__u32 version;		/* IG_FORMAT_VERSION */
+	__u32 ncpus;
+	__u64 realtime_ns;	/* CLOCK_REALTIME at ts, for wall-clock output */
+	char host[64];
+	char kernel[64];
+	char command[256];	/* the idlegap command line */
+};
+
+/* A task known at attach time or named later (comm, exe). */
+struct ig_task {
+	struct ig_hdr h;	/* tid/tgid */
+	__u32 ppid;
+	__u32 is_thread;	/* tid != tgid */
+	char comm[IG_COMM_LEN];
+	char exe[128];
+};
+
+/* The interpreter's _PyRuntime object in a process: futex words inside it
+ * belong to the GIL (docs/design.md §5.6).  start == end == 0: not Python. */
+struct ig_pyrt {
+	struct ig_hdr h;	/* tgid */
+	__u64 start;
+	__u64 end;
+	char path[128];		/* python3.X or libpython3.X.so */
+};
+
+/* Which of the host's GPUs a process's device ordinals are (the agent
+ * reads it from the process's CUDA_VISIBLE_DEVICES and
+ * NVIDIA_VISIBLE_DEVICES): ordinal i is the engine's device dev[i], for
+ * i < n; other ordinals are their own number (docs/design.md §7.10). */
+#define IG_GPUMAP_MAX	16
+struct ig_gpumap {
+	struct ig_hdr h;	/* tgid */
+	__u32 n;
+	__s32 dev[IG_GPUMAP_MAX];
+};
+
+/* A Python code object a stack named, read from the process when first
+ * seen (user/stacks/pycode.c), with its line table as the interpreter keeps it so
+ * that replay finds the same lines.  Variable size: IG_PYCODE_SIZE(ltlen). */
+#define IG_PYCODE_TABLE	2048
+#define IG_PYC_UNREAD	(1u << 0)	/* not readable or not a code object */
+#define IG_PYC_TRUNC	(1u << 1)	/* line table cut at IG_PYCODE_TABLE */
+struct ig_pycode {
+	struct ig_hdr h;	/* tgid */
+	__u64 code;		/* PyCodeObject address */
+	__u16 version;		/* 0x030b: 3.11, picks the table format */
+	__u16 flags;		/* IG_PYC_* */
+	__u32 firstline;
+	__u32 adaptive;		/* 3.11+: bytes from code object to code */
+	__u16 ltlen;		/* bytes of table[] */
+	__u16 pad;
+	char name[96];		/* qualified name where the version has one */
+	char file[160];		/* tail kept when longer */
+	__u8 table[IG_PYCODE_TABLE];
+};
+#define IG_PYCODE_SIZE(n)	(offsetof(struct ig_pycode, table) + (((n) + 7) & ~7u))
+
+/* Kernel-side counters, sampled at the end of a run. */
+struct ig_stats {
+	struct ig_hdr h;
+	__u64 stat[IG_STAT__MAX];
+	__u64 api_hits[IG_API__MAX];
+	__u64 user_lost;	/* records the aggregator could not keep */
+};
+
+/* A libcuda whose probes were attached for a process. */
+struct ig_libcuda {
+	struct ig_hdr h;	/* tgid (0: attached by path for all) */
+	__u32 nsyms;		/* entry points found */
+	__u32 nattached;	/* probes attached */
+	char version[32];	/* driver version from the file name, if any */
+	char path[192];
+};
+
+/* A file mapping, for naming the file behind a fault address. */
+struct ig_mapping {
+	struct ig_hdr h;	/* tgid */
+	__u64 start;
+	__u64 end;
+	__u64 offset;
+	char path[128];
+};
+
+/* Dashboard utilization (NVML) sample. */
+struct ig_nvml {
+	struct ig_hdr h;
+	__u32 device;
+	__u32 util_pct;		/* nvmlUtilization_t.gpu */
+	__u32 mem_pct;
+	__u32 pad;
+};
+
+/* The name of a code address of a process, resolved while it lived, so
+ * that a recording names its stacks' frames without the files.  One per
+ * (process, address) that a stack record sent; @ip is the address looked
+ * up: a stack's innermost address, or a return address minus one. */
+#define IG_USYMF_NOSYM		(1u << 0)	/* no symbol: "[file+0xvaddr]" */
+#define IG_USYMF_UNMAPPED	(1u << 1)	/* in no executable mapping: the
+						 * frame-pointer walk went astray */
+#define IG_USYMF_ROOT		(1u << 2)	/* where stacks begin (_start,
+						 * start_thread, clone) */
+#define IG_USYMF_LINE		(1u << 3)	/* DWARF gave file:line */
+#define IG_USYMF_INLINED	(1u << 4)	/* several frames, one a line: the
+						 * functions inlined there, innermost
+						 * first, and the one they are in */
+
+struct ig_usym {
+	struct ig_hdr h;	/* tgid */
+	__u64 ip;
+	__u32 flags;		/* IG_USYMF_* */
+	__u16 len;		/* name bytes, NUL included */
+	__u16 pad;
+	char name[];		/* "func (file.c:12)", "func+0x1a (libc.so.6)";
+				 * h.size == sizeof + len rounded up to 8 */
+};
+#define IG_USYM_NAME_MAX	256
+
+/* Last record of a complete stream. */
+struct ig_end {
+	struct ig_hdr h;	/* ts: tracing stop */
+	__u64 nrecords;		/* records before this one */
+	__u32 reason;		/* enum ig_stop_reason */
+	__u32 pad;
+};
+
+enum ig_stop_reason {
+	IG_STOP_DURATION = 1,
+	IG_STOP_SIGNAL,
+	IG_STOP_TARGET_EXIT,
+	IG_STOP_ERROR,
+};
+
+/* Room for any one record, by its type's struct. */
+union ig_rec {
+	struct ig_hdr h;
+	struct ig_offcpu o;
+	struct ig_sample sm;
+	struct ig_cuda c;
+	struct ig_proc p;
+	struct ig_task t;
+	struct ig_bio b;
+	struct ig_pyrt y;
+	struct ig_mapping m;
+	struct ig_nvml n;
+	struct ig_end x;
+	struct ig_meta mt;
+	struct ig_stats st;
+	struct ig_libcuda l;
+	struct ig_file f;
+	struct ig_gpumap g;
+};
+
+/* Smallest valid size of a record of the given type, 0 if unknown. */
+size_t ig_rec_min_size(unsigned int type);
+const char *ig_rec_type_name(unsigned int type);
+/* "1.2.3.4:80", "[::1]:80", "?" for another family; fits IG_PEER_STRLEN. */
+#define IG_PEER_STRLEN 64
+void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
+/* Dense index of a record type for counting (0: other), < IG_REC_SLOTS. */
+#define IG_REC_SLOTS 32
+unsigned int ig_rec_slot(unsigned int type);
+/* "storage", "futex", ...; "unknown" outside enum ig_reason. */
+const char *ig_reason_name(unsigned int reason);
+/* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
+const char *ig_proc_kind_name(unsigned int kind);
+/* CUDA record kind name ("submit"); NULL if unknown. */
+const char *ig_cuda_kind_name(unsigned int kind);
+/* "duration", "signal", ...; NULL if unknown. */
+const char *ig_stop_reason_name(unsigned int reason);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Puts records in timestamp order.  Each CPU's records reach the ring
+ * buffer in order, but CPUs interleave with small skews; a record is
+ * released once one newer by @window_ns has been seen (or at flush).
+ * Records with equal timestamps keep their arrival order.
+ */
+#ifndef IG_REORDER_H
+#define IG_REORDER_H
+
+#include "stream/records.h"
+
+struct ig_reorder;
+typedef void (*ig_reorder_out)(const struct ig_hdr *rec, void *ctx);
+
+struct ig_reorder *ig_reorder_new(__u64 window_ns, ig_reorder_out out, void *ctx);
+/* Copies @rec.  -ENOMEM on failure. */
+int ig_reorder_push(struct ig_reorder *r, const struct ig_hdr *rec);
+void ig_reorder_flush(struct ig_reorder *r);
+/* Records seen older than what was already released (ordering lost). */
+unsigned long ig_reorder_late(const struct ig_reorder *r);
+void ig_reorder_free(struct ig_reorder *r);
+
+#endif

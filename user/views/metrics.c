@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The Prometheus registry (metrics.h): each window's JSON report folded
+ * into counters keyed by label set.  The exposition is metrics_text.c.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "util/escape.h"
+#include "views/metrics_impl.h"
+
+const char *const ig_metrics_keys[IG_MK__MAX] = {
+#define IG_MK_NAME(e, name) [e] = name,
+	IG_METRIC_KEYS(IG_MK_NAME)
+#undef IG_MK_NAME
+};
+
+static bool name_ok(const char *k, size_t n)
+{
+	size_t i;
+
+	if (!n || (k[0] >= '0' && k[0] <= '9') || (n >= 2 && !memcmp(k, "__", 2)))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!(k[i] == '_' || (k[i] >= 'a' && k[i] <= 'z') ||
+		      (k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= '0' && k[i] <= '9')))
+			return false;
+	return true;
+}
+
+static bool reserved(const char *k, size_t n)
+{
+	static const char *const own[] = { "state", "cause", "le", "reason",
+					   "version", "job", "instance" };
+	size_t i;
+
+	for (i = 0; i < IG_MK__MAX; i++)
+		if (strlen(ig_metrics_keys[i]) == n && !memcmp(k, ig_metrics_keys[i], n))
+			return true;
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strlen(own[i]) == n && !memcmp(k, own[i], n))
+			return true;
+	return false;
+}
+
+int ig_metrics_check_label(const char *kv)
+{
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	char esc[IG_ESC_SIZE(256)];
+	size_t n;
+
+	if (!eq || !name_ok(kv, (size_t)(eq - kv)))
+		return -EINVAL;
+	n = strlen(eq + 1);
+	if (n > 256)
+		return -E2BIG;
+	/* control characters, backslashes or bytes that are not UTF-8 */
+	if (strcmp(ig_esc(esc, sizeof(esc), eq + 1, n), eq + 1))
+		return -EILSEQ;
+	return reserved(kv, (size_t)(eq - kv)) ? -EEXIST : 0;
+}
+
+struct ig_metrics *ig_metrics_new(const struct ig_metrics_opts *o)
+{
+	struct ig_metrics *m;
+	size_t i;
+
+	for (i = 0; o && i < o->nlabels; i++) {
+		if (ig_metrics_check_label(o->labels[i])) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->keep = o && o->keep_windows ? o->keep_windows : 10;
+	m->max = o && o->max_series ? o->max_series : 1024;
+	m->version = o && o->version ? o->version : "unknown";
+	m->labels = o ? o->labels : NULL;
+	m->nlabels = o ? o->nlabels : 0;
+	pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+static void target_free(struct ig_target *t)
+{
+	if (t)
+		free(t->key);
+	free(t);
+}
+
+void ig_metrics_free(struct ig_metrics *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->ntargets; i++)
+		target_free(m->targets[i]);
+	free(m->targets);
+	free(m->refused);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+/* ---- label sets ---------------------------------------------------------- */
+
+/* The labels above whose values only the process vouches for
+ * (docs/design.md §7.7), comma-separated in label order. */
+static void self_reported(const struct ig_identity *id, int device,
+			  struct ig_lset *s)
+{
+	char *o = s->v[IG_MK_SELF];
+	size_t n = sizeof(s->v[IG_MK_SELF]), at = 0;
+	bool gpu = device >= 0 && (s->v[IG_MK_GPU][0] || s->v[IG_MK_UUID][0]) &&
+		   ig_identity_gpu_self(id, (unsigned int)device);
+
+#define ADD(cond, k) \
+	if ((cond) && s->v[k][0]) \
+		at += (size_t)snprintf(o + at, n - at, "%s%s", at ? "," : "", ig_metrics_keys[k]);
+	ADD(gpu, IG_MK_GPU)
+	ADD(gpu, IG_MK_UUID)
+	ADD(id->self & IG_SELF_SLURM, IG_MK_SLURM_JOB)
+	ADD(id->self & IG_SELF_RANK, IG_MK_RANK)
+#undef ADD
+}
+
+static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
+{
+	memset(s, 0, sizeof(*s));
+#define CP(k, f) snprintf(s->v[k], sizeof(s->v[k]), "%s", id->f)
+	CP(IG_MK_NAMESPACE, namespace);
+	CP(IG_MK_POD, pod);
+	CP(IG_MK_POD_UID, pod_uid);
+	CP(IG_MK_CONTAINER, container);
+	CP(IG_MK_SLURM_JOB, slurm_job);
+	CP(IG_MK_RANK, rank);
+	CP(IG_MK_COMM, comm);
+#undef CP
+	if (device >= 0)
+		ig_identity_gpu(id, (unsigned int)device, s->v[IG_MK_GPU],
+				sizeof(s->v[IG_MK_GPU]), s->v[IG_MK_UUID],
+				sizeof(s->v[IG_MK_UUID]));
+	self_reported(id, device, s);
+}
+
+/* Keeps in @acc only the labels @s agrees with; the first one is taken. */
+static void lset_meet(struct ig_lset *acc, bool *first, const struct ig_lset *s)
+{
+	size_t k;
+
+	if (*first) {
+		*acc = *s;
+		*first = false;
+		return;
+	}
+	for (k = 0; k < IG_MK__MAX; k++)
+		if (strcmp(acc->v[k], s->v[k]))
+			acc->v[k][0] = '\0';
+}
+
+static const struct ig_identity *who(const struct ig_pid_identity *ids,
+				     size_t n, int64_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i].pid == pid)
+			return &ids[i].id;
+	return NULL;
+}
+
+static int64_t jint(struct json_object *o, const char *k, int64_t dflt)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return dflt;
+	return json_object_get_int64(v);
+}
+
+double ig_jsec(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+	double d;
+
+	if (!json_object_object_get_ex(o, k, &v) ||
+	    !(json_object_is_type(v, json_type_double) ||
+	      json_object_is_type(v, json_type_int)))
+		return 0;
+	d = json_object_get_double(v);
+	return d > 0 && d < 1e15 ? d : 0;
+}
+
+struct json_object *ig_jget(struct json_object *o, const char *k,
+			    enum json_type t)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, t))
+		return NULL;
+	return v;
+}
+
+/*
+ * The label set shared by the window's GPU processes on @device (-1: on
+ * any device).  A device nobody claims keeps just its ordinal.
+ */
+static void window_lset(struct json_object *procs,
+			const struct ig_pid_identity *ids, size_t nids,
+			int64_t device, struct ig_lset *out)
+{
+	struct ig_identity none = { 0 };
+	bool first = true;
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+		int64_t dev = jint(p, "device", -1), pid = jint(p, "pid", -1);
+		int64_t ord = jint(p, "ordinal", dev);	/* the process's own number */
+		const struct ig_identity *id = who(ids, nids, pid);
+		struct ig_lset s;
+
+		if (dev < 0 || dev > IG_MAX_DEVICE_ID || ord < 0 || ord > IG_MAX_DEVICE_ID ||
+		    (device >= 0 && dev != device))
+			continue;
+		lset_of(id ? id : &none, (int)ord, &s);
+		lset_meet(out, &first, &s);
+	}
+	if (first) {
+		memset(out, 0, sizeof(*out));
+		if (device >= 0 && device < IG_GPU_NAMED)	/* the host's index */
+			snprintf(out->v[IG_MK_GPU], sizeof(out->v[IG_MK_GPU]),
+				 "%d", (int)device);
+	}
+}
+
+/* ---- targets ------------------------------------------------------------- */
+
+static struct ig_target *target_get(struct ig_metrics *m, const struct ig_lset *s)
+{
+	struct ig_target *t, **v;
+	char *key = ig_metrics_lset_text(s);
+	size_t i;
+
+	if (!key)
+		return NULL;
+	for (i = 0; i < m->ntargets; i++) {
+		if (!strcmp(m->targets[i]->key, key)) {
+			free(key);
+			m->targets[i]->last = m->windows;
+			return m->targets[i];
+		}
+	}
+	if (m->ntargets >= m->max) {
+		/* once per label set and window: devices and causes share one */
+		if (m->refused_at != m->windows || !m->refused ||
+		    strcmp(m->refused, key))
+			m->dropped_limit++;
+		free(m->refused);
+		m->refused = key;
+		m->refused_at = m->windows;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	v = realloc(m->targets, (m->ntargets + 1) * sizeof(*v));
+	if (!t || !v) {
+		free(t);
+		free(key);
+		if (v)
+			m->targets = v;
+		return NULL;
+	}
+	m->targets = v;
+	t->key = key;
+	t->last = m->windows;
+	m->targets[m->ntargets++] = t;
+	return t;
+}
+
+static void add_cause(struct ig_cause_sum *c, uint32_t *n, const char *name,
+		      double s)
+{
+	uint32_t i;
+
+	if (strlen(name) >= sizeof(c[0].name) || !name_ok(name, strlen(name)))
+		return;
+	for (i = 0; i < *n && strcmp(c[i].name, name); i++)
+		;
+	if (i == *n) {
+		if (*n == IG_MAX_CAUSES)
+			return;
+		snprintf(c[i].name, sizeof(c[i].name), "%s", name);
+		(*n)++;
+	}
+	c[i].s += s;
+}
+
+static void add_causes(struct ig_cause_sum *c, uint32_t *n,
+		       struct json_object *arr)
+{
+	size_t i, len = arr ? json_object_array_length(arr) : 0;
+
+	for (i = 0; i < len; i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		struct json_object *name = ig_jget(o, "cause", json_type_string);
+
+		if (name)
+			add_cause(c, n, json_object_get_string(name),
+				  ig_jsec(o, "seconds"));
+	}
+}
+
+static void add_hist(struct ig_target *t, struct json_object *h)
+{
+	struct json_object *c = ig_jget(h, "counts", json_type_array);
+	size_t i;
+
+	if (!c || json_object_array_length(c) != IG_NBOUNDS)
+		return;
+	for (i = 0; i < IG_NBOUNDS; i++) {
+		int64_t v = json_object_get_int64(json_object_array_get_idx(c, i));
+
+		t->hist[i] += v > 0 ? (uint64_t)v : 0;
+	}
+	t->hist_count += (uint64_t)(jint(h, "count", 0) > 0 ? jint(h, "count", 0) : 0);
+	t->hist_sum += ig_jsec(h, "sum_s");
+	t->has_hist = true;
+}
+
+/* Cause time from @o and gaps from @h: a device's, or the window's. */
+static void add_cause_series(struct ig_target *t, struct json_object *o,
+			     struct json_object *h)
+{
+	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
+	add_causes(t->unres, &t->nunres,
+		   ig_jget(o, "unresolved_causes", json_type_array));
+	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
+	t->has_causes = true;
+}
+
+/* Each GPU's series under the labels its processes share; false when the
+ * report has no cause time per GPU (then the window's whole goes under
+ * the labels all its processes share). */
+static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
+			struct json_object *procs,
+			const struct ig_pid_identity *ids, size_t nids)
+{
+	struct json_object *devs = ig_jget(gpu, "devices", json_type_array);
+	size_t i, n = devs ? json_object_array_length(devs) : 0;
+	bool per_dev = n > 0;
+
+	for (i = 0; i < n; i++)
+		per_dev &= ig_jget(json_object_array_get_idx(devs, i), "causes",
+				   json_type_array) != NULL;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(devs, i);
+		int64_t ord = jint(d, "device", -1);
+		struct ig_target *t;
+		struct ig_lset s;
+
+		if (ord < 0 || ord > IG_MAX_DEVICE_ID)
+			continue;
+		window_lset(procs, ids, nids, ord, &s);
+		t = target_get(m, &s);
+		if (!t)
+			continue;
+		t->state[IG_ST_BUSY] += ig_jsec(d, "busy_s");
+		t->state[IG_ST_IDLE] += ig_jsec(d, "idle_s");
+		t->state[IG_ST_UNRES_HOST] += ig_jsec(d, "unresolved_host_bound_s");
+		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
+		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
+		t->has_state = true;
+		if (per_dev)
+			add_cause_series(t, d, d);
+	}
+	return per_dev;
+}
+
+static void drop_stale(struct ig_metrics *m)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < m->ntargets; i++) {
+		if (m->windows - m->targets[i]->last > m->keep) {
+			target_free(m->targets[i]);
+			m->dropped_stale++;
+		} else {
+			m->targets[j++] = m->targets[i];
+		}
+	}
+	m->ntargets = j;
+}
+
+static void add_window(struct ig_metrics *m, struct json_object *r,
+		       const struct ig_pid_identity *ids, size_t nids)
+{
+	struct json_object *gpu = ig_jget(r, "gpu", json_type_object);
+	struct json_object *procs = ig_jget(r, "processes", json_type_array);
+	struct json_object *ev = ig_jget(r, "events", json_type_object);
+	struct json_object *done = ig_jget(r, "complete", json_type_boolean);
+	struct ig_target *t;
+	struct ig_lset s;
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	m->windows++;
+	m->partial += !done || !json_object_get_boolean(done);
+	m->observed += ig_jsec(r, "duration_s");
+	m->lost += (uint64_t)(jint(ev, "dropped", 0) > 0 ? jint(ev, "dropped", 0) : 0);
+	{
+		struct json_object *gp = ig_jget(r, "gpu_processes", json_type_object);
+		long long missed = gp ? jint(gp, "missed", 0) : 0;
+
+		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
+	}
+	for (m->processes = 0, i = 0; i < n; i++)
+		m->processes += jint(json_object_array_get_idx(procs, i),
+				     "device", -1) >= 0;
+	if (!add_devices(m, gpu, procs, ids, nids)) {
+		window_lset(procs, ids, nids, -1, &s);
+		t = target_get(m, &s);
+		if (t)
+			add_cause_series(t, r, gpu);
+	}
+	drop_stale(m);
+}
+
+int ig_metrics_add_window(struct ig_metrics *m, struct json_object *report,
+			  const struct ig_pid_identity *ids, size_t nids)
+{
+	if (!m || !ig_jget(report, "gpu", json_type_object) ||
+	    jint(report, "version", 0) != 1)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	add_window(m, report, ids, nids);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The registry's insides, shared by metrics.c and metrics_text.c only. */
+#ifndef IG_METRICS_IMPL_H
+#define IG_METRICS_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "engine/hist.h"
+#include "views/metrics.h"
+
+/* The workload labels, in exposition order: one list. */
+#define IG_METRIC_KEYS(X) \
+	X(IG_MK_GPU, "gpu") X(IG_MK_UUID, "UUID") \
+	X(IG_MK_NAMESPACE, "namespace") X(IG_MK_POD, "pod") \
+	X(IG_MK_POD_UID, "pod_uid") X(IG_MK_CONTAINER, "container") \
+	X(IG_MK_SLURM_JOB, "slurm_job") X(IG_MK_RANK, "rank") \
+	X(IG_MK_COMM, "comm") X(IG_MK_SELF, "self_reported")
+
+enum ig_metric_key {
+#define IG_MK_ENUM(e, name) e,
+	IG_METRIC_KEYS(IG_MK_ENUM)
+#undef IG_MK_ENUM
+	IG_MK__MAX
+};
+
+extern const char *const ig_metrics_keys[IG_MK__MAX];
+
+struct ig_lset {
+	char v[IG_MK__MAX][sizeof(((struct ig_identity *)0)->container)];
+};
+
+/* GPU states: unresolved time split by what the evidence shows
+ * (docs/design.md §4.7): the host held the GPU back, the GPU was still
+ * busy, or the run is still open at the window's end. */
+enum { IG_ST_BUSY, IG_ST_IDLE, IG_ST_UNRES_HOST, IG_ST_UNRES_GPU,
+       IG_ST_UNRES_OPEN, IG_ST__MAX };
+
+#define IG_MAX_CAUSES	32
+#define IG_BOUND_NS(ns) +1
+#define IG_NBOUNDS	(0 IG_GAP_BOUNDS_NS(IG_BOUND_NS))
+
+struct ig_cause_sum {
+	char name[32];
+	double s;
+};
+
+/* One label set and its counters. */
+struct ig_target {
+	char *key;		/* its labels as exposed: k="v",... */
+	uint64_t last;		/* window it was last seen in */
+	bool has_state, has_causes, has_hist;
+	double state[IG_ST__MAX];
+	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
+	uint32_t nidle, nunres;
+	uint64_t hist[IG_NBOUNDS], hist_count;
+	double hist_sum;
+};
+
+struct ig_metrics {
+	pthread_mutex_t lock;
+	struct ig_target **targets;
+	size_t ntargets, max;
+	unsigned int keep;
+	const char *const *labels;
+	size_t nlabels;
+	const char *version;
+	uint64_t windows, partial, lost, dropped_stale, dropped_limit;
+	uint64_t gpu_missed;	/* GPU processes gone before they were followed */
+	uint64_t processes;
+	char *refused;		/* the last label set over the limit */
+	uint64_t refused_at;	/* and its window */
+	double observed;
+};
+
+/* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
+char *ig_metrics_lset_text(const struct ig_lset *s);
+double ig_jsec(struct json_object *o, const char *k);
+struct json_object *ig_jget(struct json_object *o, const char *k,
+			    enum json_type t);
+
+#endif

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The text exposition (Prometheus format 0.0.4) of the registry in
+ * metrics.c: HELP and TYPE once per family, then its series; label values
+ * escaped as the format asks (\\, \", \n), and UTF-8 as it asks too
+ * (a byte that starts no character becomes U+FFFD, escape.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/escape.h"
+#include "views/metrics_impl.h"
+
+static void put_value(FILE *f, const char *v)
+{
+	char *fixed = NULL;
+	size_t n = strlen(v);
+
+	if (!ig_utf8_valid(v, n) && (fixed = ig_utf8_dup(v, n)))
+		v = fixed;
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+	free(fixed);
+}
+
+char *ig_metrics_lset_text(const struct ig_lset *s)
+{
+	char *buf = NULL;
+	size_t len = 0, k;
+	const char *sep = "";
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (k = 0; k < IG_MK__MAX; k++) {
+		if (!s->v[k][0])
+			continue;
+		fprintf(f, "%s%s=\"", sep, ig_metrics_keys[k]);
+		put_value(f, s->v[k]);
+		fputc('"', f);
+		sep = ",";
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+struct out {
+	FILE *f;
+	const struct ig_metrics *m;
+};
+
+static void family(struct out *o, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(o->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{target labels,--labels,extra} value */
+static void series(struct out *o, const char *name, const char *key,
+		   const char *extra_k, const char *extra_v, const char *fmt,
+		   double v)
+{
+	const char *sep = "";
+	size_t i;
+
+	fputs(name, o->f);
+	if ((key && *key) || o->m->nlabels || extra_k)
+		fputc('{', o->f);
+	if (key && *key) {
+		fputs(key, o->f);
+		sep = ",";
+	}
+	for (i = 0; i < o->m->nlabels; i++) {
+		const char *kv = o->m->labels[i], *eq = strchr(kv, '=');
+
+		fprintf(o->f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
+		put_value(o->f, eq + 1);
+		fputc('"', o->f);
+		sep = ",";
+	}
+	if (extra_k) {
+		fprintf(o->f, "%s%s=\"", sep, extra_k);
+		put_value(o->f, extra_v);
+		fputc('"', o->f);
+	}
+	if ((key && *key) || o->m->nlabels || extra_k)
+		fputc('}', o->f);
+	fputc(' ', o->f);
+	fprintf(o->f, fmt, v);
+	fputc('\n', o->f);
+}
+
+static void states(struct out *o)
+{
+	static const char *const names[IG_ST__MAX] = {
+		[IG_ST_BUSY] = "busy", [IG_ST_IDLE] = "idle",
+		[IG_ST_UNRES_HOST] = "unresolved_host_bound",
+		[IG_ST_UNRES_GPU] = "unresolved_gpu_bound",
+		[IG_ST_UNRES_OPEN] = "unresolved_open",
+	};
+	size_t i, s;
+
+	family(o, "idlegap_gpu_seconds_total", "counter",
+	       "Observed GPU-span time by state: busy, idle with a proven host cause, or unresolved.");
+	for (i = 0; i < o->m->ntargets; i++) {
+		const struct ig_target *t = o->m->targets[i];
+
+		for (s = 0; t->has_state && s < IG_ST__MAX; s++)
+			series(o, "idlegap_gpu_seconds_total", t->key, "state",
+			       names[s], "%.9g", t->state[s]);
+	}
+}
+
+static void causes(struct out *o, bool unres)
+{
+	const char *name = unres ? "idlegap_gpu_unresolved_seconds_total"
+				 : "idlegap_gpu_idle_seconds_total";
+	size_t i, c;
+
+	family(o, name, "counter", unres ?
+	       "Unresolved GPU time by the host activity seen during it (not proven)." :
+	       "GPU idle time by the host cause that made the GPU wait.");
+	for (i = 0; i < o->m->ntargets; i++) {
+		const struct ig_target *t = o->m->targets[i];
+		const struct ig_cause_sum *cs = unres ? t->unres : t->idle;
+		uint32_t n = unres ? t->nunres : t->nidle;
+
+		for (c = 0; c < n; c++)
+			series(o, name, t->key, "cause", cs[c].name, "%.9g",
+			       cs[c].s);
+	}
+}
+
+static void histogram(struct out *o)
+{
+#define IG_LE(ns) ns,
+	static const uint64_t le[] = { IG_GAP_BOUNDS_NS(IG_LE) };
+#undef IG_LE
+	char buf[32];
+	size_t i, b;
+
+	family(o, "idlegap_gpu_gap_seconds", "histogram",
+	       "Lengths of the GPU idle gaps, every gap of every window.");
+	for (i = 0; i < o->m->ntargets; i++) {
+		const struct ig_target *t = o->m->targets[i];
+
+		if (!t->has_hist)
+			continue;
+		for (b = 0; b < IG_NBOUNDS; b++) {
+			snprintf(buf, sizeof(buf), "%g", (double)le[b] / 1e9);
+			series(o, "idlegap_gpu_gap_seconds_bucket", t->key, "le",
+			       buf, "%.0f", (double)t->hist[b]);
+		}
+		series(o, "idlegap_gpu_gap_seconds_bucket", t->key, "le", "+Inf",
+		       "%.0f", (double)t->hist_count);
+		series(o, "idlegap_gpu_gap_seconds_sum", t->key, NULL, NULL,
+		       "%.9g", t->hist_sum);
+		series(o, "idlegap_gpu_gap_seconds_count", t->key, NULL, NULL,
+		       "%.0f", (double)t->hist_count);
+	}
+}
+
+static void agent(struct out *o)
+{
+	const struct ig_metrics *m = o->m;
+
+	family(o, "idlegap_observed_seconds_total", "counter",
+	       "Time traced, summed over windows.");
+	series(o, "idlegap_observed_seconds_total", NULL, NULL, NULL, "%.9g",
+	       m->observed);
+	family(o, "idlegap_windows_total", "counter", "Tracing windows reported.");
+	series(o, "idlegap_windows_total", NULL, NULL, NULL, "%.0f",
+	       (double)m->windows);
+	family(o, "idlegap_windows_partial_total", "counter",
+	       "Windows whose report is partial (a target died, records lost).");
+	series(o, "idlegap_windows_partial_total", NULL, NULL, NULL, "%.0f",
+	       (double)m->partial);
+	family(o, "idlegap_records_lost_total", "counter",
+	       "Trace records dropped before the analysis.");
+	series(o, "idlegap_records_lost_total", NULL, NULL, NULL, "%.0f",
+	       (double)m->lost);
+	family(o, "idlegap_gpu_processes_missed_total", "counter",
+	       "GPU processes that mapped libcuda in a window and ended before they were followed.");
+	series(o, "idlegap_gpu_processes_missed_total", NULL, NULL, NULL, "%.0f",
+	       (double)m->gpu_missed);
+	family(o, "idlegap_processes", "gauge",
+	       "GPU processes in the last window.");
+	series(o, "idlegap_processes", NULL, NULL, NULL, "%.0f",
+	       (double)m->processes);
+	family(o, "idlegap_series_dropped_total", "counter",
+	       "Label sets dropped: not seen for a while (stale) or over the limit.");
+	series(o, "idlegap_series_dropped_total", NULL, "reason", "stale", "%.0f",
+	       (double)m->dropped_stale);
+	series(o, "idlegap_series_dropped_total", NULL, "reason", "limit", "%.0f",
+	       (double)m->dropped_limit);
+	family(o, "idlegap_build_info", "gauge", "The idlegap build, as labels.");
+	series(o, "idlegap_build_info", NULL, "version", m->version, "%.0f", 1);
+}
+
+int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
+{
+	struct out o = { .m = m };
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	o.f = open_memstream(buf, len);
+	if (!o.f)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	states(&o);
+	causes(&o, false);
+	causes(&o, true);
+	histogram(&o);
+	agent(&o);
+	pthread_mutex_unlock(&m->lock);
+	if (fclose(o.f))
+		err = -ENOMEM;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}

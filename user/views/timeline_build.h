@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `--perfetto FILE`: builds the timeline (timeline.h) of a session as it
+ * goes and streams it to the Perfetto writer.  Thread intervals, driver
+ * calls and submissions come from the record stream as the engine gets it
+ * (ig_tlb_record); device time and gaps from the engine's observer
+ * (engine_obs.h), each gap with a flow through the intervals its
+ * attribution walked.  Memory is bounded by the threads seen.
+ */
+#ifndef IG_TIMELINE_BUILD_H
+#define IG_TIMELINE_BUILD_H
+
+#include "engine/engine_obs.h"
+#include "views/perfetto.h"
+#include "stream/records.h"
+
+struct ig_tlb;
+
+/* Opens @path (as every output file; "-": stdout); 0 or -errno. */
+int ig_tlb_open(struct ig_tlb **out, const char *path);
+/* The observer to give the engine. */
+void ig_tlb_observer(struct ig_tlb *b, struct ig_engine_obs *o);
+/* Each record, in the order the engine is fed. */
+void ig_tlb_record(struct ig_tlb *b, const struct ig_hdr *rec);
+/* Writes what is pending, closes and frees; the first error, if any. */
+int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
+/* Closes and frees a timeline never finished; its file is removed. */
+void ig_tlb_abandon(struct ig_tlb *b);
+
+#endif
