@@ -2,7 +2,8 @@
 # The design document is in the repository and the code's citations of it
 # hold: every "docs/design.md §N" names a section that docs/design.md has,
 # its own cross-references resolve, and no file cites a design file or a
-# path outside the repository.  No root needed.
+# path outside the repository; every file that §3.1's tables (the folders,
+# where it lives) name exists.  No root needed.
 . "$(dirname "$0")/lib.sh"
 
 DOC=$IG_TOP/docs/design.md
@@ -52,6 +53,31 @@ elif mode == "unique":
     for h in sorted(set(heads)):
         if heads.count(h) > 1:
             print("docs/design.md: section %s appears %d times" % (h, heads.count(h)))
+elif mode == "where":
+    # §3.1's tables: every path they name exists; a bare file name in a
+    # folder's row exists in that folder
+    import glob
+    sec = None
+    count = 0
+    for i, l in enumerate(open(doc, encoding="utf-8"), 1):
+        if re.match(r"#{2,4} ", l):
+            sec = l.split()[1]
+            continue
+        if sec != "3.1" or not l.startswith("|"):
+            continue
+        cells = l.split("|")
+        row = re.match(r"\s*`([\w/]+/)`", cells[1])
+        for tok in re.findall(r"`([^`]+)`", l):
+            if "/" in tok:
+                where = tok
+            elif re.fullmatch(r"[\w*]+\.(c|h|def)", tok) and row:
+                where = row.group(1) + tok
+            else:
+                continue
+            count += 1
+            if not glob.glob(os.path.join(top, where)):
+                print("docs/design.md:%d: §3.1 names %s, which does not exist" % (i, where))
+    print("#count %d" % count)
 elif mode in ("code", "self", "outside"):
     count = 0
     for name in names:
@@ -98,6 +124,12 @@ ok "design: the code cites docs/design.md ($n citations)" -- test "$n" -ge 10
 out=$(/usr/bin/python3 "$TMP/check.py" "$IG_TOP" self "$files.1")
 bad=$(echo "$out" | grep -v '^#count ')
 is "$bad" "" "design: docs/design.md's own § references resolve"
+
+out=$(/usr/bin/python3 "$TMP/check.py" "$IG_TOP" where "$files.1")
+n=$(echo "$out" | sed -n 's/^#count //p')
+bad=$(echo "$out" | grep -v '^#count ')
+is "$bad" "" "design: every file §3.1's tables name exists"
+ok "design: §3.1 says where things live ($n paths)" -- test "$n" -ge 40
 
 out=$(/usr/bin/python3 "$TMP/check.py" "$IG_TOP" outside "$files.1")
 is "$out" "" "design: no file cites a path outside the repository"
