@@ -1,22 +1,142 @@
 #!/bin/sh
-# The engine's files call one another without a cycle: the GPU model hands
-# gaps to attribution through a sink, not a call, so that a change to one
-# layer cannot reach back into the one below it.  tools/callgraph.sh builds
-# the file-level graph from the objects' symbols; this checks it on a known
-# cycle first, then on every engine object.  No root needed.
+# The code's layers hold, in two graphs.
+# Includes, over all of user/ and bpf/ (tools/includegraph.py): no cycle
+# between files or between folders, and each folder includes only the
+# folders docs/design.md §3.1 allows it; the checker is tried first on
+# small trees and on a copy of this one with a cycle planted in it.
+# Calls, among the engine's files (tools/callgraph.sh, from the objects'
+# symbols): no cycle; the GPU model hands gaps to attribution through a
+# sink, not a call, so that a change to one layer cannot reach back into
+# the one below it.  No root needed.
 . "$(dirname "$0")/lib.sh"
 
+IG=$IG_TOP/tools/includegraph.py
 CG=$IG_TOP/tools/callgraph.sh
-command -v nm >/dev/null && command -v tsort >/dev/null &&
-	command -v cc >/dev/null || skip_all "needs nm, tsort and cc (binutils)"
 
+# ---- includes ----------------------------------------------------------------
+# tree DIR ROWS...: a checkout with a design table of ROWS ("name|allowed")
+tree() {
+	d=$1
+	shift
+	mkdir -p "$d/docs" "$d/user" "$d/bpf"
+	{
+		echo "### 3.1 Layers"
+		echo "| folder | holds | may include |"
+		echo "|---|---|---|"
+		echo "| \`bpf/\` | kernel | |"
+		for r in "$@"; do
+			echo "| \`user/${r%%|*}/\` | x | ${r#*|} |"
+		done
+		echo "### 3.2 Next"
+	} > "$d/docs/design.md"
+	echo 'ENGINE_DIRS := a' > "$d/Makefile"
+	echo '/* nothing */' > "$d/bpf/k.h"
+}
+# inc FILE NAME...: FILE includes each NAME
+inc() {
+	f=$1
+	shift
+	mkdir -p "$(dirname "$f")"
+	for n in "$@"; do echo "#include \"$n\""; done >> "$f"
+}
+
+t=$TMP/clean
+# shellcheck disable=SC2016 # the rows hold backquotes, as the design's do
+tree "$t" 'a|`b`' 'b|'
+inc "$t/user/a/x.c" a/x.h b/y.h
+inc "$t/user/a/x.h"
+inc "$t/user/b/y.h"
+is "$("$IG" "$t" 2>&1)" "a b" "includes: a layered tree passes, one line per folder edge"
+
+t=$TMP/foldercycle
+# shellcheck disable=SC2016
+tree "$t" 'a|`b`' 'b|`a`'
+inc "$t/user/a/x.c" b/y.h
+inc "$t/user/b/y.c" a/z.h
+inc "$t/user/a/z.h"
+inc "$t/user/b/y.h"
+out=$("$IG" "$t" 2>&1)
+ok "includes: folders in a cycle fail the check" -- test $? -ne 0
+like=$(echo "$out" | grep -c 'folders include one another in a cycle: a -> b -> a')
+is "$like" 1 "includes: the cycle is named"
+
+t=$TMP/filecycle
+tree "$t" 'a|'
+inc "$t/user/a/p.h" a/q.h
+inc "$t/user/a/q.h" p.h
+out=$("$IG" "$t" 2>&1)
+ok "includes: headers in a cycle fail the check" -- test $? -ne 0
+is "$(echo "$out" | grep -c 'files include one another in a cycle')" 1 \
+	"includes: the file cycle is named"
+
+t=$TMP/notallowed
+tree "$t" 'a|' 'b|'
+up=../..
+inc "$t/user/a/x.c" b/y.h "$up/bpf/k.h"
+inc "$t/user/b/y.h"
+out=$("$IG" "$t" 2>&1)
+ok "includes: a folder including one it may not fails" -- test $? -ne 0
+is "$(echo "$out" | grep -c 'folder a may not include b$')" 1 "includes: the folder pair is named"
+is "$(echo "$out" | grep -c 'folder a may not include bpf')" 1 "includes: bpf/ counts as a folder"
+
+t=$TMP/loose
+tree "$t" 'a|'
+inc "$t/user/flat.c" a/x.h
+inc "$t/user/c/z.c" nowhere.h
+inc "$t/user/a/x.c" '<bpf/libbpf.h>'
+sed -i 's/"<bpf\/libbpf.h>"/<bpf\/libbpf.h>/' "$t/user/a/x.c"
+out=$("$IG" "$t" 2>&1)
+ok "includes: loose files fail the check" -- test $? -ne 0
+for what in 'user/flat.c: in user/ outside a folder' \
+	'folder c is not in the table' \
+	'"nowhere.h", which is not in the tree' \
+	'library.s folder a includes a libbpf header'; do
+	is "$(echo "$out" | grep -c "$what")" 1 "includes: reports $what"
+done
+
+# this tree, then a copy of it with a cycle planted between two layers
+if "$IG" "$IG_TOP" > "$TMP/fedges" 2> "$TMP/ferr"; then
+	pass "includes: no cycle in user/ and bpf/, each folder within its allowed ones"
+else
+	fail "includes: no cycle in user/ and bpf/, each folder within its allowed ones"
+	sed 's/^/# /' "$TMP/ferr"
+fi
+diag "folder edges: $(tr '\n' ',' < "$TMP/fedges")"
+is "$(grep -c '^engine ' "$TMP/fedges")" "$(grep -cE '^engine (stacks|stream|util)$' "$TMP/fedges")" \
+	"includes: the engine reaches only the stacks, the record stream and util"
+is "$(grep -E ' (modes|probes|views)$' "$TMP/fedges" | grep -v '^modes ')" "" \
+	"includes: only the run modes include the probes or the views"
+
+p=$TMP/planted
+mkdir -p "$p"
+cp -r "$IG_TOP/user" "$IG_TOP/bpf" "$IG_TOP/docs" "$IG_TOP/Makefile" "$p/"
+low=$(find "$p/user/util" -name '*.h' | sort | head -1)
+echo '#include "modes/cli.h"' >> "$low"
+out=$("$IG" "$p" 2>&1)
+ok "includes: a cycle planted in a copy of this tree fails the check" -- test $? -ne 0
+is "$(echo "$out" | grep -c 'folders include one another in a cycle')" 1 \
+	"includes: the planted folder cycle is named"
+is "$(echo "$out" | grep -c 'folder util may not include modes')" 1 \
+	"includes: the planted include is refused"
+
+# ---- calls among the engine's files ---------------------------------------------
+if ! command -v nm >/dev/null || ! command -v tsort >/dev/null ||
+	! command -v cc >/dev/null; then
+	skip "calls: the engine's call graph" "needs nm, tsort and cc (binutils)"
+	done_testing
+	exit
+fi
 objs=""
 missing=""
 for c in "$IG_TOP"/user/engine/*.c; do
 	o=$IG_TOP/build/user/engine/$(basename "$c" .c).o
 	if [ -f "$o" ]; then objs="$objs $o"; else missing="$missing $o"; fi
 done
-[ -z "$missing" ] || skip_all "engine not built (make):$missing"
+if [ -n "$missing" ]; then
+	skip "calls: the engine's call graph" "engine not built (make):$missing"
+	done_testing
+	exit
+fi
 
 # the checker sees a cycle through two files and a clean chain as clean
 printf 'void b(void);\nvoid a(void) { b(); }\n' > "$TMP/a.c"
@@ -24,21 +144,21 @@ printf 'void a(void);\nvoid b(void) { a(); }\n' > "$TMP/b.c"
 printf 'void c(void) { }\n' > "$TMP/c.c"
 printf 'void c(void);\nvoid d(void) { c(); }\n' > "$TMP/d.c"
 for f in a b c d; do cc -c -o "$TMP/$f.o" "$TMP/$f.c" || exit 1; done
-ok "a cycle between two files fails the check" -- \
+ok "calls: a cycle between two files fails the check" -- \
 	sh -c '! "$1" "$2/a.o" "$2/b.o" >/dev/null 2>&1' sh "$CG" "$TMP"
-is "$("$CG" "$TMP/c.o" "$TMP/d.o" 2>&1)" "d c" "a chain passes, one edge caller callee"
+is "$("$CG" "$TMP/c.o" "$TMP/d.o" 2>&1)" "d c" "calls: a chain passes, one edge caller callee"
 
 # shellcheck disable=SC2086
 if "$CG" $objs > "$TMP/edges" 2> "$TMP/err"; then
-	pass "no call cycle among the engine's files"
+	pass "calls: no call cycle among the engine's files"
 else
-	fail "no call cycle among the engine's files"
+	fail "calls: no call cycle among the engine's files"
 	sed 's/^/# /' "$TMP/err"
 fi
 # the GPU model reaches attribution only through the sink
 bad=$(grep -E '^(gpu|drain|timeline) (attrib|causes|detail)$' "$TMP/edges")
-is "$bad" "" "the GPU model does not call attribution"
+is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
-is "$bad" "" "attribution calls only itself, the stack tables and the task and file tables"
+is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
 done_testing
