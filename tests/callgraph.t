@@ -4,10 +4,10 @@
 # between files or between folders, and each folder includes only the
 # folders docs/design.md §3.1 allows it; the checker is tried first on
 # small trees and on a copy of this one with a cycle planted in it.
-# Calls, among the engine's files (tools/callgraph.sh, from the objects'
-# symbols): no cycle; the GPU model hands gaps to attribution through a
+# Calls, from the objects' symbols (tools/callgraph.sh): no cycle among the
+# engine's files, where the GPU model hands gaps to attribution through a
 # sink, not a call, so that a change to one layer cannot reach back into
-# the one below it.  No root needed.
+# the one below it; and none between folders.  No root needed.
 . "$(dirname "$0")/lib.sh"
 
 IG=$IG_TOP/tools/includegraph.py
@@ -161,4 +161,24 @@ is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
+
+# every user object: the calls between folders go the way the includes do
+all=$(find "$IG_TOP/build/user" -mindepth 2 -name '*.o' | sort)
+nsrc=$(find "$IG_TOP/user" -mindepth 2 -name '*.c' | wc -l)
+if [ "$(echo "$all" | grep -c .)" -ne "$nsrc" ]; then
+	skip "calls: between folders" "user/ not all built (make)"
+	done_testing
+	exit
+fi
+# shellcheck disable=SC2086
+"$CG" $all > "$TMP/alledges" 2> "$TMP/allerr"
+[ -s "$TMP/allerr" ] && diag "call cycles between files of one folder: $(tail -n +2 "$TMP/allerr" | tr -s ' \n' ' ')"
+for o in $all; do
+	echo "$(basename "$o" .o) $(basename "$(dirname "$o")")"
+done | sort > "$TMP/folderof"
+awk 'NR == FNR { f[$1] = $2; next } f[$1] != f[$2] { print f[$1], f[$2] }' \
+	"$TMP/folderof" "$TMP/alledges" | sort -u > "$TMP/fcalls"
+ok "calls: no call cycle between folders" -- sh -c 'tsort "$1" > /dev/null' sh "$TMP/fcalls"
+is "$(sort "$TMP/fedges" | comm -23 "$TMP/fcalls" -)" "" \
+	"calls: a folder calls only into folders it includes"
 done_testing
