@@ -29,7 +29,7 @@ problems = []
 # ---- the table ---------------------------------------------------------------
 allowed = {}
 in_sec = False
-for line in open(os.path.join(top, "docs", "design.md"), encoding="utf-8"):
+for line in open(os.path.join(top, "docs/design.md"), encoding="utf-8"):
     if re.match(r"#{2,4} ", line):
         in_sec = line.startswith("### 3.1 ")
         continue
