@@ -33,14 +33,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-__u64 ig_agent_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NS + ts.tv_nsec;
-}
-
 static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 {
 	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;

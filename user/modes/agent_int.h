@@ -5,6 +5,7 @@
 #define IG_AGENT_INT_H
 
 #include <stdbool.h>
+#include <time.h>
 #include "modes/agent.h"
 #include "views/metrics.h"
 #include "stream/records.h"
@@ -56,7 +57,16 @@ struct agent {
 /* GPU processes a window's report lists by pid among those it missed */
 #define IG_AGENT_MISSED_LISTED	256
 
-__u64 ig_agent_now(void);
+/* CLOCK_MONOTONIC in ns, the records' clock (inline: agent_win.c calls no
+ * function of agent.c) */
+static inline __u64 ig_agent_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /* A record into the window's stream. */
 void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
 /* Follows @pid in this window: tracked with its threads, TASK records,
