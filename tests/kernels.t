@@ -23,7 +23,7 @@ for k in ${KERNELS:-5.10 6.1}; do
 		continue
 	fi
 	kver=$(cat "$KD/$k/kver")
-	[ -s "$KD/$k/initrd.gz" ] || "$IG_TOP/tests/kernels/mkinitrd.sh" "$KD/$k/root" "$kver" \
+	[ "$KD/$k/initrd.gz" -nt "$IG_TOP/tests/kernels/init.sh" ] || "$IG_TOP/tests/kernels/mkinitrd.sh" "$KD/$k/root" "$kver" \
 		"$KD/$k/initrd.gz" > "$TMP/initrd-$k" 2>&1 || { fail "kernel $k: initramfs"; continue; }
 	out=$KD/$k/out
 	rm -rf "$out"; mkdir -p "$out"
