@@ -67,7 +67,7 @@ LIB_OBJS  := $(filter-out $(BUILD)/user/modes/main.o,$(USER_OBJS))
 # no tracer.  Unit tests link this library alone, so the linker refuses an
 # engine dependency on the probe layer.
 # Its sources are those of its folders (docs/design.md §3.1).
-ENGINE_DIRS := engine stacks stream sys util
+ENGINE_DIRS := engine stacks stream host util
 ENGINE_SRCS := $(wildcard $(ENGINE_DIRS:%=user/%/*.c))
 ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
 ENGINE_LIB  := $(BUILD)/libidlegap-engine.a

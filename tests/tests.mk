@@ -14,16 +14,16 @@ $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
-$(BUILD)/tests/test_identity: $(BUILD)/user/sys/identity.o
-$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o sys/identity.o)
-$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o sys/identity.o)
-$(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,sys/elfsym.o probes/cuda_attach.o \
-	stream/cuda_api.o probes/log.o sys/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
+$(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o host/identity.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o host/identity.o)
+$(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
+	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o sys/elfsym.o \
-	probes/cuda_attach.o stream/cuda_api.o probes/log.o sys/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o host/elfsym.o \
+	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: test-progs
@@ -74,13 +74,13 @@ $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 test-progs: $(BUILD)/tests/view/top_feed
 -include $(BUILD)/tests/view/top_feed.d
 # Native frame names: against trainsim and the stand-in libcuda.
-$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,stacks/symbolize.o sys/elfsym.o sys/procfs.o)
+$(BUILD)/tests/test_symbolize: $(addprefix $(BUILD)/user/,stacks/symbolize.o host/elfsym.o host/procfs.o)
 $(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcuda.so.1
 
 # Serves the metrics of recorded window reports (tests/prometheus.t).
 METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
 $(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,views/httpd.o \
-		views/metrics.o views/metrics_text.o sys/identity.o) $(ENGINE_LIB)
+		views/metrics.o views/metrics_text.o host/identity.o) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)

@@ -29,7 +29,7 @@ TABLE = """
 util:   escape.c escape.h outfile.c outfile.h util.h
 stream: records.c records.h recording.c recording.h reorder.c reorder.h
         crc32.c crc32.h cuda_api.c cuda_api.h
-sys:    procfs.c procfs.h elfsym.c elfsym.h identity.c identity.h
+host:    procfs.c procfs.h elfsym.c elfsym.h identity.c identity.h
         nvml.c nvml.h
 stacks: ustacks.c ustacks.h symbolize.c symbolize.h pycode.c pycode.h
         pynames.c folded.c folded.h
@@ -47,7 +47,7 @@ modes:  main.c cli.c cli.h session.c session.h session_int.h session_out.c
         agent_reports.c agent_win.c top.c top.h check.c check.h dump.c dump.h
 """
 # The static library build/libidlegap-engine.a: these folders' sources.
-ENGINE_DIRS = ["engine", "stacks", "stream", "sys", "util"]
+ENGINE_DIRS = ["engine", "stacks", "stream", "host", "util"]
 
 def die(msg):
     print("relayout: " + msg, file=sys.stderr)

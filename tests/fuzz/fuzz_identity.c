@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "sys/identity.h"
+#include "host/identity.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

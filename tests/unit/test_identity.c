@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "sys/identity.h"
+#include "host/identity.h"
 
 #define UID	"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
 #define UIDU	"1f0e4b1c_2d3a_4e5f_8a9b_0c1d2e3f4a5b"

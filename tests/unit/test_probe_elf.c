@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include "stream/cuda_api.h"
 #include "probes/cuda_attach.h"
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 
 /* What the stand-in exports of the probed entry points. */
 static const char *const fake_apis[] = {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 #include "stacks/symbolize.h"
 
 static char trainsim[PATH_MAX], libcuda[PATH_MAX], tmpdir[64];

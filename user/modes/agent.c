@@ -15,7 +15,7 @@
 #include "util/outfile.h"
 #include "util/util.h"
 #include "probes/privs.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "probes/pyframes.h"
 #include "stacks/symbolize.h"
 #include "probes/tracer.h"

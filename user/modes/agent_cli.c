@@ -10,7 +10,7 @@
 #include "modes/cli.h"
 #include "util/escape.h"
 #include "views/httpd.h"
-#include "sys/identity.h"
+#include "host/identity.h"
 #include "probes/log.h"
 #include "views/metrics.h"
 

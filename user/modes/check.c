@@ -14,9 +14,9 @@
 #include "probes/cuda_attach.h"
 #include "stream/cuda_api.h"
 #include "probes/log.h"
-#include "sys/nvml.h"
+#include "host/nvml.h"
 #include "probes/privs.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "probes/pyrt.h"
 #include "probes/tracer.h"
 

@@ -12,7 +12,7 @@
 #include "modes/dump.h"
 #include "engine/engine_obs.h"
 #include "probes/log.h"
-#include "sys/nvml.h"
+#include "host/nvml.h"
 #include "util/outfile.h"
 #include "views/progress.h"
 #include "probes/pyframes.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "probes/discovery.h"
 #include "probes/log.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "stream/reorder.h"
 #include "modes/session_int.h"
 #include "probes/tracer.h"

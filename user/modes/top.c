@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include "engine/engine_obs.h"
 #include "probes/log.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "modes/session.h"
 #include "modes/top.h"
 #include "views/top_view.h"

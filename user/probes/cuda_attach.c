@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "probes/cuda_attach.h"
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 #include "stream/cuda_api.h"
 #include "probes/log.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "util/util.h"
 
 static bool is_libcuda_name(const char *path)

@@ -8,7 +8,7 @@
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
 #include "engine/htab.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "probes/pyrt.h"
 #include "util/util.h"
 

@@ -3,8 +3,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "sys/elfsym.h"
-#include "sys/procfs.h"
+#include "host/elfsym.h"
+#include "host/procfs.h"
 #include "probes/pyrt.h"
 
 struct find_ctx {

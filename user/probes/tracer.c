@@ -18,7 +18,7 @@
 #include "idlegap.skel.h"
 #include "idlegap_compat.skel.h"
 #include "probes/log.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "probes/tracer_int.h"
 #include "util/util.h"
 

@@ -13,9 +13,9 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "idlegap.skel.h"
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 #include "probes/log.h"
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "probes/tracer_int.h"
 
 static int find_loader(const struct ig_map_entry *m, void *ctx)

@@ -9,7 +9,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "stream/cuda_api.h"
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 #include "idlegap.skel.h"
 #include "probes/tracer_int.h"
 

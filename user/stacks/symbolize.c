@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "stacks/symbolize.h"
 #include "stacks/ustacks.h"
 #include "util/util.h"

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-#include "sys/identity.h"
+#include "host/identity.h"
 
 struct json_object;
 struct ig_metrics;

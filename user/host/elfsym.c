@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sys/elfsym.h"
+#include "host/elfsym.h"
 
 static Elf *elf_open_path(const char *path, int *fd)
 {

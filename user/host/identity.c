@@ -40,7 +40,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "util/escape.h"
-#include "sys/identity.h"
+#include "host/identity.h"
 
 #define ENVIRON_MAX	(256 * 1024)
 #define RECORD_MAX	(1024 * 1024)

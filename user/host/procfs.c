@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "sys/procfs.h"
+#include "host/procfs.h"
 #include "stream/records.h"
 #include "util/util.h"
 

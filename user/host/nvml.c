@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dlfcn.h>
 #include <stdlib.h>
-#include "sys/nvml.h"
+#include "host/nvml.h"
 
 /* The few NVML entry points used, as NVML's API reference declares them. */
 typedef int nvml_ret;
