@@ -32,6 +32,19 @@ is() {
 }
 skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; echo "SKIP $1: $2" >&2; }
 diag() { echo "# $*"; }
+# NAME WANT_RC CMD...: exit status and a single stderr line (which holds
+# $says when that is set)
+one_line() {
+	_name=$1; _want=$2; shift 2
+	"$@" 2> "$TMP/err"
+	_rc=$?
+	if [ $_rc = "$_want" ] && [ "$(wc -l < "$TMP/err")" = 1 ] &&
+	   grep -q -- "${says:-}" "$TMP/err"; then
+		pass "$_name: exit $_want, '$(cat "$TMP/err")'"
+	else
+		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err"
+	fi
+}
 # pychecks ARGS... <<'PY' ... PY: runs a Python check script (stdin) with
 # ARGS; its tests (tap.check, tests/lib/tap.py) number on after the shell's
 # and count with them, and a script that does not run to its end is one
@@ -48,4 +61,17 @@ pychecks() {
 	[ $_rc -eq 0 ] || fail "the checks ran to their end (status $_rc)"
 }
 # json FILE PYTHON-EXPR: evaluates EXPR with j = the parsed file, prints it
+# start_agent OUT ARGS...: starts the agent in the background (AGENT)
+start_agent() {
+	_o=$1; shift
+	"$IG" agent "$@" > "$_o" 2>&1 &
+	AGENT=$!
+	_i=0
+	until grep -q 'agent: metrics on port' "$_o" || [ $_i -ge 150 ]; do
+		kill -0 $AGENT 2>/dev/null || break
+		sleep 0.1; _i=$((_i + 1))
+	done
+	grep -q 'agent: metrics on port' "$_o"
+}
+stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT"; _rc=$?; AGENT=; return $_rc; }
 json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

@@ -6,20 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 REC=$IG_TOP/tests/fuzz/corpus/cpu.igrec
 
-# NAME WANT_RC CMD...: exit status and a single stderr line (which holds
-# $says when that is set)
-one_line() {
-	_name=$1; _want=$2; shift 2
-	"$@" 2> "$TMP/err"
-	_rc=$?
-	if [ $_rc = "$_want" ] && [ "$(wc -l < "$TMP/err")" = 1 ] &&
-	   grep -q -- "${says:-}" "$TMP/err"; then
-		pass "$_name: exit $_want, '$(cat "$TMP/err")'"
-	else
-		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err"
-	fi
-}
-
 # --- write errors ---------------------------------------------------------
 says="No space left on device"
 one_line "text report to a full disk" 1 sh -c "'$IG' report '$REC' > /dev/full"

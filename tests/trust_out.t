@@ -8,20 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 REC=$IG_TOP/tests/fuzz/corpus/storage.igrec
 
-# NAME WANT_RC CMD...: exit status and a single stderr line (which holds
-# $says when that is set)
-one_line() {
-	_name=$1; _want=$2; shift 2
-	"$@" 2> "$TMP/err"
-	_rc=$?
-	if [ $_rc = "$_want" ] && [ "$(wc -l < "$TMP/err")" = 1 ] &&
-	   grep -q -- "${says:-}" "$TMP/err"; then
-		pass "$_name: exit $_want, '$(cat "$TMP/err")'"
-	else
-		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err"
-	fi
-}
-
 # --- closed standard fds ----------------------------------------------------
 # The first file opened would take fd 1: the JSON went into the folded file.
 "$IG" report -q --folded "$TMP/f8.folded" --json - "$REC" >&- 2> "$TMP/err"
