@@ -40,19 +40,6 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() { prom_free_port; }
-# start_agent OUT ARGS...: starts the agent in the background (AGENT)
-start_agent() {
-	_o=$1; shift
-	"$IG" agent "$@" > "$_o" 2>&1 &
-	AGENT=$!
-	_i=0
-	until grep -q 'agent: metrics on port' "$_o" || [ $_i -ge 150 ]; do
-		kill -0 $AGENT 2>/dev/null || break
-		sleep 0.1; _i=$((_i + 1))
-	done
-	grep -q 'agent: metrics on port' "$_o"
-}
-stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT"; _rc=$?; AGENT=; return $_rc; }
 
 # --- A: Prometheus, truth, labels -------------------------------------------
 mkdir -p "$TMP/lib" "$TMP/reports"

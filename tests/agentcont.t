@@ -19,11 +19,8 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$TMP/lib"
 cp "$SIM" "$TMP/lib/"
-"$IG" agent --listen 127.0.0.1:0 --window 2 --every 2 \
-	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r" > "$TMP/a.out" 2>&1 &
-AGENT=$!
-i=0
-until grep -q 'agent: metrics on port' "$TMP/a.out" || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+start_agent "$TMP/a.out" --listen 127.0.0.1:0 --window 2 --every 2 \
+	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r"
 ok "the agent starts" -- grep -q 'agent: metrics on port' "$TMP/a.out"
 SIMGPU_TRACE=$TMP/t.trace LD_LIBRARY_PATH=$TMP/lib "$TS" -s healthy -t 11 -n 100000000 -q &
 job=$!

@@ -23,11 +23,8 @@ trap cleanup EXIT
 mkdir -p "$TMP/lib"
 cp "$SIM" "$TMP/lib/"
 PORT=$(prom_free_port)
-"$IG" agent --listen 127.0.0.1:$PORT --window 3 --every 3 --ringbuf-mb 1 \
-	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r" > "$TMP/a.out" 2>&1 &
-AGENT=$!
-i=0
-until grep -q 'agent: metrics on port' "$TMP/a.out" || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+start_agent "$TMP/a.out" --listen 127.0.0.1:$PORT --window 3 --every 3 --ringbuf-mb 1 \
+	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r"
 ok "the agent starts" -- grep -q 'agent: metrics on port' "$TMP/a.out"
 # a job with many short steps: far more records than 1 MiB holds in 6 s
 SIMGPU_TRACE=$TMP/t.trace LD_LIBRARY_PATH=$TMP/lib "$TS" -s healthy -t 14 -n 100000000 -k 8 -d 20 -q &

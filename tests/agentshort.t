@@ -21,11 +21,8 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$TMP/lib"
 cp "$SIM" "$TMP/lib/"
-"$IG" agent --listen 127.0.0.1:0 --window 300 --every 300 \
-	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r" > "$TMP/a.out" 2>&1 &
-AGENT=$!
-i=0
-until grep -q 'agent: metrics on port' "$TMP/a.out" || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
+start_agent "$TMP/a.out" --listen 127.0.0.1:0 --window 300 --every 300 \
+	--libcuda "$TMP/lib/libcuda.so.1" --reports "$TMP/r"
 ok "the agent starts" -- grep -q 'agent: metrics on port' "$TMP/a.out"
 sleep 1
 export APP TMP
