@@ -245,6 +245,21 @@ struct ig_httpd *ig_httpd_start(const char *listen, ig_httpd_render_fn render,
 	return ig_httpd_start_limits(listen, render, ctx, NULL);
 }
 
+/* Stops the sweeper, if it runs, and frees @h. */
+static void release(struct ig_httpd *h)
+{
+	if (h->have_sweeper) {
+		pthread_mutex_lock(&h->lock);
+		h->stop = 1;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->sweeper, NULL);
+	}
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
 struct ig_httpd *ig_httpd_start_limits(const char *listen,
 				       ig_httpd_render_fn render, void *ctx,
 				       const struct ig_httpd_limits *lim)
@@ -295,16 +310,7 @@ struct ig_httpd *ig_httpd_start_limits(const char *listen,
 	}
 	return h;
 fail:
-	if (h->have_sweeper) {
-		pthread_mutex_lock(&h->lock);
-		h->stop = 1;
-		pthread_cond_signal(&h->wake);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->sweeper, NULL);
-	}
-	pthread_cond_destroy(&h->wake);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	release(h);
 	errno = EIO;
 	return NULL;
 }
@@ -319,12 +325,5 @@ void ig_httpd_stop(struct ig_httpd *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);	/* closes the listening socket too */
-	pthread_mutex_lock(&h->lock);
-	h->stop = 1;
-	pthread_cond_signal(&h->wake);
-	pthread_mutex_unlock(&h->lock);
-	pthread_join(h->sweeper, NULL);
-	pthread_cond_destroy(&h->wake);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	release(h);
 }
