@@ -184,6 +184,7 @@ union ig_rec {
 	struct ig_libcuda l;
 	struct ig_file f;
 	struct ig_gpumap g;
+	struct ig_nccl nc;
 };
 
 /* Smallest valid size of a record of the given type, 0 if unknown. */
