@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libnccl uprobes (docs/design.md §4.8).  Collectives, point-to-point
+ * libnccl uprobes (docs/design.md §4.9).  Collectives, point-to-point
  * calls and groups are probed at entry only, one map update each: the
  * communicator's sequence number.  The calls that create a communicator
  * (rare) are also probed at return, where the new handle is read through

@@ -208,7 +208,7 @@ struct ig_cuda {
 
 /* ---- IG_REC_NCCL ---- */
 /*
- * A call into libnccl (docs/design.md §4.8).  Communicator calls are sent
+ * A call into libnccl (docs/design.md §4.9).  Communicator calls are sent
  * at their return, the rest at their entry.  A communicator's id is the same
  * in every rank: a hash of its ncclUniqueId, or for a split one of its
  * parent's id, the color and the parent's count of splits.  seq numbers a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The NCCL probes (docs/design.md §4.8) on a stand-in libnccl.so.2: every
+# The NCCL probes (docs/design.md §4.9) on a stand-in libnccl.so.2: every
 # collective and point-to-point call is recorded with the op, bytes, peer,
 # stream and per-communicator sequence number the program used; a
 # communicator's id is the same in every rank; the compat object does the

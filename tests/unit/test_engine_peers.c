@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Collectives across ranks (docs/design.md §4.8): matching by
+/* Collectives across ranks (docs/design.md §4.9): matching by
  * (communicator, sequence), the peer-wait split, the late rank and why. */
 #include "test_engine_util.h"
 

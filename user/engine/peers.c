@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collectives across ranks (docs/design.md §4.8).  Every rank calls a
+ * Collectives across ranks (docs/design.md §4.9).  Every rank calls a
  * communicator's collectives in the same order, so (communicator id,
  * sequence number) names one collective in every rank.  When every rank
  * of the communicator has launched it, the collective is split on each

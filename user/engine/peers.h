@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Collectives across ranks (docs/design.md §4.8): NCCL calls matched by
+ * Collectives across ranks (docs/design.md §4.9): NCCL calls matched by
  * (communicator, sequence) over the ranks traced together, each rank's
  * time in a collective split into waiting for peers and transfer, and the
  * wait charged to the late rank with the cause of its lateness.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The views of collectives across ranks (docs/design.md §4.8, §7.4): the
+ * The views of collectives across ranks (docs/design.md §4.9, §7.4): the
  * peer-wait state of each GPU, and the stragglers with the causes of their
  * lateness.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Finding libnccl in a process (docs/design.md §4.8) and attaching the
+ * Finding libnccl in a process (docs/design.md §4.9) and attaching the
  * NCCL probes to its entry points by file and offset, as libcuda's.  A
  * process without NCCL gets no probe.
  */
