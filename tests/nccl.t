@@ -152,7 +152,7 @@ is "$(cat "$TMP"/nccl.* | awk '{print $9, $11}' | sort -u | wc -l)" 1 \
 # A traced ranks job: idlegap follows every rank of the host.
 if [ "$(id -u)" != 0 ]; then
 	skip "nccl: idlegap run traces a ranks job" "needs root"
-elif [ ! -x "$TS" ] || ! "$TS" ranks --list >/dev/null 2>&1; then
+elif [ ! -x "$TS" ] || ! "$TS" --help 2>/dev/null | grep -q -- --world; then
 	skip "nccl: idlegap run traces a ranks job" "trainsim has no ranks mode"
 else
 	rm -f "$TMP"/nccl.*
