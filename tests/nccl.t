@@ -157,7 +157,7 @@ elif [ ! -x "$TS" ] || ! "$TS" --help 2>/dev/null | grep -q -- --world; then
 else
 	rm -f "$TMP"/nccl.*
 	LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$IG" run -q --json "$TMP/r.json" \
-		-- "$TS" ranks --world 4 -s straggler -n 30 -q \
+		-- "$TS" ranks --world 4 -s storage -n 30 -q \
 		--truth "$TMP/ranks.json" 2> "$TMP/run.err"
 	is "$?" 0 "nccl: idlegap run traces a 4-rank trainsim job"
 	sed 's/^/# /' "$TMP/run.err"
