@@ -149,6 +149,51 @@ sed 's/^/# /' "$TMP/all.out"
 is "$(cat "$TMP"/nccl.* | awk '{print $9, $11}' | sort -u | wc -l)" 1 \
 	"nccl: the three ranks of one process share last arrival and end"
 
+# trainsim ranks (C) and trainsim.py ranks (Python): the launcher starts
+# the ranks, each all-reduces once a step, and the merged truth names the
+# straggler and accounts for every collective.
+check_ranks() {
+	/usr/bin/python3 - "$@" <<'EOF'
+import json, sys
+f, scen, world, steps, strag = sys.argv[1:]
+j = json.load(open(f))
+errs = []
+if j["mode"] != "ranks" or j["scenario"] != scen: errs.append("header %r" % j)
+if j["world"] != int(world) or len(j["ranks"]) != int(world): errs.append("world")
+if j["straggler"] != int(strag): errs.append("straggler %r" % j["straggler"])
+for i, r in enumerate(j["ranks"]):
+    if not r: errs.append("rank %d wrote no truth" % i); continue
+    want = "balanced" if int(strag) < 0 else "straggler" if i == int(strag) else "peer"
+    if r["rank"] != i or r["role"] != want: errs.append("rank %d role %r" % (i, r["role"]))
+    n = r["nccl"]
+    if n["collectives"] != int(steps) or n["traced"] != int(steps):
+        errs.append("rank %d: %r collectives" % (i, n))
+    if not (n["transfer_s"] > 0 and n["wait_s"] >= 0): errs.append("rank %d: %r" % (i, n))
+    if r["steps"] != int(steps) or r["gpu"]["ops"] <= 0: errs.append("rank %d steps" % i)
+for e in errs: print("# " + e)
+sys.exit(1 if errs else 0)
+EOF
+}
+if [ -x "$TS" ]; then
+	unset SIMNCCL_TRACE SIMGPU_TRACE
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$TS" ranks --world 4 -s storage \
+		-n 20 -q --data "$TMP/data" --data-mb 16 --truth "$TMP/c.json"
+	is "$?" 0 "trainsim ranks: a 4-rank storage job runs"
+	ok "trainsim ranks: merged truth" -- check_ranks "$TMP/c.json" storage 4 20 2
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$TS" ranks --world 3 -s balanced \
+		-n 10 -q --data "$TMP/data" --data-mb 16 --truth "$TMP/b.json"
+	is "$?" 0 "trainsim ranks: a 3-rank balanced job runs"
+	ok "trainsim ranks: balanced truth" -- check_ranks "$TMP/b.json" balanced 3 10 -1
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$IG_TOP/tools/trainsim.py" ranks \
+		--world 4 -s gil -n 20 -q --truth "$TMP/py.json"
+	is "$?" 0 "trainsim.py ranks: a 4-rank GIL job runs"
+	ok "trainsim.py ranks: merged truth" -- check_ranks "$TMP/py.json" gil 4 20 2
+	ok "trainsim ranks: no rendezvous left behind" -- sh -c \
+		"! ls -d '$TMPDIR'/trainsim-ranks.* 2>/dev/null | grep -q ."
+else
+	skip "trainsim ranks" "build first: make all"
+fi
+
 # A traced ranks job: idlegap follows every rank of the host.
 if [ "$(id -u)" != 0 ]; then
 	skip "nccl: idlegap run traces a ranks job" "needs root"

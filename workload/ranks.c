@@ -132,7 +132,7 @@ static int env_int(const char *name, int def)
 bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 {
 	static struct scenario mine;
-	static char truth[4200];
+	static char truth[4200], data[4200];
 
 	if (!rk.rs)
 		rk.rs = &ranks_scenarios[0];
@@ -166,6 +166,14 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 			mine.sample_kb = mine.read_kb = 1024;
 			mine.out_kb = 16;
 			mine.batch_samples = 16;
+			/* its samples have another shape: not in the
+			 * others' dataset directory */
+			if (o->data_dir) {
+				mkdir(o->data_dir, 0755);
+				snprintf(data, sizeof(data), "%s/cold",
+					 o->data_dir);
+				o->data_dir = data;
+			}
 			mine.decode_us = 0;
 		} else if (rk.rs->kind == SK_CPU) {
 			mine.batch_samples = 8;
