@@ -8,6 +8,7 @@
  *                                   cuMemcpyHtoD from new pageable memory)
  *   model(batch)                    K x idlegap_spin(D), each followed
  *                                   by --op-host-us of host work (eager)
+ *   [ranks] all_reduce(grads)       ncclAllReduce on the same stream
  *   loss.item()                     cuStreamSynchronize (every
  *                                   --sync-every steps)
  */
@@ -140,6 +141,8 @@ static bool step(struct feeder *f, long n)
 		if (o->op_host_us > 0)
 			host_work((uint64_t)o->op_host_us * 1000);
 	}
+	if (ranks_active())
+		ranks_allreduce(g);
 	if (o->no_sync)
 		throttle(f);
 	else if ((n + 1) % o->sync_every == 0)

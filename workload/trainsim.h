@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,9 @@ struct opts {
 	int op_host_us, sync_every;
 	bool quiet;
 	bool neighbour;		/* be the untraced neighbour instead */
+	bool ranks;		/* trainsim ranks: see ranks.c */
+	int world, straggler, grad_mb;
+	const char *sc_name;
 	bool seconds_given;
 };
 
@@ -142,6 +146,21 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 
 /* feeder.c */
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
+
+/* ranks.c */
+const char *ranks_find(const char *name);
+void ranks_list(void);
+bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb);
+int ranks_launch(char **argv, const struct opts *o);
+void ranks_data_lock(const char *dir, bool on);
+void ranks_env(void);
+void ranks_open(struct gpu *g);
+bool ranks_active(void);
+bool ranks_is_straggler(void);
+void ranks_allreduce(struct gpu *g);
+void ranks_close(struct gpu *g);
+void ranks_json(FILE *f);
+void ranks_cleanup(bool keep);
 
 /* truth.c */
 void trace_path(char *out, size_t len);

@@ -192,6 +192,8 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		json_str(f, trace);
 	fprintf(f, "],\n");
 	json_pids(f, r);
+	if (ranks_active())
+		ranks_json(f);
 	fprintf(f, "  \"config\": {\"workers\": %d, \"queue\": \"%s\", "
 		"\"kernels\": %d, \"kernel_us\": %g, \"batch_bytes\": %zu, "
 		"\"sync\": %s}\n}\n", r->nworkers,
