@@ -50,6 +50,7 @@ struct ig_discovery {
 	size_t nld, capld;
 	__u64 next_due;			/* 0: nothing due */
 	bool detached;			/* between windows: attach nothing */
+	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
 };
 
 static void event(struct ig_discovery *d, const struct ig_disc_event *ev)
@@ -283,13 +284,28 @@ static int attach_path(struct ig_discovery *d, struct dproc *p, const char *path
 static void nccl_look(struct ig_discovery *d, struct dproc *p, __u64 ts)
 {
 	struct ig_libnccl rec;
-	int r = d->detached ? 0 : ig_nccl_look(d->o.tracer, p->tgid, &p->nccl, &rec);
+	int r = d->detached ? 0 : ig_nccl_look(d->o.tracer, p->tgid, &p->nccl,
+					       &d->nccl_all, &rec);
 
 	if (r < 0)
 		unprobed(d, p->tgid, rec.path, r);
 	rec.h.ts = ts;
 	if (r != 0)
 		record(d, &rec.h);
+}
+
+int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts)
+{
+	struct ig_libnccl rec;
+	int err;
+
+	if (!d->o.tracer || d->nccl_all.probed)
+		return 0;
+	err = ig_nccl_attach_all(d->o.tracer, path, &d->nccl_all, &rec);
+	rec.h.ts = ts;
+	if (!err)
+		record(d, &rec.h);
+	return err;
 }
 
 /* libcuda as @p maps it: 0 probed, 1 not mapped (yet), negative errno
@@ -526,6 +542,7 @@ void ig_discovery_detach_all(struct ig_discovery *d)
 	for (i = 0; i < d->nprocs; i++) {
 		d->procs[i]->has_lib = d->procs[i]->probed = false;
 		d->procs[i]->mapped = d->procs[i]->nccl.probed = false;
+	d->nccl_all.probed = false;
 	}
 	d->detached = true;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "probes/nccl_attach.h"
 #include "host/elfsym.h"
 #include "host/procfs.h"
@@ -116,8 +117,71 @@ static void rec_init(struct ig_libnccl *rec, pid_t pid, const char *path)
 	ig_strcpy(rec->path, sizeof(rec->path), path);
 }
 
+/* The loader cache's libnccl.so.2 (ldconfig knows its format). */
+static bool from_ld_cache(char *path, size_t n)
+{
+	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+	char line[1024];
+	bool found = false;
+
+	if (!p)
+		return false;
+	while (!found && fgets(line, sizeof(line), p)) {
+		char *arrow = strstr(line, "=> ");
+
+		if (!strstr(line, "libnccl.so.2 ") || !arrow)
+			continue;
+		arrow[strcspn(arrow, "\n")] = 0;
+		snprintf(path, n, "%s", arrow + 3);
+		found = access(path, R_OK) == 0;
+	}
+	pclose(p);
+	return found;
+}
+
+int ig_nccl_find_for_exec(char *const envp[], char *path, size_t n)
+{
+	const char *llp = NULL;
+	size_t i, len;
+
+	for (i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_LIBRARY_PATH=", 16))
+			llp = envp[i] + 16;
+	while (llp && *llp) {
+		len = strcspn(llp, ":;");
+		if (len) {
+			snprintf(path, n, "%.*s/libnccl.so.2", (int)len, llp);
+			if (!access(path, R_OK))
+				return 0;
+		}
+		llp += len + (llp[len] != 0);
+	}
+	return from_ld_cache(path, n) ? 0 : -ENOENT;
+}
+
+int ig_nccl_attach_all(struct ig_tracer *t, const char *path, struct ig_nccl_seen *all,
+		       struct ig_libnccl *rec)
+{
+	struct stat st;
+	unsigned int nsyms = 0;
+	int n;
+
+	if (stat(path, &st))
+		return -errno;
+	rec_init(rec, 0, path);
+	n = ig_nccl_attach(t, path, -1, &nsyms);
+	rec->nsyms = nsyms;
+	if (n < 0)
+		return n;
+	rec->nattached = n;
+	all->probed = true;
+	all->dev = st.st_dev;
+	all->ino = st.st_ino;
+	return 0;
+}
+
 int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
-		 struct ig_libnccl *rec)
+		 const struct ig_nccl_seen *all, struct ig_libnccl *rec)
 {
 	struct find f = { .pid = pid, .err = -ENOENT, .s = s };
 	struct stat st;
@@ -141,8 +205,9 @@ int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
 		rec_init(rec, pid, f.name);
 		return f.err ? f.err : -errno;
 	}
-	if (s->probed && s->dev == st.st_dev && s->ino == st.st_ino)
-		return 0;
+	if ((s->probed && s->dev == st.st_dev && s->ino == st.st_ino) ||
+	    (all && all->probed && all->dev == st.st_dev && all->ino == st.st_ino))
+		return 0;	/* probed already, for it or for every process */
 	rec_init(rec, pid, f.name);
 	n = ig_nccl_attach(t, f.path, pid, &nsyms);
 	rec->nsyms = nsyms;

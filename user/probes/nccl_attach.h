@@ -28,7 +28,16 @@ struct ig_nccl_seen {
  * 0 when nothing changed; a negative errno when a libnccl could not be
  * probed (@rec filled, nattached 0). */
 int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
-		 struct ig_libnccl *rec);
+		 const struct ig_nccl_seen *all, struct ig_libnccl *rec);
+/* Where the dynamic loader of a command run with @envp would find
+ * libnccl.so.2: LD_LIBRARY_PATH, then the loader cache (a wheel's copy
+ * under site-packages is found in the maps instead).  0 or -ENOENT. */
+int ig_nccl_find_for_exec(char *const envp[], char *path, size_t n);
+/* Probes @path for every process (the kernel side keeps to the tracked
+ * ones): a launched job's ranks, whose communicators may be created
+ * before their maps are read.  @all remembers the file; @rec says it. */
+int ig_nccl_attach_all(struct ig_tracer *t, const char *path, struct ig_nccl_seen *all,
+		       struct ig_libnccl *rec);
 /* The NCCL entry points @path exports, attached for @pid (-1: all);
  * @nsyms gets how many it has.  The number attached, or a negative errno. */
 int ig_nccl_attach(struct ig_tracer *t, const char *path, pid_t pid,
