@@ -398,6 +398,8 @@ int main(int argc, char **argv)
 		ranks_data_lock(o.data_dir, false);
 	if (gpu_load(&g))
 		return 1;
+	if (o.ranks)
+		g.ordinal = ranks_local_rank();
 	if (gpu_open(&g, o.stream))
 		return 1;
 	if (o.ranks)

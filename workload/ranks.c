@@ -248,7 +248,8 @@ static int merge_truth(const struct opts *o, const char *truth)
 int ranks_launch(char **argv, const struct opts *o)
 {
 	const char *tmp = getenv("TMPDIR");
-	char dir[4096], id[4200], num[16];
+	char dir[4096], id[4200], num[16], self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	struct sigaction sa = { .sa_handler = forward };
 	uint64_t t0 = mono_ns();
 	int i, st, bad = 0;
@@ -256,6 +257,10 @@ int ranks_launch(char **argv, const struct opts *o)
 
 	snprintf(dir, sizeof(dir), "%s/trainsim-ranks.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
+	/* the ranks run this program under its own name, not "exe" */
+	if (len <= 0 || len >= (ssize_t)sizeof(self) - 1)
+		die("cannot find this program: %s", strerror(errno));
+	self[len] = '\0';
 	if (!mkdtemp(dir))
 		die("mkdtemp %s: %s", dir, strerror(errno));
 	snprintf(id, sizeof(id), "%s/ncclid", dir);
@@ -272,7 +277,7 @@ int ranks_launch(char **argv, const struct opts *o)
 			snprintf(num, sizeof(num), "%d", i);
 			setenv("RANK", num, 1);
 			setenv("LOCAL_RANK", num, 1);
-			execv("/proc/self/exe", argv);
+			execv(self, argv);
 			fprintf(stderr, "trainsim: exec: %s\n", strerror(errno));
 			_exit(127);
 		}
@@ -406,7 +411,12 @@ static void exchange_id(ncclUniqueId *id)
 void ranks_env(void)
 {
 	const char *tmp = getenv("TMPDIR");
+	char n[16];
 
+	/* one simulated GPU per rank of the host, each rank on its own, as
+	 * torchrun jobs use cuda:LOCAL_RANK */
+	snprintf(n, sizeof(n), "%d", rk.world);
+	setenv("SIMGPU_DEVICES", n, 0);
 	if (getenv("SIMNCCL_TRACE"))
 		return;
 	snprintf(rk.nccl_trace, sizeof(rk.nccl_trace),
@@ -447,6 +457,11 @@ void ranks_close(struct gpu *g)
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	nccl_check(rk.api.destroy(rk.comm), "ncclCommDestroy");
 	g->cuMemFree(rk.grad);
+}
+
+int ranks_local_rank(void)
+{
+	return rk.local_rank;
 }
 
 bool ranks_active(void)
