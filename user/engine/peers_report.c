@@ -87,6 +87,28 @@ jo *peers_json_stragglers(const struct ig_engine *e)
 	return a;
 }
 
+/* Each rank's own share: ranks of one job may share a device entry
+ * (their contexts created before the probes, or one GPU for several). */
+static jo *ranks_json(const struct ig_engine *e)
+{
+	jo *a = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; e->peers && i < e->peers->nranks; i++) {
+		const struct peers_rank *R = &e->peers->ranks[i];
+		jo *o = json_object_new_object();
+
+		json_object_object_add(o, "rank", R->rank >= 0 ? json_object_new_int(R->rank) : NULL);
+		json_object_object_add(o, "pid", ju64(R->pid));
+		json_object_object_add(o, "device", json_object_new_int(R->device));
+		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
+		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
+		json_object_object_add(o, "late_s", jsec(R->late_ns));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 jo *peers_json_summary(const struct ig_engine *e)
 {
 	const struct ig_peers *ps = e->peers;
@@ -102,6 +124,7 @@ jo *peers_json_summary(const struct ig_engine *e)
 	json_object_object_add(o, "libnccl_probed", ju64(ps ? ps->libs : 0));
 	json_object_object_add(o, "nccl_linked_statically",
 			       ps && ps->static_libs ? jstr(ps->static_path) : NULL);
+	json_object_object_add(o, "ranks", ranks_json(e));
 	return o;
 }
 
