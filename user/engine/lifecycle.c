@@ -44,6 +44,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (p->t0 < keep)
 			keep = p->t0;
 	}
+	keep = ig_min64(keep, peers_keep_from(e));
 	if (keep > e->win.now)
 		keep = e->win.now;
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;

@@ -10,6 +10,10 @@
  * [arrival, last arrival) is charged to the last rank, explained by the
  * same walk as an idle gap over its launching thread, or, when its GPU
  * still had earlier work pending then, by peer_compute.
+ *
+ * A collective is settled once every rank's stream has drained after it
+ * (its end: the rank's time in it runs to there) or it has waited long
+ * enough for that.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +34,17 @@ struct unlaunched {
 	int32_t rank;
 };
 
-/* One rank's collective whose end is not known yet. */
-struct open_coll {
-	uint32_t tgid;
-	uint64_t stream, t0, wait;
-};
+/* A launched collective is settled this long after its last launch at
+ * the latest, ends or not, and at most this many wait at once. */
+#define PEERS_SETTLE_NS		(5ULL * IG_NSEC)
+#define PEERS_WAITING_MAX	256
 
 struct peers_priv {
 	struct ig_peers pub;
 	struct unlaunched *ul;
 	size_t nul, capul;
-	struct open_coll *oc;	/* one per rank slot */
+	struct peers_group **waiting;	/* launched by all, ends awaited */
+	size_t nwait, capwait;
 };
 
 static struct ig_peers *peers_get(struct ig_engine *e)
@@ -65,7 +69,6 @@ static uint64_t key_of(uint64_t id, uint64_t seq)
 
 static struct peers_rank *rank_get(struct ig_peers *ps, uint32_t pid)
 {
-	struct peers_priv *pp = (struct peers_priv *)ps;
 	uint32_t i;
 
 	for (i = 0; i < ps->nranks; i++)
@@ -74,20 +77,13 @@ static struct peers_rank *rank_get(struct ig_peers *ps, uint32_t pid)
 	if (ps->nranks == ps->caprank) {
 		uint32_t cap = ps->caprank ? ps->caprank * 2 : 8;
 		struct peers_rank *v = realloc(ps->ranks, cap * sizeof(*v));
-		struct open_coll *o = realloc(pp->oc, cap * sizeof(*o));
 
-		if (o)
-			pp->oc = o;
-		if (!v || !o) {
-			if (v)
-				ps->ranks = v;
+		if (!v)
 			return NULL;
-		}
 		ps->ranks = v;
 		ps->caprank = cap;
 	}
 	memset(&ps->ranks[ps->nranks], 0, sizeof(ps->ranks[0]));
-	memset(&pp->oc[ps->nranks], 0, sizeof(pp->oc[0]));
 	ps->ranks[ps->nranks].pid = pid;
 	ps->ranks[ps->nranks].rank = -1;
 	ps->ranks[ps->nranks].device = -1;
@@ -124,24 +120,38 @@ static void at_launch(struct ig_engine *e, struct peers_call *c)
 	}
 }
 
-/* The end of @r's previous collective: its stream's drain, if one came
- * before @next; its GPU time in it at least the wait. */
-static void close_open(struct ig_engine *e, uint32_t slot, uint64_t next)
+static void union_add(struct peers_union *u, uint64_t t0, uint64_t t1)
 {
-	struct peers_priv *pp = (struct peers_priv *)e->peers;
-	struct open_coll *o = &pp->oc[slot];
-	struct ig_process *p;
-	struct ig_stream *s;
-	uint64_t ns = o->wait;
-
-	if (!o->t0)
+	if (t1 <= t0)
 		return;
-	p = ig_process_find(e, o->tgid);
-	s = p ? ig_htab_get(&p->streams, o->stream) : NULL;
-	if (s && s->drained_at > o->t0 && s->drained_at <= next)
-		ns = ig_max64(ns, s->drained_at - o->t0);
-	e->peers->ranks[slot].coll_ns += ns;
-	o->t0 = 0;
+	if (u->t1 && t0 <= u->t1) {
+		u->t1 = ig_max64(u->t1, t1);
+		return;
+	}
+	u->ns += u->t1 - u->t0;
+	u->t0 = ig_max64(t0, u->t1);
+	u->t1 = ig_max64(t1, u->t0);
+}
+
+static uint64_t union_ns(const struct peers_union *u)
+{
+	return u->ns + (u->t1 - u->t0);
+}
+
+static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
+{
+	uint32_t i;
+
+	for (i = 0; i < ps->ndevs; i++)
+		if (ps->devs[i].ordinal == ordinal) {
+			if (ps->devs[i].rank != rank)
+				ps->devs[i].rank = -2;
+			return &ps->devs[i];
+		}
+	if (ps->ndevs == IG_MAX_DEVICES)
+		return NULL;
+	ps->devs[ps->ndevs] = (struct peers_dev){ .ordinal = ordinal, .rank = rank };
+	return &ps->devs[ps->ndevs++];
 }
 
 /* The late rank @L made the others wait over [t0, t1): why. */
@@ -169,35 +179,71 @@ static void charge(struct ig_engine *e, struct peers_rank *R,
 		R->cause_ns[k] += R->walk.c[k].ns;
 }
 
-static void finalize(struct ig_engine *e, struct peers_group *g)
+/* Where each rank's stream drained after the collective, where known. */
+static bool ends(struct ig_engine *e, struct peers_group *g)
 {
-	struct ig_peers *ps = e->peers;
-	struct peers_priv *pp = (struct peers_priv *)ps;
+	bool all = true;
+	uint32_t i;
+
+	for (i = 0; i < g->nranks; i++) {
+		struct peers_call *c = &g->c[i];
+		struct ig_process *p;
+		struct ig_stream *s;
+
+		if (c->end)	/* seen, or none to be seen (IG_NS_INF) */
+			continue;
+		p = ig_process_find(e, c->tgid);
+		s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
+		if (s && s->drained_at > c->launch)
+			c->end = s->drained_at;
+		else
+			all = false;
+	}
+	return all;
+}
+
+/* The last arrival: the last launch.  A GPU still busy with earlier work
+ * may reach it later; the ends (first drain after it, less the transfer)
+ * would bound that, but a sync's return lags the GPU by its wake-up, which
+ * on a loaded host is as long as the waits measured: not used. */
+static uint64_t last_arrival(struct peers_group *g, uint32_t *L)
+{
 	uint64_t A = 0;
-	uint32_t i, L = 0;
-	bool any = false;
-	struct peers_rank *RL;
+	uint32_t i;
 
 	for (i = 0; i < g->nranks; i++)
 		if (g->c[i].launch > A) {
 			A = g->c[i].launch;
-			L = i;
+			*L = i;
 		}
-	RL = rank_get(ps, g->c[L].tgid);
+	return A;
+}
+
+static void finalize(struct ig_engine *e, struct peers_group *g)
+{
+	struct ig_peers *ps = e->peers;
+	uint32_t i, L = 0;
+	uint64_t A = last_arrival(g, &L);
+	struct peers_rank *RL = rank_get(ps, g->c[L].tgid);
+	bool any = false;
+	struct peers_dev *d;
+
 	for (i = 0; i < g->nranks; i++) {
 		const struct peers_call *c = &g->c[i];
 		struct peers_rank *R = rank_get(ps, c->tgid);
-		uint64_t w = A - c->launch;
-		uint32_t slot;
+		uint64_t w = i == L || A < c->launch ? 0 : A - c->launch;
+		uint64_t coll = c->end > c->launch && c->end != IG_NS_INF ?
+				ig_max64(c->end - c->launch, w) : w;
 
 		if (!R || !RL)
 			continue;
-		slot = (uint32_t)(R - ps->ranks);
-		close_open(e, slot, c->launch);
 		R->device = c->device;
 		R->wait_ns += w;
-		pp->oc[slot] = (struct open_coll){ .tgid = c->tgid, .stream = c->stream,
-						   .t0 = c->launch, .wait = w };
+		R->coll_ns += coll;
+		if ((d = dev_get(ps, c->device, R->rank))) {
+			union_add(&d->coll, c->launch, c->launch + coll);
+			union_add(&d->wait, c->launch, c->launch + w);
+		}
 		if (!w)
 			continue;
 		any = true;
@@ -212,18 +258,67 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 	ps->matched++;
 }
 
+/* Settles the collectives whose ends are known, or waited for long
+ * enough (all of them with @force). */
+static void settle(struct ig_engine *e, bool force)
+{
+	struct peers_priv *pp = (struct peers_priv *)e->peers;
+	size_t i, j;
+
+	for (i = j = 0; i < pp->nwait; i++) {
+		struct peers_group *g = pp->waiting[i];
+		uint64_t last = 0;
+		uint32_t k;
+
+		for (k = 0; k < g->nranks; k++)
+			last = ig_max64(last, g->c[k].launch);
+		if (ends(e, g) || force || pp->nwait - i > PEERS_WAITING_MAX ||
+		    e->win.now > last + PEERS_SETTLE_NS) {
+			finalize(e, g);
+			free(g);
+		} else {
+			pp->waiting[j++] = g;
+		}
+	}
+	pp->nwait = j;
+}
+
 static void try_finalize(struct ig_engine *e, uint64_t key, struct peers_group *g)
 {
+	struct peers_priv *pp = (struct peers_priv *)e->peers;
+
 	if (g->npresent < g->nranks || g->nlaunched < g->nranks)
 		return;
-	finalize(e, g);
 	ig_htab_del(&e->peers->groups, key);
-	free(g);
+	if (!ig_grow((void **)&pp->waiting, &pp->capwait, pp->nwait, sizeof(g))) {
+		finalize(e, g);
+		free(g);
+		return;
+	}
+	pp->waiting[pp->nwait++] = g;
+}
+
+/* A rank launched another collective on @stream: its earlier ones
+ * without an end seen get none (a drain now would be of both). */
+static void no_end_after(struct ig_peers *ps, uint32_t tgid, uint64_t stream)
+{
+	struct peers_priv *pp = (struct peers_priv *)ps;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < pp->nwait; i++)
+		for (k = 0; k < pp->waiting[i]->nranks; k++) {
+			struct peers_call *c = &pp->waiting[i]->c[k];
+
+			if (c->tgid == tgid && c->stream == stream && !c->end)
+				c->end = IG_NS_INF;
+		}
 }
 
 static void launched(struct ig_engine *e, struct peers_group *g,
 		     struct peers_call *c, uint64_t ts)
 {
+	no_end_after(e->peers, c->tgid, c->stream);
 	c->launch = ts;
 	at_launch(e, c);
 	g->nlaunched++;
@@ -314,6 +409,8 @@ void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 
 	if (!ps)
 		return;
+	if (((struct peers_priv *)ps)->nwait)
+		settle(e, false);
 	switch (r->kind) {
 	case IG_NC_COLL:
 		on_coll(e, ps, r);
@@ -350,15 +447,41 @@ void peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 void peers_finish(struct ig_engine *e)
 {
 	struct ig_peers *ps = e->peers;
-	uint32_t it = 0, i;
+	uint32_t it = 0;
 	struct peers_group *g;
 
 	if (!ps)
 		return;
+	settle(e, true);
 	while ((g = ig_htab_next(&ps->groups, &it)))
 		ps->unmatched += g->npresent;
-	for (i = 0; i < ps->nranks; i++)
-		close_open(e, i, IG_NS_INF);
+}
+
+static uint64_t group_first(const struct peers_group *g, uint64_t keep)
+{
+	uint32_t k;
+
+	for (k = 0; k < g->nranks; k++)
+		if (g->c[k].launch && g->c[k].launch < keep)
+			keep = g->c[k].launch;
+	return keep;
+}
+
+uint64_t peers_keep_from(const struct ig_engine *e)
+{
+	const struct peers_priv *pp = (const struct peers_priv *)e->peers;
+	uint64_t keep = IG_NS_INF;
+	uint32_t it = 0;
+	const struct peers_group *g;
+	size_t i;
+
+	if (!pp)
+		return keep;
+	for (i = 0; i < pp->nwait; i++)
+		keep = group_first(pp->waiting[i], keep);
+	while ((g = ig_htab_next(&pp->pub.groups, &it)))
+		keep = group_first(g, keep);
+	return keep;
 }
 
 void peers_free(struct ig_engine *e)
@@ -374,7 +497,9 @@ void peers_free(struct ig_engine *e)
 	ig_htab_free(&pp->pub.groups);
 	free(pp->pub.ranks);
 	free(pp->ul);
-	free(pp->oc);
+	for (it = 0; it < pp->nwait; it++)
+		free(pp->waiting[it]);
+	free(pp->waiting);
 	free(pp);
 	e->peers = NULL;
 }
@@ -396,14 +521,14 @@ void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 
 	*wait_ns = *coll_ns = 0;
 	*rank = -1;
-	for (i = 0; e->peers && i < e->peers->nranks; i++) {
-		const struct peers_rank *R = &e->peers->ranks[i];
+	for (i = 0; e->peers && i < e->peers->ndevs; i++) {
+		const struct peers_dev *d = &e->peers->devs[i];
 
-		if (R->device != ordinal)
+		if (d->ordinal != ordinal)
 			continue;
-		*wait_ns += R->wait_ns;
-		*coll_ns += R->coll_ns;
-		*rank = *rank < 0 ? R->rank : *rank;
+		*wait_ns = union_ns(&d->wait);
+		*coll_ns = union_ns(&d->coll);
+		*rank = d->rank >= 0 ? d->rank : -1;
 	}
 }
 
@@ -412,9 +537,9 @@ static int by_latest(const void *a, const void *b)
 	const struct peers_rank *x = *(const struct peers_rank *const *)a;
 	const struct peers_rank *y = *(const struct peers_rank *const *)b;
 
-	if (x->last_late != y->last_late)
-		return x->last_late > y->last_late ? -1 : 1;
-	return x->late_ns > y->late_ns ? -1 : x->late_ns < y->late_ns;
+	if (x->late_ns != y->late_ns)
+		return x->late_ns > y->late_ns ? -1 : 1;
+	return x->last_late > y->last_late ? -1 : x->last_late < y->last_late;
 }
 
 size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out)

@@ -18,6 +18,8 @@
 /* What one rank did in one collective. */
 struct peers_call {
 	uint64_t launch;	/* the host launched it (0: grouped, not yet) */
+	uint64_t end;		/* its stream drained after it (0: not seen
+				 * yet, IG_NS_INF: another came first) */
 	uint64_t pend_since;	/* earlier work on its GPU pending since
 				 * (0: none: the GPU reached it at launch) */
 	uint64_t stream;
@@ -44,7 +46,26 @@ struct peers_rank {
 	struct ig_causeset walk;	/* scratch set for the walk */
 };
 
+/* A union of intervals, in one pass: intervals come about in time order
+ * (collectives in launch order); one that starts before the last merged
+ * run ended only extends it, never counts twice. */
+struct peers_union {
+	uint64_t ns;		/* committed */
+	uint64_t t0, t1;	/* the run being merged */
+};
+
+/* A device's time in collectives and in peer wait: unions over its
+ * ranks, which may share one device entry (several processes on one GPU,
+ * or contexts created before the probes came). */
+struct peers_dev {
+	int ordinal;
+	int32_t rank;		/* its one rank, -2: several */
+	struct peers_union wait, coll;
+};
+
 struct ig_peers {
+	struct peers_dev devs[IG_MAX_DEVICES];
+	uint32_t ndevs;
 	struct ig_htab groups;	/* hash(id, seq) -> struct peers_group */
 	struct peers_rank *ranks;
 	uint32_t nranks, caprank;
@@ -59,12 +80,15 @@ void peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
 /* No more records: what never matched is counted so. */
 void peers_finish(struct ig_engine *e);
 void peers_free(struct ig_engine *e);
+/* Thread history the unsettled collectives still need: from here (their
+ * lateness is walked when they settle). */
+uint64_t peers_keep_from(const struct ig_engine *e);
 /* The rank of a process, -1 if unknown. */
 int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid);
 /* A device's wait and collective time. */
 void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 	       uint64_t *coll_ns, int32_t *rank);
-/* Stragglers, most recently late first; returns how many (caller frees).
+/* Stragglers, the latest (most waited for) first; returns how many (caller frees).
  * A rank is one when the others' GPUs waited for it at least
  * IG_PEERS_LATE_SHARE of a rank's mean time in collectives: in a balanced
  * job every rank is last now and then, by little. */

@@ -23,7 +23,8 @@ void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
 	y = ig_min64(w - x, *unres);
 	*unres -= y;
 	*unres_gpu -= ig_min64(y, *unres_gpu);
-	*wait = w;
+	/* never more than the pending time it came out of */
+	*wait = x + y;
 }
 
 static double sec(uint64_t ns)
