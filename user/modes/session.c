@@ -355,7 +355,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 		 * ranks may create communicators before their maps are read;
 		 * without one, nothing is attached */
 		if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
-		    (err = ig_discovery_add_nccl(s->disc, lib, c.ts)))
+		    (err = ig_discovery_add_nccl(s->cap.disc, lib, c.ts)))
 			ig_warn("cannot probe %s: %s", lib, strerror(-err));
 		/* until it maps libcuda, which names the driver's code */
 		ig_discovery_watch(s->cap.disc, s->child, c.ts);
