@@ -117,28 +117,6 @@ static void rec_init(struct ig_libnccl *rec, pid_t pid, const char *path)
 	ig_strcpy(rec->path, sizeof(rec->path), path);
 }
 
-/* The loader cache's libnccl.so.2 (ldconfig knows its format). */
-static bool from_ld_cache(char *path, size_t n)
-{
-	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-	char line[1024];
-	bool found = false;
-
-	if (!p)
-		return false;
-	while (!found && fgets(line, sizeof(line), p)) {
-		char *arrow = strstr(line, "=> ");
-
-		if (!strstr(line, "libnccl.so.2 ") || !arrow)
-			continue;
-		arrow[strcspn(arrow, "\n")] = 0;
-		snprintf(path, n, "%s", arrow + 3);
-		found = access(path, R_OK) == 0;
-	}
-	pclose(p);
-	return found;
-}
-
 int ig_nccl_find_for_exec(char *const envp[], char *path, size_t n)
 {
 	const char *llp = NULL;
@@ -156,7 +134,7 @@ int ig_nccl_find_for_exec(char *const envp[], char *path, size_t n)
 		}
 		llp += len + (llp[len] != 0);
 	}
-	return from_ld_cache(path, n) ? 0 : -ENOENT;
+	return -ENOENT;
 }
 
 int ig_nccl_attach_all(struct ig_tracer *t, const char *path, struct ig_nccl_seen *all,

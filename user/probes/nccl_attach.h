@@ -29,9 +29,11 @@ struct ig_nccl_seen {
  * probed (@rec filled, nattached 0). */
 int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
 		 const struct ig_nccl_seen *all, struct ig_libnccl *rec);
-/* Where the dynamic loader of a command run with @envp would find
- * libnccl.so.2: LD_LIBRARY_PATH, then the loader cache (a wheel's copy
- * under site-packages is found in the maps instead).  0 or -ENOENT. */
+/* A libnccl.so.2 in the LD_LIBRARY_PATH of a command run with @envp,
+ * which the command asks for by setting it (a system-wide copy in the
+ * loader cache is left alone: probing it would touch every process of the
+ * host that uses it; a wheel's copy under site-packages, or the system's,
+ * is found in the maps instead).  0 or -ENOENT. */
 int ig_nccl_find_for_exec(char *const envp[], char *path, size_t n);
 /* Probes @path for every process (the kernel side keeps to the tracked
  * ones): a launched job's ranks, whose communicators may be created
