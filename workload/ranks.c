@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,20 @@ bool ranks_is_straggler(void)
 	return rk.rs && rk.rs->kind != SK_NONE && rk.rank == rk.straggler;
 }
 
+/* Bad usage: one line, exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "trainsim: ranks: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
 static int env_int(const char *name, int def)
 {
 	const char *v = getenv(name);
@@ -120,8 +135,10 @@ static int env_int(const char *name, int def)
 	if (!v || !*v)
 		return def;
 	n = strtol(v, &end, 10);
-	if (*end || n < 0 || n > 4096)
-		die("bad %s=%s", name, v);
+	if (*end || n < 0 || n > 4096) {
+		fprintf(stderr, "trainsim: ranks: bad %s=%s\n", name, v);
+		exit(2);
+	}
 	return (int)n;
 }
 
@@ -142,11 +159,11 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	rk.straggler = straggler >= 0 ? straggler : 2;
 	rk.grad_count = ((size_t)(grad_mb > 0 ? grad_mb : rk.rs->grad_mb)
 			 << 20) / 4;
-	if (rk.world < 1)
-		die("ranks: give --world N, or RANK and WORLD_SIZE");
+	if (rk.world < 1 || rk.world > 64)
+		usage("give --world N (1..64), or RANK and WORLD_SIZE");
 	if (rk.rs->kind != SK_NONE && rk.straggler >= rk.world)
-		die("ranks: straggler %d is not a rank of %d", rk.straggler,
-		    rk.world);
+		usage("straggler %d is not a rank of %d", rk.straggler,
+		      rk.world);
 	/* A run is so many steps on every rank: a deadline would leave some
 	 * ranks waiting in an all-reduce the others never reach. */
 	o->seconds = 0;
@@ -155,7 +172,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	if (rk.rank < 0)
 		return false;
 	if (rk.rank >= rk.world)
-		die("ranks: RANK %d with WORLD_SIZE %d", rk.rank, rk.world);
+		usage("RANK %d with WORLD_SIZE %d", rk.rank, rk.world);
 	mine = peer_sc;
 	mine.name = rk.rs->name;
 	if (ranks_is_straggler()) {
