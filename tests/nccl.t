@@ -149,6 +149,15 @@ sed 's/^/# /' "$TMP/all.out"
 is "$(cat "$TMP"/nccl.* | awk '{print $9, $11}' | sort -u | wc -l)" 1 \
 	"nccl: the three ranks of one process share last arrival and end"
 
+# A rank whose peer's process is gone does not hang: its all-reduce ends,
+# marked aborted, and the communicator reports a remote error.
+rm -f "$TMP"/nccl.*
+timeout 60 "$CHECK" orphan > "$TMP/orphan.out" 2>&1
+is "$?" 0 "nccl: a peer that left ends the wait with ncclRemoteError"
+sed 's/^/# /' "$TMP/orphan.out"
+is "$(cat "$TMP"/nccl.* | awk '{print $1, $13}')" "allreduce aborted" \
+	"nccl: the orphaned all-reduce is marked aborted in the truth"
+
 # trainsim ranks (C) and trainsim.py ranks (Python): the launcher starts
 # the ranks, each all-reduces once a step, and the merged truth names the
 # straggler and accounts for every collective.

@@ -8,6 +8,8 @@
  *                              second all-reduce MS ms after the others;
  *                              each rank prints "rank R pid P hostwait NS"
  *   nccl_check initall N       ncclCommInitAll and a group over N comms
+ *   nccl_check orphan          2 ranks; rank 1 exits after init, rank 0's
+ *                              all-reduce ends as aborted, not hangs
  *
  * SIMNCCL_TRACE and SIMGPU_TRACE (with %p) are set by the caller; the
  * truth is checked there.  Exit 0 when every call behaved.
@@ -255,6 +257,40 @@ static int check_initall(int n)
 	return failures ? 1 : 0;
 }
 
+static int check_orphan(void)
+{
+	ncclUniqueId id;
+	ncclResult_t err = ncclSuccess;
+	ncclComm_t c;
+	CUdeviceptr buf;
+	CUstream s;
+	int st;
+	pid_t pid;
+
+	NC(ncclGetUniqueId(&id));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		NC(ncclCommInitRank(&c, 2, id, 1));
+		_exit(0);	/* gone without a word */
+	}
+	s = gpu_open(&buf, 1 << 20);
+	NC(ncclCommInitRank(&c, 2, id, 0));
+	/* a zombie, not reaped until the end: it counts as gone too */
+	usleep(100000);
+	NC(ncclAllReduce((void *)buf, (void *)buf, 1024, ncclFloat32, ncclSum,
+			 c, s));
+	CU(cuStreamSynchronize(s));
+	NC(ncclCommGetAsyncError(c, &err));
+	CHECK(err == ncclRemoteError, "async error %d after a peer left",
+	      (int)err);
+	NC(ncclCommAbort(c));
+	waitpid(pid, &st, 0);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -265,7 +301,9 @@ int main(int argc, char **argv)
 				   atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "initall"))
 		return check_initall(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "orphan"))
+		return check_orphan();
 	fprintf(stderr, "usage: nccl_check abi | ranks N LATE MS | "
-		"initall N\n");
+		"initall N | orphan\n");
 	return 2;
 }
