@@ -142,6 +142,19 @@ for id in $(cat "$TMP"/nccl.* | awk '{print $2}' | sort -u); do
 done
 is "$left" "" "nccl: no shared-memory file left behind"
 
+# truth.py's summary of the same files: 8 (process, communicator, rank)
+# entries, and the on-time ranks' waits of about 50 ms among them.
+"$IG_TOP/tools/truth.py" nccl "$TMP/nccl.*" > "$TMP/sum.json"
+is "$?" 0 "truth.py nccl summarizes the collectives"
+ok "truth.py nccl: every rank of both communicators, waits counted" -- \
+	/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = [x for x in j["ranks"] if x["nranks"] == 4]
+sys.exit(not (len(j["ranks"]) == 8 and len(r) == 4 and
+              sum(x["tasks"] for x in r) == 9 * 4 + 2 and
+              sum(x["wait_s"] >= 0.04 for x in r) == 3))' "$TMP/sum.json"
+
 rm -f "$TMP"/nccl.*
 "$CHECK" initall 3 > "$TMP/all.out" 2>&1
 is "$?" 0 "nccl: ncclCommInitAll and a group over three communicators"

@@ -160,13 +160,13 @@ static void truth(const struct sn_launch *l, const struct sn_task *t,
 	stream_name(l->stream, sname, sizeof(sname));
 	len = snprintf(line, sizeof(line),
 		       "%s %016llx %d %d %llu %d %llu %llu %llu %llu %llu "
-		       "%s %s\n", kind_names[t->kind],
+		       "%s %s %d\n", kind_names[t->kind],
 		       (unsigned long long)c->id, c->rank, c->nranks,
 		       (unsigned long long)t->seq, t->peer,
 		       (unsigned long long)t->bytes,
 		       (unsigned long long)arrive, (unsigned long long)last,
 		       (unsigned long long)start, (unsigned long long)end,
-		       sname, ok ? "ok" : "aborted");
+		       sname, ok ? "ok" : "aborted", (int)trace_pid);
 	if (write(fd, line, (size_t)len) != len)
 		return;
 }
