@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 	if (gpu_open(&g, o.stream))
 		return 1;
 	if (o.ranks)
-		ranks_open(&g);
+		ranks_open(&g, o.stream);
 	if (!g.sim)
 		gpu_calibrate(&g);
 	if (o.hold_ms > 0 && holder_start(&run))

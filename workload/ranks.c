@@ -76,6 +76,7 @@ static struct {
 	struct nccl_api api;
 	ncclComm_t comm;
 	CUdeviceptr grad;
+	CUstream stream;	/* the feeder's stream, as NCCL must name it */
 	size_t grad_count;
 	uint64_t collectives;
 	char nccl_trace[4200];
@@ -442,7 +443,7 @@ void ranks_env(void)
 	rk.set_nccl_trace = true;
 }
 
-void ranks_open(struct gpu *g)
+void ranks_open(struct gpu *g, enum stream_mode mode)
 {
 	ncclUniqueId id;
 	char path[4200];
@@ -457,14 +458,18 @@ void ranks_open(struct gpu *g)
 	}
 	gpu_check(g, g->cuMemAlloc(&rk.grad, rk.grad_count * 4),
 		  "cuMemAlloc(gradients)");
+	/* The feeder's NULL means its thread's stream when it calls the
+	 * _ptsz entry points; NCCL is told so explicitly. */
+	rk.stream = !g->stream && mode == STREAM_PTDS ? CU_STREAM_PER_THREAD
+						      : g->stream;
 }
 
 /* After the step's backward kernels: gradients all-reduced in place. */
-void ranks_allreduce(struct gpu *g)
+void ranks_allreduce(void)
 {
 	nccl_check(rk.api.all_reduce((void *)rk.grad, (void *)rk.grad,
 				     rk.grad_count, ncclFloat32, ncclSum,
-				     rk.comm, (cudaStream_t)g->stream),
+				     rk.comm, (cudaStream_t)rk.stream),
 		   "ncclAllReduce");
 	rk.collectives++;
 }
