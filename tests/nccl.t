@@ -157,10 +157,13 @@ sys.exit(not (len(j["ranks"]) == 8 and len(r) == 4 and
 
 rm -f "$TMP"/nccl.*
 "$CHECK" initall 3 > "$TMP/all.out" 2>&1
-is "$?" 0 "nccl: ncclCommInitAll and a group over three communicators"
+is "$?" 0 "nccl: ncclCommInitAll, a rank left waiting for its peers, a group over three communicators"
 sed 's/^/# /' "$TMP/all.out"
-is "$(cat "$TMP"/nccl.* | awk '{print $9, $11}' | sort -u | wc -l)" 1 \
+is "$(cat "$TMP"/nccl.* | awk '$5 == 2 {print $9, $11}' | sort -u | wc -l)" 1 \
 	"nccl: the three ranks of one process share last arrival and end"
+
+is "$(cat "$TMP"/nccl.* | awk '$3 == 0 && $5 == 1 && $9 - $8 >= 20000000' | wc -l)" 1 \
+	"nccl: the rank left alone waited at least the 20 ms before its peers came"
 
 # A rank whose peer's process is gone does not hang: its all-reduce ends,
 # marked aborted, and the communicator reports a remote error.

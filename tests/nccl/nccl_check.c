@@ -234,9 +234,10 @@ static int check_initall(int n)
 	ncclComm_t comms[8];
 	CUstream s[8];
 	CUdeviceptr buf;
+	CUevent ev;
 	int i, r;
 
-	if (n > 8)
+	if (n < 2 || n > 8)
 		return 2;
 	s[0] = gpu_open(&buf, 1 << 20);
 	for (i = 1; i < n; i++)
@@ -246,6 +247,23 @@ static int check_initall(int n)
 		NC(ncclCommUserRank(comms[i], &r));
 		CHECK(r == i, "comm %d has rank %d", i, r);
 	}
+	/* Rank 0 alone in an all-reduce: its stream waits for the others,
+	 * and queries and events say so until they come. */
+	CU(cuEventCreate(&ev, 0));
+	NC(ncclAllReduce((void *)buf, (void *)buf, 16, ncclFloat32, ncclSum,
+			 comms[0], s[0]));
+	CU(cuEventRecord(ev, s[0]));
+	usleep(20000);
+	CHECK(cuStreamQuery(s[0]) == CUDA_ERROR_NOT_READY,
+	      "stream idle while its all-reduce waits for peers");
+	CHECK(cuEventQuery(ev) == CUDA_ERROR_NOT_READY,
+	      "event after a waiting all-reduce is done");
+	for (i = 1; i < n; i++)
+		NC(ncclAllReduce((void *)buf, (void *)buf, 16, ncclFloat32,
+				 ncclSum, comms[i], s[i]));
+	CU(cuStreamSynchronize(s[0]));
+	CHECK(cuEventQuery(ev) == CUDA_SUCCESS, "event not done after sync");
+	CU(cuEventDestroy(ev));
 	NC(ncclGroupStart());
 	for (i = 0; i < n; i++)
 		NC(ncclAllReduce((void *)buf, (void *)buf, 1 << 16,
