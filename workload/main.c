@@ -390,13 +390,18 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &stop_action, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.ranks) {
+		/* A framework loads its GPU libraries at import, well before
+		 * its first call into them. */
 		ranks_env();
+		if (gpu_load(&g))
+			return 1;
+		ranks_preload();
 		ranks_data_lock(o.data_dir, true);
 	}
 	start_host_side(&run);
 	if (o.ranks)
 		ranks_data_lock(o.data_dir, false);
-	if (gpu_load(&g))
+	else if (gpu_load(&g))
 		return 1;
 	if (o.ranks)
 		g.ordinal = ranks_local_rank();

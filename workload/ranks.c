@@ -358,7 +358,7 @@ static void nccl_check(ncclResult_t r, const char *what)
 						  : "NCCL error");
 }
 
-static void nccl_load(void)
+void ranks_preload(void)
 {
 	struct nccl_api *a = &rk.api;
 
@@ -448,7 +448,6 @@ void ranks_open(struct gpu *g, enum stream_mode mode)
 	ncclUniqueId id;
 	char path[4200];
 
-	nccl_load();
 	exchange_id(&id);
 	nccl_check(rk.api.init_rank(&rk.comm, rk.world, id, rk.rank),
 		   "ncclCommInitRank");

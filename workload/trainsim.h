@@ -154,6 +154,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb);
 int ranks_launch(char **argv, const struct opts *o);
 void ranks_data_lock(const char *dir, bool on);
 void ranks_env(void);
+void ranks_preload(void);
 int ranks_local_rank(void);
 void ranks_open(struct gpu *g, enum stream_mode mode);
 bool ranks_active(void);
