@@ -199,6 +199,8 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 			mine.hogs = 3;
 		} else {
 			mine.kernels *= 2;
+			if (o->kernels >= 0)	/* -k K: 2K for this rank */
+				o->kernels *= 2;
 		}
 	}
 	o->sc = &mine;

@@ -173,7 +173,7 @@ static void truth(const struct sn_launch *l, const struct sn_task *t,
 
 /* ---- waiting ---- */
 
-/* Blocks until cond(c, a, b) holds; false when the communicator was
+/* Blocks until cond(c, peer, arg) holds; false when the communicator was
  * aborted or the awaited peer's process is gone. */
 static bool await(struct ncclComm *c, int peer,
 		  bool (*cond)(struct ncclComm *, int, uint64_t),
