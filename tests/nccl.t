@@ -232,5 +232,7 @@ else
 	is "$?" 0 "nccl: idlegap run traces a 4-rank trainsim job"
 	sed 's/^/# /' "$TMP/run.err"
 	ok "nccl: the traced job wrote its truth" -- test -s "$TMP/ranks.json"
+	is "$(json "$TMP/r.json" 'sum(1 for p in j["processes"] if p.get("launches", 0) > 0)')" 4 \
+		"nccl: idlegap followed the launches of all four ranks"
 fi
 done_testing
