@@ -37,6 +37,11 @@ if command -v nm >/dev/null; then
 		echo "$syms" | awk '{print $3}' | grep -qx "$f" || missing="$missing $f"
 	done
 	is "$missing" "" "nccl: the NCCL 2.x entry points are exported"
+	# nothing inside the library calls or jumps to an entry point
+	if command -v objdump >/dev/null; then
+		is "$(objdump -d "$LIB" | grep -cE '[[:space:]](call|jmp)[a-z]*[[:space:]].*<nccl')" 0 \
+			"nccl: no entry point is called from inside the library"
+	fi
 	# the library calls the driver's public launch entry point
 	ok "nccl: launches through cuLaunchKernel" -- sh -c \
 		"nm -D --undefined-only '$LIB' | grep -qw cuLaunchKernel"
