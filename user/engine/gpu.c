@@ -168,6 +168,8 @@ void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 	}
 	s->drained_at = ig_max64(s->drained_at, t);
 	s->drained_once = true;
+	if (s->coll_at && !s->coll_end && t > s->coll_at)
+		s->coll_end = t;	/* a collective's end (peers_local.c) */
 }
 
 

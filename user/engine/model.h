@@ -151,6 +151,8 @@ struct ig_stream {
 	uint64_t p_start;	/* pending since */
 	uint64_t pending_until;	/* known pending at least until */
 	uint64_t drained_at;
+	uint64_t coll_at;	/* a collective's launch (peers_local.c) */
+	uint64_t coll_end;	/* the first drain after it (0: none yet) */
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
 };

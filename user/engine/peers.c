@@ -413,9 +413,11 @@ void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 		settle(e, false);
 	switch (r->kind) {
 	case IG_NC_COLL:
+		peers_local_coll(e, r);
 		on_coll(e, ps, r);
 		break;
 	case IG_NC_GROUP_END:
+		peers_local_group_end(e, r);
 		on_group_end(e, ps, r);
 		break;
 	case IG_NC_COMM:
@@ -453,6 +455,7 @@ void peers_finish(struct ig_engine *e)
 	if (!ps)
 		return;
 	settle(e, true);
+	peers_local_finish(e);
 	while ((g = ig_htab_next(&ps->groups, &it)))
 		ps->unmatched += g->npresent;
 }
@@ -496,6 +499,7 @@ void peers_free(struct ig_engine *e)
 		free(g);
 	ig_htab_free(&pp->pub.groups);
 	free(pp->pub.ranks);
+	free(pp->pub.local);
 	free(pp->ul);
 	for (it = 0; it < pp->nwait; it++)
 		free(pp->waiting[it]);

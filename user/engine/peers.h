@@ -63,6 +63,22 @@ struct peers_dev {
 	struct peers_union wait, coll;
 };
 
+/* One process's collectives of one communicator, as its host alone sees
+ * them (peers_local.c): no peer needed. */
+struct peers_local {
+	uint64_t id;		/* communicator id */
+	uint32_t tgid;
+	int32_t rank, size;	/* in that communicator */
+	int device;
+	uint64_t calls;		/* launched */
+	uint64_t ended;		/* ... whose end was seen */
+	uint64_t lead_ns;	/* their launch-to-end time, summed */
+	uint64_t open_at;	/* the last one's launch, its end awaited */
+	uint64_t open_stream;
+	uint32_t group_tid;	/* grouped: launched at this thread's group end */
+	uint64_t group_stream;
+};
+
 struct ig_peers {
 	struct peers_dev devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
@@ -73,6 +89,8 @@ struct ig_peers {
 	uint64_t wait_ns, unproven_wait_ns;
 	uint64_t libs, static_libs;
 	char static_path[128];
+	struct peers_local *local;
+	uint32_t nlocal, caplocal;
 };
 
 void peers_feed(struct ig_engine *e, const struct ig_nccl *r);
@@ -95,6 +113,11 @@ void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 #define IG_PEERS_LATE_SHARE	0.10
 size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
 
+/* ---- peers_local.c ---- */
+void peers_local_coll(struct ig_engine *e, const struct ig_nccl *r);
+void peers_local_group_end(struct ig_engine *e, const struct ig_nccl *r);
+void peers_local_finish(struct ig_engine *e);
+
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>
 /* Take a device's peer wait out of its busy time, then out of its
@@ -105,6 +128,8 @@ void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
 void peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
 /* Top-level "stragglers". */
 struct json_object *peers_json_stragglers(const struct ig_engine *e);
+/* collectives.by_communicator (peers_local.c) */
+struct json_object *peers_local_json(const struct ig_engine *e);
 /* Top-level "collectives": what was matched, what was not. */
 struct json_object *peers_json_summary(const struct ig_engine *e);
 uint64_t peers_wait_ns(const struct ig_engine *e);

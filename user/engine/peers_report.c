@@ -126,6 +126,7 @@ jo *peers_json_summary(const struct ig_engine *e)
 	json_object_object_add(o, "nccl_linked_statically",
 			       ps && ps->static_libs ? jstr(ps->static_path) : NULL);
 	json_object_object_add(o, "ranks", ranks_json(e));
+	json_object_object_add(o, "by_communicator", peers_local_json(e));
 	return o;
 }
 

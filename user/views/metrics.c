@@ -35,7 +35,8 @@ static bool name_ok(const char *k, size_t n)
 static bool reserved(const char *k, size_t n)
 {
 	static const char *const own[] = { "state", "cause", "le", "reason",
-					   "version", "job", "instance" };
+					   "version", "job", "instance", "late_rank",
+					   "communicator", "comm_rank", "comm_size" };
 	size_t i;
 
 	for (i = 0; i < IG_MK__MAX; i++)
@@ -103,6 +104,7 @@ void ig_metrics_free(struct ig_metrics *m)
 	for (i = 0; i < m->ntargets; i++)
 		target_free(m->targets[i]);
 	free(m->targets);
+	ig_metrics_coll_free(m);
 	free(m->refused);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -130,7 +132,8 @@ static void self_reported(const struct ig_identity *id, int device,
 #undef ADD
 }
 
-static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
+void ig_metrics_lset_of(const struct ig_identity *id, int device,
+			struct ig_lset *s)
 {
 	memset(s, 0, sizeof(*s));
 #define CP(k, f) snprintf(s->v[k], sizeof(s->v[k]), "%s", id->f)
@@ -230,7 +233,7 @@ static void window_lset(struct json_object *procs,
 		if (dev < 0 || dev > IG_MAX_DEVICE_ID || ord < 0 || ord > IG_MAX_DEVICE_ID ||
 		    (device >= 0 && dev != device))
 			continue;
-		lset_of(id ? id : &none, (int)ord, &s);
+		ig_metrics_lset_of(id ? id : &none, (int)ord, &s);
 		lset_meet(out, &first, &s);
 	}
 	if (first) {
@@ -462,6 +465,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
 	add_stragglers(m, ig_jget(r, "stragglers", json_type_array));
+	ig_metrics_coll_add(m, r, ids, nids);
 	if (!add_devices(m, gpu, procs, ids, nids)) {
 		window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include "engine/hist.h"
 #include "views/metrics.h"
@@ -55,6 +56,14 @@ struct ig_cause_sum {
 	double s;
 };
 
+/* One rank's collectives of one communicator (metrics_coll.c): its
+ * labels as exposed, the window it was last seen in, its counters. */
+struct ig_coll_sum {
+	char *key;
+	uint64_t last;
+	double ended, lead_s;
+};
+
 /* One label set and its counters. */
 struct ig_target {
 	char *key;		/* its labels as exposed: k="v",... */
@@ -83,11 +92,26 @@ struct ig_metrics {
 	double observed;
 	struct ig_peer_sum peer[IG_MAX_PEER_SUMS];
 	uint32_t npeer;
+	struct ig_coll_sum *coll;	/* metrics_coll.c */
+	size_t ncoll;
 };
 
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
 char *ig_metrics_lset_text(const struct ig_lset *s);
 double ig_jsec(struct json_object *o, const char *k);
+/* The workload labels of one process on its GPU @device (-1: none). */
+void ig_metrics_lset_of(const struct ig_identity *id, int device,
+			struct ig_lset *s);
+/* name{key,--labels,extra_k="extra_v"} value, to @f */
+void ig_metrics_series(FILE *f, const struct ig_metrics *m, const char *name,
+		       const char *key, const char *extra_k,
+		       const char *extra_v, const char *fmt, double v);
+
+/* ---- metrics_coll.c: collectives by communicator (docs/design.md §7.5) */
+void ig_metrics_coll_add(struct ig_metrics *m, struct json_object *report,
+			 const struct ig_pid_identity *ids, size_t nids);
+void ig_metrics_coll_render(FILE *f, const struct ig_metrics *m);
+void ig_metrics_coll_free(struct ig_metrics *m);
 struct json_object *ig_jget(struct json_object *o, const char *k,
 			    enum json_type t);
 

@@ -66,38 +66,45 @@ static void family(struct out *o, const char *name, const char *type,
 }
 
 /* name{target labels,--labels,extra} value */
-static void series(struct out *o, const char *name, const char *key,
-		   const char *extra_k, const char *extra_v, const char *fmt,
-		   double v)
+void ig_metrics_series(FILE *f, const struct ig_metrics *m, const char *name,
+		       const char *key, const char *extra_k,
+		       const char *extra_v, const char *fmt, double v)
 {
 	const char *sep = "";
 	size_t i;
 
-	fputs(name, o->f);
-	if ((key && *key) || o->m->nlabels || extra_k)
-		fputc('{', o->f);
+	fputs(name, f);
+	if ((key && *key) || m->nlabels || extra_k)
+		fputc('{', f);
 	if (key && *key) {
-		fputs(key, o->f);
+		fputs(key, f);
 		sep = ",";
 	}
-	for (i = 0; i < o->m->nlabels; i++) {
-		const char *kv = o->m->labels[i], *eq = strchr(kv, '=');
+	for (i = 0; i < m->nlabels; i++) {
+		const char *kv = m->labels[i], *eq = strchr(kv, '=');
 
-		fprintf(o->f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
-		put_value(o->f, eq + 1);
-		fputc('"', o->f);
+		fprintf(f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
+		put_value(f, eq + 1);
+		fputc('"', f);
 		sep = ",";
 	}
 	if (extra_k) {
-		fprintf(o->f, "%s%s=\"", sep, extra_k);
-		put_value(o->f, extra_v);
-		fputc('"', o->f);
+		fprintf(f, "%s%s=\"", sep, extra_k);
+		put_value(f, extra_v);
+		fputc('"', f);
 	}
-	if ((key && *key) || o->m->nlabels || extra_k)
-		fputc('}', o->f);
-	fputc(' ', o->f);
-	fprintf(o->f, fmt, v);
-	fputc('\n', o->f);
+	if ((key && *key) || m->nlabels || extra_k)
+		fputc('}', f);
+	fputc(' ', f);
+	fprintf(f, fmt, v);
+	fputc('\n', f);
+}
+
+static void series(struct out *o, const char *name, const char *key,
+		   const char *extra_k, const char *extra_v, const char *fmt,
+		   double v)
+{
+	ig_metrics_series(o->f, o->m, name, key, extra_k, extra_v, fmt, v);
 }
 
 static void states(struct out *o)
@@ -242,6 +249,7 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 	causes(&o, false);
 	causes(&o, true);
 	peer_wait(&o);
+	ig_metrics_coll_render(o.f, m);
 	histogram(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);
