@@ -65,12 +65,29 @@ static struct ig_coll_sum *sum_get(struct ig_metrics *m, char *key)
 	return &v[m->ncoll++];
 }
 
+/* The process's own number for its GPU (processes[].ordinal), as the
+ * GPU series take it; -1 when not known. */
+static int ordinal_of(struct json_object *procs, int64_t pid)
+{
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+		int64_t ord = jint(p, "ordinal", jint(p, "device", -1));
+
+		if (jint(p, "pid", -1) == pid)
+			return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
+	}
+	return -1;
+}
+
 /* One rank's entry: its labels, then the communicator's. */
 static void add_one(struct ig_metrics *m, struct json_object *c,
+		    struct json_object *procs,
 		    const struct ig_pid_identity *ids, size_t nids)
 {
 	struct json_object *idv = ig_jget(c, "communicator", json_type_string);
-	int64_t pid = jint(c, "pid", -1), dev = jint(c, "device", -1);
+	int64_t pid = jint(c, "pid", -1);
 	int64_t rank = jint(c, "rank", -1), size = jint(c, "size", 0);
 	const struct ig_identity *id = who(ids, nids, pid);
 	struct ig_identity none = { 0 };
@@ -83,8 +100,7 @@ static void add_one(struct ig_metrics *m, struct json_object *c,
 	if (!idv || !hex_id(json_object_get_string(idv)) || rank < 0 ||
 	    size <= 0 || rank >= size || size > 1 << 20)
 		return;
-	ig_metrics_lset_of(id ? id : &none,
-			   dev >= 0 && dev <= IG_MAX_DEVICE_ID ? (int)dev : -1, &s);
+	ig_metrics_lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
 	lk = ig_metrics_lset_text(&s);
 	f = lk ? open_memstream(&key, &len) : NULL;
 	if (!f) {
@@ -112,10 +128,11 @@ void ig_metrics_coll_add(struct ig_metrics *m, struct json_object *report,
 {
 	struct json_object *coll = ig_jget(report, "collectives", json_type_object);
 	struct json_object *a = ig_jget(coll, "by_communicator", json_type_array);
+	struct json_object *procs = ig_jget(report, "processes", json_type_array);
 	size_t i, j, n = a ? json_object_array_length(a) : 0;
 
 	for (i = 0; i < n; i++)
-		add_one(m, json_object_array_get_idx(a, i), ids, nids);
+		add_one(m, json_object_array_get_idx(a, i), procs, ids, nids);
 	/* m->windows counts this window already */
 	for (i = j = 0; i < m->ncoll; i++) {
 		if (m->windows - m->coll[i].last > m->keep) {
