@@ -43,7 +43,7 @@ static void seg_init(struct seg_it *it, const struct ig_thread *th,
 	it->b = b;
 	it->lo = ig_max64(th->first_seen, th->hist_from);
 	it->lo_why = th->hist_from > th->first_seen ?
-		     "history older than the window" :
+		     "history dropped (the window or its memory budget)" :
 		     "before the thread was seen";
 	it->hi = th->known_until;
 	it->hi_why = "no record of the thread after this";

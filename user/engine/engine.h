@@ -22,6 +22,8 @@ struct ig_engine_opts {
 	int max_gaps_json;	/* gaps listed in --json (0: default 1000,
 				 * -1: all, IG_GAPS_NONE: none) */
 	bool verbose;		/* -v: a memory summary on stderr at the end */
+	size_t hist_budget;	/* bytes of thread history held at most
+				 * (0: default, 8 MiB; histcap.c) */
 };
 
 /* NULL and errno set on failure. */

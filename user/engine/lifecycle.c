@@ -48,6 +48,7 @@ void ig_engine_gc(struct ig_engine *e)
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
+	cutoff = ig_hist_cap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {

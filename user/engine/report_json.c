@@ -472,6 +472,8 @@ static jo *events_json(const struct ig_engine *e)
 	add(o, "user_lost", ju64(e->acct.stats.user_lost));
 	add(o, "evidence_lost", json_object_new_boolean(e->lost.any));
 	add(o, "stack_tables", stack_tables_json(e));
+	add(o, "history_trims", ju64(e->win.hist_trims));
+	add(o, "history_kept_min_s", jsec(e->win.hist_kept_min));
 	return o;
 }
 

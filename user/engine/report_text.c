@@ -394,6 +394,11 @@ static void events_section(FILE *out, const struct ig_engine *e)
 		(unsigned long long)e->acct.submissions,
 		(unsigned long long)e->acct.launches);
 	stack_tables_line(out, e);
+	if (e->win.hist_trims)
+		fprintf(out, "History budget full: %llu times, down to %.1f s of "
+			"thread history (idle time before it: unknown cause)\n",
+			(unsigned long long)e->win.hist_trims,
+			e->win.hist_kept_min / 1e9);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
 		(unsigned long long)e->acct.nsamples,
 		(unsigned long long)e->acct.nsamples_cuda);
