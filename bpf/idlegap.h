@@ -27,6 +27,7 @@ enum ig_rec_type {
 	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
 	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
 	IG_REC_GPULIB = 10,	/* an untracked process maps a libcuda (agent) */
+	IG_REC_LAUNCHES = 11,	/* a stream's buffered launches (estimates) */
 
 	IG_REC_USER_BASE = 0x100,
 	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
@@ -222,6 +223,33 @@ struct ig_cuda {
 				 * previous record about that stream */
 	__u32 flags;		/* IG_CF_* */
 	__u32 pad;
+};
+
+/* ---- IG_REC_LAUNCHES ---- */
+/*
+ * Per-launch evidence for the duration model (docs/design.md §4.9): the
+ * kernel keeps each submission's time and signature in its stream's map
+ * entry, IG_LBUF at most, and sends them together with the stream's next
+ * sync or query return, or when the buffer is full.  One record per
+ * IG_LBUF launches, never one per launch.
+ */
+#define IG_LBUF			16
+#define IG_LB_NOTKERNEL		0xffffffffu	/* grid: a copy or memset;
+						 * func holds its enum ig_api */
+
+struct ig_launch {
+	__u64 ts;		/* the submission's entry */
+	__u64 func;		/* CUfunction, CUgraphExec, or the api */
+	__u32 grid;		/* gridDimX * gridDimY * gridDimZ; 0: graph */
+	__u32 block;		/* blockDimX * blockDimY */
+};
+
+struct ig_launches {
+	struct ig_hdr h;	/* ts: when the buffer was sent */
+	__u64 stream;		/* normalised stream key */
+	__u32 n;		/* entries used, <= IG_LBUF */
+	__u32 pad;
+	struct ig_launch e[IG_LBUF];
 };
 
 /* ---- IG_REC_LIBOPEN ---- */

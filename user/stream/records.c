@@ -27,6 +27,8 @@ _Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
 _Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
 	       "ig_ustack size");
 _Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
+_Static_assert(sizeof(struct ig_launch) == 24, "ig_launch layout");
+_Static_assert(offsetof(struct ig_launches, e) == 40, "ig_launches layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
@@ -53,6 +55,7 @@ size_t ig_rec_min_size(unsigned int type)
 	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
 	case IG_REC_NVML: return sizeof(struct ig_nvml);
 	case IG_REC_GPUMAP: return sizeof(struct ig_gpumap);
+	case IG_REC_LAUNCHES: return offsetof(struct ig_launches, e);
 	}
 	return 0;
 }
@@ -88,6 +91,7 @@ const char *ig_rec_type_name(unsigned int type)
 	case IG_REC_MAPPING: return "mapping";
 	case IG_REC_NVML: return "nvml";
 	case IG_REC_GPUMAP: return "gpumap";
+	case IG_REC_LAUNCHES: return "launches";
 	}
 	return "unknown";
 }
