@@ -112,6 +112,7 @@ struct ig_bio_ref {
 
 struct ig_process;
 struct ig_stacks;
+struct ig_est;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -395,6 +396,7 @@ struct ig_engine {
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
+	struct ig_est *est;	/* estimated idle (estimate.c) */
 };
 
 /* ---- gpu.c ---- */
@@ -448,6 +450,11 @@ void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p);
  * none was given to it. */
 const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
 				   bool idle);
+/* The same walk into @set (and @dev_ns, by cause), for estimated idle:
+ * no observer, no stacks. */
+struct ig_causeset;
+void ig_attribute_set(struct ig_engine *e, struct ig_causeset *set,
+		      uint64_t *dev_ns, const struct ig_piece *p);
 /* Point @s at attribution of @e. */
 void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
