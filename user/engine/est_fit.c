@@ -175,17 +175,19 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	int n = (int)(nsig > EST_MAX_SIGS ? EST_MAX_SIGS : nsig) + 1, ret = -1;
 	double sigma = INFINITY, med = 0, init;
 
+
 	memset(out, 0, sizeof(*out));
 	out->nsig = (uint32_t)n - 1;
 	if (!ch || !res || !tmp || !a || !keep || n < 2)
 		goto done;
 	memset(keep, 1, nm + 1);
-	/* start: every duration the median time from a waiting sync's last
-	 * launch to its end */
+	/* start: every duration the median over waiting syncs of the time
+	 * from the first launch they cover to their end, per launch */
 	walk(out, l, nl, m, nm, ch, NULL, NULL);
 	for (j = 0; j < nm; j++)
 		if (m[j].waited && ch[j].any && !(skip >= 0 && m[j].fold == skip))
-			tmp[ntmp++] = (double)m[j].t_end - (double)l[ch[j].end - 1].t;
+			tmp[ntmp++] = ((double)m[j].t_end - (double)l[ch[j].first].t) /
+				      (ch[j].end - ch[j].first);
 	if (!ntmp)
 		goto done;
 	init = median(tmp, ntmp);
@@ -193,34 +195,51 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 		out->d[i] = init > 0 ? init : 0;
 	for (r = 0; r < ROUNDS; r++) {
 		double tr = 0, lam;
+		int pass, p, q;
 
 		walk(out, l, nl, m, nm, ch, NULL, NULL);
 		memset(a, 0, sizeof(double) * NX * NX);
 		memset(b, 0, sizeof(b));
 		rows = 0;
-		for (j = 0; j < nm; j++) {
-			double rhs, pred;
-			int p, q;
+		/* pass 0: this round's residuals and their robust spread;
+		 * pass 1: the equations within 3 deviations of the median */
+		for (pass = 0; pass < 2; pass++) {
+			nt = 0;
+			for (j = 0; j < nm; j++) {
+				double rhs, pred;
 
-			if (!equation(&m[j], &ch[j], skip, &rhs))
-				continue;
-			memset(cnt, 0, sizeof(double) * n);
-			cnt[0] = ch[j].lat;
-			for (i = ch[j].head; i < ch[j].end; i++)
-				cnt[1 + l[i].sig]++;
-			pred = cnt[0] * out->lat;
-			for (p = 1; p < n; p++)
-				pred += cnt[p] * out->d[p - 1];
-			res[j] = pred - rhs;
-			if (r && fabs(res[j] - med) > 3 * sigma)
-				continue;	/* an outlier of the last round */
-			rows++;
-			for (p = 0; p < n; p++) {
-				if (!cnt[p])
+				if (!equation(&m[j], &ch[j], skip, &rhs))
 					continue;
-				b[p] += cnt[p] * rhs;
-				for (q = 0; q < n; q++)
-					a[p * n + q] += cnt[p] * cnt[q];
+				memset(cnt, 0, sizeof(double) * n);
+				cnt[0] = ch[j].lat;
+				for (i = ch[j].head; i < ch[j].end; i++)
+					cnt[1 + l[i].sig]++;
+				if (!pass) {
+					pred = cnt[0] * out->lat;
+					for (p = 1; p < n; p++)
+						pred += cnt[p] * out->d[p - 1];
+					res[j] = pred - rhs;
+					tmp[nt++] = res[j];
+					continue;
+				}
+				if (r && fabs(res[j] - med) > 3 * sigma)
+					continue;
+				rows++;
+				for (p = 0; p < n; p++) {
+					if (!cnt[p])
+						continue;
+					b[p] += cnt[p] * rhs;
+					for (q = 0; q < n; q++)
+						a[p * n + q] += cnt[p] * cnt[q];
+				}
+			}
+			if (!pass) {
+				med = median(tmp, nt);
+				for (j = 0; j < nt; j++)
+					tmp[j] = fabs(tmp[j] - med);
+				sigma = 1.4826 * median(tmp, nt);
+				if (sigma < MIN_SIGMA_NS)
+					sigma = MIN_SIGMA_NS;
 			}
 		}
 		if (!rows)
@@ -244,20 +263,6 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 		out->lat = x[0] < 0 ? 0 : x[0] > EST_MAX_LAT_NS ? EST_MAX_LAT_NS : x[0];
 		for (i = 1; i < (uint32_t)n; i++)
 			out->d[i - 1] = x[i] < 0 ? 0 : x[i];
-		/* robust spread of this round's residuals */
-		nt = 0;
-		for (j = 0; j < nm; j++) {
-			double rhs;
-
-			if (equation(&m[j], &ch[j], skip, &rhs))
-				tmp[nt++] = res[j];
-		}
-		med = median(tmp, nt);
-		for (j = 0; j < nt; j++)
-			tmp[j] = fabs(tmp[j] - med);
-		sigma = 1.4826 * median(tmp, nt);
-		if (sigma < MIN_SIGMA_NS)
-			sigma = MIN_SIGMA_NS;
 	}
 	ret = 0;
 done:
