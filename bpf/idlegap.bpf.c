@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * idlegap's BPF programs.  Thin SEC() wrappers around the logic in
- * host.bpf.h (scheduler, syscalls, faults, block IO) and cuda.bpf.h
- * (libcuda uprobes).  Scheduler, block and fault hooks come in two
- * flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
+ * idlegap's BPF programs.  Thin SEC() wrappers around the logic of each
+ * hook's header: sched.bpf.h (with offcpu.bpf.h), proc.bpf.h,
+ * syscall.bpf.h, sample.bpf.h, block.bpf.h, and the uprobes: cuda.bpf.h
+ * (libcuda) and ldso.bpf.h (the dynamic loader).  Scheduler, block and
+ * fault hooks come in two flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
  * user space loads one of each.  No hook needs tracefs or debugfs mounted:
  * tracepoints attach by name, uprobes by file and offset.
  */
@@ -15,8 +16,13 @@
 #ifdef IG_COMPAT
 #include "compat.bpf.h"
 #endif
-#include "host.bpf.h"
+#include "sched.bpf.h"
+#include "proc.bpf.h"
+#include "syscall.bpf.h"
+#include "sample.bpf.h"
+#include "block.bpf.h"
 #include "cuda.bpf.h"
+#include "ldso.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -3,7 +3,7 @@
 #ifndef IG_MAPS_BPF_H
 #define IG_MAPS_BPF_H
 
-#include "idlegap.h"
+#include "record_abi.h"
 
 #define TASK_RUNNING		0x0000
 #define TASK_INTERRUPTIBLE	0x0001

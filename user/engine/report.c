@@ -160,17 +160,9 @@ const char *ig_dkind_name(uint8_t kind)
 size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 {
 	static const uint8_t kinds[IG_C__MAX][3] = {
-		[IG_C_STORAGE] = { IG_D_MOUNT, IG_D_FILE, IG_D_DEVICE },
-		[IG_C_PAGE_FAULT] = { IG_D_FILE, IG_D_DEVICE },
-		[IG_C_CPU_STARVATION] = { IG_D_PROCESS, IG_D_CPU },
-		[IG_C_GIL] = { IG_D_HOLDER },
-		[IG_C_LOCK] = { IG_D_LOCK, IG_D_WAKER },
-		[IG_C_NETWORK] = { IG_D_PEER },
-		[IG_C_HOST_COMPUTE] = { IG_D_THREAD },
-		[IG_C_CUDA_API] = { IG_D_API },
-		[IG_C_SLEEP] = { IG_D_THREAD },
-		[IG_C_WAIT_UNTRACKED] = { IG_D_WAKER },
-		[IG_C_UNKNOWN] = { IG_D_WHY },
+#define IG_CAUSE(cause, name, doing, ...) [IG_C_##cause] = { __VA_ARGS__ },
+#include "engine/causes.def"
+#undef IG_CAUSE
 	};
 	size_t n = 0;
 

@@ -237,16 +237,9 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 static const char *doing(unsigned int cause)
 {
 	switch (cause) {
-	case IG_C_STORAGE: return "waiting on storage";
-	case IG_C_PAGE_FAULT: return "waiting on page faults";
-	case IG_C_CPU_STARVATION: return "waiting for a CPU";
-	case IG_C_GIL: return "waiting on the GIL";
-	case IG_C_LOCK: return "waiting on a lock";
-	case IG_C_NETWORK: return "waiting on the network";
-	case IG_C_HOST_COMPUTE: return "computing";
-	case IG_C_CUDA_API: return "inside CUDA driver calls";
-	case IG_C_SLEEP: return "sleeping";
-	case IG_C_WAIT_UNTRACKED: return "waiting on an untraced process";
+#define IG_CAUSE(cause, name, doing, ...) case IG_C_##cause: return doing;
+#include "engine/causes.def"
+#undef IG_CAUSE
 	}
 	return "doing something unknown";
 }

@@ -35,27 +35,9 @@ _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 size_t ig_rec_min_size(unsigned int type)
 {
 	switch (type) {
-	case IG_REC_PROC: return sizeof(struct ig_proc);
-	case IG_REC_OFFCPU: return sizeof(struct ig_offcpu);
-	case IG_REC_BIO: return sizeof(struct ig_bio);
-	case IG_REC_CUDA: return sizeof(struct ig_cuda);
-	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
-	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
-	case IG_REC_FILE: return sizeof(struct ig_file);
-	case IG_REC_PYSTACK: return IG_PYSTACK_SIZE(0);
-	case IG_REC_PYCODE: return IG_PYCODE_SIZE(0);
-	case IG_REC_USTACK: return offsetof(struct ig_ustack, ips);
-	case IG_REC_USYM: return sizeof(struct ig_usym) + 1;
-	case IG_REC_META: return sizeof(struct ig_meta);
-	case IG_REC_TASK: return sizeof(struct ig_task);
-	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
-	case IG_REC_STATS: return sizeof(struct ig_stats);
-	case IG_REC_END: return sizeof(struct ig_end);
-	case IG_REC_LIBCUDA: return sizeof(struct ig_libcuda);
-	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
-	case IG_REC_NVML: return sizeof(struct ig_nvml);
-	case IG_REC_GPUMAP: return sizeof(struct ig_gpumap);
-	case IG_REC_LAUNCHES: return offsetof(struct ig_launches, e);
+#define IG_REC(type, value, name, min) case IG_REC_##type: return min;
+#include "../../bpf/records.def"
+#undef IG_REC
 	}
 	return 0;
 }
@@ -71,27 +53,9 @@ unsigned int ig_rec_slot(unsigned int type)
 const char *ig_rec_type_name(unsigned int type)
 {
 	switch (type) {
-	case IG_REC_PROC: return "proc";
-	case IG_REC_OFFCPU: return "offcpu";
-	case IG_REC_BIO: return "bio";
-	case IG_REC_CUDA: return "cuda";
-	case IG_REC_LIBOPEN: return "libopen";
-	case IG_REC_SAMPLE: return "sample";
-	case IG_REC_FILE: return "file";
-	case IG_REC_PYSTACK: return "pystack";
-	case IG_REC_PYCODE: return "pycode";
-	case IG_REC_USTACK: return "ustack";
-	case IG_REC_USYM: return "usym";
-	case IG_REC_META: return "meta";
-	case IG_REC_TASK: return "task";
-	case IG_REC_PYRT: return "pyrt";
-	case IG_REC_STATS: return "stats";
-	case IG_REC_END: return "end";
-	case IG_REC_LIBCUDA: return "libcuda";
-	case IG_REC_MAPPING: return "mapping";
-	case IG_REC_NVML: return "nvml";
-	case IG_REC_GPUMAP: return "gpumap";
-	case IG_REC_LAUNCHES: return "launches";
+#define IG_REC(type, value, name, min) case IG_REC_##type: return name;
+#include "../../bpf/records.def"
+#undef IG_REC
 	}
 	return "unknown";
 }

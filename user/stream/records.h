@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The record stream: kernel records (bpf/idlegap.h) plus the annotation
+ * The record stream: kernel records (bpf/record_abi.h) plus the annotation
  * records the aggregator adds.  Live tracing and `idlegap report` both feed
  * this stream, in timestamp order, to the analysis engine.
  */
@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 #include <stdbool.h>
-#include "../../bpf/idlegap.h"
+#include "../../bpf/record_abi.h"
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
 				 * 3: native and Python stacks (USTACK, USYM,

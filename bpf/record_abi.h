@@ -10,37 +10,18 @@
  * No includes: the BPF side gets __u32/__u64 from vmlinux.h, user space from
  * <linux/types.h>.  Layout is pinned by _Static_assert in user/stream/records.c.
  */
-#ifndef IDLEGAP_H
-#define IDLEGAP_H
+#ifndef IG_RECORD_ABI_H
+#define IG_RECORD_ABI_H
 
 #define IG_COMM_LEN	16
 #define IG_NAME_LEN	64
 
+/* The types, their names and sizes are listed once, in bpf/records.def. */
 enum ig_rec_type {
-	IG_REC_PROC = 1,	/* fork / exec / exit of a tracked task */
-	IG_REC_OFFCPU = 2,	/* a tracked thread was off CPU (interval) */
-	IG_REC_BIO = 3,		/* block request issued by a tracked thread */
-	IG_REC_CUDA = 4,	/* GPU evidence from the libcuda probes */
-	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
-	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
-	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
-	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
-	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
-	IG_REC_GPULIB = 10,	/* an untracked process maps a libcuda (agent) */
-	IG_REC_LAUNCHES = 11,	/* a stream's buffered launches (estimates) */
-
+#define IG_REC(type, value, name, min) IG_REC_##type = value,
+#include "records.def"
+#undef IG_REC
 	IG_REC_USER_BASE = 0x100,
-	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
-	IG_REC_TASK = 0x101,	/* process/thread known at attach time */
-	IG_REC_PYRT = 0x102,	/* _PyRuntime range of a process */
-	IG_REC_STATS = 0x103,	/* kernel-side counters at the end of a run */
-	IG_REC_END = 0x104,	/* last record of a complete recording */
-	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
-	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
-	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
-	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
-	IG_REC_PYCODE = 0x109,	/* a Python code object's names, line table */
-	IG_REC_GPUMAP = 0x10a,	/* the host's GPUs behind a process's ordinals */
 };
 
 struct ig_hdr {
@@ -501,4 +482,4 @@ struct ig_thread_state {
 	__u8 cu_emit;		/* END record wanted */
 };
 
-#endif /* IDLEGAP_H */
+#endif /* IG_RECORD_ABI_H */
