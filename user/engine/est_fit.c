@@ -165,7 +165,7 @@ static int equation(const struct est_mark *m, const struct chain *c,
 }
 
 int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
-	    uint32_t nm, uint32_t nsig, int skip, struct est_model *out)
+	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
 	double *res = calloc(nm + 1, sizeof(*res)), *tmp = calloc(nm + 1, sizeof(*tmp));
@@ -252,9 +252,15 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 		x0[0] = 0;
 		for (i = 1; i < (uint32_t)n; i++)
 			x0[i] = out->d[i - 1];
+		if (zero >= 0 && zero + 1 < n)
+			x0[zero + 1] = 0;
 		for (i = 0; i < (uint32_t)n; i++) {
 			double w = i ? lam : lam + 1e-3 * rows;
 
+			/* the variant that pulls one duration to 0: where the
+			 * syncs cannot tell it from the others, it is 0 */
+			if (zero >= 0 && (int)i == zero + 1)
+				w = 1e-3 * tr / n;
 			a[i * n + i] += w;
 			b[i] += w * x0[i];
 		}

@@ -45,9 +45,12 @@ struct est_model {
 };
 
 /* Fit to every mark but those of fold @skip (-1: none); launches and
- * marks sorted by time.  0, or -1 when nothing pins a duration. */
+ * marks sorted by time.  Durations the syncs cannot tell apart (the same
+ * mix of signatures before every sync) are kept near their start value,
+ * or, for signature @zero (-1: none), near 0: the variants bound what
+ * the evidence leaves open.  0, or -1 when nothing pins a duration. */
 int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
-	    uint32_t nm, uint32_t nsig, int skip, struct est_model *out);
+	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
 /* For each waiting sync of fold @fold: the absolute error of its
  * predicted end in us (@err), and the error relative to its queue's busy
  * time (@rel), appended. */

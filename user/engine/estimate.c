@@ -20,7 +20,9 @@
 #include "engine/est_fit.h"
 
 #define EST_MAX_LAUNCHES	(4u << 20)	/* kept per engine */
+#define EST_MAX_SEGS		(2u << 20)	/* feeder stretches kept */
 #define EST_FOLDS		5
+#define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
 
 struct est_dev {
 	int ordinal;
@@ -44,14 +46,83 @@ struct ig_est {
 	bool overflow;
 	bool done;
 	struct est_result total;
-	struct ig_causeset causes;	/* the walk's scratch set */
+	struct ig_vec segs;		/* struct est_seg, by time */
+};
+
+/* A stretch of a feeder's unresolved time and the cause the walk gave
+ * most of it. */
+struct est_seg {
+	uint64_t x, y;
+	uint32_t cause, pad;
 };
 
 static struct ig_est *est_of(struct ig_engine *e)
 {
-	if (!e->est)
-		e->est = calloc(1, sizeof(*e->est));
+	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
+		e->est->segs.esz = sizeof(struct est_seg);
 	return e->est;
+}
+
+struct ig_vec *est_segs(struct ig_engine *e)
+{
+	struct ig_est *s = est_of(e);
+
+	return s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
+}
+
+void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
+{
+	struct est_seg *g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
+	uint32_t c, best = IG_C__MAX;
+
+	for (c = 0; c < IG_C__MAX; c++)
+		if (ns[c] && (best == IG_C__MAX || ns[c] > ns[best]))
+			best = c;
+	memset(ns, 0, sizeof(uint64_t) * IG_C__MAX);
+	if (best == IG_C__MAX || y <= x)
+		return;
+	if (g && g->y == x && g->cause == best) {
+		g->y = y;
+		return;
+	}
+	if ((g = ig_vec_push(segs)))
+		*g = (struct est_seg){ .x = x, .y = y, .cause = best };
+}
+
+static int by_seg(const void *a, const void *b)
+{
+	const struct est_seg *x = a, *y = b;
+
+	return x->x < y->x ? -1 : x->x > y->x;
+}
+
+/* Estimated idle [x, y) by the cause of the feeder's stretches there;
+ * time no stretch covers is unknown. */
+static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
+		       uint64_t y)
+{
+	const struct est_seg *g = s->segs.v;
+	uint32_t lo = 0, hi = s->segs.n;
+	uint64_t got = 0;
+
+	while (lo < hi) {	/* the first stretch ending after x */
+		uint32_t mid = (lo + hi) / 2;
+
+		if (g[mid].y <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->segs.n && g[lo].x < y; lo++) {
+		uint64_t a = ig_max64(g[lo].x, x), b = ig_min64(g[lo].y, y);
+
+		if (b > a) {
+			causes[g[lo].cause] += b - a;
+			got += b - a;
+		}
+	}
+	if (y - x > got)
+		causes[IG_C_UNKNOWN] += y - x - got;
 }
 
 static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
@@ -206,7 +277,7 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 	if (!d->err)
 		return;
 	for (f = 0; f < EST_FOLDS; f++) {
-		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, &m))
+		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
 			continue;
 		est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
 			    d->err, &d->nerr, rel, nrel);
@@ -214,9 +285,9 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 }
 
 /* The replayed queue's busy intervals, clipped to the unresolved spans;
- * what is left of them is estimated idle, walked for its host cause. */
+ * what is left of them is estimated idle, with its host cause. */
 static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
-			      const struct est_ival *k, uint32_t nk)
+			      const struct est_ival *k, uint32_t nk, bool walk)
 {
 	const struct ig_piece *u = d->u.v;
 	struct ig_est *s = e->est;
@@ -225,7 +296,6 @@ static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
 
 	for (i = 0; i < d->u.n; i++) {
 		uint64_t cur = u[i].t0;
-		struct ig_piece pc = u[i];
 
 		while (k0 < nk && k[k0].t1 <= u[i].t0)
 			k0++;
@@ -235,10 +305,9 @@ static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
 			if (j < nk && k[j].t0 < u[i].t1)
 				x = ig_max64(k[j].t0, u[i].t0);
 			if (x > cur) {
-				pc.t0 = cur;
-				pc.t1 = x;
 				idle += x - cur;
-				ig_attribute_set(e, &s->causes, d->r.causes, &pc);
+				if (walk)
+					seg_causes(s, d->r.causes, cur, x);
 			}
 			if (j == nk || k[j].t0 >= u[i].t1)
 				break;
@@ -248,13 +317,38 @@ static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
 	return idle;
 }
 
+/* The signatures launched most on the device, most first, into @out
+ * (EST_VARIANTS at most); none when there is only one. */
+static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
+{
+	uint64_t cnt[EST_MAX_SIGS] = { 0 };
+	const struct est_launch *l = d->l.v;
+	uint32_t i, n = 0, v;
+
+	for (i = 0; i < d->l.n; i++)
+		cnt[l[i].sig]++;
+	for (v = 0; v < EST_VARIANTS; v++) {
+		uint32_t best = EST_MAX_SIGS;
+
+		for (i = 0; i < nsig && i < EST_MAX_SIGS; i++)
+			if (cnt[i] && (best == EST_MAX_SIGS || cnt[i] > cnt[best]))
+				best = i;
+		if (best == EST_MAX_SIGS)
+			break;
+		out[n++] = best;
+		cnt[best] = 0;
+	}
+	return n > 1 ? n : 0;
+}
+
 static void dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
 	struct est_model m;
 	struct est_ival *k;
 	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0;
+	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
+	uint64_t lo, hi, margin;
 
 	for (i = 0; i < d->u.n; i++) {
 		const struct ig_piece *u = (const struct ig_piece *)d->u.v + i;
@@ -299,26 +393,50 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "too few syncs waited for the GPU to check the model";
 		return;
 	}
-	if (p50rel > EST_MAX_P90_REL) {
+	if (p50rel > EST_MAX_P50_REL) {
 		r->refused = "the model missed held-out syncs by more than half their queue";
 		return;
 	}
-	if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, &m) ||
-	    !(k = calloc(d->l.n, sizeof(*k)))) {
+	if (!(k = calloc(d->l.n, sizeof(*k)))) {
+		r->refused = "out of memory";
+		return;
+	}
+	if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
+		free(k);
 		r->refused = "the fit failed";
 		return;
 	}
 	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
-	r->idle_ns = idle_in_spans(e, d, k, nk);
+	r->idle_ns = idle_in_spans(e, d, k, nk, true);
+	lo = hi = r->idle_ns;
+	/* what the syncs leave open: each of the most launched signatures
+	 * as short as the evidence allows */
+	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
+		uint64_t idle;
+
+		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
+			    (int)sigs[v], &m))
+			continue;
+		est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
+		idle = idle_in_spans(e, d, k, nk, false);
+		lo = ig_min64(lo, idle);
+		hi = ig_max64(hi, idle);
+	}
 	free(k);
-	busy = (double)(r->unres_ns - r->idle_ns);
-	/* the held-out syncs' spread of relative error, both ways */
+	/* and the held-out syncs' spread of relative error, both ways */
 	if (q90 < -0.9)
 		q90 = -0.9;
 	if (q10 < -0.9)
 		q10 = -0.9;
+	busy = (double)(r->unres_ns - lo);
 	r->low_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q10)));
+	busy = (double)(r->unres_ns - hi);
 	r->high_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q90)));
+	/* and each span's own error: its end is off by a held-out sync's
+	 * typical error */
+	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
+	r->low_ns -= ig_min64(r->low_ns, margin);
+	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
@@ -336,6 +454,7 @@ void est_compute(struct ig_engine *e)
 	if (!s || s->done)
 		return;
 	s->done = true;
+	qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
 	t = &s->total;
 	t->have = true;
 	for (i = 0; i < s->ndev; i++) {
@@ -402,6 +521,7 @@ void est_free(struct ig_engine *e)
 		free(s->dev[i]->err);
 		free(s->dev[i]);
 	}
+	free(s->segs.v);
 	free(s);
 	e->est = NULL;
 }

@@ -14,7 +14,7 @@
 #include "engine/model.h"
 
 #define EST_MIN_CHECKED		20	/* held-out syncs needed */
-#define EST_MAX_P90_REL		0.5	/* refuse past this held-out error */
+#define EST_MAX_P50_REL		0.5	/* refuse past this held-out error */
 
 /* What the model made of one device (or of all: est_total()). */
 struct est_result {
@@ -37,6 +37,12 @@ void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec);
 void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 		 uint64_t t_end, bool waited);
 void est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
+
+/* Unresolved time's walk: where it keeps each feeder stretch's main
+ * cause (NULL: nowhere), and the note of one stretch [x, y) whose time
+ * went to causes as @ns says (cleared after). */
+struct ig_vec *est_segs(struct ig_engine *e);
+void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y);
 
 /* Fit, check and replay, once, after ig_engine_finish(). */
 void est_compute(struct ig_engine *e);

@@ -450,11 +450,6 @@ void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p);
  * none was given to it. */
 const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
 				   bool idle);
-/* The same walk into @set (and @dev_ns, by cause), for estimated idle:
- * no observer, no stacks. */
-struct ig_causeset;
-void ig_attribute_set(struct ig_engine *e, struct ig_causeset *set,
-		      uint64_t *dev_ns, const struct ig_piece *p);
 /* Point @s at attribution of @e. */
 void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
