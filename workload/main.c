@@ -58,6 +58,16 @@ static const struct scenario scenarios[] = {
 	  .doc = "long kernels, a sync every 4 steps, the host far ahead",
 	  .kernels = 4, .kernel_us = 5000, .steps = 400, .batch_samples = 4,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .sync_every = 4 },
+	{ .name = "twokern", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "two kernels, long and short, host work after each launch",
+	  .kernels = 6, .kernel_us = 400, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 150,
+	  .kmix = KM_TWO },
+	{ .name = "drift", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "kernels that grow to twice their duration over the run",
+	  .kernels = 4, .kernel_us = 300, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 200,
+	  .kmix = KM_DRIFT },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,
