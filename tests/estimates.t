@@ -72,4 +72,15 @@ out=$("$IG_TOP/build/idlegap" report "$TMP/gil.igrec" 2>&1 | sed -n 2p)
 diag "$out"
 ok "text report: the estimate's line" sh -c "echo '$out' | grep -Eq \
 	'^GPU idle [0-9.]+% proven; with estimates [0-9.]+% \\([0-9.]+-[0-9.]+%\\), model checked on [0-9]+ syncs'"
+# the estimate's own Perfetto track, never the proven one
+if command -v protoc > /dev/null; then
+	"$IG_TOP/build/idlegap" report --perfetto "$TMP/gil.pftrace" "$TMP/gil.igrec" > /dev/null 2>&1
+	protoc --proto_path="$IG_TOP/tests/perfetto" --decode=perfetto.protos.Trace \
+		"$IG_TOP/tests/perfetto/perfetto-subset.proto" < "$TMP/gil.pftrace" > "$TMP/gil.txt" 2>&1
+	ok "perfetto: the trace is well formed" -- sh -c \
+		"'$IG_TOP/tests/perfetto/check_trace.py' < '$TMP/gil.txt' > /dev/null"
+	ok "perfetto: a 'GPU 0 (estimated)' track" grep -q '"GPU 0 (estimated)"' "$TMP/gil.txt"
+else
+	skip "perfetto: the estimated track" "protoc not found (Debian protobuf-compiler)"
+fi
 done_testing

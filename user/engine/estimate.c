@@ -33,6 +33,8 @@ struct est_dev {
 	uint64_t stream;
 	bool multi;
 	struct est_result r;
+	struct est_ival *k;	/* the replayed queue, once computed */
+	uint32_t nk;
 	double *err;		/* held-out errors, us */
 	uint32_t nerr;
 };
@@ -284,13 +286,13 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 	}
 }
 
-/* The replayed queue's busy intervals, clipped to the unresolved spans;
- * what is left of them is estimated idle, with its host cause. */
-static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
-			      const struct est_ival *k, uint32_t nk, bool walk)
+/* The replayed queue's busy intervals @k clipped to the unresolved spans,
+ * and what is left of them, estimated idle, in time order to @cb (NULL:
+ * none); the estimated idle time. */
+static uint64_t spans_walk(const struct est_dev *d, const struct est_ival *k,
+			   uint32_t nk, est_span_fn cb, void *ctx)
 {
 	const struct ig_piece *u = d->u.v;
-	struct ig_est *s = e->est;
 	uint64_t idle = 0;
 	uint32_t i, j, k0 = 0;
 
@@ -300,21 +302,53 @@ static uint64_t idle_in_spans(struct ig_engine *e, struct est_dev *d,
 		while (k0 < nk && k[k0].t1 <= u[i].t0)
 			k0++;
 		for (j = k0; j <= nk && cur < u[i].t1; j++) {
-			uint64_t x = u[i].t1;
+			uint64_t x = u[i].t1, y;
 
 			if (j < nk && k[j].t0 < u[i].t1)
 				x = ig_max64(k[j].t0, u[i].t0);
 			if (x > cur) {
 				idle += x - cur;
-				if (walk)
-					seg_causes(s, d->r.causes, cur, x);
+				if (cb)
+					cb(ctx, d->ordinal, cur, x, true);
+				cur = x;
 			}
 			if (j == nk || k[j].t0 >= u[i].t1)
 				break;
-			cur = ig_max64(cur, ig_min64(k[j].t1, u[i].t1));
+			y = ig_min64(k[j].t1, u[i].t1);
+			if (y > cur && cb)
+				cb(ctx, d->ordinal, cur, y, false);
+			cur = ig_max64(cur, y);
 		}
 	}
 	return idle;
+}
+
+struct cause_ctx {
+	const struct ig_est *s;
+	uint64_t *causes;
+};
+
+static void add_causes(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle)
+{
+	struct cause_ctx *c = ctx;
+
+	(void)dev;
+	if (idle)
+		seg_causes(c->s, c->causes, t0, t1);
+}
+
+void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
+{
+	uint32_t i;
+
+	if (!e->est || !e->est->done)
+		return;
+	for (i = 0; i < e->est->ndev; i++) {
+		const struct est_dev *d = e->est->dev[i];
+
+		if (d->r.have && d->k)
+			spans_walk(d, d->k, d->nk, cb, ctx);
+	}
 }
 
 /* The signatures launched most on the device, most first, into @out
@@ -349,6 +383,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	double *rel, q10, q90, p50rel, busy;
 	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
 	uint64_t lo, hi, margin;
+	struct cause_ctx cc;
 
 	for (i = 0; i < d->u.n; i++) {
 		const struct ig_piece *u = (const struct ig_piece *)d->u.v + i;
@@ -397,7 +432,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "the model missed held-out syncs by more than half their queue";
 		return;
 	}
-	if (!(k = calloc(d->l.n, sizeof(*k)))) {
+	if (!(k = calloc(d->l.n, sizeof(*k))) ||
+	    !(d->k = calloc(d->l.n, sizeof(*k)))) {
+		free(k);
 		r->refused = "out of memory";
 		return;
 	}
@@ -406,8 +443,10 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "the fit failed";
 		return;
 	}
-	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
-	r->idle_ns = idle_in_spans(e, d, k, nk, true);
+	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	cc.s = e->est;
+	cc.causes = r->causes;
+	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
@@ -418,7 +457,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 			    (int)sigs[v], &m))
 			continue;
 		est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
-		idle = idle_in_spans(e, d, k, nk, false);
+		idle = spans_walk(d, k, nk, NULL, NULL);
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
 	}
@@ -519,9 +558,17 @@ void est_free(struct ig_engine *e)
 		free(s->dev[i]->m.v);
 		free(s->dev[i]->u.v);
 		free(s->dev[i]->err);
+		free(s->dev[i]->k);
 		free(s->dev[i]);
 	}
 	free(s->segs.v);
 	free(s);
 	e->est = NULL;
+}
+
+void ig_engine_estimates(const struct ig_engine *e,
+			 void (*cb)(void *ctx, int device, uint64_t t0,
+				    uint64_t t1, bool idle), void *ctx)
+{
+	est_foreach(e, cb, ctx);
 }

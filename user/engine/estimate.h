@@ -50,6 +50,11 @@ void est_compute(struct ig_engine *e);
 const struct est_result *est_device(const struct ig_engine *e, int ordinal);
 const struct est_result *est_total(const struct ig_engine *e);
 void est_free(struct ig_engine *e);
+/* The estimate's stretches of unresolved time, estimated @idle or busy,
+ * per device in time order (after est_compute()). */
+typedef void (*est_span_fn)(void *ctx, int device, uint64_t t0, uint64_t t1,
+			    bool idle);
+void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx);
 
 /* ---- report_est.c ---- */
 struct json_object;
