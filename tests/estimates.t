@@ -59,6 +59,9 @@ if est is not None:
     s = sum(c["seconds"] for c in g["estimated_causes"])
     check(abs(s - est) <= 1e-5 * max(1, len(g["estimated_causes"])),
           "gil: estimated causes sum to the estimate", "%s vs %s" % (s, est))
+    hb, gb = g["estimate_host_bound_s"], g["estimate_gpu_bound_s"]
+    check(hb >= 0 and gb >= 0 and hb + gb <= g["unresolved_s"] + 1e-5,
+          "gil: the per-interval split lies inside unresolved time", "%s + %s" % (hb, gb))
     for dv in g["devices"]:
         check("idle_estimated_s" in dv and "estimate_fit" in dv, "gil: device %d has the estimate" % dv["device"])
 

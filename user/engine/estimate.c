@@ -323,6 +323,50 @@ static uint64_t spans_walk(const struct est_dev *d, const struct est_ival *k,
 	return idle;
 }
 
+/* Length of [a, b) inside the unresolved spans, from span @*pi on. */
+static uint64_t unres_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
+			 uint64_t b)
+{
+	const struct ig_piece *u = d->u.v;
+	uint64_t n = 0;
+	uint32_t i;
+
+	while (*pi < d->u.n && u[*pi].t1 <= a)
+		(*pi)++;
+	for (i = *pi; i < d->u.n && u[i].t0 < b; i++)
+		if (ig_min64(u[i].t1, b) > ig_max64(u[i].t0, a))
+			n += ig_min64(u[i].t1, b) - ig_max64(u[i].t0, a);
+	return n;
+}
+
+/* The bottleneck between each launch and the next, inside unresolved
+ * time: host-bound when the replayed queue had run dry by the next
+ * launch, GPU-bound when that launch had to queue (docs/design.md §4.9). */
+static void bound_split(struct est_dev *d)
+{
+	const struct est_launch *l = d->l.v;
+	const struct est_ival *k = d->k;
+	uint32_t i, kj = 0, pi = 0;
+
+	for (i = 0; i + 1 < d->l.n; i++) {
+		uint64_t a = l[i].t, b = l[i + 1].t, n;
+		bool queued;
+
+		if (b <= a)
+			continue;
+		n = unres_in(d, &pi, a, b);
+		if (!n)
+			continue;
+		while (kj < d->nk && k[kj].t1 < b)
+			kj++;
+		queued = kj < d->nk && k[kj].t0 < b;
+		if (queued)
+			d->r.gpu_bound_ns += n;
+		else
+			d->r.host_bound_ns += n;
+	}
+}
+
 struct cause_ctx {
 	const struct ig_est *s;
 	uint64_t *causes;
@@ -447,6 +491,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
+	bound_split(d);
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
@@ -514,6 +559,8 @@ void est_compute(struct ig_engine *e)
 		t->low_ns += d->r.low_ns;
 		t->high_ns += d->r.high_ns;
 		t->checked += d->r.checked;
+		t->host_bound_ns += d->r.host_bound_ns;
+		t->gpu_bound_ns += d->r.gpu_bound_ns;
 		if (d->r.p50_us > t->p50_us)
 			t->p50_us = d->r.p50_us;
 		if (d->r.p90_us > t->p90_us)

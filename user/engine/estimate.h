@@ -25,6 +25,9 @@ struct est_result {
 	uint64_t checked;	/* waiting syncs held out and predicted */
 	double p50_us, p90_us;	/* their error, absolute */
 	uint64_t causes[IG_C__MAX];	/* estimated idle by host cause */
+	/* unresolved time between launches, by whether the next launch
+	 * found the replayed queue empty (host-bound) or had to queue */
+	uint64_t host_bound_ns, gpu_bound_ns;
 };
 
 struct ig_engine;

@@ -19,10 +19,14 @@ void est_json(const struct est_result *r, jo *o)
 		add(o, "idle_estimated_s", jsec(r->idle_ns));
 		add(o, "idle_estimated_low_s", jsec(r->low_ns));
 		add(o, "idle_estimated_high_s", jsec(r->high_ns));
+		add(o, "estimate_host_bound_s", jsec(r->host_bound_ns));
+		add(o, "estimate_gpu_bound_s", jsec(r->gpu_bound_ns));
 	} else {
 		add(o, "idle_estimated_s", NULL);
 		add(o, "idle_estimated_low_s", NULL);
 		add(o, "idle_estimated_high_s", NULL);
+		add(o, "estimate_host_bound_s", NULL);
+		add(o, "estimate_gpu_bound_s", NULL);
 	}
 	f = json_object_new_object();
 	add(f, "syncs_checked", ju64(r ? r->checked : 0));
