@@ -137,7 +137,7 @@ static bool step(struct feeder *f, long n)
 			  "cuMemcpyHtoDAsync");
 	}
 	for (k = 0; k < o->kernels; k++) {
-		kmix_launch(g, o->sc->kmix, f->kernel_ns, n, k,
+		kmix_launch(g, o->sc->kmix, f->kernel_ns, n, k, o->kernels,
 			    o->seconds > 0 ? (double)(mono_ns() - f->t0) /
 					     (o->seconds * 1e9) : (double)n / o->steps);
 		if (o->op_host_us > 0)

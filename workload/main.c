@@ -68,6 +68,11 @@ static const struct scenario scenarios[] = {
 	  .kernels = 4, .kernel_us = 300, .steps = 2000, .batch_samples = 4,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 200,
 	  .kmix = KM_DRIFT },
+	{ .name = "graphs", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "each step's kernels as one CUDA graph, host work after it",
+	  .kernels = 4, .kernel_us = 250, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100,
+	  .kmix = KM_GRAPH },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,

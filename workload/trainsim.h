@@ -33,6 +33,7 @@ enum kmix {
 	KM_SAME,	/* every kernel the same */
 	KM_TWO,		/* two signatures of different durations */
 	KM_DRIFT,	/* durations drift to twice their start */
+	KM_GRAPH,	/* the step's kernels as one CUDA graph */
 };
 
 struct scenario {
@@ -158,6 +159,6 @@ int truth_report(const struct run *r, struct gpu *g,
 
 /* kmix.c: the @k-th kernel of step @step, @progress (0..1) into the run. */
 void kmix_launch(struct gpu *g, enum kmix mix, uint64_t kernel_ns, long step,
-		 int k, double progress);
+		 int k, int nkern, double progress);
 
 #endif /* TRAINSIM_H */
