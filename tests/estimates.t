@@ -23,9 +23,31 @@ n=$("$IG_TOP/build/idlegap" report --dump "$TMP/gil.igrec" | grep -c ' launches 
 ok "launch records in the recording ($n)" [ "${n:-0}" -gt 0 ]
 run_one eager "$IG_TOP/build/trainsim" -s eager
 is "$?" 0 "eager ran under idlegap"
+# near NAME: proven + estimated idle within 0.10 of span of the truth
+near() {
+	/usr/bin/python3 - "$TMP/$1" "$IG_TOP/tools" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import truth
+g = json.load(open(sys.argv[1] + ".json"))["gpu"]
+t = json.load(open(sys.argv[1] + ".truth"))
+_, ivs = truth.read_traces(t["trace_files"])
+a, b = g["span_start_ns"], g["span_end_ns"]
+busy = sum(max(0, min(y, b) - max(x, a)) for x, y in truth.merge(ivs))
+est = g["idle_estimated_s"]
+sys.exit(est is None or abs((g["idle_s"] + est) / g["span_s"] - (b - a - busy) / (b - a)) > 0.10)
+PY
+}
+# A run on a loaded machine can miss by its load alone (the truth's idle
+# share moves with it): a scenario that misses runs once more, as
+# accuracy.t retries its timing-dependent checks.
 for s in twokern drift graphs; do
 	run_one $s "$IG_TOP/build/trainsim" -s $s
 	is "$?" 0 "$s ran under idlegap"
+	if ! near $s; then
+		diag "$s: not within 0.10 of the truth: once more"
+		run_one $s "$IG_TOP/build/trainsim" -s $s
+	fi
 done
 
 pychecks "$TMP" "$IG_TOP" <<'PY'
