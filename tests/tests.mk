@@ -14,9 +14,9 @@ $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
-$(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o
-$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o host/identity.o)
-$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o host/identity.o)
+$(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
 	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
 
@@ -80,7 +80,7 @@ $(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcu
 # Serves the metrics of recorded window reports (tests/prometheus.t).
 METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
 $(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,views/httpd.o \
-		views/metrics.o views/metrics_text.o host/identity.o) $(ENGINE_LIB)
+		views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)

@@ -555,6 +555,8 @@ int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
 struct scan_ctx {
 	struct ig_discovery *d;
 	__u64 now;
+	int (*found)(pid_t pid, __u64 now, void *ctx);
+	void *ctx;
 	int added;
 };
 
@@ -565,14 +567,18 @@ static int scan_one(const struct ig_gpu_proc *g, void *ctx)
 	/* idlegap's own mapping of a libcuda is its ELF reader's */
 	if (g->pid == getpid() || ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
 		return 0;
-	ig_discovery_add(c->d, g->pid, c->now);
 	c->added++;
+	if (c->found)
+		c->found(g->pid, c->now, c->ctx);
+	else
+		ig_discovery_add(c->d, g->pid, c->now);
 	return 0;
 }
 
-int ig_discovery_scan(struct ig_discovery *d, __u64 now)
+int ig_discovery_scan(struct ig_discovery *d, __u64 now,
+		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx)
 {
-	struct scan_ctx c = { d, now, 0 };
+	struct scan_ctx c = { d, now, found, ctx, 0 };
 	int err = ig_gpu_procs(scan_one, &c);
 
 	return err < 0 ? err : c.added;

@@ -81,10 +81,12 @@ void ig_discovery_poll(struct ig_discovery *d, __u64 now);
 /* When the next look is due (monotonic ns), 0 if none is. */
 __u64 ig_discovery_next_due(const struct ig_discovery *d);
 
-/* Every process on the host that maps a libcuda, now: follows those it
- * does not follow yet.  For a host-wide session; returns how many were
- * added, or a negative errno. */
-int ig_discovery_scan(struct ig_discovery *d, __u64 now);
+/* Every process on the host that maps a libcuda, now: each one not
+ * followed yet goes to @found, or (@found NULL) is followed.  The one
+ * host-wide sweep (ig_capture_scan_host()); returns how many were new, or
+ * a negative errno. */
+int ig_discovery_scan(struct ig_discovery *d, __u64 now,
+		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx);
 
 struct ig_disc_proc {
 	pid_t pid;
