@@ -6,90 +6,17 @@
  * and marks from syncs and queries that covered everything submitted
  * before their entry: a sync that waited says the queue ended at its
  * drained point; one that returned at once, or a query that found the
- * work done, says it had ended by then.  est_fit.c fits a duration per
- * signature and a launch latency; this file keeps the evidence, checks
- * the fit on held-out syncs, and replays the device over the unresolved
- * spans:  start = max(launch + latency, previous end), end = start +
- * duration.
+ * work done, says it had ended by then (est_intake.c keeps them).
+ * est_fit.c fits a duration per signature and a launch latency; this file
+ * checks the fit on held-out syncs, and replays the device over the
+ * unresolved spans:  start = max(launch + latency, previous end), end =
+ * start + duration.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/estimate.h"
-#include "engine/est_fit.h"
-
-#define EST_MAX_LAUNCHES	(4u << 20)	/* kept per engine */
-#define EST_MAX_SEGS		(2u << 20)	/* feeder stretches kept */
-#define EST_FOLDS		5
-#define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
-
-struct est_dev {
-	int ordinal;
-	struct ig_vec l;	/* struct est_launch */
-	struct ig_vec m;	/* struct est_mark */
-	struct ig_vec u;	/* struct ig_piece: unresolved spans */
-	uint32_t tgid;		/* the one queue seen, or multi */
-	uint64_t stream;
-	bool multi;
-	struct est_result r;
-	struct est_ival *k;	/* the replayed queue, once computed */
-	uint32_t nk;
-	double *err;		/* held-out errors, us */
-	uint32_t nerr;
-};
-
-struct ig_est {
-	struct est_dev *dev[IG_MAX_DEVICES];
-	uint32_t ndev;
-	struct est_sigkey sig[EST_MAX_SIGS];
-	uint32_t nsig;
-	uint64_t nlaunch;
-	bool overflow;
-	bool done;
-	struct est_result total;
-	struct ig_vec segs;		/* struct est_seg, by time */
-};
-
-/* A stretch of a feeder's unresolved time and the cause the walk gave
- * most of it. */
-struct est_seg {
-	uint64_t x, y;
-	uint32_t cause, pad;
-};
-
-static struct ig_est *est_of(struct ig_engine *e)
-{
-	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
-		e->est->segs.esz = sizeof(struct est_seg);
-	return e->est;
-}
-
-struct ig_vec *est_segs(struct ig_engine *e)
-{
-	struct ig_est *s = est_of(e);
-
-	return s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
-}
-
-void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
-{
-	struct est_seg *g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
-	uint32_t c, best = IG_C__MAX;
-
-	for (c = 0; c < IG_C__MAX; c++)
-		if (ns[c] && (best == IG_C__MAX || ns[c] > ns[best]))
-			best = c;
-	memset(ns, 0, sizeof(uint64_t) * IG_C__MAX);
-	if (best == IG_C__MAX || y <= x)
-		return;
-	if (g && g->y == x && g->cause == best) {
-		g->y = y;
-		return;
-	}
-	if ((g = ig_vec_push(segs)))
-		*g = (struct est_seg){ .x = x, .y = y, .cause = best };
-}
+#include "engine/est_int.h"
 
 static int by_seg(const void *a, const void *b)
 {
@@ -125,104 +52,6 @@ static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
 	}
 	if (y - x > got)
 		causes[IG_C_UNKNOWN] += y - x - got;
-}
-
-static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
-{
-	struct ig_est *s = est_of(e);
-	struct est_dev *d;
-	uint32_t i;
-
-	if (!s)
-		return NULL;
-	for (i = 0; i < s->ndev; i++)
-		if (s->dev[i]->ordinal == ordinal)
-			return s->dev[i];
-	if (s->ndev == IG_MAX_DEVICES || !(d = calloc(1, sizeof(*d))))
-		return NULL;
-	d->ordinal = ordinal;
-	d->l.esz = sizeof(struct est_launch);
-	d->m.esz = sizeof(struct est_mark);
-	d->u.esz = sizeof(struct ig_piece);
-	s->dev[s->ndev++] = d;
-	return d;
-}
-
-static uint32_t sig_of(struct ig_est *s, uint32_t tgid, const struct ig_launch *l)
-{
-	struct est_sigkey k = { .tgid = tgid, .grid = l->grid, .block = l->block,
-				.func = l->func };
-	uint32_t i;
-
-	for (i = 0; i < s->nsig; i++)
-		if (!memcmp(&s->sig[i], &k, sizeof(k)))
-			return i;
-	if (s->nsig == EST_MAX_SIGS)
-		return EST_MAX_SIGS - 1;	/* the rest share the last */
-	s->sig[s->nsig] = k;
-	return s->nsig++;
-}
-
-void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
-{
-	const struct ig_launches *r = (const void *)rec;
-	struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
-	uint32_t i, n = (rec->size - offsetof(struct ig_launches, e)) /
-			sizeof(struct ig_launch);
-	struct ig_est *s = est_of(e);
-	struct est_dev *d;
-
-	if (!p || !s || !(d = dev_of(e, ig_proc_device(p))))
-		return;
-	if (n > r->n)
-		n = r->n;
-	if (n > IG_LBUF)
-		n = IG_LBUF;
-	if (!n)
-		return;
-	if (!d->tgid) {
-		d->tgid = rec->tgid;
-		d->stream = r->stream;
-	} else if (d->tgid != rec->tgid || d->stream != r->stream) {
-		d->multi = true;
-	}
-	for (i = 0; i < n; i++) {
-		struct est_launch *l;
-
-		if (s->nlaunch >= EST_MAX_LAUNCHES) {
-			s->overflow = true;
-			return;
-		}
-		if (!(l = ig_vec_push(&d->l)))
-			return;
-		l->t = r->e[i].ts;
-		l->sig = sig_of(s, rec->tgid, &r->e[i]);
-		l->pad = 0;
-		s->nlaunch++;
-	}
-}
-
-void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		 uint64_t t_end, bool waited)
-{
-	struct est_dev *d = dev_of(e, ig_proc_device(p));
-	struct est_mark *m;
-
-	if (!d || !t_in || t_end < t_in || !(m = ig_vec_push(&d->m)))
-		return;
-	m->t_in = t_in;
-	m->t_end = t_end;
-	m->waited = waited;
-	m->fold = d->m.n % EST_FOLDS;
-}
-
-void est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
-{
-	struct est_dev *d = dev_of(e, pc->device);
-	struct ig_piece *u;
-
-	if (d && pc->t1 > pc->t0 && (u = ig_vec_push(&d->u)))
-		*u = *pc;
 }
 
 static int by_launch(const void *a, const void *b)
@@ -530,7 +359,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 
 void est_compute(struct ig_engine *e)
 {
-	struct ig_est *s = est_of(e);
+	struct ig_est *s = est_get(e);
 	struct est_result *t;
 	uint32_t i, c;
 	bool any = false;

@@ -15,7 +15,6 @@
 #include "engine/stacks.h"
 #include "engine/jsonval.h"
 
-
 static jo *meta_json(const struct ig_engine *e)
 {
 	jo *m = json_object_new_object();
