@@ -128,6 +128,39 @@ static void test_replay(void **state)
 	}
 }
 
+/* The same mix before every sync (one of each signature): the syncs pin
+ * the sum only.  The plain fit keeps both near their start; the variant
+ * that pulls one to 0 gives the other the whole, and both still predict
+ * every sync. */
+static void test_variant(void **state)
+{
+	static struct job j;
+	struct est_model md, v0;
+	double err[512], rel[512];
+	uint32_t ne = 0, nr = 0, i;
+
+	(void)state;
+	j.nl = j.nm = 0;
+	for (i = 0; i < 50; i++) {
+		uint64_t t = T0 + i * 5 * MS;
+
+		j.l[j.nl++] = (struct est_launch){ .t = t, .sig = 0 };
+		j.l[j.nl++] = (struct est_launch){ .t = t + 10 * US, .sig = 1 };
+		j.m[j.nm++] = (struct est_mark){ .t_in = t + 20 * US,
+						 .t_end = t + 600 * US,
+						 .waited = 1, .fold = i % 5 };
+	}
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, 0, &v0), 0);
+	assert_true(fabs(md.lat + md.d[0] + md.d[1] - 600e3) < 5e3);
+	assert_true(v0.d[0] < 0.1 * v0.d[1]);
+	/* the first kernel done at once, the second alone from its launch */
+	assert_true(fabs(v0.lat + v0.d[1] - 590e3) < 5e3);
+	est_predict(&v0, j.l, j.nl, j.m, j.nm, 0, err, &ne, rel, &nr);
+	for (i = 0; i < ne; i++)
+		assert_true(err[i] < 5.0);	/* us */
+}
+
 /* No sync waited: nothing pins a duration. */
 static void test_nothing_pinned(void **state)
 {
@@ -146,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_held_out),
 		cmocka_unit_test(test_outliers),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_variant),
 		cmocka_unit_test(test_nothing_pinned),
 	};
 
