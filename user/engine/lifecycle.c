@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
@@ -126,6 +127,7 @@ void ig_engine_finish(struct ig_engine *e)
 		return;
 	ig_gpu_finish(e);
 	ig_defer_poll(e, true);
+	est_compute(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
@@ -181,6 +183,7 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
+	est_free(e);
 	while (e->tasks.thr_head)
 		ig_thread_free(e, e->tasks.thr_head);
 	it = 0;

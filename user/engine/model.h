@@ -112,6 +112,7 @@ struct ig_bio_ref {
 
 struct ig_process;
 struct ig_stacks;
+struct ig_est;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -397,6 +398,7 @@ struct ig_engine {
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
+	struct ig_est *est;	/* estimated idle (estimate.c) */
 };
 
 /* ---- gpu.c ---- */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
@@ -453,6 +454,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
+		est_text(est_total(e), t.idle_ns, t.span_ns, out);
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
