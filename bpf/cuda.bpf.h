@@ -109,7 +109,7 @@ static __always_inline struct ig_cuda *cuda_rec(__u32 kind, __u32 api, __u32 tid
 }
 
 /* Send the stream's buffered launches (IG_REC_LAUNCHES, docs/design.md
- * §4.9); a lost record loses them, as any other. */
+ * §4.10); a lost record loses them, as any other. */
 static __always_inline void launches_flush(struct stream_state *st, __u32 tid,
 					   __u32 tgid, __u64 now, __u64 stream)
 {

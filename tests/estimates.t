@@ -1,5 +1,5 @@
 #!/bin/sh
-# Estimated idle inside unresolved time (docs/design.md §4.9) on the
+# Estimated idle inside unresolved time (docs/design.md §4.10) on the
 # simulated GPU: per-launch evidence reaches the recording; where syncs
 # wait (gil) the estimate stands, apart from proven idle, inside its own
 # interval and within 0.10 of the span of the simulator's truth; where no

@@ -24,7 +24,7 @@ idle / unresolved split of the GPU's span, and the share of unresolved
 time idlegap called host-bound ("hostb") and GPU-bound ("gpub") beside the
 truth: whether the simulated GPU still had work when the host entered the
 sync or query that ended each unresolved span.  The JSON rows also
-score the estimate (docs/design.md §4.9): est_total (proven + estimated
+score the estimate (docs/design.md §4.10): est_total (proven + estimated
 idle, share of idlegap's span), est_low/est_high, est_true_idle, est_err,
 est_in (the truth inside the interval), est_refused.
 """
@@ -240,7 +240,7 @@ def score(scenario, extra, tj, rj, calls=(), drained=()):
 
 
 def estimate(ivs, gpu):
-    """The estimate of docs/design.md §4.9 against the truth over
+    """The estimate of docs/design.md §4.10 against the truth over
     idlegap's own span: proven + estimated idle as a share of the span,
     its interval, and the true idle share there."""
     a, b = gpu.get("span_start_ns"), gpu.get("span_end_ns")

@@ -24,7 +24,7 @@ USAGE
         the share with no kernel, copy or memset on the GPU) and recall (of
         the GPU's idle time in gaps of at least --min-gap-ms inside the
         profiled window, the share idlegap called idle), and the estimate
-        (docs/design.md §4.9): idle proven plus estimated, as a share of
+        (docs/design.md §4.10): idle proven plus estimated, as a share of
         idlegap's GPU span, against the profiler's idle share of its
         window ("estimate_ok": within 0.10; "truth_in_interval").
         Prints JSON.

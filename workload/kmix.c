@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * trainsim: the kernel mixes of the scenarios that check estimated idle
- * (docs/design.md §4.9): two kernel signatures of different durations,
+ * (docs/design.md §4.10): two kernel signatures of different durations,
  * kernels whose duration drifts over the run, and a step's kernels as one
  * CUDA graph.  Everything else about
  * a step is the feeder's.

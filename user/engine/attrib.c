@@ -432,6 +432,21 @@ void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p)
 	walk_top(&w, th, p->t0, p->t1);
 }
 
+void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
+		       const struct ig_piece *p)
+{
+	struct walk w = { .e = e, .set = set };
+	const struct ig_thread *th = p->tid ? ig_thread_find(e, p->tid) : NULL;
+
+	if (p->t1 <= p->t0)
+		return;
+	if (!th) {
+		ig_emit_unknown(&w, p->t1 - p->t0, "launching thread not tracked");
+		return;
+	}
+	walk_top(&w, th, p->t0, p->t1);
+}
+
 /* ---- unresolved spans wait for their feeder's timeline ---- */
 
 void ig_defer_poll(struct ig_engine *e, bool force)

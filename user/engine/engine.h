@@ -41,7 +41,7 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out);
 int ig_engine_folded(struct ig_engine *e, FILE *out);
 void ig_engine_free(struct ig_engine *e);
 /* After a report: the stretches of unresolved time the model estimated
- * idle or busy (docs/design.md §4.9), per device in time order; nothing
+ * idle or busy (docs/design.md §4.10), per device in time order; nothing
  * when it made no estimate. */
 void ig_engine_estimates(const struct ig_engine *e,
 			 void (*cb)(void *ctx, int device, uint64_t t0,

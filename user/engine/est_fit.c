@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The duration model (docs/design.md §4.9).  For a sync that waited, the
+ * The duration model (docs/design.md §4.10).  For a sync that waited, the
  * replay's last busy chain before it (from the last launch that found the
  * queue empty, or from the previous sync's end) must end at its drained
  * point:  base + latency + sum of the chain's durations = T.  Each such

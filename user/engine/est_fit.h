@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The duration model of estimate.c (docs/design.md §4.9): a duration per
+ * The duration model of estimate.c (docs/design.md §4.10): a duration per
  * launch signature and one launch latency, fitted by least squares with
  * outlier rejection to the ends of queue that syncs proved, and the
  * replay of a device's queue with them.  No engine state: plain arrays,

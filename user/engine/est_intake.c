@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The estimate's evidence (docs/design.md §4.9): launches from
+ * The estimate's evidence (docs/design.md §4.10): launches from
  * IG_REC_LAUNCHES, the marks syncs and queries leave, the unresolved
  * spans, and the feeder stretches their walk gave a cause.
  */

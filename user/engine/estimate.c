@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Estimated idle inside unresolved time (docs/design.md §4.9).
+ * Estimated idle inside unresolved time (docs/design.md §4.10).
  *
  * Evidence per device: every launch (time, signature) from IG_REC_LAUNCHES,
  * and marks from syncs and queries that covered everything submitted
@@ -170,7 +170,7 @@ static uint64_t unres_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
 
 /* The bottleneck between each launch and the next, inside unresolved
  * time: host-bound when the replayed queue had run dry by the next
- * launch, GPU-bound when that launch had to queue (docs/design.md §4.9). */
+ * launch, GPU-bound when that launch had to queue (docs/design.md §4.10). */
 static void bound_split(struct est_dev *d)
 {
 	const struct est_launch *l = d->l.v;

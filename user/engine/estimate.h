@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Estimated idle inside unresolved time (docs/design.md §4.9): a duration
+ * Estimated idle inside unresolved time (docs/design.md §4.10): a duration
  * per launch signature, fitted to what syncs and queries proved about the
  * end of each queue, checked on syncs held out of the fit, and replayed
  * over the unresolved spans.  Never mixed into proven idle time.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Estimated idle in the reports (docs/design.md §4.9, §7.3, §7.4): apart
+ * Estimated idle in the reports (docs/design.md §4.10, §7.3, §7.4): apart
  * from proven idle, with its interval, the check it passed, or why there
  * is none.
  */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/estimate.h"
 #include "engine/report.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "util/escape.h"
@@ -310,6 +311,9 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");
 	fprintf(out, "\n");
+	/* waiting for peers first when it outweighs idle time */
+	if (t->peer_wait_ns > t->idle_ns)
+		peers_text(out, e);
 	/* the larger of the two first: when most of the GPU's waiting could
 	 * not be proven idle (back-to-back launches, synchronous copies), what
 	 * the host did then is the answer */
@@ -331,6 +335,8 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	}
 	if (t->unres_ns <= t->idle_ns)
 		unresolved_part(out, e, t);
+	if (t->peer_wait_ns <= t->idle_ns)
+		peers_text(out, e);
 }
 
 static void processes_section(FILE *out, const struct ig_engine *e)
@@ -455,6 +461,9 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
 		est_text(est_total(e), t.idle_ns, t.span_ns, out);
+		if (t.peer_wait_ns)
+			fprintf(out, "GPU waiting for peers %.1f%% (in collectives, "
+				"not counted busy)\n", pct(t.peer_wait_ns, t.span_ns));
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",

@@ -3,6 +3,7 @@
 #include "modes/dump.h"
 #include "util/escape.h"
 #include "stream/cuda_api.h"
+#include "stream/nccl_api.h"
 #include "stacks/pycode.h"
 
 typedef unsigned long long ull;
@@ -185,6 +186,16 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 
 		fprintf(f, " attached=%u symbols=%u version=%s path=%s",
 			l->nattached, l->nsyms, ESC(0, l->version), ESC(1, l->path));
+		break;
+	}
+	case IG_REC_NCCL:
+		ig_nccl_dump(f, (const struct ig_nccl *)r);
+		break;
+	case IG_REC_LIBNCCL: {
+		const struct ig_libnccl *l = (const void *)r;
+
+		fprintf(f, " attached=%u symbols=%u static=%u path=%s",
+			l->nattached, l->nsyms, l->is_static, ESC(0, l->path));
 		break;
 	}
 	case IG_REC_MAPPING: {

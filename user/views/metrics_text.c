@@ -107,6 +107,7 @@ static void states(struct out *o)
 		[IG_ST_UNRES_HOST] = "unresolved_host_bound",
 		[IG_ST_UNRES_GPU] = "unresolved_gpu_bound",
 		[IG_ST_UNRES_OPEN] = "unresolved_open",
+		[IG_ST_PEER_WAIT] = "peer_wait",
 	};
 	size_t i, s;
 
@@ -116,8 +117,27 @@ static void states(struct out *o)
 		const struct ig_target *t = o->m->targets[i];
 
 		for (s = 0; t->has_state && s < IG_ST__MAX; s++)
-			series(o, "idlegap_gpu_seconds_total", t->key, "state",
-			       names[s], "%.9g", t->state[s]);
+			/* peer_wait: only for GPUs of jobs with collectives */
+			if (s != IG_ST_PEER_WAIT || t->state[s] > 0)
+				series(o, "idlegap_gpu_seconds_total", t->key, "state",
+				       names[s], "%.9g", t->state[s]);
+	}
+}
+
+/* idlegap_gpu_peer_wait_seconds_total{late_rank,cause} */
+static void peer_wait(struct out *o)
+{
+	char key[64];
+	uint32_t i;
+
+	if (!o->m->npeer)
+		return;
+	family(o, "idlegap_gpu_peer_wait_seconds_total", "counter",
+	       "GPU time other ranks waited in collectives for a late rank, by the cause of its lateness.");
+	for (i = 0; i < o->m->npeer; i++) {
+		snprintf(key, sizeof(key), "late_rank=\"%s\"", o->m->peer[i].rank);
+		series(o, "idlegap_gpu_peer_wait_seconds_total", key, "cause",
+		       o->m->peer[i].cause, "%.9g", o->m->peer[i].s);
 	}
 }
 
@@ -232,6 +252,7 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 	causes(&o, C_IDLE);
 	causes(&o, C_UNRES);
 	causes(&o, C_EST);
+	peer_wait(&o);
 	histogram(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);

@@ -446,7 +446,7 @@ void ig_tlb_abandon(struct ig_tlb *b)
 }
 
 /* The model's estimate on its own track per GPU, "GPU N (estimated)":
- * never on the proven one (docs/design.md §4.9, §7.8). */
+ * never on the proven one (docs/design.md §4.10, §7.8). */
 #define EST_TRACK	0x1000u
 
 static void est_slice(void *ctx, int device, uint64_t t0, uint64_t t1, bool idle)
