@@ -58,6 +58,21 @@ static const struct scenario scenarios[] = {
 	  .doc = "long kernels, a sync every 4 steps, the host far ahead",
 	  .kernels = 4, .kernel_us = 5000, .steps = 400, .batch_samples = 4,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .sync_every = 4 },
+	{ .name = "twokern", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "two kernels, long and short, host work after each launch",
+	  .kernels = 6, .kernel_us = 400, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 150,
+	  .kmix = KM_TWO },
+	{ .name = "drift", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "kernels that grow to twice their duration over the run",
+	  .kernels = 4, .kernel_us = 300, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 200,
+	  .kmix = KM_DRIFT },
+	{ .name = "graphs", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "each step's kernels as one CUDA graph, host work after it",
+	  .kernels = 4, .kernel_us = 250, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100,
+	  .kmix = KM_GRAPH },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -390,20 +405,25 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &stop_action, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.ranks) {
+		/* A framework loads its GPU libraries at import, well before
+		 * its first call into them. */
 		ranks_env();
+		if (gpu_load(&g))
+			return 1;
+		ranks_preload();
 		ranks_data_lock(o.data_dir, true);
 	}
 	start_host_side(&run);
 	if (o.ranks)
 		ranks_data_lock(o.data_dir, false);
-	if (gpu_load(&g))
+	else if (gpu_load(&g))
 		return 1;
 	if (o.ranks)
 		g.ordinal = ranks_local_rank();
 	if (gpu_open(&g, o.stream))
 		return 1;
 	if (o.ranks)
-		ranks_open(&g);
+		ranks_open(&g, o.stream);
 	if (!g.sim)
 		gpu_calibrate(&g);
 	if (o.hold_ms > 0 && holder_start(&run))
