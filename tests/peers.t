@@ -16,7 +16,8 @@ export TMPDIR=$TMP
 # SCENARIO [LAUNCHER]: traced job, report, truth
 job() {
 	_s=$1; _l=${2:-$TS}
-	"$IG" run -q --json "$TMP/$_s.json" -- $_l ranks --world 4 -s "$_s" \
+	"$IG" run -q --json "$TMP/$_s.json" --perfetto "$TMP/$_s.pftrace" -- \
+		$_l ranks --world 4 -s "$_s" \
 		--steps ${STEPS:-60} --truth "$TMP/$_s.truth" > "$TMP/$_s.out" 2>&1
 }
 
@@ -81,6 +82,21 @@ report() {
 for s in storage cpu; do
 	if job $s; then report $s straggler; else fail "$s: the traced job ran ($(tail -1 "$TMP/$s.out"))"; fi
 done
+# The Perfetto timeline: a collectives track per rank, the wait inside
+# each collective named by the late rank; well formed
+SCHEMA=$IG_TOP/tests/perfetto
+if command -v protoc > /dev/null; then
+	protoc --proto_path="$SCHEMA" --decode=perfetto.protos.Trace \
+		"$SCHEMA/perfetto-subset.proto" < "$TMP/cpu.pftrace" > "$TMP/cpu.pf.txt" 2>&1
+	ok "perfetto: the trace is well formed (slices nested per track)" -- \
+		sh -c "'$SCHEMA/check_trace.py' < '$TMP/cpu.pf.txt' > /dev/null"
+	n=$(grep -c 'name: "rank [0-3] collectives (pid [0-9]*)"' "$TMP/cpu.pf.txt")
+	is "$n" 4 "perfetto: one collectives track per rank"
+	ok "perfetto: the others' waits name rank 2 and its cause" -- \
+		grep -q 'waiting for rank 2: cpu_starvation' "$TMP/cpu.pf.txt"
+else
+	skip "perfetto: collectives tracks" "protoc not found (Debian protobuf-compiler)"
+fi
 if job gil "$PY"; then report gil straggler; else fail "gil: the traced job ran ($(tail -1 "$TMP/gil.out"))"; fi
 if job balanced; then report balanced balanced; else fail "balanced: the traced job ran"; fi
 # A rank whose GPU has more work, launched as early as the others': no
