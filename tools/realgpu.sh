@@ -8,7 +8,9 @@
 #      with a small batch, a GIL-contended loop: REALGPU_TORCH_JOBS), their
 #      known idle gaps and estimated idle checked against torch.profiler's
 #      GPU timeline (tools/torchcheck.py);
-#   4. which libcuda entry points fired, and the driver version.
+#   4. which libcuda entry points fired, and the driver version;
+#   5. torch.distributed with the NCCL backend at world size 1: the NCCL
+#      probes against the calls it made (tools/ncclcheck.py).
 # Usage (root):  tools/realgpu.sh [OUTDIR]      (default /tmp/idlegap-realgpu)
 # Scenarios: REALGPU_SCENARIOS (default: all trainsim scenarios).
 set -u
@@ -66,3 +68,10 @@ print("torch loop: span %.3f s busy %.3f idle %.3f unresolved %.3f = host-bound 
     g["unresolved_host_bound_s"], g["unresolved_gpu_bound_s"], g["unresolved_open_s"],
     g.get("at_once_threshold_us")))
 PY
+
+log "NCCL: torch.distributed at world size 1 under idlegap (tools/ncclcheck.py)"
+timeout 180 build/idlegap run --json "$out/nccl-report.json" -o "$out/nccl.igrec" \
+	-- "$py" tools/ncclcheck.py run > "$out/nccl-calls.txt" 2> "$out/nccl-run.txt"
+echo "nccl run: exit $?"; tail -5 "$out/nccl-run.txt"
+"$py" tools/ncclcheck.py compare "$out/nccl-calls.txt" "$out/nccl.igrec" \
+	--json "$out/nccl-report.json" --idlegap build/idlegap | tee "$out/nccl-compare.txt"

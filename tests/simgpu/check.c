@@ -320,10 +320,15 @@ static void case_pageable(void)
 		CHECK(!strcmp(t.v[i].kind, "copy"), "kind %s", t.v[i].kind);
 	}
 	/* Holes between chunks are the host copy outrunning the DMA: tens of
-	 * microseconds.  A preempted host makes a few longer ones. */
+	 * microseconds on a quiet host, longer on a loaded one, so their size
+	 * is printed, not checked.  Each chunk starts once the last landed. */
 	qsort(holes, (size_t)nh, sizeof(holes[0]), cmp_u64);
-	CHECK(nh > 10 && holes[nh * 9 / 10] < MS / 2,
-	      "90th percentile hole %.3f ms", (double)holes[nh * 9 / 10] / 1e6);
+	for (i = 0; i < nh && t.v[i + 2].start >= t.v[i + 1].end; i++)
+		;
+	CHECK(nh == 47 && i == nh, "%d holes, chunk %d overlaps the one before", nh, i + 2);
+	if (nh > 10)
+		fprintf(stderr, "# pageable: 90th percentile hole %.3f ms\n",
+			(double)holes[nh * 9 / 10] / 1e6);
 	CHECK(t.n > 1 && t.v[1].start >= t.v[0].end, "staging before drain");
 	CHECK(t.n > 0 && t1 >= t.v[t.n - 1].end, "returned before last chunk");
 	CHECK(t1 - t0 >= 5 * MS, "did not wait for the kernel");
