@@ -32,7 +32,10 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-plan 9
+plan 11
+
+says=--cgroup one_line "--cgroup not from the root" 2 "$IG" agent --cgroup "${NODE_A#/}"
+says=--cgroup one_line "--cgroup with .." 2 "$IG" agent --cgroup "$NODE_A/../x"
 
 # agent NAME CGROUP PORT: one node's agent, continuous 2 s windows
 agent() {

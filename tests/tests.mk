@@ -16,6 +16,7 @@ $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o
 $(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_metrics_coll: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
 	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
