@@ -367,8 +367,10 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	case IG_REC_NCCL: {
 		struct ig_nccl nc;
+		const struct ig_nccl *r = REC(struct ig_nccl, rec, nc);
 
-		peers_feed(e, REC(struct ig_nccl, rec, nc));
+		peers_feed(e, r);
+		peers_local_feed(e, r);
 		break;
 	}
 	case IG_REC_LIBNCCL: {

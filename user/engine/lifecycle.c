@@ -131,6 +131,7 @@ void ig_engine_finish(struct ig_engine *e)
 	ig_defer_poll(e, true);
 	est_compute(e);
 	peers_finish(e);
+	peers_local_finish(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;

@@ -468,11 +468,9 @@ void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 		settle(e, false);
 	switch (r->kind) {
 	case IG_NC_COLL:
-		peers_local_coll(e, r);
 		on_coll(e, ps, r);
 		break;
 	case IG_NC_GROUP_END:
-		peers_local_group_end(e, r);
 		on_group_end(e, ps, r);
 		break;
 	case IG_NC_COMM:
@@ -510,7 +508,6 @@ void peers_finish(struct ig_engine *e)
 	if (!ps)
 		return;
 	settle(e, true);
-	peers_local_finish(e);
 	while ((g = ig_htab_next(&ps->groups, &it)))
 		ps->unmatched += g->npresent;
 }

@@ -114,8 +114,8 @@ void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
 
 /* ---- peers_local.c ---- */
-void peers_local_coll(struct ig_engine *e, const struct ig_nccl *r);
-void peers_local_group_end(struct ig_engine *e, const struct ig_nccl *r);
+/* After peers_feed (which makes e->peers): a collective or a group end. */
+void peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
 void peers_local_finish(struct ig_engine *e);
 
 /* ---- peers_report.c ---- */

@@ -85,7 +85,7 @@ static void open_at(struct ig_engine *e, struct peers_local *L, uint64_t ts)
 	L->open_at = ts;
 }
 
-void peers_local_coll(struct ig_engine *e, const struct ig_nccl *r)
+static void on_coll(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = e->peers;
 	struct peers_local *L;
@@ -109,7 +109,7 @@ void peers_local_coll(struct ig_engine *e, const struct ig_nccl *r)
 	open_at(e, L, r->h.ts);
 }
 
-void peers_local_group_end(struct ig_engine *e, const struct ig_nccl *r)
+static void on_group_end(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = e->peers;
 	uint32_t i;
@@ -124,6 +124,16 @@ void peers_local_group_end(struct ig_engine *e, const struct ig_nccl *r)
 		L->open_stream = L->group_stream;
 		open_at(e, L, r->h.ts);
 	}
+}
+
+void peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
+{
+	if (!e->peers)
+		return;
+	if (r->kind == IG_NC_COLL)
+		on_coll(e, r);
+	else if (r->kind == IG_NC_GROUP_END)
+		on_group_end(e, r);
 }
 
 void peers_local_finish(struct ig_engine *e)
