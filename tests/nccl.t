@@ -37,6 +37,11 @@ if command -v nm >/dev/null; then
 		echo "$syms" | awk '{print $3}' | grep -qx "$f" || missing="$missing $f"
 	done
 	is "$missing" "" "nccl: the NCCL 2.x entry points are exported"
+	# nothing inside the library calls or jumps to an entry point
+	if command -v objdump >/dev/null; then
+		is "$(objdump -d "$LIB" | grep -cE '[[:space:]](call|jmp)[a-z]*[[:space:]].*<nccl')" 0 \
+			"nccl: no entry point is called from inside the library"
+	fi
 	# the library calls the driver's public launch entry point
 	ok "nccl: launches through cuLaunchKernel" -- sh -c \
 		"nm -D --undefined-only '$LIB' | grep -qw cuLaunchKernel"
@@ -142,12 +147,37 @@ for id in $(cat "$TMP"/nccl.* | awk '{print $2}' | sort -u); do
 done
 is "$left" "" "nccl: no shared-memory file left behind"
 
+# truth.py's summary of the same files: 8 (process, communicator, rank)
+# entries, and the on-time ranks' waits of about 50 ms among them.
+"$IG_TOP/tools/truth.py" nccl "$TMP/nccl.*" > "$TMP/sum.json"
+is "$?" 0 "truth.py nccl summarizes the collectives"
+ok "truth.py nccl: every rank of both communicators, waits counted" -- \
+	/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = [x for x in j["ranks"] if x["nranks"] == 4]
+sys.exit(not (len(j["ranks"]) == 8 and len(r) == 4 and
+              sum(x["tasks"] for x in r) == 9 * 4 + 2 and
+              sum(x["wait_s"] >= 0.04 for x in r) == 3))' "$TMP/sum.json"
+
 rm -f "$TMP"/nccl.*
 "$CHECK" initall 3 > "$TMP/all.out" 2>&1
-is "$?" 0 "nccl: ncclCommInitAll and a group over three communicators"
+is "$?" 0 "nccl: ncclCommInitAll, a rank left waiting for its peers, a group over three communicators"
 sed 's/^/# /' "$TMP/all.out"
-is "$(cat "$TMP"/nccl.* | awk '{print $9, $11}' | sort -u | wc -l)" 1 \
+is "$(cat "$TMP"/nccl.* | awk '$5 == 2 {print $9, $11}' | sort -u | wc -l)" 1 \
 	"nccl: the three ranks of one process share last arrival and end"
+
+is "$(cat "$TMP"/nccl.* | awk '$3 == 0 && $5 == 1 && $9 - $8 >= 20000000' | wc -l)" 1 \
+	"nccl: the rank left alone waited at least the 20 ms before its peers came"
+
+# A rank whose peer's process is gone does not hang: its all-reduce ends,
+# marked aborted, and the communicator reports a remote error.
+rm -f "$TMP"/nccl.*
+timeout 60 "$CHECK" orphan > "$TMP/orphan.out" 2>&1
+is "$?" 0 "nccl: a peer that left ends the wait with ncclRemoteError"
+sed 's/^/# /' "$TMP/orphan.out"
+is "$(cat "$TMP"/nccl.* | awk '{print $1, $13}')" "allreduce aborted" \
+	"nccl: the orphaned all-reduce is marked aborted in the truth"
 
 # trainsim ranks (C) and trainsim.py ranks (Python): the launcher starts
 # the ranks, each all-reduces once a step, and the merged truth names the
@@ -207,5 +237,7 @@ else
 	is "$?" 0 "nccl: idlegap run traces a 4-rank trainsim job"
 	sed 's/^/# /' "$TMP/run.err"
 	ok "nccl: the traced job wrote its truth" -- test -s "$TMP/ranks.json"
+	is "$(json "$TMP/r.json" 'sum(1 for p in j["processes"] if p.get("launches", 0) > 0)')" 4 \
+		"nccl: idlegap followed the launches of all four ranks"
 fi
 done_testing

@@ -146,7 +146,7 @@ class Driver:
 
 
 class Gpu:
-    def __init__(self, drv):
+    def __init__(self, drv, ordinal=0):
         self.d = drv
         self.dev = ctypes.c_int()
         self.ctx = c_ptr()
@@ -161,7 +161,7 @@ class Gpu:
         self.cal = []
         name = ctypes.create_string_buffer(64)
         drv("cuInit", 0)
-        drv("cuDeviceGet", ctypes.byref(self.dev), 0)
+        drv("cuDeviceGet", ctypes.byref(self.dev), ordinal)
         drv("cuDeviceGetName", name, 64, self.dev)
         self.name = name.value.decode()
         drv("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), self.dev)

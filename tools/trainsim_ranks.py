@@ -129,8 +129,10 @@ def rank_main(args, rank, world):
     if set_ntrace:
         os.environ["SIMNCCL_TRACE"] = os.path.join(
             os.environ.get("TMPDIR") or "/tmp", "trainsim-py-nccl.%p")
+    # one simulated GPU per rank, as torchrun jobs use cuda:LOCAL_RANK
+    os.environ.setdefault("SIMGPU_DEVICES", str(world))
     drv = ts.Driver(False)
-    gpu = ts.Gpu(drv)
+    gpu = ts.Gpu(drv, int(os.environ.get("LOCAL_RANK", rank)))
     nccl = Nccl()
     comm = ts.c_ptr()
     nccl.check(nccl.lib.ncclCommInitRank(ctypes.byref(comm), world,

@@ -142,7 +142,7 @@ static bool step(struct feeder *f, long n)
 			host_work((uint64_t)o->op_host_us * 1000);
 	}
 	if (ranks_active())
-		ranks_allreduce(g);
+		ranks_allreduce();
 	if (o->no_sync)
 		throttle(f);
 	else if ((n + 1) % o->sync_every == 0)

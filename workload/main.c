@@ -390,20 +390,25 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &stop_action, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.ranks) {
+		/* A framework loads its GPU libraries at import, well before
+		 * its first call into them. */
 		ranks_env();
+		if (gpu_load(&g))
+			return 1;
+		ranks_preload();
 		ranks_data_lock(o.data_dir, true);
 	}
 	start_host_side(&run);
 	if (o.ranks)
 		ranks_data_lock(o.data_dir, false);
-	if (gpu_load(&g))
+	else if (gpu_load(&g))
 		return 1;
 	if (o.ranks)
 		g.ordinal = ranks_local_rank();
 	if (gpu_open(&g, o.stream))
 		return 1;
 	if (o.ranks)
-		ranks_open(&g);
+		ranks_open(&g, o.stream);
 	if (!g.sim)
 		gpu_calibrate(&g);
 	if (o.hold_ms > 0 && holder_start(&run))

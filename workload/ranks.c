@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,7 @@ static struct {
 	struct nccl_api api;
 	ncclComm_t comm;
 	CUdeviceptr grad;
+	CUstream stream;	/* the feeder's stream, as NCCL must name it */
 	size_t grad_count;
 	uint64_t collectives;
 	char nccl_trace[4200];
@@ -111,6 +113,20 @@ bool ranks_is_straggler(void)
 	return rk.rs && rk.rs->kind != SK_NONE && rk.rank == rk.straggler;
 }
 
+/* Bad usage: one line, exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "trainsim: ranks: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
 static int env_int(const char *name, int def)
 {
 	const char *v = getenv(name);
@@ -120,8 +136,10 @@ static int env_int(const char *name, int def)
 	if (!v || !*v)
 		return def;
 	n = strtol(v, &end, 10);
-	if (*end || n < 0 || n > 4096)
-		die("bad %s=%s", name, v);
+	if (*end || n < 0 || n > 4096) {
+		fprintf(stderr, "trainsim: ranks: bad %s=%s\n", name, v);
+		exit(2);
+	}
 	return (int)n;
 }
 
@@ -142,11 +160,11 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	rk.straggler = straggler >= 0 ? straggler : 2;
 	rk.grad_count = ((size_t)(grad_mb > 0 ? grad_mb : rk.rs->grad_mb)
 			 << 20) / 4;
-	if (rk.world < 1)
-		die("ranks: give --world N, or RANK and WORLD_SIZE");
+	if (rk.world < 1 || rk.world > 64)
+		usage("give --world N (1..64), or RANK and WORLD_SIZE");
 	if (rk.rs->kind != SK_NONE && rk.straggler >= rk.world)
-		die("ranks: straggler %d is not a rank of %d", rk.straggler,
-		    rk.world);
+		usage("straggler %d is not a rank of %d", rk.straggler,
+		      rk.world);
 	/* A run is so many steps on every rank: a deadline would leave some
 	 * ranks waiting in an all-reduce the others never reach. */
 	o->seconds = 0;
@@ -155,7 +173,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	if (rk.rank < 0)
 		return false;
 	if (rk.rank >= rk.world)
-		die("ranks: RANK %d with WORLD_SIZE %d", rk.rank, rk.world);
+		usage("RANK %d with WORLD_SIZE %d", rk.rank, rk.world);
 	mine = peer_sc;
 	mine.name = rk.rs->name;
 	if (ranks_is_straggler()) {
@@ -181,6 +199,8 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 			mine.hogs = 3;
 		} else {
 			mine.kernels *= 2;
+			if (o->kernels >= 0)	/* -k K: 2K for this rank */
+				o->kernels *= 2;
 		}
 	}
 	o->sc = &mine;
@@ -340,7 +360,7 @@ static void nccl_check(ncclResult_t r, const char *what)
 						  : "NCCL error");
 }
 
-static void nccl_load(void)
+void ranks_preload(void)
 {
 	struct nccl_api *a = &rk.api;
 
@@ -425,12 +445,11 @@ void ranks_env(void)
 	rk.set_nccl_trace = true;
 }
 
-void ranks_open(struct gpu *g)
+void ranks_open(struct gpu *g, enum stream_mode mode)
 {
 	ncclUniqueId id;
 	char path[4200];
 
-	nccl_load();
 	exchange_id(&id);
 	nccl_check(rk.api.init_rank(&rk.comm, rk.world, id, rk.rank),
 		   "ncclCommInitRank");
@@ -440,14 +459,18 @@ void ranks_open(struct gpu *g)
 	}
 	gpu_check(g, g->cuMemAlloc(&rk.grad, rk.grad_count * 4),
 		  "cuMemAlloc(gradients)");
+	/* The feeder's NULL means its thread's stream when it calls the
+	 * _ptsz entry points; NCCL is told so explicitly. */
+	rk.stream = !g->stream && mode == STREAM_PTDS ? CU_STREAM_PER_THREAD
+						      : g->stream;
 }
 
 /* After the step's backward kernels: gradients all-reduced in place. */
-void ranks_allreduce(struct gpu *g)
+void ranks_allreduce(void)
 {
 	nccl_check(rk.api.all_reduce((void *)rk.grad, (void *)rk.grad,
 				     rk.grad_count, ncclFloat32, ncclSum,
-				     rk.comm, (cudaStream_t)g->stream),
+				     rk.comm, (cudaStream_t)rk.stream),
 		   "ncclAllReduce");
 	rk.collectives++;
 }

@@ -160,20 +160,20 @@ static void truth(const struct sn_launch *l, const struct sn_task *t,
 	stream_name(l->stream, sname, sizeof(sname));
 	len = snprintf(line, sizeof(line),
 		       "%s %016llx %d %d %llu %d %llu %llu %llu %llu %llu "
-		       "%s %s\n", kind_names[t->kind],
+		       "%s %s %d\n", kind_names[t->kind],
 		       (unsigned long long)c->id, c->rank, c->nranks,
 		       (unsigned long long)t->seq, t->peer,
 		       (unsigned long long)t->bytes,
 		       (unsigned long long)arrive, (unsigned long long)last,
 		       (unsigned long long)start, (unsigned long long)end,
-		       sname, ok ? "ok" : "aborted");
+		       sname, ok ? "ok" : "aborted", (int)trace_pid);
 	if (write(fd, line, (size_t)len) != len)
 		return;
 }
 
 /* ---- waiting ---- */
 
-/* Blocks until cond(c, a, b) holds; false when the communicator was
+/* Blocks until cond(c, peer, arg) holds; false when the communicator was
  * aborted or the awaited peer's process is gone. */
 static bool await(struct ncclComm *c, int peer,
 		  bool (*cond)(struct ncclComm *, int, uint64_t),

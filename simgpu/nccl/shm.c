@@ -63,11 +63,30 @@ void sn_futex_wake(uint32_t *w)
 	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* Gone: no such process, or a zombie its parent has not reaped yet. */
 bool sn_peer_gone(struct ncclComm *c, int peer)
 {
 	pid_t pid = __atomic_load_n(&c->shm->rank[peer].pid, __ATOMIC_ACQUIRE);
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
 
-	return pid > 0 && kill(pid, 0) && errno == ESRCH;
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
 static int env_timeout_s(void)

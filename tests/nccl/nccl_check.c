@@ -8,6 +8,8 @@
  *                              second all-reduce MS ms after the others;
  *                              each rank prints "rank R pid P hostwait NS"
  *   nccl_check initall N       ncclCommInitAll and a group over N comms
+ *   nccl_check orphan          2 ranks; rank 1 exits after init, rank 0's
+ *                              all-reduce ends as aborted, not hangs
  *
  * SIMNCCL_TRACE and SIMGPU_TRACE (with %p) are set by the caller; the
  * truth is checked there.  Exit 0 when every call behaved.
@@ -232,9 +234,10 @@ static int check_initall(int n)
 	ncclComm_t comms[8];
 	CUstream s[8];
 	CUdeviceptr buf;
+	CUevent ev;
 	int i, r;
 
-	if (n > 8)
+	if (n < 2 || n > 8)
 		return 2;
 	s[0] = gpu_open(&buf, 1 << 20);
 	for (i = 1; i < n; i++)
@@ -244,6 +247,23 @@ static int check_initall(int n)
 		NC(ncclCommUserRank(comms[i], &r));
 		CHECK(r == i, "comm %d has rank %d", i, r);
 	}
+	/* Rank 0 alone in an all-reduce: its stream waits for the others,
+	 * and queries and events say so until they come. */
+	CU(cuEventCreate(&ev, 0));
+	NC(ncclAllReduce((void *)buf, (void *)buf, 16, ncclFloat32, ncclSum,
+			 comms[0], s[0]));
+	CU(cuEventRecord(ev, s[0]));
+	usleep(20000);
+	CHECK(cuStreamQuery(s[0]) == CUDA_ERROR_NOT_READY,
+	      "stream idle while its all-reduce waits for peers");
+	CHECK(cuEventQuery(ev) == CUDA_ERROR_NOT_READY,
+	      "event after a waiting all-reduce is done");
+	for (i = 1; i < n; i++)
+		NC(ncclAllReduce((void *)buf, (void *)buf, 16, ncclFloat32,
+				 ncclSum, comms[i], s[i]));
+	CU(cuStreamSynchronize(s[0]));
+	CHECK(cuEventQuery(ev) == CUDA_SUCCESS, "event not done after sync");
+	CU(cuEventDestroy(ev));
 	NC(ncclGroupStart());
 	for (i = 0; i < n; i++)
 		NC(ncclAllReduce((void *)buf, (void *)buf, 1 << 16,
@@ -252,6 +272,40 @@ static int check_initall(int n)
 	CU(cuCtxSynchronize());
 	for (i = 0; i < n; i++)
 		NC(ncclCommDestroy(comms[i]));
+	return failures ? 1 : 0;
+}
+
+static int check_orphan(void)
+{
+	ncclUniqueId id;
+	ncclResult_t err = ncclSuccess;
+	ncclComm_t c;
+	CUdeviceptr buf;
+	CUstream s;
+	int st;
+	pid_t pid;
+
+	NC(ncclGetUniqueId(&id));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		NC(ncclCommInitRank(&c, 2, id, 1));
+		_exit(0);	/* gone without a word */
+	}
+	s = gpu_open(&buf, 1 << 20);
+	NC(ncclCommInitRank(&c, 2, id, 0));
+	/* a zombie, not reaped until the end: it counts as gone too */
+	usleep(100000);
+	NC(ncclAllReduce((void *)buf, (void *)buf, 1024, ncclFloat32, ncclSum,
+			 c, s));
+	CU(cuStreamSynchronize(s));
+	NC(ncclCommGetAsyncError(c, &err));
+	CHECK(err == ncclRemoteError, "async error %d after a peer left",
+	      (int)err);
+	NC(ncclCommAbort(c));
+	waitpid(pid, &st, 0);
 	return failures ? 1 : 0;
 }
 
@@ -265,7 +319,9 @@ int main(int argc, char **argv)
 				   atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "initall"))
 		return check_initall(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "orphan"))
+		return check_orphan();
 	fprintf(stderr, "usage: nccl_check abi | ranks N LATE MS | "
-		"initall N\n");
+		"initall N | orphan\n");
 	return 2;
 }
