@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -184,6 +185,7 @@ void ig_engine_free(struct ig_engine *e)
 		return;
 	ig_gpu_free(e);
 	peers_free(e);
+	ig_merge_free(e);
 	while (e->tasks.thr_head)
 		ig_thread_free(e, e->tasks.thr_head);
 	it = 0;

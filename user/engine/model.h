@@ -397,6 +397,8 @@ struct ig_engine {
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
 	struct ig_peers *peers;	/* collectives across ranks (peers.c);
 				 * NULL until an NCCL record comes */
+	struct ig_merge *merge;	/* several hosts' recordings (merge.c);
+				 * NULL: one */
 };
 
 /* ---- gpu.c ---- */
