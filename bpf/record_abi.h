@@ -206,6 +206,33 @@ struct ig_cuda {
 	__u32 pad;
 };
 
+/* ---- IG_REC_LAUNCHES ---- */
+/*
+ * Per-launch evidence for the duration model (docs/design.md §4.10): the
+ * kernel keeps each submission's time and signature in its stream's map
+ * entry, IG_LBUF at most, and sends them together with the stream's next
+ * sync or query return, or when the buffer is full.  One record per
+ * IG_LBUF launches, never one per launch.
+ */
+#define IG_LBUF			16
+#define IG_LB_NOTKERNEL		0xffffffffu	/* grid: a copy or memset;
+						 * func holds its enum ig_api */
+
+struct ig_launch {
+	__u64 ts;		/* the submission's entry */
+	__u64 func;		/* CUfunction, CUgraphExec, or the api */
+	__u32 grid;		/* gridDimX * gridDimY * gridDimZ; 0: graph */
+	__u32 block;		/* blockDimX * blockDimY */
+};
+
+struct ig_launches {
+	struct ig_hdr h;	/* ts: when the buffer was sent */
+	__u64 stream;		/* normalised stream key */
+	__u32 n;		/* entries used, <= IG_LBUF */
+	__u32 pad;
+	struct ig_launch e[IG_LBUF];
+};
+
 /* ---- IG_REC_NCCL ---- */
 /*
  * A call into libnccl (docs/design.md §4.9).  Communicator calls are sent

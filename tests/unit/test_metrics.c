@@ -37,6 +37,7 @@ static struct json_object *window(const char *procs_json,
 		 "  \"count\": 4, \"sum_s\": 12.5, \"exact\": true}},"
 		 " \"causes\": %s,"
 		 " \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 0.5}],"
+		 " \"estimated_causes\": [{\"cause\": \"gil\", \"seconds\": 0.25}],"
 		 " \"events\": {\"dropped\": 7}}",
 		 procs_json, devices_json, causes_json);
 	o = json_tokener_parse(buf);
@@ -117,6 +118,10 @@ static void test_one_window_and_sum(void **state)
 	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"unresolved_gpu_bound\"} 0.5\n");
 	has(t, "\nidlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"storage\"} 12\n");
 	has(t, "\nidlegap_gpu_unresolved_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"host_compute\"} 1\n");
+	/* estimated idle: its own series, never in the proven one */
+	has(t, "# TYPE idlegap_gpu_estimated_idle_seconds_total counter\n");
+	has(t, "\nidlegap_gpu_estimated_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"} 0.5\n");
+	hasnt(t, "idlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"}");
 	has(t, "# TYPE idlegap_gpu_gap_seconds histogram\n");
 	has(t, ",le=\"0.001\"} 2\n");
 	has(t, ",le=\"10\"} 6\n");

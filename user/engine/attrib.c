@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "engine/estimate.h"
 #include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
@@ -43,7 +44,7 @@ static void seg_init(struct seg_it *it, const struct ig_thread *th,
 	it->b = b;
 	it->lo = ig_max64(th->first_seen, th->hist_from);
 	it->lo_why = th->hist_from > th->first_seen ?
-		     "history older than the window" :
+		     "history dropped (the window or its memory budget)" :
 		     "before the thread was seen";
 	it->hi = th->known_until;
 	it->hi_why = "no record of the thread after this";
@@ -361,6 +362,8 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			emit_blocked(w, th, s.iv, s.x, s.y);
 			break;
 		}
+		if (w->segs && !w->depth)
+			est_seg_note(w->segs, w->seg_ns, s.x, s.y);
 	}
 }
 
@@ -419,6 +422,8 @@ void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p)
 
 	if (p->t1 <= p->t0)
 		return;
+	if (!idle)
+		w.segs = est_segs(e);
 	if (!th) {
 		ig_emit_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
 					  "no feeder known");

@@ -6,6 +6,7 @@
  * the GPU model (gpu.c); task records to the task tables (tasks.c).
  */
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
 #include "engine/files.h"
@@ -349,6 +350,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_PYCODE:
 	case IG_REC_USYM:
 		ig_stacks_on_rec(e, NULL, rec);
+		break;
+	case IG_REC_LAUNCHES:
+		est_on_launches(e, rec);
 		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));

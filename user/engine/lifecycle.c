@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
 #include "engine/merge.h"
@@ -51,6 +52,7 @@ void ig_engine_gc(struct ig_engine *e)
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
+	cutoff = ig_hist_cap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {
@@ -128,6 +130,7 @@ void ig_engine_finish(struct ig_engine *e)
 		return;
 	ig_gpu_finish(e);
 	ig_defer_poll(e, true);
+	est_compute(e);
 	peers_finish(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
@@ -184,6 +187,7 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
+	est_free(e);
 	peers_free(e);
 	ig_merge_free(e);
 	while (e->tasks.thr_head)

@@ -112,6 +112,7 @@ struct ig_bio_ref {
 
 struct ig_process;
 struct ig_stacks;
+struct ig_est;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -321,6 +322,8 @@ struct ig_engine_win {
 	uint64_t cutoff;	/* history older than this is dropped */
 	uint64_t next_gc;
 	uint64_t gc_count;
+	uint64_t hist_trims;	/* the history budget moved the cutoff */
+	uint64_t hist_kept_min;	/* the least history it left, ns */
 };
 
 /* The GPU model's devices (gpu.c, drain.c, timeline.c). */
@@ -395,6 +398,7 @@ struct ig_engine {
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
+	struct ig_est *est;	/* estimated idle (estimate.c) */
 	struct ig_peers *peers;	/* collectives across ranks (peers.c);
 				 * NULL until an NCCL record comes */
 	struct ig_merge *merge;	/* several hosts' recordings (merge.c);
@@ -433,6 +437,9 @@ bool ig_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
 /* ---- lifecycle.c ---- */
 /* Slide the history window: free exited tasks, prune old history. */
 void ig_engine_gc(struct ig_engine *e);
+/* The cutoff, at or after @cutoff, that holds all threads' history under
+ * its budget (histcap.c). */
+uint64_t ig_hist_cap_cutoff(struct ig_engine *e, uint64_t cutoff);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "engine/jsonval.h"
 #include "engine/peers.h"
 #include "engine/merge.h"
-
 
 static jo *meta_json(const struct ig_engine *e)
 {
@@ -169,6 +169,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "streams", ju64(d->nstreams));
 		add(o, "causes", dev_causes_json(e, d->ordinal, true));
 		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
+		est_json(est_device(e, d->ordinal), o);
 		add(o, "gap_histogram", gap_hist_json(&d->gap_hist));
 		json_object_array_add(a, o);
 	}
@@ -189,6 +190,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "unresolved_gpu_bound_s", jsec(t.unres_gpu_ns));
 	add(g, "unresolved_open_s", jsec(t.unres_open_ns));
 	add(g, "at_once_threshold_us", jnum(IG_AT_ONCE_NS / 1e3, 1));
+	est_json(est_total(e), g);
 	add(g, "span_s", jsec(t.span_ns));
 	add(g, "gaps", ju64(t.gaps));
 	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->attr.gap_hist, 0.50)));
@@ -481,6 +483,8 @@ static jo *events_json(const struct ig_engine *e)
 	add(o, "user_lost", ju64(e->acct.stats.user_lost));
 	add(o, "evidence_lost", json_object_new_boolean(e->lost.any));
 	add(o, "stack_tables", stack_tables_json(e));
+	add(o, "history_trims", ju64(e->win.hist_trims));
+	add(o, "history_kept_min_s", jsec(e->win.hist_kept_min));
 	return o;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/peers.h"
 #include "engine/merge.h"
@@ -401,6 +402,11 @@ static void events_section(FILE *out, const struct ig_engine *e)
 		(unsigned long long)e->acct.submissions,
 		(unsigned long long)e->acct.launches);
 	stack_tables_line(out, e);
+	if (e->win.hist_trims)
+		fprintf(out, "History budget full: %llu times, down to %.1f s of "
+			"thread history (idle time before it: unknown cause)\n",
+			(unsigned long long)e->win.hist_trims,
+			e->win.hist_kept_min / 1e9);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
 		(unsigned long long)e->acct.nsamples,
 		(unsigned long long)e->acct.nsamples_cuda);
@@ -455,6 +461,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
+		est_text(est_total(e), t.idle_ns, t.span_ns, out);
 		if (t.peer_wait_ns)
 			fprintf(out, "GPU waiting for peers %.1f%% (in collectives, "
 				"not counted busy)\n", pct(t.peer_wait_ns, t.span_ns));

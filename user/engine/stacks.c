@@ -193,6 +193,8 @@ static struct ig_stk_tab *tab_of(struct walk *w, unsigned int c,
 	if (!w->e->stk || c >= IG_C__MAX ||
 	    (w->set != &w->e->attr.idle && w->set != &w->e->attr.unres))
 		return NULL;
+	if (w->set != &w->e->attr.idle && w->set != &w->e->attr.unres)
+		return NULL;	/* estimated idle keeps no stacks */
 	return &w->e->stk->tab[w->set == &w->e->attr.idle ? 0 : 1][c][role];
 }
 

@@ -235,6 +235,17 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		fprintf(f, " device=%u util=%u mem=%u", n->device, n->util_pct, n->mem_pct);
 		break;
 	}
+	case IG_REC_LAUNCHES: {
+		const struct ig_launches *l = (const void *)r;
+		__u32 i, n = (r->size - offsetof(struct ig_launches, e)) /
+			     sizeof(struct ig_launch);
+
+		fprintf(f, " stream=%#llx n=%u", (ull)l->stream, l->n);
+		for (i = 0; i < l->n && i < n && i < IG_LBUF; i++)
+			fprintf(f, " %llu:%#llx:%u:%u", (ull)l->e[i].ts,
+				(ull)l->e[i].func, l->e[i].grid, l->e[i].block);
+		break;
+	}
 	case IG_REC_GPUMAP: {
 		const struct ig_gpumap *g = (const void *)r;
 		__u32 i;

@@ -135,6 +135,8 @@ int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
 
 	if (!s->tlb)
 		return 0;
+	ig_engine_finish(s->engine);
+	ig_tlb_estimates(s->tlb, s->engine);
 	err = ig_tlb_close(s->tlb, &st);
 	s->tlb = NULL;
 	if (err) {

@@ -29,6 +29,8 @@ _Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
 _Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
 	       "ig_ustack size");
 _Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
+_Static_assert(sizeof(struct ig_launch) == 24, "ig_launch layout");
+_Static_assert(offsetof(struct ig_launches, e) == 40, "ig_launches layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 

@@ -338,9 +338,15 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 static void add_cause_series(struct ig_target *t, struct json_object *o,
 			     struct json_object *h)
 {
+	struct json_object *est;
+
 	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
 	add_causes(t->unres, &t->nunres,
 		   ig_jget(o, "unresolved_causes", json_type_array));
+	/* a device's estimate is in its object, the window's in "gpu" */
+	est = ig_jget(o, "estimated_causes", json_type_array);
+	add_causes(t->est, &t->nest,
+		   est ? est : ig_jget(h, "estimated_causes", json_type_array));
 	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
 	t->has_causes = true;
 }

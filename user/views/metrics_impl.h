@@ -63,6 +63,8 @@ struct ig_target {
 	double state[IG_ST__MAX];
 	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
 	uint32_t nidle, nunres;
+	struct ig_cause_sum est[IG_MAX_CAUSES];	/* estimated idle (§4.10) */
+	uint32_t nest;
 	uint64_t hist[IG_NBOUNDS], hist_count;
 	double hist_sum;
 };
