@@ -42,6 +42,8 @@ IG = os.path.join(B, "idlegap")
 FAKE = os.path.join(B, "tests", "fakecuda")
 FAKELIB = os.path.join(FAKE, "libcuda.so.1")
 APP = os.path.join(FAKE, "fakecuda_app")
+NCCLLIB = os.path.join(B, "tests", "fakenccl", "libnccl.so.2")
+NCCLAPP = os.path.join(B, "tests", "fakenccl", "fakenccl_app")
 BARE = os.path.join(B, "tools", "bareprobe")
 GENREC = os.path.join(B, "tools", "genrec")
 SYSLOOP = os.path.join(B, "tests", "progs", "sysloop")
@@ -241,6 +243,18 @@ def probe_cost(quick):
         row("1", "probe cost per hit: %s (%s)" % (fn, "entry+return" if ret else "entry"),
             "%.2fx" % ratio, "<= 1.15x", ratio <= 1.15,
             "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
+    # a collective: its entry probe numbers it in its communicator
+    loop = [NCCLAPP, "--loop", str(n)]
+    bare = [BARE, NCCLLIB, "ncclAllReduce", "--"] + loop
+    mine = traced(loop, "--no-nvml")
+    untr, b, m = median_of([lambda: float(out(loop)), lambda: float(out(bare)),
+                            lambda: float(out(mine))], 3 if quick else 5)
+    added_bare, added_mine = b - untr, m - untr
+    ratio = added_mine / added_bare if added_bare > 0 else float("inf")
+    costs["nccl"] = dict(untraced_ns=untr, bare_ns=b, idlegap_ns=m,
+                         bare_added_ns=added_bare, idlegap_added_ns=added_mine)
+    row("1", "probe cost per hit: ncclAllReduce (entry)", "%.2fx" % ratio, "<= 1.15x",
+        ratio <= 1.15, "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
     return costs
 
 

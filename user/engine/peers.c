@@ -330,8 +330,15 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 	uint64_t key = key_of(r->id, r->seq);
 	struct peers_group *g;
 	struct peers_call *c;
+	struct peers_rank *R;
 
 	ps->calls++;
+	/* the rank, also for a window that did not see the creation */
+	if (r->rank >= 0 && r->nranks > 0 && (R = rank_get(ps, r->h.tgid)) &&
+	    r->nranks > R->comm_size) {
+		R->rank = r->rank;
+		R->comm_size = r->nranks;
+	}
 	if (!r->id || r->nranks <= 0 || r->nranks > IG_PEERS_MAX_RANKS ||
 	    r->rank < 0 || r->rank >= r->nranks || !r->seq) {
 		ps->no_id++;
