@@ -78,12 +78,11 @@ ranks = {r["rank"]: r for r in c["ranks"]}
 check(sorted(ranks) == [0, 1, 2, 3], "the 4 ranks: %s" % sorted(ranks))
 check(all(ranks[r]["pid"] == truth(r)[1] for r in ranks),
       "each rank named by its pid on its host: %s" % {r: ranks[r]["pid"] for r in ranks})
-def late_truth(pre):
+def late_truth(texts):
     """The simulator's truth: per rank, the time the others waited for it
-    and how often it was last (its NCCL trace: arrival, last arrival)."""
+    (each rank's NCCL trace: its arrival, the last arrival)."""
     coll, late = {}, {}
-    for r in range(4):
-        t = open("%s.rank%d" % (pre, r)).read()
+    for r, t in enumerate(texts):
         for line in open(re.search(r'"trace_file": "([^"]+)"', t).group(1)):
             f = line.split()
             coll.setdefault(int(f[4]), {})[r] = int(f[7])
@@ -92,18 +91,24 @@ def late_truth(pre):
         L = min(r for r in rs if rs[r] == last)
         late[L] = late.get(L, 0) + sum(last - a for a in rs.values()) / 1e9
     return late
-lt = late_truth(tpre)
-top = max(lt, key=lt.get)
+lt = late_truth([open("%s.rank%d" % (tpre, r)).read() for r in range(4)])
+single_truth = json.load(open(sys.argv[2].replace(".json", ".truth")))
+lts = late_truth([json.dumps(r) for r in single_truth["ranks"]])
+top, tops = max(lt, key=lt.get), max(lts, key=lts.get)
 st, ss = m["stragglers"], s["stragglers"]
-check(top == 2 and st and st[0]["rank"] == 2 and st[0]["late_s"] >= 0.9 * lt[2],
-      "stragglers[0] is rank 2, as in the truth and the single run (merged %s, late %.3f s; "
-      "truth %s; single %s)" % ([x["rank"] for x in st], st and st[0]["late_s"],
-      {r: round(v, 3) for r, v in sorted(lt.items())}, [x["rank"] for x in ss]))
-check(ss and ss[0]["rank"] == 2, "the single run's stragglers[0] is rank 2 too")
+check(st and st[0]["rank"] == top and abs(st[0]["late_s"] - lt[top]) <= 0.10 * lt[top],
+      "merged: stragglers[0] is the truth's latest rank, late within 10%% (rank %s, %.3f s; "
+      "truth %s)" % (st and st[0]["rank"], st and st[0]["late_s"],
+      {r: round(v, 3) for r, v in sorted(lt.items())}))
+check(ss and ss[0]["rank"] == tops, "single run: stragglers[0] is its truth's latest rank "
+      "(rank %s; truth %s)" % (ss and ss[0]["rank"], {r: round(v, 3) for r, v in sorted(lts.items())}))
+if top != 2 or tops != 2:
+    print("# the host did not hold rank 2 back the most in both jobs (latest: merged job "
+          "%d, single job %d)" % (top, tops))
 print("# straggler causes: merged %s; single %s" % (
       st and [(c["cause"], c["share"]) for c in st[0]["causes"][:2]],
       ss and [(c["cause"], c["share"]) for c in ss[0]["causes"][:2]]))
-check(st and st[0]["pid"] == truth(2)[1] and st[0]["host"],
+check(st and st[0]["pid"] == truth(st[0]["rank"])[1] and st[0]["host"],
       "the straggler's pid on its host and its host named (%s on %s)"
       % (st and st[0]["pid"], st and st[0]["host"]))
 sr = {r["rank"]: r for r in s["collectives"]["ranks"]}
