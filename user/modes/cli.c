@@ -155,9 +155,9 @@ static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
 }
 
 /* --clock-offset NAME=SECONDS */
-static void parse_clock_offset(struct argp_state *st, struct ig_cli *c, char *arg)
+static void parse_clock_offset(struct argp_state *st, struct ig_cli *c, const char *arg)
 {
-	char *eq = strrchr(arg, '=');
+	const char *eq = strrchr(arg, '=');
 	char *end;
 	double v;
 
@@ -179,8 +179,13 @@ static void parse_clock_offset(struct argp_state *st, struct ig_cli *c, char *ar
 		usage_error(st, "--clock-offset: at most 64");
 		return;
 	}
-	*eq = '\0';
-	c->offsets[c->noffsets++] = (struct ig_clock_offset){ .name = arg, .seconds = v };
+	if ((size_t)(eq - arg) >= sizeof(c->offsets[0].name)) {
+		usage_error(st, "--clock-offset: NAME is too long");
+		return;
+	}
+	memcpy(c->offsets[c->noffsets].name, arg, eq - arg);
+	c->offsets[c->noffsets].name[eq - arg] = '\0';
+	c->offsets[c->noffsets++].seconds = v;
 }
 
 /* The views: --perfetto and top.  1 after a usage error. */

@@ -28,6 +28,7 @@
 #include "util/util.h"
 
 #define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
+#define MIN_ENDS		3	/* matched ends to align on */
 
 /* One recording, its records in time order. */
 struct rec {
@@ -167,7 +168,8 @@ static int by_i64(const void *a, const void *b)
 
 /* Offset of @b's clock against @a's from their matched ends: the median
  * difference, the error the larger distance from it to the 10th and 90th
- * percentiles.  0 matched: nothing to align on. */
+ * percentiles.  Returns how many matched; fewer than MIN_ENDS tell no
+ * spread, nothing to state an error from. */
 static size_t align(const struct ig_collend *a, size_t na, const struct ig_collend *b,
 		    size_t nb, int64_t *off, uint64_t *err)
 {
@@ -231,10 +233,11 @@ static int clocks(struct rec *rv, int n, const struct ig_clock_offset *offs, int
 		} else if (!(rc = ends_of(&rv[i], out, &ei, &ni))) {
 			h->collectives = align(e0, n0, ei, ni, &h->offset_ns, &h->error_ns);
 			free(ei);
-			if (!h->collectives) {
-				ig_err("cannot align the clock of %s (%s) on %s's: no collective "
+			if (h->collectives < MIN_ENDS) {
+				ig_err("cannot align the clock of %s (%s) on %s's: %s collective "
 				       "ends in both (give --clock-offset %s=SECONDS)",
-				       rv[i].path, rv[i].meta.host, rv[0].path, rv[i].path);
+				       rv[i].path, rv[i].meta.host, rv[0].path,
+				       h->collectives ? "fewer than 3" : "no", rv[i].path);
 				rc = 1;
 			}
 		}

@@ -13,7 +13,7 @@
 /* A clock offset the user gives: NAME is a recording's host or its path
  * as given; SECONDS is added to its timestamps. */
 struct ig_clock_offset {
-	const char *name;
+	char name[256];
 	double seconds;
 };
 
