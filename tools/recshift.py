@@ -18,9 +18,13 @@ TIMES = {
     2: (24, 32),            # offcpu: t_off, t_wake
     3: (24,),               # bio: t_issue
     4: (40, 48, 56),        # cuda: t_begin, t_wake, last_submit
-    11: (64,),              # nccl: t_begin
+    12: (64,),              # nccl: t_begin
     0x100: (32,),           # meta: realtime_ns
 }
+
+
+LAUNCHES = 11              # launches: n at 32, entries of 24 bytes from 40,
+                           # each starting with its ts
 
 
 def shift_record(rec, ns):
@@ -28,7 +32,11 @@ def shift_record(rec, ns):
     ts, = struct.unpack_from("<Q", rec, 16)
     if ts:
         struct.pack_into("<Q", rec, 16, ts + ns)
-    for off in TIMES.get(rtype, ()):
+    times = TIMES.get(rtype, ())
+    if rtype == LAUNCHES and size >= 40:
+        n, = struct.unpack_from("<I", rec, 32)
+        times = [40 + 24 * k for k in range(n)]
+    for off in times:
         if off + 8 <= size:
             v, = struct.unpack_from("<Q", rec, off)
             if v and v != 0xffffffffffffffff:

@@ -287,6 +287,15 @@ static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
 	case IG_REC_NCCL:
 		u->nc.t_begin = shift(u->nc.t_begin, off);
 		break;
+	case IG_REC_LAUNCHES: {
+		struct ig_launches *l = (struct ig_launches *)h;
+		uint32_t k;
+
+		for (k = 0; k < l->n && k < IG_LBUF &&
+		     offsetof(struct ig_launches, e[k + 1]) <= h->size; k++)
+			l->e[k].ts = shift(l->e[k].ts, off);
+		break;
+	}
 	case IG_REC_PROC:
 		if (u->p.kind == IG_PROC_FORK)
 			u->p.ppid = ig_merge_pid(i, u->p.ppid);
