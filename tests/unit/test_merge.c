@@ -225,6 +225,15 @@ static void test_unaligned(void **state)
 	assert_near(jd(json_object_array_get_idx(jpath(j, "clock_alignment"), 1), "offset_s"),
 		    off.seconds, 1e-9);
 	json_object_put(j);
+	/* an offset for no recording, or for the reference: bad usage */
+	snprintf(off.name, sizeof(off.name), "nodeZ");
+	j = merged(paths, 2, &off, 1, &rc);
+	assert_int_equal(rc, 2);
+	assert_null(j);
+	snprintf(off.name, sizeof(off.name), "nodeA");
+	j = merged(paths, 2, &off, 1, &rc);
+	assert_int_equal(rc, 2);
+	assert_null(j);
 	/* the same recording twice */
 	paths[1] = paths[0];
 	j = merged(paths, 2, NULL, 0, &rc);

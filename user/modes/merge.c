@@ -213,6 +213,29 @@ static const struct ig_clock_offset *given(const struct rec *r,
 	return NULL;
 }
 
+/* Each --clock-offset names a recording other than the first (the
+ * reference): 0, or 2 (bad usage) after its line. */
+static int offsets_named(const struct rec *rv, int n, const struct ig_clock_offset *offs,
+			 int noffs)
+{
+	int i, k;
+
+	for (k = 0; k < noffs; k++) {
+		for (i = 1; i < n; i++)
+			if (given(&rv[i], &offs[k], 1))
+				break;
+		if (i < n)
+			continue;
+		if (given(&rv[0], &offs[k], 1))
+			ig_err("--clock-offset %s: the first recording is the reference clock; "
+			       "give the others' offsets against it", offs[k].name);
+		else
+			ig_err("--clock-offset %s: no recording of that file or host", offs[k].name);
+		return 2;
+	}
+	return 0;
+}
+
 static int clocks(struct rec *rv, int n, const struct ig_clock_offset *offs, int noffs,
 		  const struct ig_output_opts *out, struct ig_merge *m)
 {
@@ -365,6 +388,8 @@ static void synth_tail(struct session *s, struct rec *rv, int n, uint64_t ts)
 	if (complete) {
 		x.h.ts = ts;
 		x.h.tid = x.h.tgid = 0;
+		for (i = 1; i < n; i++)
+			x.nrecords += rv[i].end.nrecords;
 		feed(s, &x.h);
 	}
 }
@@ -445,7 +470,8 @@ int ig_merge_report(const char *const *paths, int npaths, bool partial,
 		cpus += rv[i].meta.ncpus;
 	}
 	m->n = npaths;
-	if (clocks(rv, npaths, offs, noffs, out, m))
+	if ((rc = offsets_named(rv, npaths, offs, noffs)) ||
+	    (rc = 1, clocks(rv, npaths, offs, noffs, out, m)))
 		goto out;
 	if (ig_sess_setup_outputs(&s, out, NULL))
 		goto out;

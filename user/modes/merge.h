@@ -17,7 +17,8 @@ struct ig_clock_offset {
 	double seconds;
 };
 
-/* Exit status for main(): 0 ok, 1 failure (one line on stderr). */
+/* Exit status for main(): 0 ok, 1 failure, 2 an offset that names no
+ * recording but the first (one line on stderr). */
 int ig_merge_report(const char *const *paths, int npaths, bool partial,
 		    const struct ig_clock_offset *offs, int noffs,
 		    const struct ig_output_opts *out);
