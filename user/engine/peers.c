@@ -156,27 +156,72 @@ static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
 
 /* The late rank @L made the others wait over [t0, t1): why. */
 static void charge(struct ig_engine *e, struct peers_rank *R,
-		   const struct peers_call *L, uint64_t t0, uint64_t t1)
+		   const struct peers_call *L, uint64_t t0, uint64_t t1,
+		   uint64_t *ns)
 {
 	struct ig_piece pc = { .t0 = t0, .t1 = t1, .tid = L->tid, .tgid = L->tgid,
 			       .device = L->device };
 	uint32_t k;
 
+	memset(ns, 0, IG_C__MAX * sizeof(*ns));
 	if (L->pend_since && L->pend_since <= t0) {
 		/* its GPU had earlier work all along: not proven which held it */
-		R->cause_ns[IG_C_PEER_COMPUTE] += t1 - t0;
-		e->peers->unproven_wait_ns += t1 - t0;
-		return;
-	}
-	if (L->pend_since && L->pend_since < t1) {
-		R->cause_ns[IG_C_PEER_COMPUTE] += t1 - L->pend_since;
-		e->peers->unproven_wait_ns += t1 - L->pend_since;
+		ns[IG_C_PEER_COMPUTE] = t1 - t0;
+		pc.t1 = t0;
+	} else if (L->pend_since && L->pend_since < t1) {
+		ns[IG_C_PEER_COMPUTE] = t1 - L->pend_since;
 		pc.t1 = L->pend_since;
 	}
-	memset(&R->walk, 0, sizeof(R->walk));
-	ig_attribute_into(e, &R->walk, &pc);
+	e->peers->unproven_wait_ns += ns[IG_C_PEER_COMPUTE];
+	if (pc.t1 > pc.t0) {
+		memset(&R->walk, 0, sizeof(R->walk));
+		ig_attribute_into(e, &R->walk, &pc);
+		for (k = 0; k < IG_C__MAX; k++)
+			ns[k] += R->walk.c[k].ns;
+	}
 	for (k = 0; k < IG_C__MAX; k++)
-		R->cause_ns[k] += R->walk.c[k].ns;
+		R->cause_ns[k] += ns[k];
+}
+
+/* Causes with time, most first.
+ * engine's report files own). */
+static size_t sorted_causes(const uint64_t *ns, unsigned int *out)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < IG_C__MAX; i++) {
+		if (!ns[i])
+			continue;
+		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
+			out[j] = out[j - 1];
+		out[j] = (unsigned int)i;
+		n++;
+	}
+	return n;
+}
+
+/* A view's observer sees each rank's time in the collective. */
+static void observe(struct ig_engine *e, const struct peers_call *c,
+		    const struct peers_call *L, const struct peers_rank *R,
+		    const struct peers_rank *RL, uint64_t A, uint64_t coll,
+		    const uint64_t *ns)
+{
+	struct ig_obs_span o = {
+		.kind = IG_OBS_COLLECTIVE, .device = c->device, .t0 = c->launch,
+		.t1 = c->launch + coll, .tid = c->tid, .tgid = c->tgid,
+		.wait_until = ig_max64(A, c->launch), .rank = R->rank,
+		.late_rank = RL->rank, .late_pid = L->tgid,
+		.op = ig_nccl_op_name(c->api),
+	};
+	unsigned int order[IG_C__MAX];
+	size_t n = ns ? sorted_causes(ns, order) : 0, k;
+
+	for (k = 0; k < n && k < IG_OBS_CAUSES; k++) {
+		o.causes[k].name = ig_cause_name(order[k]);
+		o.causes[k].ns = ns[order[k]];
+	}
+	o.ncauses = (unsigned int)k;
+	e->obs.span(e->obs.ctx, &o);
 }
 
 /* Where each rank's stream drained after the collective, where known. */
@@ -225,6 +270,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 	uint32_t i, L = 0;
 	uint64_t A = last_arrival(g, &L);
 	struct peers_rank *RL = rank_get(ps, g->c[L].tgid);
+	uint64_t ns[IG_C__MAX];
 	bool any = false;
 	struct peers_dev *d;
 
@@ -244,12 +290,14 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			union_add(&d->coll, c->launch, c->launch + coll);
 			union_add(&d->wait, c->launch, c->launch + w);
 		}
-		if (!w)
-			continue;
-		any = true;
-		ps->wait_ns += w;
-		RL->late_ns += w;
-		charge(e, RL, &g->c[L], c->launch, A);
+		if (w) {
+			any = true;
+			ps->wait_ns += w;
+			RL->late_ns += w;
+			charge(e, RL, &g->c[L], c->launch, A, ns);
+		}
+		if (e->obs.span && coll)
+			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
 	}
 	if (RL && any) {
 		RL->collectives++;
