@@ -83,6 +83,32 @@ static void job(struct tstream *s, const char *host, int first, int last,
 	t_end(s, off + 600 * MS);
 }
 
+/* A host whose clock reads @shift more at 0 and runs @d faster: every
+ * time the stream's records carry, moved there. */
+static uint64_t on_clock(uint64_t t, uint64_t shift, double d)
+{
+	return t ? shift + t + (uint64_t)((double)t * d) : 0;
+}
+
+static void drift_stream(struct tstream *s, uint64_t shift, double d)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		union ig_rec *r = &s->r[i];
+
+		r->h.ts = on_clock(r->h.ts, shift, d) ?: shift;	/* 0: the start */
+		if (r->h.type == IG_REC_OFFCPU) {
+			r->o.t_off = on_clock(r->o.t_off, shift, d);
+			r->o.t_wake = on_clock(r->o.t_wake, shift, d);
+		} else if (r->h.type == IG_REC_CUDA) {
+			r->c.t_begin = on_clock(r->c.t_begin, shift, d);
+			r->c.t_wake = on_clock(r->c.t_wake, shift, d);
+			r->c.last_submit = on_clock(r->c.last_submit, shift, d);
+		}
+	}
+}
+
 /* The stream sorted, as a recording file. */
 static char *write_rec(struct tstream *s, const char *name)
 {
@@ -199,6 +225,41 @@ static void test_two_hosts(void **state)
 	json_object_put(one);
 }
 
+/* The second host's clock runs 50 ppm fast as well: the drift is found,
+ * the answers stay those of the ranks traced together. */
+static void test_drift(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *one, *j, *ca;
+	const char *paths[2];
+	int r, rc;
+
+	(void)state;
+	job(&s, "nodeA", 0, 3, 0, true);
+	ts_feed(&s, e);
+	one = report(e);
+	ig_engine_free(e);
+
+	job(&s, "nodeA", 0, 1, 0, true);
+	paths[0] = write_rec(&s, "ad.igrec");
+	job(&s, "nodeB", 2, 3, 0, true);
+	drift_stream(&s, SHIFT, 50e-6);
+	paths[1] = write_rec(&s, "bd.igrec");
+	j = merged(paths, 2, NULL, 0, &rc);
+	assert_int_equal(rc, 0);
+	ca = json_object_array_get_idx(jpath(j, "clock_alignment"), 1);
+	assert_near(jd(ca, "offset_s"), -(double)SHIFT / 1e9, 1e-6);
+	assert_near(jd(ca, "drift_ppm"), -50.0 / (1 + 50e-6), 0.01);
+	assert_true(jd(ca, "error_s") < 1e-6);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "rank"), 2);
+	for (r = 0; r < NR; r++)
+		assert_near(jd(rank_of(j, r), "peer_wait_s"), jd(rank_of(one, r), "peer_wait_s"),
+			    1e-6);
+	json_object_put(j);
+	json_object_put(one);
+}
+
 /* No collective to align on: refused, nothing written, unless the offset
  * is given. */
 static void test_unaligned(void **state)
@@ -286,6 +347,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_hosts),
+		cmocka_unit_test(test_drift),
 		cmocka_unit_test(test_unaligned),
 		cmocka_unit_test(test_truncated),
 	};

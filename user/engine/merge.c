@@ -61,6 +61,7 @@ struct json_object *ig_merge_json(const struct ig_engine *e)
 		json_object_object_add(o, "device_base",
 				       ju64((uint64_t)i * IG_MERGE_DEV_STRIDE));
 		json_object_object_add(o, "offset_s", jnum((double)h->offset_ns / 1e9, 6));
+		json_object_object_add(o, "drift_ppm", jnum(h->drift * 1e6, 3));
 		json_object_object_add(o, "error_s", jnum((double)h->error_ns / 1e9, 6));
 		json_object_object_add(o, "collectives", ju64(h->collectives));
 		json_object_object_add(o, "given", json_object_new_boolean(h->given));
@@ -87,10 +88,10 @@ void ig_merge_text(FILE *out, const struct ig_engine *e)
 				h->host, (double)h->offset_ns / 1e9,
 				i << IG_MERGE_PID_SHIFT, i * IG_MERGE_DEV_STRIDE);
 		else
-			fprintf(out, "  %-20.20s offset %+.6f s +/- %.6f s from %llu "
-				"collective ends; pids +%u, GPUs %u..\n", h->host,
+			fprintf(out, "  %-20.20s offset %+.6f s +/- %.6f s, drift %+.1f ppm, from "
+				"%llu collective ends; pids +%u, GPUs %u..\n", h->host,
 				(double)h->offset_ns / 1e9, (double)h->error_ns / 1e9,
-				(unsigned long long)h->collectives,
+				h->drift * 1e6, (unsigned long long)h->collectives,
 				i << IG_MERGE_PID_SHIFT, i * IG_MERGE_DEV_STRIDE);
 	}
 	fprintf(out, "\n");

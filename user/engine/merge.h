@@ -35,7 +35,9 @@ static inline int ig_merge_dev_base(uint32_t pid)
 
 struct ig_merge_host {
 	char host[64];
-	int64_t offset_ns;	/* added to its timestamps: the first's clock */
+	int64_t offset_ns;	/* added to its timestamps at its start: the
+				 * first's clock */
+	double drift;		/* and so much more per ns of its clock after */
 	uint64_t error_ns;	/* the clock error assumed (half an interval) */
 	uint64_t collectives;	/* matched collective ends it rests on */
 	bool given;		/* --clock-offset: not estimated */

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
 #define MIN_ENDS		3	/* matched ends to align on */
+#define MAX_DRIFT		1e-3	/* clocks drifting more apart: not believed */
 
 /* One recording, its records in time order. */
 struct rec {
@@ -40,7 +42,8 @@ struct rec {
 	struct ig_stats stats;
 	bool have_stats;
 	struct ig_end end;
-	int64_t off;
+	int64_t off;		/* added to its times at its start (META) */
+	double drift;		/* and this much more per ns of its clock */
 	uint32_t cpu_base;
 	size_t pos;		/* the merge's cursor */
 	bool oom;
@@ -159,28 +162,69 @@ static int ends_of(struct rec *r, const struct ig_output_opts *out,
 	return 0;
 }
 
-static int by_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+/* Offset of @b's clock against @a's from their matched ends.  Clocks may
+ * drift apart over a long recording: the drift is the median of the
+ * slopes between ends half the matched ones apart (robust to outliers),
+ * believed up to MAX_DRIFT and where it narrows the spread; the offset
+ * at @b's start @t0 is then the median of the differences less the
+ * drift, and the error the larger distance from it to their 10th and
+ * 90th percentiles.  Returns how many
+ * matched; fewer than MIN_ENDS tell no spread, nothing to state an error
+ * from. */
+struct pair {
+	int64_t t;		/* b's end less @t0, on b's clock */
+	int64_t d;		/* a's end less b's */
+	double r;		/* d less the drift */
+};
 
-	return (x > y) - (x < y);
+static int by_t(const void *x, const void *y)
+{
+	const struct pair *p = x, *q = y;
+
+	return (p->t > q->t) - (p->t < q->t);
 }
 
-/* Offset of @b's clock against @a's from their matched ends: the median
- * difference, the error the larger distance from it to the 10th and 90th
- * percentiles.  Returns how many matched; fewer than MIN_ENDS tell no
- * spread, nothing to state an error from. */
-static size_t align(const struct ig_collend *a, size_t na, const struct ig_collend *b,
-		    size_t nb, int64_t *off, uint64_t *err)
+static int by_dbl(const void *x, const void *y)
 {
-	int64_t *d = malloc((ig_min64(na, nb) + 1) * sizeof(*d));
-	size_t i = 0, j = 0, n = 0;
+	double a = *(const double *)x, b = *(const double *)y;
 
-	if (!d)
+	return (a > b) - (a < b);
+}
+
+static int by_r(const void *x, const void *y)
+{
+	return by_dbl(&((const struct pair *)x)->r, &((const struct pair *)y)->r);
+}
+
+/* The offset at the start with @drift: the median of what is left of the
+ * differences, the error the larger distance to their 10th and 90th
+ * percentiles. */
+static void spread(struct pair *v, size_t n, double drift, int64_t *off, uint64_t *err)
+{
+	double med;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		v[k].r = (double)v[k].d - drift * (double)v[k].t;
+	qsort(v, n, sizeof(*v), by_r);
+	med = v[n / 2].r;
+	*off = (int64_t)med;
+	*err = (uint64_t)fmax(med - v[n / 10].r, v[n - 1 - n / 10].r - med);
+}
+
+static size_t align(const struct ig_collend *a, size_t na, const struct ig_collend *b,
+		    size_t nb, uint64_t t0, int64_t *off, double *drift, uint64_t *err)
+{
+	struct pair *v = malloc((ig_min64(na, nb) + 1) * sizeof(*v));
+	double *s = NULL;
+	size_t i = 0, j = 0, n = 0, h, k, ns = 0;
+
+	if (!v)
 		return 0;
 	while (i < na && j < nb) {
 		if (a[i].id == b[j].id && a[i].seq == b[j].seq) {
-			d[n++] = (int64_t)(a[i].end - b[j].end);
+			v[n].t = (int64_t)(b[j].end - t0);
+			v[n++].d = (int64_t)(a[i].end - b[j].end);
 			i++, j++;
 		} else if (a[i].id < b[j].id || (a[i].id == b[j].id && a[i].seq < b[j].seq)) {
 			i++;
@@ -188,17 +232,38 @@ static size_t align(const struct ig_collend *a, size_t na, const struct ig_colle
 			j++;
 		}
 	}
-	if (n) {
-		int64_t med, lo, hi;
-
-		qsort(d, n, sizeof(*d), by_i64);
-		med = d[n / 2];
-		lo = d[n / 10];
-		hi = d[n - 1 - n / 10];
-		*off = med;
-		*err = (uint64_t)ig_max64((uint64_t)(med - lo), (uint64_t)(hi - med));
+	*drift = 0;
+	h = n / 2;
+	if (n >= MIN_ENDS) {
+		qsort(v, n, sizeof(*v), by_t);
+		s = malloc((h + 1) * sizeof(*s));
 	}
-	free(d);
+	for (k = 0; s && k < h; k++)
+		if (v[k + h].t > v[k].t)
+			s[ns++] = (double)(v[k + h].d - v[k].d) / (double)(v[k + h].t - v[k].t);
+	if (ns) {
+		qsort(s, ns, sizeof(*s), by_dbl);
+		if (s[ns / 2] <= MAX_DRIFT && s[ns / 2] >= -MAX_DRIFT)
+			*drift = s[ns / 2];
+	}
+	free(s);
+	if (n) {
+		spread(v, n, *drift, off, err);
+		/* a drift that does not narrow the spread by a quarter is the
+		 * ends' noise over a short recording: not believed */
+		if (*drift) {
+			int64_t off0;
+			uint64_t err0;
+
+			spread(v, n, 0, &off0, &err0);
+			if (4 * *err >= 3 * err0) {
+				*drift = 0;
+				*off = off0;
+				*err = err0;
+			}
+		}
+	}
+	free(v);
 	return n;
 }
 
@@ -254,7 +319,8 @@ static int clocks(struct rec *rv, int n, const struct ig_clock_offset *offs, int
 		} else if (!i) {
 			rc = ends_of(&rv[0], out, &e0, &n0);
 		} else if (!(rc = ends_of(&rv[i], out, &ei, &ni))) {
-			h->collectives = align(e0, n0, ei, ni, &h->offset_ns, &h->error_ns);
+			h->collectives = align(e0, n0, ei, ni, rv[i].meta.h.ts, &h->offset_ns,
+					       &h->drift, &h->error_ns);
 			free(ei);
 			if (h->collectives < MIN_ENDS) {
 				ig_err("cannot align the clock of %s (%s) on %s's: %s collective "
@@ -265,15 +331,20 @@ static int clocks(struct rec *rv, int n, const struct ig_clock_offset *offs, int
 			}
 		}
 		rv[i].off = h->offset_ns;
+		rv[i].drift = h->drift;
 	}
 	free(e0);
 	return rc;
 }
 
-static uint64_t shift(uint64_t ts, int64_t off)
+/* @ts of recording @r on the first recording's clock. */
+static uint64_t shift(uint64_t ts, const struct rec *r)
 {
+	int64_t off;
+
 	if (!ts || ts == UINT64_MAX)
 		return ts;
+	off = r->off + (int64_t)(r->drift * (double)(int64_t)(ts - r->meta.h.ts));
 	return off < 0 && (uint64_t)-off >= ts ? 1 : ts + (uint64_t)off;
 }
 
@@ -281,16 +352,14 @@ static uint64_t shift(uint64_t ts, int64_t off)
 static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
 {
 	union ig_rec *u = (union ig_rec *)h;
-	int64_t off = r->off;
-
-	h->ts = shift(h->ts, off);
+	h->ts = shift(h->ts, r);
 	h->tid = ig_merge_pid(i, h->tid);
 	h->tgid = ig_merge_pid(i, h->tgid);
 	h->cpu = (h->cpu & ~0xffffu) | ((IG_HDR_CPU(h->cpu) + r->cpu_base) & 0xffffu);
 	switch (h->type) {
 	case IG_REC_OFFCPU:
-		u->o.t_off = shift(u->o.t_off, off);
-		u->o.t_wake = shift(u->o.t_wake, off);
+		u->o.t_off = shift(u->o.t_off, r);
+		u->o.t_wake = shift(u->o.t_wake, r);
 		u->o.waker_tid = ig_merge_pid(i, u->o.waker_tid);
 		u->o.waker_tgid = ig_merge_pid(i, u->o.waker_tgid);
 		u->o.prev_tid = ig_merge_pid(i, u->o.prev_tid);
@@ -300,15 +369,15 @@ static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
 			u->o.arg ^= (uint64_t)i << 56;
 		break;
 	case IG_REC_BIO:
-		u->b.t_issue = shift(u->b.t_issue, off);
+		u->b.t_issue = shift(u->b.t_issue, r);
 		break;
 	case IG_REC_CUDA:
-		u->c.t_begin = shift(u->c.t_begin, off);
-		u->c.t_wake = shift(u->c.t_wake, off);
-		u->c.last_submit = shift(u->c.last_submit, off);
+		u->c.t_begin = shift(u->c.t_begin, r);
+		u->c.t_wake = shift(u->c.t_wake, r);
+		u->c.last_submit = shift(u->c.last_submit, r);
 		break;
 	case IG_REC_NCCL:
-		u->nc.t_begin = shift(u->nc.t_begin, off);
+		u->nc.t_begin = shift(u->nc.t_begin, r);
 		break;
 	case IG_REC_LAUNCHES: {
 		struct ig_launches *l = (struct ig_launches *)h;
@@ -316,7 +385,7 @@ static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
 
 		for (k = 0; k < l->n && k < IG_LBUF &&
 		     offsetof(struct ig_launches, e[k + 1]) <= h->size; k++)
-			l->e[k].ts = shift(l->e[k].ts, off);
+			l->e[k].ts = shift(l->e[k].ts, r);
 		break;
 	}
 	case IG_REC_PROC:
@@ -379,7 +448,7 @@ static void synth_tail(struct session *s, struct rec *rv, int n, uint64_t ts)
 			st.api_hits[k] += rv[i].stats.api_hits[k];
 		st.user_lost += rv[i].stats.user_lost;
 		if (rv[i].complete)
-			ts = ig_max64(ts, shift(rv[i].end.h.ts, rv[i].off));
+			ts = ig_max64(ts, shift(rv[i].end.h.ts, &rv[i]));
 	}
 	if (stats) {
 		st.h = (struct ig_hdr){ .type = IG_REC_STATS, .size = sizeof(st), .ts = ts };
@@ -402,7 +471,7 @@ static void merge_feed(struct session *s, struct rec *rv, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		meta_ts = ig_min64(meta_ts, shift(rv[i].meta.h.ts, rv[i].off));
+		meta_ts = ig_min64(meta_ts, shift(rv[i].meta.h.ts, &rv[i]));
 	for (;;) {
 		const struct ig_hdr *h;
 		uint64_t best = UINT64_MAX;
@@ -410,8 +479,8 @@ static void merge_feed(struct session *s, struct rec *rv, int n)
 
 		for (i = 0; i < n; i++) {
 			h = at(&rv[i], rv[i].pos);
-			if (h && shift(h->ts, rv[i].off) < best) {
-				best = shift(h->ts, rv[i].off);
+			if (h && shift(h->ts, &rv[i]) < best) {
+				best = shift(h->ts, &rv[i]);
 				b = i;
 			}
 		}
