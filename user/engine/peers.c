@@ -161,30 +161,45 @@ static void charge(struct ig_engine *e, struct peers_rank *R,
 {
 	struct ig_piece pc = { .t0 = t0, .t1 = t1, .tid = L->tid, .tgid = L->tgid,
 			       .device = L->device };
-	uint32_t k;
+	uint64_t walked = 0, given = 0;
+	uint32_t k, top = 0;
 
 	memset(ns, 0, IG_C__MAX * sizeof(*ns));
 	if (L->pend_since && L->pend_since <= t0) {
-		/* its GPU had earlier work all along: not proven which held it */
+		/* its GPU already had work when the other arrived: it still
+		 * computed (imbalance), not proven which work held it */
 		ns[IG_C_PEER_COMPUTE] = t1 - t0;
-		pc.t1 = t0;
-	} else if (L->pend_since && L->pend_since < t1) {
-		ns[IG_C_PEER_COMPUTE] = t1 - L->pend_since;
+		e->peers->unproven_wait_ns += t1 - t0;
+		goto out;
+	}
+	/* its GPU was idle when the other arrived: its host was late.  Work
+	 * it submitted since ran late for the same reasons: the rest of the
+	 * interval goes to the causes of the first part, in proportion */
+	if (L->pend_since && L->pend_since < t1) {
 		pc.t1 = L->pend_since;
+		e->peers->unproven_wait_ns += t1 - L->pend_since;
 	}
-	e->peers->unproven_wait_ns += ns[IG_C_PEER_COMPUTE];
-	if (pc.t1 > pc.t0) {
-		memset(&R->walk, 0, sizeof(R->walk));
-		ig_attribute_into(e, &R->walk, &pc);
-		for (k = 0; k < IG_C__MAX; k++)
-			ns[k] += R->walk.c[k].ns;
+	memset(&R->walk, 0, sizeof(R->walk));
+	ig_attribute_into(e, &R->walk, &pc);
+	for (k = 0; k < IG_C__MAX; k++)
+		walked += R->walk.c[k].ns;
+	if (!walked) {
+		ns[IG_C_UNKNOWN] = t1 - t0;
+		goto out;
 	}
+	for (k = 0; k < IG_C__MAX; k++) {
+		ns[k] = (uint64_t)((double)R->walk.c[k].ns * (t1 - t0) / walked);
+		given += ns[k];
+		if (ns[k] > ns[top])
+			top = k;
+	}
+	ns[top] += (t1 - t0) - ig_min64(given, t1 - t0);
+out:
 	for (k = 0; k < IG_C__MAX; k++)
 		R->cause_ns[k] += ns[k];
 }
 
-/* Causes with time, most first.
- * engine's report files own). */
+/* Causes with time, most first. */
 static size_t sorted_causes(const uint64_t *ns, unsigned int *out)
 {
 	size_t n = 0, i, j;
