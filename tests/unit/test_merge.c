@@ -260,6 +260,52 @@ static void test_drift(void **state)
 	json_object_put(one);
 }
 
+/* Three hosts (ranks 0, 1-2, 3), each clock its own: each aligned on the
+ * first, each host's processes and GPUs its own. */
+static void test_three_hosts(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *one, *j, *ca, *devs;
+	const char *paths[3];
+	int r, rc;
+
+	(void)state;
+	job(&s, "nodeA", 0, 3, 0, true);
+	ts_feed(&s, e);
+	one = report(e);
+	ig_engine_free(e);
+
+	job(&s, "nodeA", 0, 0, 0, true);
+	paths[0] = write_rec(&s, "a4.igrec");
+	job(&s, "nodeB", 1, 2, SHIFT, true);
+	paths[1] = write_rec(&s, "b4.igrec");
+	job(&s, "nodeC", 3, 3, 7 * MS, true);
+	paths[2] = write_rec(&s, "c4.igrec");
+	j = merged(paths, 3, NULL, 0, &rc);
+	assert_int_equal(rc, 0);
+	ca = jpath(j, "clock_alignment");
+	assert_int_equal(json_object_array_length(ca), 3);
+	assert_near(jd(json_object_array_get_idx(ca, 1), "offset_s"), -(double)SHIFT / 1e9, 1e-6);
+	assert_near(jd(json_object_array_get_idx(ca, 2), "offset_s"), -0.007, 1e-6);
+	assert_int_equal(ji(json_object_array_get_idx(ca, 2), "pid_base"), 2 << 24);
+	devs = jpath(j, "gpu.devices");
+	assert_int_equal(json_object_array_length(devs), 4);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 0), "device"), 0);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 1), "device"), 100);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 2), "device"), 101);
+	assert_int_equal(ji(json_object_array_get_idx(devs, 3), "device"), 200);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "rank"), 2);
+	assert_string_equal(json_object_get_string(jpath(json_object_array_get_idx(
+		jpath(j, "stragglers"), 0), "host")), "nodeB");
+	for (r = 0; r < NR; r++)
+		assert_near(jd(rank_of(j, r), "peer_wait_s"), jd(rank_of(one, r), "peer_wait_s"),
+			    1e-6);
+	assert_int_equal(ji(j, "meta.ncpus"), 6);
+	json_object_put(j);
+	json_object_put(one);
+}
+
 /* No collective to align on: refused, nothing written, unless the offset
  * is given. */
 static void test_unaligned(void **state)
@@ -348,6 +394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_hosts),
 		cmocka_unit_test(test_drift),
+		cmocka_unit_test(test_three_hosts),
 		cmocka_unit_test(test_unaligned),
 		cmocka_unit_test(test_truncated),
 	};
