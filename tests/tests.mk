@@ -12,6 +12,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
+# the merge of several recordings: the report path whole (modes, views, probes)
+$(BUILD)/tests/test_merge: $(LIB_OBJS)
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o
