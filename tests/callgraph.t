@@ -156,7 +156,7 @@ else
 	sed 's/^/# /' "$TMP/err"
 fi
 # the GPU model reaches attribution only through the sink
-bad=$(grep -E '^(gpu|drain|timeline) (attrib|causes|detail)$' "$TMP/edges")
+bad=$(grep -E '^(gpu|drain|sweep) (attrib|causes|detail)$' "$TMP/edges")
 is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')

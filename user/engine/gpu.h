@@ -5,7 +5,7 @@
  *               a submission and closes when a sync or query proves it
  *               empty; closed intervals and busy evidence wait on the device
  *   drain.c     CUDA call records into those stream openings and closings
- *   timeline.c  the sweep that finalises a device's timeline up to the
+ *   sweep.c     the sweep that finalises a device's timeline up to the
  *               watermark and hands gaps and unresolved pieces on
  */
 #ifndef IG_ENGINE_GPU_H
@@ -30,7 +30,7 @@ void ig_add_busy(struct ig_device *d, uint64_t t0, uint64_t t1);
 /* The stream is proven empty at t (how: enum ig_bound). */
 void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how);
 
-/* ---- timeline.c ---- */
+/* ---- sweep.c ---- */
 /* Finalise the device's timeline as far as every stream's state is known. */
 void ig_dev_advance(struct ig_engine *e, struct ig_device *d);
 

@@ -4,7 +4,7 @@
  *   intake.c     ig_engine_feed and the per-record handlers, thread history
  *   tasks.c      process/thread tables, comm cache, mappings, fork/exec/exit
  *   lifecycle.c  creation, the history window (gc), finish, memory, teardown
- *   gpu.c, drain.c, timeline.c   the GPU evidence model (gpu.h)
+ *   gpu.c, drain.c, sweep.c  the GPU evidence model (gpu.h)
  *   attrib.c, causes.c, detail.c  attribution of each ns of a gap (attrib.h)
  *   report_*.c   text and JSON output
  * Not a public header: only the engine and its tests include it.
@@ -323,12 +323,12 @@ struct ig_engine_win {
 	uint64_t gc_count;
 };
 
-/* The GPU model's devices (gpu.c, drain.c, timeline.c). */
+/* The GPU model's devices (gpu.c, drain.c, sweep.c). */
 struct ig_engine_gpu {
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
 	struct ig_gap_sink sink;	/* closed gaps go there */
-	void *scratch;		/* sweep event buffer (timeline.c) */
+	void *scratch;		/* sweep event buffer (sweep.c) */
 	size_t scratch_cap;
 };
 
