@@ -44,7 +44,7 @@ def die(msg, code=2):
 # ---- the design's table of short prefixes --------------------------------------
 def short_forms(top):
     """{"folder/file.c": [prefix, ...]} from design §3.1's short-prefix table."""
-    path = os.path.join(top, "docs", "design.md")
+    path = os.path.join(top, "docs/design.md")
     try:
         text = open(path, encoding="utf-8").read()
     except OSError as e:

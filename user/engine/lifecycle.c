@@ -27,7 +27,7 @@ static void gc_thread(struct ig_engine *e, struct ig_thread *t)
 {
 	struct ig_process *p = t->proc;
 
-	ig_thread_free(e, t);
+	ig_tasks_thread_free(e, t);
 	if (p && !p->threads && p->exit_ts != IG_NS_INF)
 		ig_stacks_gone(e, p->pid);
 }
@@ -55,7 +55,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->win.cutoff)
 			gc_thread(e, t);
 		else
-			ig_thread_prune(t, e->win.cutoff);
+			ig_tasks_thread_prune(t, e->win.cutoff);
 	}
 	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
 	       e->tasks.exit_head->exit_ts < e->win.cutoff) {
@@ -65,7 +65,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (!e->tasks.exit_head)
 			e->tasks.exit_tail = NULL;
 		e->tasks.nexited--;
-		ig_process_free(e, p);
+		ig_tasks_process_free(e, p);
 		e->tasks.procs_freed++;
 	}
 	if (e->lost.ranges.n)
@@ -124,7 +124,7 @@ void ig_engine_finish(struct ig_engine *e)
 	if (!e || e->win.finished)
 		return;
 	ig_gpu_finish(e);
-	ig_defer_poll(e, true);
+	ig_attrib_defer_poll(e, true);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
@@ -181,7 +181,7 @@ void ig_engine_free(struct ig_engine *e)
 		return;
 	ig_gpu_free(e);
 	while (e->tasks.thr_head)
-		ig_thread_free(e, e->tasks.thr_head);
+		ig_tasks_thread_free(e, e->tasks.thr_head);
 	it = 0;
 	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
 		ig_htab_free(&p->streams);

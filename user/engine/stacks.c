@@ -141,7 +141,7 @@ void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 	}
 }
 
-bool ig_stk_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out)
+bool ig_stacks_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out)
 {
 	uint32_t i = ig_ring_upper(&th->stks, offsetof(struct ig_stk_ref, t), t);
 
@@ -210,7 +210,7 @@ static void add_run(struct ig_stk_tab *tb, const struct ig_thread *th,
 		if (((const struct ig_sample_ref *)ig_ring_at(&th->samples, i))->t >= y)
 			break;
 	if (!n) {
-		if (ig_stk_at(th, y ? y - 1 : 0, &r))
+		if (ig_stacks_at(th, y ? y - 1 : 0, &r))
 			tab_add(tb, th->tgid, &r, ns, 1);
 		return;
 	}
@@ -220,7 +220,7 @@ static void add_run(struct ig_stk_tab *tb, const struct ig_thread *th,
 		uint64_t part = i + 1 == i0 + n ? left : share;
 
 		left -= part;
-		if (ig_stk_at(th, s->t, &r))
+		if (ig_stacks_at(th, s->t, &r))
 			tab_add(tb, th->tgid, &r, part, i == i0);
 	}
 }
@@ -236,20 +236,20 @@ static void add_pos(struct ig_stk_tab *tb, const struct ig_stk_pos *p,
 		add_run(tb, p->th, p->x, p->y, ns);
 		return;
 	}
-	if (ig_stk_at(p->th, p->iv->t_off, &r))
+	if (ig_stacks_at(p->th, p->iv->t_off, &r))
 		tab_add(tb, p->th->tgid, &r, ns, 1);
 }
 
-void ig_stk_on_charge(struct walk *w, unsigned int c, uint64_t ns)
+void ig_stacks_on_charge(struct walk *w, unsigned int c, uint64_t ns)
 {
 	add_pos(tab_of(w, c, IG_SR_WAITER), &w->top, ns);
 	if (c == IG_C_STORAGE || c == IG_C_PAGE_FAULT || c == IG_C_NETWORK)
 		add_pos(tab_of(w, c, IG_SR_BLOCKED), &w->cur, ns);
 }
 
-void ig_stk_holder(struct walk *w, unsigned int c,
-		   const struct ig_thread *holder, uint64_t x, uint64_t y,
-		   uint64_t ns)
+void ig_stacks_holder(struct walk *w, unsigned int c,
+		      const struct ig_thread *holder, uint64_t x, uint64_t y,
+		      uint64_t ns)
 {
 	struct ig_stk_tab *tb = tab_of(w, c, IG_SR_HOLDER);
 
@@ -359,7 +359,7 @@ static void gone_prune(struct ig_engine *e, struct ig_stacks *s, bool all)
 	size_t i, n = 0;
 
 	for (i = 0; i < s->ngone; i++) {
-		const struct ig_process *p = ig_process_find(e, s->gone[i]);
+		const struct ig_process *p = ig_tasks_process_find(e, s->gone[i]);
 		struct pin k = { .tgid = s->gone[i] };
 
 		if (p && (p->exit_ts == IG_NS_INF || p->threads))
@@ -536,8 +536,8 @@ static int by_ns(const void *a, const void *b)
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-size_t ig_stk_lines(const struct ig_engine *e, bool idle, unsigned int cause,
-		    unsigned int role, struct ig_stk_line *out, size_t max)
+size_t ig_stacks_lines(const struct ig_engine *e, bool idle, unsigned int cause,
+		       unsigned int role, struct ig_stk_line *out, size_t max)
 {
 	const struct ig_stk_tab *tb;
 	size_t n = 0, k;
@@ -569,14 +569,14 @@ size_t ig_stk_lines(const struct ig_engine *e, bool idle, unsigned int cause,
 	return n;
 }
 
-const char *ig_stk_role_name(unsigned int role)
+const char *ig_stacks_role_name(unsigned int role)
 {
 	static const char *const names[] = { "waiter", "holder", "blocked" };
 
 	return role < IG_SR__MAX ? names[role] : "?";
 }
 
-const char *ig_stk_lang_name(unsigned int lang)
+const char *ig_stacks_lang_name(unsigned int lang)
 {
 	static const char *const names[] = { "python", "native", "mixed" };
 
@@ -610,11 +610,11 @@ int ig_engine_folded(struct ig_engine *e, FILE *out)
 		goto out;
 	}
 	for (c = 0; c < IG_C__MAX && !err; c++) {
-		n = ig_stk_lines(e, true, c, folded_role(e->stk, c), l, IG_STK_CAP);
+		n = ig_stacks_lines(e, true, c, folded_role(e->stk, c), l, IG_STK_CAP);
 		for (i = 0; i < n && !err; i++) {
 			for (k = 0; k < l[i].n; k++)
 				fr[k] = l[i].f[k];
-			err = ig_folded_add(f, ig_cause_name(c), fr, l[i].n, l[i].ns);
+			err = ig_folded_add(f, ig_names_cause(c), fr, l[i].n, l[i].ns);
 		}
 	}
 	if (!err)
