@@ -23,6 +23,7 @@
 #include "block.bpf.h"
 #include "cuda.bpf.h"
 #include "ldso.bpf.h"
+#include "nccl.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -180,6 +181,26 @@ int ig_cc_##name(struct pt_regs *ctx)					\
 }
 #include "cuda_api.def"
 #undef IG_API
+#endif
+
+/* libnccl (nccl.bpf.h): one entry program, the entry point's id and
+ * class in the cookie, and one return program for the communicator
+ * calls, which keep what they need per thread. */
+SEC("uprobe")
+int BPF_KPROBE(ig_nc_enter) { return nc_enter(ctx, bpf_get_attach_cookie(ctx)); }
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ig_nc_exit) { return nc_exit(ctx); }
+
+#ifdef IG_COMPAT
+#define IG_NCCL(name, cls)						\
+SEC("uprobe")								\
+int ig_cc_##name(struct pt_regs *ctx)					\
+{									\
+	return nc_enter(ctx, IG_NCCL_COOKIE(IG_NA_##name, IG_NCC_##cls));	\
+}
+#include "nccl_api.def"
+#undef IG_NCCL
 #endif
 
 /* ld.so's _dl_debug_state(), attached for every process. */

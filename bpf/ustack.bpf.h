@@ -425,7 +425,11 @@ static __always_inline __u64 ustack_leaf_arch(struct pt_regs *regs, __u32 tid,
 #endif
 
 /* The user stack of the current task by its frame pointers, innermost
- * first, into r->ips; returns how many. */
+ * first, into r->ips; returns how many.  The chain is trusted only while
+ * it looks like one: each frame record 8-byte aligned, above the last
+ * and within USTACK_SPAN of it, its return address after a call
+ * instruction.  A walk stopped otherwise does not say IG_USF_END, so user
+ * space marks the stack truncated. */
 static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 					 __u16 *flags)
 {
@@ -444,10 +448,15 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 		return n;
 	}
 	for (i = 0; i < IG_USTACK_DEPTH; i++) {
-		if (!fp || n >= IG_USTACK_DEPTH)
+		if (!fp || n >= IG_USTACK_DEPTH || (fp & 7))
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
 		    !frame[1])
+			break;
+		/* no call before it: no return address, so fp was no frame
+		 * record but whatever code without frame pointers kept in
+		 * that register (unknown: its code page is out, go on) */
+		if (!after_call(frame[1]))
 			break;
 		r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
 		n++;

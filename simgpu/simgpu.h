@@ -31,7 +31,8 @@
 
 enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_MARKER };
 enum stream_kind { STREAM_LEGACY, STREAM_PTDS, STREAM_USER };
-enum obj_type { OBJ_CTX = 1, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_FUNC };
+enum obj_type { OBJ_CTX = 1, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_FUNC,
+		OBJ_GRAPH, OBJ_GRAPH_EXEC };
 
 /* "Stream s has completed its op number seq." */
 struct dep {

@@ -156,7 +156,7 @@ C
 	printf 'int ig_bad(int x,\n\t   int y);\nint ig_other_x(void) { return ig_bad(1,\n\t\t\t\t\t     2); }\n' \
 		> "$d/user/a/other.c"
 	echo 'ig_bad ig_ln_bad' > "$d/tools/prefixes.map"
-	echo 'ig_bad is called in a test' > "$d/tests/notes.txt"
+	echo 'ig_bad() is called in a test; the key ig_bad is not a call' > "$d/tests/notes.txt"
 }
 t=$TMP/px
 ptree "$t"
@@ -172,6 +172,8 @@ ok "prefixes: the renamed tree passes" -- "$PX" --sources "$t"
 is "$(grep -c 'ig_ln_bad' "$t/user/a/long_name.c" "$t/user/a/other.c" "$t/tests/notes.txt" | tr '\n' ' ')" \
 	"$t/user/a/long_name.c:2 $t/user/a/other.c:2 $t/tests/notes.txt:1 " \
 	"prefixes: the definition, its callers, its prototype and the tests are renamed"
+is "$(cat "$t/tests/notes.txt")" 'ig_ln_bad() is called in a test; the key ig_bad is not a call' \
+	"prefixes: outside C files only a call is renamed"
 is "$(sed -n 2p "$t/user/a/other.c")" "$(printf '\t      int y);')" \
 	"prefixes: a prototype's continuation line follows its ( "
 is "$(grep -c 'ig_ln_bad\|ig_bad' "$t/tools/prefixes.map")" 1 "prefixes: the map itself is kept"

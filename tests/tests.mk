@@ -22,7 +22,7 @@ $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/c
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o host/elfsym.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
@@ -53,6 +53,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 test-progs: $(TEST_HELPERS)
 include tests/fuzz/fuzz.mk
+include tests/fakenccl/fakenccl.mk
 
 # The views: the Perfetto writer and `top`, with programs the .t scripts drive.
 VIEW_OBJS := $(addprefix $(BUILD)/user/,views/pbwire.o views/perfetto.o)

@@ -17,13 +17,17 @@ prefixes in docs/design.md §3.1 (| file | short prefix |) gives FILE.
   tools/prefixes.py --rename [--dry-run] [--map FILE] [TOP]
       Applies the rename map (default: tools/prefixes.map, one "old new"
       pair a line, "#" comments), whole word, to every text file under
-      user/, tests/, tools/, docs/ and bpf/ and to README.md; a name right
-      after "struct", "enum" or "union" (a type) is kept.  A pair whose old
+      user/, tests/, tools/, docs/ and bpf/ and to README.md: in C files
+      (.c, .h, .def) each use but a type (after "struct", "enum" or
+      "union"), a member (after "." or "->") or a file name ("name.c");
+      elsewhere (prose, scripts) only a call, "name(".  A pair whose old
       name no longer occurs anywhere was applied already and is skipped, so
       the map can be applied again after a merge brings in new callers of
       old names.  Continuation lines aligned to a renamed call's or
       prototype's "(" are realigned.  Refuses (exit 1, changes nothing)
-      when a new name already exists while the old one is still defined,
+      when a new name is already defined (a function or a macro) while the
+      old one is still defined (a new name only called, as a merge leaves
+      it next to an old definition, is renamed on),
       when a new or old name is a static function somewhere, when a new
       name lacks the prefix of the file that defines it, or when the map
       itself is inconsistent.
@@ -298,9 +302,18 @@ def text_files(top, skip):
     return res
 
 
-def word_re(names):
+def word_re(names, calls_only=False):
+    """The names, whole word, but not a type (after struct/enum/union), a
+    member (after . or ->), a path (after /) or a file name (before .c);
+    CALLS_ONLY: only right before "(" (prose and scripts name a function
+    as name(), and may use the same word for a field or a key)."""
     alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    return re.compile(r"(?<![\w])(?<!struct )(?<!enum )(?<!union )(" + alt + r")(?!\w)")
+    return re.compile(r"(?<![\w./])(?<!->)(?<!struct )(?<!enum )(?<!union )(" + alt +
+                      r")(?!\w)(?!\.\w)" + (r"(?=\()" if calls_only else ""))
+
+
+def is_c(path):
+    return path.endswith((".c", ".h", ".def"))
 
 
 def vcol(s):
@@ -357,11 +370,17 @@ def rename(top, mapfile, dry):
         if p.endswith(".c"):
             for name, static, line in definitions(p):
                 defs.setdefault(name, []).append((os.path.relpath(p, top), static, line))
-    everything = [word_re([o for o, _ in pairs]), word_re([n for _, n in pairs])]
-    used_old, used_new = set(), set()
-    for _, text in files:
-        used_old.update(m.group(1) for m in everything[0].finditer(text))
-        used_new.update(m.group(1) for m in everything[1].finditer(text))
+    macros = {}  # name -> [(file, line)] of each #define
+    for p, text in files:
+        if p.endswith((".c", ".h")):
+            for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.M):
+                macros.setdefault(m.group(1), []).append(
+                    (os.path.relpath(p, top), text.count("\n", 0, m.start()) + 1))
+    olds = [o for o, _ in pairs]
+    rx_old = {c: word_re(olds, not c) for c in (True, False)}
+    used_old = set()
+    for p, text in files:
+        used_old.update(m.group(1) for m in rx_old[is_c(p)].finditer(text))
     problems = []
     todo = {}
     for old, new in pairs:
@@ -374,11 +393,13 @@ def rename(top, mapfile, dry):
                     problems.append(f"{f}:{line}: {name} is a static function;"
                                     " static functions keep their names")
         exported = [d for d in odefs if not d[1]]
-        if exported and new in used_new:
-            where = defs.get(new)
-            at = f" ({where[0][0]}:{where[0][2]})" if where else ""
-            problems.append(f"{new} already exists{at} while {old} is still defined"
-                            f" ({exported[0][0]}:{exported[0][2]})")
+        # new defined too: two functions would become one.  New only used
+        # (a merge brought callers of the new name next to the old
+        # definition) is a rename half done: it goes on.
+        taken = [(f, line) for f, _, line in defs.get(new, [])] + macros.get(new, [])
+        if exported and taken:
+            problems.append(f"{new} already exists ({taken[0][0]}:{taken[0][1]}) while"
+                            f" {old} is still defined ({exported[0][0]}:{exported[0][2]})")
         home = exported or [d for d in defs.get(new, []) if not d[1] and d[0].startswith("user/")]
         for f, _, line in home:
             rel = f[len("user/"):]
@@ -395,9 +416,10 @@ def rename(top, mapfile, dry):
     if not todo:
         print(f"prefixes: all {len(pairs)} renames applied already; nothing to do")
         return 0
-    rx = word_re(list(todo))
+    rxs = {c: word_re(list(todo), not c) for c in (True, False)}
     changed = 0
     for p, text in files:
+        rx = rxs[is_c(p)]
         if not rx.search(text):
             continue
         lines = text.splitlines(keepends=True)

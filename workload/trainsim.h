@@ -29,6 +29,14 @@
 enum reader { RD_CACHED, RD_COLD, RD_MMAP, RD_NET };
 enum queue_kind { Q_PIPE, Q_SHM };
 
+/* How a step's kernels are made (kmix.c). */
+enum kmix {
+	KM_SAME,	/* every kernel the same */
+	KM_TWO,		/* two signatures of different durations */
+	KM_DRIFT,	/* durations drift to twice their start */
+	KM_GRAPH,	/* the step's kernels as one CUDA graph */
+};
+
 struct scenario {
 	const char *name;
 	const char *cause;	/* expected idlegap cause; NULL: none */
@@ -43,6 +51,7 @@ struct scenario {
 	int hogs, hold_ms, net_delay_us, copy_mb;
 	int op_host_us;		/* host work after each launch */
 	int sync_every;		/* steps per sync; 0: 1 */
+	enum kmix kmix;
 };
 
 /* Command line, merged over the scenario's defaults (-1: not given). */
@@ -168,5 +177,9 @@ void ranks_cleanup(bool keep);
 void trace_path(char *out, size_t len);
 int truth_report(const struct run *r, struct gpu *g,
 		 const struct step_stats *st);
+
+/* kmix.c: the @k-th kernel of step @step, @progress (0..1) into the run. */
+void kmix_launch(struct gpu *g, enum kmix mix, uint64_t kernel_ns, long step,
+		 int k, int nkern, double progress);
 
 #endif /* TRAINSIM_H */

@@ -140,8 +140,55 @@ static void test_open_gap_window(void **state)
 	j = report(e);
 	assert_int_equal(ji(j, "gpu.gaps"), 1);
 	assert_true(detail_s(j, "causes", "unknown", "why", "why",
-			     "history older than the window") > 29.0);
+			     "history dropped (the window or its memory budget)") > 29.0);
 	assert_true(cause_s(j, "causes", "sleep") > 0.2);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
+/* An open gap keeps history for the whole window; a host switching fast
+ * would fill it with far more than the budget allows.  The budget moves
+ * the cutoff: what is held stays under it, the gap's time before the cut
+ * is unknown (never a wait it cannot see), the rest still attributed, and
+ * the report says so. */
+static void test_open_gap_budget(void **state)
+{
+	struct ig_engine_opts o = { .sz = sizeof(o), .window_s = 60,
+				    .hist_budget = 256 * 1024 };
+	struct ig_engine *e = ig_engine_new(&o);
+	struct ig_engine_mem m;
+	uint64_t t, i, max_iv = 0;
+	struct json_object *j;
+
+	(void)state;
+	assert_non_null(e);
+	feed_task(e, 100, 100);
+	feed_cu(e, IG_CU_SUBMIT, 100, 1 * MS, L, 0, 0);
+	feed_cu(e, IG_CU_SYNC_END, 100, 3 * MS, L, 2 * MS, 1 * MS);
+	t = 4 * MS;
+	for (i = 0; i < 30000; i++, t += 1 * MS) {
+		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP,
+			 0);
+		if (i % 1000 == 999) {
+			ig_engine_mem(e, &m);
+			if (m.intervals > max_iv)
+				max_iv = m.intervals;
+		}
+	}
+	print_message("# retained intervals max %llu (%zu bytes each)\n",
+		      (unsigned long long)max_iv, sizeof(struct ig_ival));
+	/* 30,000 intervals in the window; the budget holds about 2,000 */
+	assert_true(max_iv * sizeof(struct ig_ival) <= 256 * 1024 + 100 * 128);
+	assert_true(max_iv > 500);
+	feed_cu(e, IG_CU_SUBMIT, 100, t + 1 * MS, L, 0, 0);
+	j = report(e);
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_true(detail_s(j, "causes", "unknown", "why", "why",
+			     "history dropped (the window or its memory budget)") > 25.0);
+	assert_true(cause_s(j, "causes", "sleep") > 0.5);
+	assert_true(ji(j, "events.history_trims") > 0);
+	assert_true(jd(j, "events.history_kept_min_s") > 0.5);
+	assert_true(jd(j, "events.history_kept_min_s") < 5.0);
 	json_object_put(j);
 	ig_engine_free(e);
 }
@@ -368,6 +415,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_training_loop_bounded),
 		cmocka_unit_test(test_open_gap_window),
+		cmocka_unit_test(test_open_gap_budget),
 		cmocka_unit_test(test_thread_churn),
 		cmocka_unit_test(test_stuck_stream_bounded),
 		cmocka_unit_test(test_throughput),

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -43,11 +45,13 @@ void ig_engine_gc(struct ig_engine *e)
 		if (p->t0 < keep)
 			keep = p->t0;
 	}
+	keep = ig_min64(keep, ig_peers_keep_from(e));
 	if (keep > e->win.now)
 		keep = e->win.now;
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
+	cutoff = ig_histcap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {
@@ -125,6 +129,8 @@ void ig_engine_finish(struct ig_engine *e)
 		return;
 	ig_gpu_finish(e);
 	ig_attrib_defer_poll(e, true);
+	ig_est_compute(e);
+	ig_peers_finish(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
@@ -180,6 +186,8 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
+	ig_est_free(e);
+	ig_peers_free(e);
 	while (e->tasks.thr_head)
 		ig_tasks_thread_free(e, e->tasks.thr_head);
 	it = 0;

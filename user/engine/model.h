@@ -112,6 +112,7 @@ struct ig_bio_ref {
 
 struct ig_process;
 struct ig_stacks;
+struct ig_est;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -321,6 +322,8 @@ struct ig_engine_win {
 	uint64_t cutoff;	/* history older than this is dropped */
 	uint64_t next_gc;
 	uint64_t gc_count;
+	uint64_t hist_trims;	/* the history budget moved the cutoff */
+	uint64_t hist_kept_min;	/* the least history it left, ns */
 };
 
 /* The GPU model's devices (gpu.c, drain.c, sweep.c). */
@@ -395,6 +398,9 @@ struct ig_engine {
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
+	struct ig_est *est;	/* estimated idle (estimate.c) */
+	struct ig_peers *peers;	/* collectives across ranks (peers.c);
+				 * NULL until an NCCL record comes */
 };
 
 /* ---- gpu.c ---- */
@@ -429,6 +435,9 @@ bool ig_tasks_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
 /* ---- lifecycle.c ---- */
 /* Slide the history window: free exited tasks, prune old history. */
 void ig_engine_gc(struct ig_engine *e);
+/* The cutoff, at or after @cutoff, that holds all threads' history under
+ * its budget (histcap.c). */
+uint64_t ig_histcap_cutoff(struct ig_engine *e, uint64_t cutoff);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
@@ -444,6 +453,10 @@ void ig_gpu_free(struct ig_engine *e);
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the
  * feeder thread's timeline; every ns lands in exactly one cause. */
 void ig_attrib_piece(struct ig_engine *e, bool idle, const struct ig_piece *p);
+/* The same walk over [t0, t1) of thread p->tid, into @set alone (no GPU's
+ * share, no stacks): a late rank's lateness (peers.c). */
+void ig_attrib_into(struct ig_engine *e, struct ig_causeset *set,
+		    const struct ig_piece *p);
 /* A GPU's cause time (idle or unresolved), by enum ig_cause; NULL when
  * none was given to it. */
 const uint64_t *ig_attrib_dev_causes(const struct ig_engine *e, int ordinal,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/report.h"
+#include "engine/peers.h"
 
 void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 {
@@ -12,16 +13,20 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		const struct ig_device *d = e->gpu.devs[i];
 		uint64_t end = ig_gpu_span_end(d);
+		uint64_t busy = d->busy_ns, unres = d->unres_ns, ugpu = d->unres_gpu_ns, pw = 0;
 
 		if (!d->active)
 			continue;
+		ig_peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		t->ndevs++;
-		t->busy_ns += d->busy_ns;
+		t->busy_ns += busy;
+		t->peer_wait_ns += pw;
 		t->idle_ns += d->idle_ns;
-		t->unres_ns += d->unres_ns;
+		t->unres_ns += unres;
 		t->unres_host_ns += d->unres_host_ns;
-		t->unres_gpu_ns += d->unres_gpu_ns;
-		t->unres_open_ns += ig_report_unres_open_ns(d);
+		t->unres_gpu_ns += ugpu;
+		t->unres_open_ns += unres > d->unres_host_ns + ugpu ?
+				    unres - d->unres_host_ns - ugpu : 0;
 		t->gaps += d->gaps;
 		t->span_ns += end - d->span_start;
 		if (!t->span_start || d->span_start < t->span_start)

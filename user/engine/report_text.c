@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "util/escape.h"
@@ -309,6 +311,9 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");
 	fprintf(out, "\n");
+	/* waiting for peers first when it outweighs idle time */
+	if (t->peer_wait_ns > t->idle_ns)
+		ig_peers_text(out, e);
 	/* the larger of the two first: when most of the GPU's waiting could
 	 * not be proven idle (back-to-back launches, synchronous copies), what
 	 * the host did then is the answer */
@@ -330,6 +335,8 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	}
 	if (t->unres_ns <= t->idle_ns)
 		unresolved_part(out, e, t);
+	if (t->peer_wait_ns <= t->idle_ns)
+		ig_peers_text(out, e);
 }
 
 static void processes_section(FILE *out, const struct ig_engine *e)
@@ -394,6 +401,11 @@ static void events_section(FILE *out, const struct ig_engine *e)
 		(unsigned long long)e->acct.submissions,
 		(unsigned long long)e->acct.launches);
 	stack_tables_line(out, e);
+	if (e->win.hist_trims)
+		fprintf(out, "History budget full: %llu times, down to %.1f s of "
+			"thread history (idle time before it: unknown cause)\n",
+			(unsigned long long)e->win.hist_trims,
+			e->win.hist_kept_min / 1e9);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
 		(unsigned long long)e->acct.nsamples,
 		(unsigned long long)e->acct.nsamples_cuda);
@@ -448,6 +460,10 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
+		ig_est_text(ig_est_total(e), t.idle_ns, t.span_ns, out);
+		if (t.peer_wait_ns)
+			fprintf(out, "GPU waiting for peers %.1f%% (in collectives, "
+				"not counted busy)\n", pct(t.peer_wait_ns, t.span_ns));
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_report_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",

@@ -190,8 +190,11 @@ static void tab_add(struct ig_stk_tab *tb, uint32_t tgid,
 static struct ig_stk_tab *tab_of(struct walk *w, unsigned int c,
 				 unsigned int role)
 {
-	if (!w->e->stk || c >= IG_C__MAX)
+	if (!w->e->stk || c >= IG_C__MAX ||
+	    (w->set != &w->e->attr.idle && w->set != &w->e->attr.unres))
 		return NULL;
+	if (w->set != &w->e->attr.idle && w->set != &w->e->attr.unres)
+		return NULL;	/* estimated idle keeps no stacks */
 	return &w->e->stk->tab[w->set == &w->e->attr.idle ? 0 : 1][c][role];
 }
 

@@ -12,6 +12,7 @@
 #include "probes/capture.h"
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
+#include "probes/nccl_attach.h"
 #include "probes/log.h"
 #include "host/nvml.h"
 #include "host/procfs.h"
@@ -350,6 +351,12 @@ static int start_tracing(struct session *s, __u64 *t0)
 			       strerror(err < 0 ? -err : EINVAL));
 			return 1;
 		}
+		/* a libnccl it would load, probed before it runs: its
+		 * ranks may create communicators before their maps are read;
+		 * without one, nothing is attached */
+		if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
+		    (err = ig_discovery_add_nccl(s->cap.disc, lib, c.ts)))
+			ig_warn("cannot probe %s: %s", lib, strerror(-err));
 		/* until it maps libcuda, which names the driver's code */
 		ig_discovery_watch(s->cap.disc, s->child, c.ts);
 		return 0;

@@ -128,4 +128,9 @@ typedef int (*ig_gpu_proc_fn)(const struct ig_gpu_proc *p, void *ctx);
  * with that value; else 0 or a negative errno. */
 int ig_discovery_gpu_procs(ig_gpu_proc_fn fn, void *ctx);
 
+/* Probes the libnccl at @path for every process (a launched command's,
+ * found before it runs: its ranks may create their communicators before
+ * their maps are read).  0 or a negative errno. */
+int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts);
+
 #endif

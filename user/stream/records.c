@@ -16,6 +16,8 @@ _Static_assert(sizeof(struct ig_offcpu) == 176, "ig_offcpu layout");
 _Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
 _Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
 _Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
+_Static_assert(sizeof(struct ig_nccl) == 24 + 7 * 8 + 10 * 4, "ig_nccl layout");
+_Static_assert(sizeof(struct ig_libnccl) % 8 == 0, "ig_libnccl alignment");
 _Static_assert(sizeof(struct ig_libopen) == 24, "ig_libopen layout");
 _Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
 _Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
@@ -27,6 +29,8 @@ _Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
 _Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
 	       "ig_ustack size");
 _Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
+_Static_assert(sizeof(struct ig_launch) == 24, "ig_launch layout");
+_Static_assert(offsetof(struct ig_launches, e) == 40, "ig_launches layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 

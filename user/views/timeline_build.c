@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stream/cuda_api.h"
+#include "engine/engine.h"
 #include "views/timeline_build.h"
 
 struct tl_thread {
@@ -27,6 +28,7 @@ struct ig_tlb {
 	struct tl_thread *thr;
 	uint32_t cap, n;	/* power of two */
 	uint64_t dev_declared;	/* devices 0..63 */
+	uint64_t est_declared;	/* their estimated tracks */
 	uint64_t busy_t0[64], busy_t1[64];
 	uint64_t next_flow;
 };
@@ -441,6 +443,41 @@ void ig_timeline_abandon(struct ig_tlb *b)
 	ig_perfetto_abandon(b->w);
 	free(b->thr);
 	free(b);
+}
+
+/* The model's estimate on its own track per GPU, "GPU N (estimated)":
+ * never on the proven one (docs/design.md §4.10, §7.8). */
+#define EST_TRACK	0x1000u
+
+static void est_slice(void *ctx, int device, uint64_t t0, uint64_t t1, bool idle)
+{
+	struct ig_tlb *b = ctx;
+	struct ig_tl_slice s = { .kind = idle ? IG_TL_IDLE : IG_TL_BUSY,
+				 .device = EST_TRACK + (uint32_t)device,
+				 .ts = t0, .dur = t1 - t0,
+				 .name = idle ? "estimated idle" : "estimated busy" };
+	char name[48];
+	int err = 0;
+
+	if (b->err || device < 0 || device >= MAX_DEVS)
+		return;
+	if (!(b->est_declared & (1ull << device))) {
+		struct ig_tl_device d = { .id = s.device, .name = name };
+
+		snprintf(name, sizeof(name), "GPU %d (estimated)", device);
+		b->est_declared |= 1ull << device;
+		err = ig_perfetto_device(b->w, &d);
+	}
+	if (!err)
+		err = ig_perfetto_slice(b->w, &s);
+	if (err)
+		b->err = err;
+}
+
+void ig_timeline_estimates(struct ig_tlb *b, const struct ig_engine *e)
+{
+	if (b && e)
+		ig_engine_estimates(e, est_slice, b);
 }
 
 int ig_timeline_close(struct ig_tlb *b, struct ig_perfetto_stats *st)
