@@ -181,7 +181,12 @@ echo 'int ig_other_y(void) { return ig_bad(3, 4); }' >> "$t/user/a/other.c"
 "$PX" --rename "$t" > /dev/null
 ok "prefixes: --rename runs again on code that still calls an old name" -- test $? -eq 0
 is "$(grep -c 'ig_bad' "$t/user/a/other.c")" 0 "prefixes: the new caller is renamed"
-is "$("$PX" --rename "$t")" "prefixes: all 1 renames applied already; nothing to do" \
+printf '#include "a/ig_bad.h"\nint ig_a_m(struct s *p) { return p->ig_bad + p[1].ig_bad + ig_bad(); }\n' \
+	> "$t/user/a/third.c"
+"$PX" --rename "$t" > /dev/null
+is "$(cat "$t/user/a/third.c")" "$(printf '#include "a/ig_bad.h"\nint ig_a_m(struct s *p) { return p->ig_bad + p[1].ig_bad + ig_ln_bad(); }')" \
+	"prefixes: members and file names that share an old name are kept"
+is "$("$PX" --rename "$t")" "prefixes: no old name of the 1 in the map is left; nothing to do" \
 	"prefixes: a map applied already changes nothing"
 
 for bad in 'ig_bad ig_ln_ok|ig_ln_ok already exists' \

@@ -412,9 +412,9 @@ def rename(top, mapfile, dry):
             print("prefixes: " + p, file=sys.stderr)
         print("prefixes: nothing renamed", file=sys.stderr)
         return 1
-    applied = len(pairs) - len(todo)
+    absent = len(pairs) - len(todo)
     if not todo:
-        print(f"prefixes: all {len(pairs)} renames applied already; nothing to do")
+        print(f"prefixes: no old name of the {len(pairs)} in the map is left; nothing to do")
         return 0
     rxs = {c: word_re(list(todo), not c) for c in (True, False)}
     changed = 0
@@ -433,7 +433,8 @@ def rename(top, mapfile, dry):
                     f.write(new)
     verb = "would rename" if dry else "renamed"
     print(f"prefixes: {verb} {len(todo)} names in {changed} files"
-          f" ({applied} of {len(pairs)} applied before)")
+          f" ({absent} of the {len(pairs)} in the map not found: renamed already,"
+          " or not in this tree)")
     return 0
 
 
