@@ -166,6 +166,8 @@ is "$out" "user/a/long_name.c: ig_bad" \
 	"prefixes: only it is named; file, word, folder and short prefixes pass, statics are free"
 is "$(grep -c 'user/a/long_name.c: ig_long_name_, ig_long_, ig_name_, ig_a_, ig_ln_' "$TMP/pxerr")" 1 \
 	"prefixes: the prefixes the file may use are listed"
+is "$("$PX" --suggest --sources "$t" 2>/dev/null | tr '\t\n' ' |')" "# user/a/long_name.c|ig_bad ig_ln_bad|" \
+	"prefixes: --suggest prints a map line, with the file's short form"
 "$PX" --rename "$t" > /dev/null
 ok "prefixes: --rename applies the map" -- test $? -eq 0
 ok "prefixes: the renamed tree passes" -- "$PX" --sources "$t"

@@ -14,6 +14,12 @@ prefixes in docs/design.md §3.1 (| file | short prefix |) gives FILE.
       from the C sources themselves.  TOP: the checkout (default: this
       script's).
 
+  tools/prefixes.py --suggest [--sources] [TOP]
+      The same check, but prints map lines instead: "old new" for each
+      name, the new one the file's short form or name put in front (or
+      only "ig_" where that is all it lacks), under a "# user/FILE"
+      comment; read them, better the names, append them to the map.
+
   tools/prefixes.py --rename [--dry-run] [--map FILE] [TOP]
       Applies the rename map (default: tools/prefixes.map, one "old new"
       pair a line, "#" comments), whole word, to every text file under
@@ -218,7 +224,17 @@ def exported_from_sources(top):
     return names
 
 
-def check(top, use_sources):
+def suggest(name, rel, forms):
+    """A new name for NAME in user/REL: ig_ put in front where that is all
+    it lacks, else the file's short form, or its name, before it."""
+    rest = name[3:] if name.startswith("ig_") else name
+    if fits("ig_" + rest, allowed(rel, forms)):
+        return "ig_" + rest
+    pre = (forms.get(rel) or [rel.split("/", 1)[1][:-2]])[0]
+    return f"ig_{pre}_{rest}"
+
+
+def check(top, use_sources, suggesting=False):
     forms = short_forms(top)
     srcs = set(user_sources(top))
     for f in sorted(forms):
@@ -232,7 +248,12 @@ def check(top, use_sources):
         pre = allowed(rel, forms)
         for name in sorted(set(names[rel])):
             if name != "main" and not fits(name, pre):
-                print(f"user/{rel}: {name}")
+                if suggesting:
+                    if rel not in bad:
+                        print(f"# user/{rel}")
+                    print(f"{name}\t{suggest(name, rel, forms)}")
+                else:
+                    print(f"user/{rel}: {name}")
                 bad.setdefault(rel, pre)
     if bad:
         n = sum(1 for rel in names for x in set(names[rel])
@@ -241,8 +262,8 @@ def check(top, use_sources):
               file=sys.stderr)
         for rel, pre in bad.items():
             print(f"  user/{rel}: " + ", ".join(f"ig_{p}_" for p in pre), file=sys.stderr)
-        print("  add \"old new\" lines to tools/prefixes.map, run tools/prefixes.py --rename,"
-              " then make", file=sys.stderr)
+        print("  add \"old new\" lines to tools/prefixes.map (tools/prefixes.py --suggest"
+              " prints some), run tools/prefixes.py --rename, then make", file=sys.stderr)
         return 1
     return 0
 
@@ -440,7 +461,7 @@ def rename(top, mapfile, dry):
 
 def main(argv):
     args = argv[1:]
-    opts = {"--sources": False, "--rename": False, "--dry-run": False}
+    opts = {"--sources": False, "--rename": False, "--dry-run": False, "--suggest": False}
     mapfile = None
     rest = []
     while args:
@@ -464,7 +485,7 @@ def main(argv):
         die(f"{top}: no user/ folder")
     if opts["--rename"]:
         return rename(top, mapfile or os.path.join(top, "tools", "prefixes.map"), opts["--dry-run"])
-    return check(top, opts["--sources"])
+    return check(top, opts["--sources"], opts["--suggest"])
 
 
 if __name__ == "__main__":
