@@ -119,7 +119,7 @@ struct ig_collends {
 	bool sorted;
 };
 
-struct ig_collends *ig_collends_new(void)
+struct ig_collends *ig_merge_collends_new(void)
 {
 	return calloc(1, sizeof(struct ig_collends));
 }
@@ -161,8 +161,8 @@ static void on_nccl(struct ig_collends *c, const struct ig_nccl *r)
 		.tid = r->h.tid, .tgid = r->h.tgid };
 }
 
-void ig_collends_after(struct ig_collends *c, struct ig_engine *e,
-		       const struct ig_hdr *rec)
+void ig_merge_collends_after(struct ig_collends *c, struct ig_engine *e,
+			     const struct ig_hdr *rec)
 {
 	size_t i;
 
@@ -174,7 +174,7 @@ void ig_collends_after(struct ig_collends *c, struct ig_engine *e,
 		return;
 	for (i = 0; i < c->nopen; i++) {
 		const struct open_call *o = &c->open[i];
-		struct ig_process *p = o->launch ? ig_process_find(e, o->tgid) : NULL;
+		struct ig_process *p = o->launch ? ig_tasks_process_find(e, o->tgid) : NULL;
 		struct ig_stream *s = p ? ig_htab_get(&p->streams, o->stream) : NULL;
 
 		if (s && s->drained_at > o->launch) {
@@ -195,7 +195,7 @@ static int by_key(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-size_t ig_collends_get(struct ig_collends *c, const struct ig_collend **out)
+size_t ig_merge_collends_get(struct ig_collends *c, const struct ig_collend **out)
 {
 	size_t i, j;
 
@@ -214,7 +214,7 @@ size_t ig_collends_get(struct ig_collends *c, const struct ig_collend **out)
 	return c->nends;
 }
 
-void ig_collends_free(struct ig_collends *c)
+void ig_merge_collends_free(struct ig_collends *c)
 {
 	if (!c)
 		return;

@@ -68,13 +68,13 @@ struct ig_collend {
 };
 
 struct ig_collends;
-struct ig_collends *ig_collends_new(void);
+struct ig_collends *ig_merge_collends_new(void);
 /* After ig_engine_feed(@e, @rec). */
-void ig_collends_after(struct ig_collends *c, struct ig_engine *e,
-		       const struct ig_hdr *rec);
+void ig_merge_collends_after(struct ig_collends *c, struct ig_engine *e,
+			     const struct ig_hdr *rec);
 /* The ends found, sorted by (id, seq), the earliest of a recording's
- * ranks kept for each; valid until ig_collends_free(). */
-size_t ig_collends_get(struct ig_collends *c, const struct ig_collend **out);
-void ig_collends_free(struct ig_collends *c);
+ * ranks kept for each; valid until ig_merge_collends_free(). */
+size_t ig_merge_collends_get(struct ig_collends *c, const struct ig_collend **out);
+void ig_merge_collends_free(struct ig_collends *c);
 
 #endif

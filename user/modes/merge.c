@@ -134,26 +134,26 @@ static int ends_of(struct rec *r, const struct ig_output_opts *out,
 		   struct ig_collend **ends, size_t *n)
 {
 	struct ig_engine *e = ig_engine_new(&out->engine);
-	struct ig_collends *c = ig_collends_new();
+	struct ig_collends *c = ig_merge_collends_new();
 	const struct ig_collend *v;
 	const struct ig_hdr *h;
 	size_t pos;
 
 	if (!e || !c) {
 		ig_engine_free(e);
-		ig_collends_free(c);
+		ig_merge_collends_free(c);
 		ig_err("out of memory");
 		return 1;
 	}
 	for (pos = 0; (h = at(r, pos)); pos += h->size) {
 		ig_engine_feed(e, h);
-		ig_collends_after(c, e, h);
+		ig_merge_collends_after(c, e, h);
 	}
-	*n = ig_collends_get(c, &v);
+	*n = ig_merge_collends_get(c, &v);
 	*ends = malloc((*n ? *n : 1) * sizeof(**ends));
 	if (*ends)
 		memcpy(*ends, v, *n * sizeof(**ends));
-	ig_collends_free(c);
+	ig_merge_collends_free(c);
 	ig_engine_free(e);
 	if (!*ends) {
 		ig_err("out of memory");
@@ -542,7 +542,7 @@ int ig_merge_report(const char *const *paths, int npaths, bool partial,
 	if ((rc = offsets_named(rv, npaths, offs, noffs)) ||
 	    (rc = 1, clocks(rv, npaths, offs, noffs, out, m)))
 		goto out;
-	if (ig_sess_setup_outputs(&s, out, NULL))
+	if (ig_session_setup_outputs(&s, out, NULL))
 		goto out;
 	if (ig_engine_set_merge(s.engine, m)) {
 		ig_err("out of memory");
@@ -551,9 +551,9 @@ int ig_merge_report(const char *const *paths, int npaths, bool partial,
 	merge_feed(&s, rv, npaths);
 	ig_reorder_flush(s.reorder);
 	ig_engine_finish(s.engine);
-	rc = ig_sess_write_reports(&s, out);
+	rc = ig_session_write_reports(&s, out);
 out:
-	ig_sess_teardown(&s);
+	ig_session_teardown(&s);
 	for (i = 0; rv && i < npaths; i++)
 		free(rv[i].buf);
 	free(rv);

@@ -92,7 +92,7 @@ int ig_discovery_scan(struct ig_discovery *d, __u64 now,
 		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx)
 {
 	struct scan_ctx c = { d, now, found, ctx, 0 };
-	int err = ig_gpu_procs(scan_one, &c);
+	int err = ig_discovery_gpu_procs(scan_one, &c);
 
 	return err < 0 ? err : c.added;
 }
@@ -105,7 +105,7 @@ static pid_t pid_of(const char *name)
 	return *name && !*end && v > 0 && v <= 0x7fffffff ? (pid_t)v : 0;
 }
 
-int ig_gpu_procs(ig_gpu_proc_fn fn, void *ctx)
+int ig_discovery_gpu_procs(ig_gpu_proc_fn fn, void *ctx)
 {
 	DIR *dir = opendir("/proc");
 	struct ig_cuda_lib lib;
