@@ -164,8 +164,8 @@ static int equation(const struct est_mark *m, const struct chain *c,
 	return 0;
 }
 
-int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
-	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out)
+int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
 	double *res = calloc(nm + 1, sizeof(*res)), *tmp = calloc(nm + 1, sizeof(*tmp));
@@ -280,9 +280,9 @@ done:
 	return ret;
 }
 
-void est_predict(const struct est_model *md, const struct est_launch *l,
-		 uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
-		 double *err, uint32_t *nerr, double *rel, uint32_t *nrel)
+void ig_est_predict(const struct est_model *md, const struct est_launch *l,
+		    uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
+		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
 	uint32_t j;
@@ -304,9 +304,9 @@ void est_predict(const struct est_model *md, const struct est_launch *l,
 	free(ch);
 }
 
-void est_replay(const struct est_model *md, const struct est_launch *l,
-		uint32_t nl, const struct est_mark *m, uint32_t nm,
-		struct est_ival *k, uint32_t *nk)
+void ig_est_replay(const struct est_model *md, const struct est_launch *l,
+		   uint32_t nl, const struct est_mark *m, uint32_t nm,
+		   struct est_ival *k, uint32_t *nk)
 {
 	*nk = 0;
 	walk(md, l, nl, m, nm, NULL, k, nk);

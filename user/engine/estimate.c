@@ -108,10 +108,10 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 	if (!d->err)
 		return;
 	for (f = 0; f < EST_FOLDS; f++) {
-		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
 			continue;
-		est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
-			    d->err, &d->nerr, rel, nrel);
+		ig_est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
+			       d->err, &d->nerr, rel, nrel);
 	}
 }
 
@@ -210,7 +210,7 @@ static void add_causes(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle)
 		seg_causes(c->s, c->causes, t0, t1);
 }
 
-void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
+void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 {
 	uint32_t i;
 
@@ -311,12 +311,12 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "out of memory";
 		return;
 	}
-	if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
 		free(k);
 		r->refused = "the fit failed";
 		return;
 	}
-	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -327,10 +327,10 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
 		uint64_t idle;
 
-		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
-			    (int)sigs[v], &m))
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
+			       (int)sigs[v], &m))
 			continue;
-		est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
+		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
 		idle = spans_walk(d, k, nk, NULL, NULL);
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
@@ -357,9 +357,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	r->have = true;
 }
 
-void est_compute(struct ig_engine *e)
+void ig_est_compute(struct ig_engine *e)
 {
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_result *t;
 	uint32_t i, c;
 	bool any = false;
@@ -405,7 +405,7 @@ void est_compute(struct ig_engine *e)
 	}
 }
 
-const struct est_result *est_device(const struct ig_engine *e, int ordinal)
+const struct est_result *ig_est_device(const struct ig_engine *e, int ordinal)
 {
 	uint32_t i;
 
@@ -417,12 +417,12 @@ const struct est_result *est_device(const struct ig_engine *e, int ordinal)
 	return NULL;
 }
 
-const struct est_result *est_total(const struct ig_engine *e)
+const struct est_result *ig_est_total(const struct ig_engine *e)
 {
 	return e->est && e->est->done ? &e->est->total : NULL;
 }
 
-void est_free(struct ig_engine *e)
+void ig_est_free(struct ig_engine *e)
 {
 	struct ig_est *s = e->est;
 	uint32_t i;
@@ -446,5 +446,5 @@ void ig_engine_estimates(const struct ig_engine *e,
 			 void (*cb)(void *ctx, int device, uint64_t t0,
 				    uint64_t t1, bool idle), void *ctx)
 {
-	est_foreach(e, cb, ctx);
+	ig_est_foreach(e, cb, ctx);
 }

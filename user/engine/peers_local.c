@@ -49,7 +49,7 @@ static struct peers_local *local_get(struct ig_peers *ps, uint32_t tgid,
 static struct ig_stream *stream_of(struct ig_engine *e, uint32_t tgid,
 				   uint64_t key)
 {
-	struct ig_process *p = ig_process_find(e, tgid);
+	struct ig_process *p = ig_tasks_process_find(e, tgid);
 
 	return p ? ig_htab_get(&p->streams, key) : NULL;
 }
@@ -76,8 +76,8 @@ static void open_at(struct ig_engine *e, struct peers_local *L, uint64_t ts)
 	struct ig_process *p;
 
 	close_open(e, L);
-	if (L->device < 0 && (p = ig_process_find(e, L->tgid)))
-		L->device = s && s->dev ? s->dev->ordinal : ig_proc_device(p);
+	if (L->device < 0 && (p = ig_tasks_process_find(e, L->tgid)))
+		L->device = s && s->dev ? s->dev->ordinal : ig_gpu_proc_device(p);
 	if (!s)		/* nothing of that stream seen yet: no end to see */
 		return;
 	s->coll_at = ts;
@@ -126,7 +126,7 @@ static void on_group_end(struct ig_engine *e, const struct ig_nccl *r)
 	}
 }
 
-void peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
+void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
 {
 	if (!e->peers)
 		return;
@@ -136,7 +136,7 @@ void peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
 		on_group_end(e, r);
 }
 
-void peers_local_finish(struct ig_engine *e)
+void ig_peers_local_finish(struct ig_engine *e)
 {
 	uint32_t i;
 
@@ -145,7 +145,7 @@ void peers_local_finish(struct ig_engine *e)
 }
 
 /* collectives.by_communicator */
-jo *peers_local_json(const struct ig_engine *e)
+jo *ig_peers_local_json(const struct ig_engine *e)
 {
 	const struct ig_peers *ps = e->peers;
 	jo *a = json_object_new_array();

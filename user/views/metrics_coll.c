@@ -27,7 +27,7 @@ static const struct ig_identity *who(const struct ig_pid_identity *ids,
 
 static int64_t jint(struct json_object *o, const char *k, int64_t dflt)
 {
-	struct json_object *v = ig_jget(o, k, json_type_int);
+	struct json_object *v = ig_metrics_jget(o, k, json_type_int);
 
 	return v ? json_object_get_int64(v) : dflt;
 }
@@ -86,7 +86,7 @@ static void add_one(struct ig_metrics *m, struct json_object *c,
 		    struct json_object *procs,
 		    const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *idv = ig_jget(c, "communicator", json_type_string);
+	struct json_object *idv = ig_metrics_jget(c, "communicator", json_type_string);
 	int64_t pid = jint(c, "pid", -1);
 	int64_t rank = jint(c, "rank", -1), size = jint(c, "size", 0);
 	const struct ig_identity *id = who(ids, nids, pid);
@@ -120,15 +120,15 @@ static void add_one(struct ig_metrics *m, struct json_object *c,
 		return;
 	t->last = m->windows;
 	t->ended += (double)(jint(c, "ended", 0) > 0 ? jint(c, "ended", 0) : 0);
-	t->lead_s += ig_jsec(c, "launch_to_end_s");
+	t->lead_s += ig_metrics_jsec(c, "launch_to_end_s");
 }
 
 void ig_metrics_coll_add(struct ig_metrics *m, struct json_object *report,
 			 const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *coll = ig_jget(report, "collectives", json_type_object);
-	struct json_object *a = ig_jget(coll, "by_communicator", json_type_array);
-	struct json_object *procs = ig_jget(report, "processes", json_type_array);
+	struct json_object *coll = ig_metrics_jget(report, "collectives", json_type_object);
+	struct json_object *a = ig_metrics_jget(coll, "by_communicator", json_type_array);
+	struct json_object *procs = ig_metrics_jget(report, "processes", json_type_array);
 	size_t i, j, n = a ? json_object_array_length(a) : 0;
 
 	for (i = 0; i < n; i++)

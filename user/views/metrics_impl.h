@@ -100,7 +100,9 @@ struct ig_metrics {
 
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
 char *ig_metrics_lset_text(const struct ig_lset *s);
-double ig_jsec(struct json_object *o, const char *k);
+double ig_metrics_jsec(struct json_object *o, const char *k);
+struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
+				    enum json_type t);
 /* The workload labels of one process on its GPU @device (-1: none). */
 void ig_metrics_lset_of(const struct ig_identity *id, int device,
 			struct ig_lset *s);
@@ -114,7 +116,5 @@ void ig_metrics_coll_add(struct ig_metrics *m, struct json_object *report,
 			 const struct ig_pid_identity *ids, size_t nids);
 void ig_metrics_coll_render(FILE *f, const struct ig_metrics *m);
 void ig_metrics_coll_free(struct ig_metrics *m);
-struct json_object *ig_jget(struct json_object *o, const char *k,
-			    enum json_type t);
 
 #endif
