@@ -132,8 +132,7 @@ static void self_reported(const struct ig_identity *id, int device,
 #undef ADD
 }
 
-void ig_metrics_lset_of(const struct ig_identity *id, int device,
-			struct ig_lset *s)
+static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
 {
 	memset(s, 0, sizeof(*s));
 #define CP(k, f) snprintf(s->v[k], sizeof(s->v[k]), "%s", id->f)
@@ -233,7 +232,7 @@ static void window_lset(struct json_object *procs,
 		if (dev < 0 || dev > IG_MAX_DEVICE_ID || ord < 0 || ord > IG_MAX_DEVICE_ID ||
 		    (device >= 0 && dev != device))
 			continue;
-		ig_metrics_lset_of(id ? id : &none, (int)ord, &s);
+		lset_of(id ? id : &none, (int)ord, &s);
 		lset_meet(out, &first, &s);
 	}
 	if (first) {
@@ -431,6 +430,48 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 	}
 }
 
+/* The process's own number for its GPU (processes[].ordinal), as its GPU
+ * series take it; -1 when not known. */
+static int ordinal_of(struct json_object *procs, int64_t pid)
+{
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+		int64_t ord = jint(p, "ordinal", jint(p, "device", -1));
+
+		if (jint(p, "pid", -1) == pid)
+			return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
+	}
+	return -1;
+}
+
+/* collectives.by_communicator: each rank under its own labels. */
+static void add_collectives(struct ig_metrics *m, struct json_object *r,
+			    struct json_object *procs,
+			    const struct ig_pid_identity *ids, size_t nids)
+{
+	struct json_object *coll = ig_metrics_jget(r, "collectives", json_type_object);
+	struct json_object *a = ig_metrics_jget(coll, "by_communicator", json_type_array);
+	struct ig_identity none = { 0 };
+	size_t i, n = a ? json_object_array_length(a) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(a, i);
+		int64_t pid = jint(c, "pid", -1);
+		const struct ig_identity *id = who(ids, nids, pid);
+		struct ig_lset s;
+		char *labels;
+
+		lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
+		labels = ig_metrics_lset_text(&s);
+		if (labels)
+			ig_metrics_coll_add(m, labels, c);
+		free(labels);
+	}
+	ig_metrics_coll_expire(m);
+}
+
 static void drop_stale(struct ig_metrics *m)
 {
 	size_t i, j;
@@ -471,7 +512,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
 	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
-	ig_metrics_coll_add(m, r, ids, nids);
+	add_collectives(m, r, procs, ids, nids);
 	if (!add_devices(m, gpu, procs, ids, nids)) {
 		window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);

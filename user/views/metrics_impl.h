@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <json-c/json.h>
 #include "engine/hist.h"
 #include "views/metrics.h"
@@ -103,18 +102,15 @@ char *ig_metrics_lset_text(const struct ig_lset *s);
 double ig_metrics_jsec(struct json_object *o, const char *k);
 struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
 				    enum json_type t);
-/* The workload labels of one process on its GPU @device (-1: none). */
-void ig_metrics_lset_of(const struct ig_identity *id, int device,
-			struct ig_lset *s);
-/* name{key,--labels,extra_k="extra_v"} value, to @f */
-void ig_metrics_series(FILE *f, const struct ig_metrics *m, const char *name,
-		       const char *key, const char *extra_k,
-		       const char *extra_v, const char *fmt, double v);
 
 /* ---- metrics_coll.c: collectives by communicator (docs/design.md §7.5) */
-void ig_metrics_coll_add(struct ig_metrics *m, struct json_object *report,
-			 const struct ig_pid_identity *ids, size_t nids);
-void ig_metrics_coll_render(FILE *f, const struct ig_metrics *m);
+/* One by_communicator entry @c of a rank whose workload labels are
+ * @labels (k="v",... as exposed): summed under them and the
+ * communicator's; an entry that is not one is skipped. */
+void ig_metrics_coll_add(struct ig_metrics *m, const char *labels,
+			 struct json_object *c);
+/* Drops the series not seen for the registry's keep windows. */
+void ig_metrics_coll_expire(struct ig_metrics *m);
 void ig_metrics_coll_free(struct ig_metrics *m);
 
 #endif

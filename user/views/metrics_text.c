@@ -66,45 +66,38 @@ static void family(struct out *o, const char *name, const char *type,
 }
 
 /* name{target labels,--labels,extra} value */
-void ig_metrics_series(FILE *f, const struct ig_metrics *m, const char *name,
-		       const char *key, const char *extra_k,
-		       const char *extra_v, const char *fmt, double v)
-{
-	const char *sep = "";
-	size_t i;
-
-	fputs(name, f);
-	if ((key && *key) || m->nlabels || extra_k)
-		fputc('{', f);
-	if (key && *key) {
-		fputs(key, f);
-		sep = ",";
-	}
-	for (i = 0; i < m->nlabels; i++) {
-		const char *kv = m->labels[i], *eq = strchr(kv, '=');
-
-		fprintf(f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
-		put_value(f, eq + 1);
-		fputc('"', f);
-		sep = ",";
-	}
-	if (extra_k) {
-		fprintf(f, "%s%s=\"", sep, extra_k);
-		put_value(f, extra_v);
-		fputc('"', f);
-	}
-	if ((key && *key) || m->nlabels || extra_k)
-		fputc('}', f);
-	fputc(' ', f);
-	fprintf(f, fmt, v);
-	fputc('\n', f);
-}
-
 static void series(struct out *o, const char *name, const char *key,
 		   const char *extra_k, const char *extra_v, const char *fmt,
 		   double v)
 {
-	ig_metrics_series(o->f, o->m, name, key, extra_k, extra_v, fmt, v);
+	const char *sep = "";
+	size_t i;
+
+	fputs(name, o->f);
+	if ((key && *key) || o->m->nlabels || extra_k)
+		fputc('{', o->f);
+	if (key && *key) {
+		fputs(key, o->f);
+		sep = ",";
+	}
+	for (i = 0; i < o->m->nlabels; i++) {
+		const char *kv = o->m->labels[i], *eq = strchr(kv, '=');
+
+		fprintf(o->f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
+		put_value(o->f, eq + 1);
+		fputc('"', o->f);
+		sep = ",";
+	}
+	if (extra_k) {
+		fprintf(o->f, "%s%s=\"", sep, extra_k);
+		put_value(o->f, extra_v);
+		fputc('"', o->f);
+	}
+	if ((key && *key) || o->m->nlabels || extra_k)
+		fputc('}', o->f);
+	fputc(' ', o->f);
+	fprintf(o->f, fmt, v);
+	fputc('\n', o->f);
 }
 
 static void states(struct out *o)
@@ -149,6 +142,25 @@ static void peer_wait(struct out *o)
 }
 
 enum { C_IDLE, C_UNRES, C_EST };
+
+/* Each rank's collectives by communicator (metrics_coll.c). */
+static void collectives(struct out *o)
+{
+	size_t i;
+
+	if (!o->m->ncoll)
+		return;
+	family(o, "idlegap_collectives_ended_total", "counter",
+	       "Collectives this rank launched whose end its GPU was seen at.");
+	for (i = 0; i < o->m->ncoll; i++)
+		series(o, "idlegap_collectives_ended_total", o->m->coll[i].key,
+		       NULL, NULL, "%.0f", o->m->coll[i].ended);
+	family(o, "idlegap_collective_launch_to_end_seconds_total", "counter",
+	       "Time from this rank's launch of each of those collectives to its end on this rank's GPU.");
+	for (i = 0; i < o->m->ncoll; i++)
+		series(o, "idlegap_collective_launch_to_end_seconds_total",
+		       o->m->coll[i].key, NULL, NULL, "%.9g", o->m->coll[i].lead_s);
+}
 
 static void causes(struct out *o, int kind)
 {
@@ -260,7 +272,7 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 	causes(&o, C_UNRES);
 	causes(&o, C_EST);
 	peer_wait(&o);
-	ig_metrics_coll_render(o.f, m);
+	collectives(&o);
 	histogram(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);
