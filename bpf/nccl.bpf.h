@@ -72,9 +72,9 @@ struct {
 #define NC_ID_ADDR(sp, a3)	((sp) + 8)
 #define NC_RANK_AFTER_ID(a3, a4) (a3)
 #else
-#define NC_ARG7(ctx, sp)	(((struct user_pt_regs *)(ctx))->regs[6])
-#define NC_ARG8(ctx, sp)	(((struct user_pt_regs *)(ctx))->regs[7])
-#define NC_ID_ADDR(sp, a3)	(a3)
+#define NC_ARG7(ctx, sp)	((void)(sp), ((struct user_pt_regs *)(ctx))->regs[6])
+#define NC_ARG8(ctx, sp)	((void)(sp), ((struct user_pt_regs *)(ctx))->regs[7])
+#define NC_ID_ADDR(sp, a3)	((void)(sp), (a3))
 #define NC_RANK_AFTER_ID(a3, a4) (a4)
 #endif
 
@@ -160,6 +160,8 @@ static __always_inline void nc_coll(struct pt_regs *ctx, __u32 api, __u32 cls,
 {
 	__u64 sp = PT_REGS_SP(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
 	__u64 a4 = PT_REGS_PARM4(ctx), a5 = PT_REGS_PARM5(ctx), a6 = PT_REGS_ARG6(ctx);
+	/* every register up front (arch.bpf.h): the 7th and 8th too */
+	__u64 a7 = NC_ARG7(ctx, sp), a8 = cls == IG_NCC_COLL8 ? NC_ARG8(ctx, sp) : 0;
 	__u64 count = a3, dtype = a4, x = -1, comm = 0, stream = 0;
 	struct nccl_comm_key k = { .tgid = tgid };
 	struct nccl_thread_state *ts;
@@ -172,13 +174,13 @@ static __always_inline void nc_coll(struct pt_regs *ctx, __u32 api, __u32 cls,
 	case IG_NCC_COLL7:
 		x = a5;
 		comm = a6;
-		stream = NC_ARG7(ctx, sp);
+		stream = a7;
 		break;
 	case IG_NCC_COLL8:
 		op = a5;
 		x = a6;
-		comm = NC_ARG7(ctx, sp);
-		stream = NC_ARG8(ctx, sp);
+		comm = a7;
+		stream = a8;
 		break;
 	case IG_NCC_COLL6:
 		comm = a5;

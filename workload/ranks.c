@@ -492,25 +492,6 @@ bool ranks_active(void)
 	return rk.comm != NULL;
 }
 
-static void expand(const char *t, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; t && *t && o + 24 < len; t++) {
-		if (t[0] == '%' && t[1] == 'p') {
-			o += (size_t)snprintf(out + o, len - o, "%d",
-					      (int)getpid());
-			t++;
-		} else if (t[0] == '%' && t[1] == '%') {
-			out[o++] = '%';
-			t++;
-		} else {
-			out[o++] = *t;
-		}
-	}
-	out[o] = '\0';
-}
-
 /*
  * This rank's part of its truth JSON: its role, and from the collectives'
  * trace (SIMNCCL_TRACE; simulated NCCL only) the time its GPU waited in
@@ -524,7 +505,7 @@ void ranks_json(FILE *f)
 	long n = 0;
 	FILE *in;
 
-	expand(getenv("SIMNCCL_TRACE"), path, sizeof(path));
+	expand_pid(getenv("SIMNCCL_TRACE"), path, sizeof(path));
 	in = path[0] ? fopen(path, "r") : NULL;
 	while (in && fgets(line, sizeof(line), in))
 		if (sscanf(line, "%31s %*s %*d %*d %*u %*d %*u %llu %llu %llu "
@@ -565,6 +546,6 @@ void ranks_cleanup(bool keep)
 
 	if (!rk.set_nccl_trace || keep)
 		return;
-	expand(rk.nccl_trace, path, sizeof(path));
+	expand_pid(rk.nccl_trace, path, sizeof(path));
 	unlink(path);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "simnccl.h"
+#include "../pathfmt.h"
 
 #define POLL_NS 20000000ull
 #define LIVENESS_NS 200000000ull
@@ -101,8 +102,7 @@ static int trace_open(void)
 {
 	const char *t = getenv("SIMNCCL_TRACE");
 	char path[4096];
-	size_t o = 0;
-	bool per_pid = false;
+	bool per_pid;
 
 	pthread_mutex_lock(&trace_lock);
 	if (trace_pid == getpid())
@@ -111,21 +111,8 @@ static int trace_open(void)
 		close(trace_fd);
 	trace_fd = -1;
 	trace_pid = getpid();
-	for (; t && *t && o < sizeof(path) - 24; t++) {
-		if (t[0] == '%' && t[1] == 'p') {
-			o += (size_t)snprintf(path + o, sizeof(path) - o, "%d",
-					      (int)trace_pid);
-			per_pid = true;
-			t++;
-		} else if (t[0] == '%' && t[1] == '%') {
-			path[o++] = '%';
-			t++;
-		} else {
-			path[o++] = *t;
-		}
-	}
-	path[o] = '\0';
-	if (o) {
+	per_pid = sim_path_expand(t, path, sizeof(path));
+	if (path[0]) {
 		trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND |
 				O_CLOEXEC | (per_pid ? O_TRUNC : 0), 0644);
 		if (trace_fd < 0)

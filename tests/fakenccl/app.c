@@ -4,10 +4,13 @@
  *	call api=NAME op=OP comm=N seq=S bytes=B count=C [peer=P]
  * (comm: 1 the first communicator, 2 its split), for the probe tests to
  * compare with what the probes recorded.  Usage: fakenccl_app RANK NRANKS
+ * With --loop N: N ncclAllReduce calls after the communicator is made,
+ * printing the mean ns per call (the probe-cost benchmark).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <nccl.h>
 
@@ -22,6 +25,26 @@ static void said(const char *api, const char *op, int c, size_t bytes, size_t co
 	printf("\n");
 }
 
+static int loop(long n)
+{
+	struct timespec a, b;
+	ncclUniqueId id;
+	ncclComm_t comm;
+	long i;
+
+	usleep(300 * 1000);	/* as below: the probes come first */
+	memset(&id, 0, sizeof(id));
+	if (ncclCommInitRank(&comm, 1, id, 0))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < n; i++)
+		ncclAllReduce(NULL, NULL, 1024, ncclFloat32, ncclSum, comm, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	ncclCommDestroy(comm);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rank = argc > 1 ? atoi(argv[1]) : 0, n = argc > 2 ? atoi(argv[2]) : 4;
@@ -29,6 +52,9 @@ int main(int argc, char **argv)
 	ncclComm_t comm, sub;
 	ncclUniqueId id;
 	int v = 0;
+
+	if (argc > 2 && !strcmp(argv[1], "--loop"))
+		return loop(atol(argv[2]));
 
 	/* a real job's start-up takes longer: the tracer reads the maps
 	 * after the loader says libraries were loaded */

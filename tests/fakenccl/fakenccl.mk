@@ -29,3 +29,4 @@ $(BUILD)/tests/fakenccl/static/fakenccl_app: tests/fakenccl/app.c $(BUILD)/tests
 		$(BUILD)/tests/fakenccl/static/libtorch_cuda.so -Wl,-rpath,'$$ORIGIN'
 
 test-progs: $(BUILD)/tests/fakenccl/static/fakenccl_app
+

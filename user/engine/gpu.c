@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "engine/merge.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
 #include "util/util.h"
@@ -51,8 +52,9 @@ int ig_proc_device(const struct ig_process *p)
 	int ord = p->device_set ? p->device : 0;
 
 	if (ord >= 0 && (uint32_t)ord < p->ngpumap && p->gpumap[ord] >= 0)
-		return p->gpumap[ord];
-	return ord;
+		ord = p->gpumap[ord];
+	/* another host's GPUs in a merged analysis: devices of their own */
+	return ord + ig_merge_dev_base(p->pid);
 }
 
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)

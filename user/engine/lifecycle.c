@@ -11,6 +11,7 @@
 #include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -188,6 +189,7 @@ void ig_engine_free(struct ig_engine *e)
 	ig_gpu_free(e);
 	est_free(e);
 	peers_free(e);
+	ig_merge_free(e);
 	while (e->tasks.thr_head)
 		ig_thread_free(e, e->tasks.thr_head);
 	it = 0;

@@ -401,6 +401,8 @@ struct ig_engine {
 	struct ig_est *est;	/* estimated idle (estimate.c) */
 	struct ig_peers *peers;	/* collectives across ranks (peers.c);
 				 * NULL until an NCCL record comes */
+	struct ig_merge *merge;	/* several hosts' recordings (merge.c);
+				 * NULL: one */
 };
 
 /* ---- gpu.c ---- */

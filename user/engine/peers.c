@@ -156,27 +156,87 @@ static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
 
 /* The late rank @L made the others wait over [t0, t1): why. */
 static void charge(struct ig_engine *e, struct peers_rank *R,
-		   const struct peers_call *L, uint64_t t0, uint64_t t1)
+		   const struct peers_call *L, uint64_t t0, uint64_t t1,
+		   uint64_t *ns)
 {
 	struct ig_piece pc = { .t0 = t0, .t1 = t1, .tid = L->tid, .tgid = L->tgid,
 			       .device = L->device };
-	uint32_t k;
+	uint64_t walked = 0, given = 0;
+	uint32_t k, top = 0;
 
+	memset(ns, 0, IG_C__MAX * sizeof(*ns));
 	if (L->pend_since && L->pend_since <= t0) {
-		/* its GPU had earlier work all along: not proven which held it */
-		R->cause_ns[IG_C_PEER_COMPUTE] += t1 - t0;
+		/* its GPU already had work when the other arrived: it still
+		 * computed (imbalance), not proven which work held it */
+		ns[IG_C_PEER_COMPUTE] = t1 - t0;
 		e->peers->unproven_wait_ns += t1 - t0;
-		return;
+		goto out;
 	}
+	/* its GPU was idle when the other arrived: its host was late.  Work
+	 * it submitted since ran late for the same reasons: the rest of the
+	 * interval goes to the causes of the first part, in proportion */
 	if (L->pend_since && L->pend_since < t1) {
-		R->cause_ns[IG_C_PEER_COMPUTE] += t1 - L->pend_since;
-		e->peers->unproven_wait_ns += t1 - L->pend_since;
 		pc.t1 = L->pend_since;
+		e->peers->unproven_wait_ns += t1 - L->pend_since;
 	}
 	memset(&R->walk, 0, sizeof(R->walk));
 	ig_attribute_into(e, &R->walk, &pc);
 	for (k = 0; k < IG_C__MAX; k++)
-		R->cause_ns[k] += R->walk.c[k].ns;
+		walked += R->walk.c[k].ns;
+	if (!walked) {
+		ns[IG_C_UNKNOWN] = t1 - t0;
+		goto out;
+	}
+	for (k = 0; k < IG_C__MAX; k++) {
+		ns[k] = (uint64_t)((double)R->walk.c[k].ns * (t1 - t0) / walked);
+		given += ns[k];
+		if (ns[k] > ns[top])
+			top = k;
+	}
+	ns[top] += (t1 - t0) - ig_min64(given, t1 - t0);
+out:
+	for (k = 0; k < IG_C__MAX; k++)
+		R->cause_ns[k] += ns[k];
+}
+
+/* Causes with time, most first. */
+static size_t sorted_causes(const uint64_t *ns, unsigned int *out)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < IG_C__MAX; i++) {
+		if (!ns[i])
+			continue;
+		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
+			out[j] = out[j - 1];
+		out[j] = (unsigned int)i;
+		n++;
+	}
+	return n;
+}
+
+/* A view's observer sees each rank's time in the collective. */
+static void observe(struct ig_engine *e, const struct peers_call *c,
+		    const struct peers_call *L, const struct peers_rank *R,
+		    const struct peers_rank *RL, uint64_t A, uint64_t coll,
+		    const uint64_t *ns)
+{
+	struct ig_obs_span o = {
+		.kind = IG_OBS_COLLECTIVE, .device = c->device, .t0 = c->launch,
+		.t1 = c->launch + coll, .tid = c->tid, .tgid = c->tgid,
+		.wait_until = ig_max64(A, c->launch), .rank = R->rank,
+		.late_rank = RL->rank, .late_pid = L->tgid,
+		.op = ig_nccl_op_name(c->api),
+	};
+	unsigned int order[IG_C__MAX];
+	size_t n = ns ? sorted_causes(ns, order) : 0, k;
+
+	for (k = 0; k < n && k < IG_OBS_CAUSES; k++) {
+		o.causes[k].name = ig_cause_name(order[k]);
+		o.causes[k].ns = ns[order[k]];
+	}
+	o.ncauses = (unsigned int)k;
+	e->obs.span(e->obs.ctx, &o);
 }
 
 /* Where each rank's stream drained after the collective, where known. */
@@ -225,6 +285,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 	uint32_t i, L = 0;
 	uint64_t A = last_arrival(g, &L);
 	struct peers_rank *RL = rank_get(ps, g->c[L].tgid);
+	uint64_t ns[IG_C__MAX];
 	bool any = false;
 	struct peers_dev *d;
 
@@ -244,12 +305,14 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			union_add(&d->coll, c->launch, c->launch + coll);
 			union_add(&d->wait, c->launch, c->launch + w);
 		}
-		if (!w)
-			continue;
-		any = true;
-		ps->wait_ns += w;
-		RL->late_ns += w;
-		charge(e, RL, &g->c[L], c->launch, A);
+		if (w) {
+			any = true;
+			ps->wait_ns += w;
+			RL->late_ns += w;
+			charge(e, RL, &g->c[L], c->launch, A, ns);
+		}
+		if (e->obs.span && coll)
+			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
 	}
 	if (RL && any) {
 		RL->collectives++;
@@ -330,8 +393,15 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 	uint64_t key = key_of(r->id, r->seq);
 	struct peers_group *g;
 	struct peers_call *c;
+	struct peers_rank *R;
 
 	ps->calls++;
+	/* the rank, also for a window that did not see the creation */
+	if (r->rank >= 0 && r->nranks > 0 && (R = rank_get(ps, r->h.tgid)) &&
+	    r->nranks > R->comm_size) {
+		R->rank = r->rank;
+		R->comm_size = r->nranks;
+	}
 	if (!r->id || r->nranks <= 0 || r->nranks > IG_PEERS_MAX_RANKS ||
 	    r->rank < 0 || r->rank >= r->nranks || !r->seq) {
 		ps->no_id++;

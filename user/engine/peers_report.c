@@ -8,6 +8,7 @@
 #include "engine/peers.h"
 #include "engine/report.h"
 #include "engine/jsonval.h"
+#include "engine/merge.h"
 
 void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
 		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
@@ -77,8 +78,8 @@ jo *peers_json_stragglers(const struct ig_engine *e)
 
 		json_object_object_add(o, "rank", v[i]->rank >= 0 ?
 				       json_object_new_int(v[i]->rank) : NULL);
-		json_object_object_add(o, "pid", ju64(v[i]->pid));
-		json_object_object_add(o, "host", jstr(e->win.meta.host));
+		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, v[i]->pid)));
+		json_object_object_add(o, "host", jstr(ig_merge_host_of(e, v[i]->pid)));
 		json_object_object_add(o, "late_s", jsec(v[i]->late_ns));
 		json_object_object_add(o, "collectives", ju64(v[i]->collectives));
 		json_object_object_add(o, "causes", causes_json(v[i]));
@@ -100,7 +101,9 @@ static jo *ranks_json(const struct ig_engine *e)
 		jo *o = json_object_new_object();
 
 		json_object_object_add(o, "rank", R->rank >= 0 ? json_object_new_int(R->rank) : NULL);
-		json_object_object_add(o, "pid", ju64(R->pid));
+		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, R->pid)));
+		if (e->merge)
+			json_object_object_add(o, "host", jstr(ig_merge_host_of(e, R->pid)));
 		json_object_object_add(o, "device", json_object_new_int(R->device));
 		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
 		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
@@ -151,15 +154,18 @@ void peers_text(FILE *out, const struct ig_engine *e)
 	for (i = 0; i < ps->nranks; i++) {
 		const struct peers_rank *R = &ps->ranks[i];
 
-		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s\n",
-			R->rank, R->pid, R->device, sec(R->wait_ns), sec(R->late_ns));
+		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s\n",
+			R->rank, ig_merge_host_pid(e, R->pid), R->device, sec(R->wait_ns),
+			sec(R->late_ns), e->merge ? " on " : "",
+			e->merge ? ig_merge_host_of(e, R->pid) : "");
 	}
 	n = peers_stragglers(e, &v);
 	if (!n)
 		fprintf(out, "  no straggler: no rank kept the others waiting\n");
 	for (i = 0; i < n; i++) {
 		fprintf(out, "  straggler: rank %d (pid %u on %s), late %.3f s in %llu collectives:\n",
-			v[i]->rank, v[i]->pid, e->win.meta.host, sec(v[i]->late_ns),
+			v[i]->rank, ig_merge_host_pid(e, v[i]->pid),
+			ig_merge_host_of(e, v[i]->pid), sec(v[i]->late_ns),
 			(unsigned long long)v[i]->collectives);
 		m = ig_ns_sorted(v[i]->cause_ns, order);
 		for (k = 0; k < m && k < 5; k++)

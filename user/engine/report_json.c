@@ -15,6 +15,7 @@
 #include "engine/stacks.h"
 #include "engine/jsonval.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 
 static jo *meta_json(const struct ig_engine *e)
 {
@@ -44,6 +45,8 @@ static jo *processes_json(const struct ig_engine *e)
 
 		add(o, "pid", ju64(p->pid));
 		add(o, "comm", jstr(p->comm));
+		if (e->merge)
+			add(o, "host", jstr(ig_merge_host_of(e, p->pid)));
 		add(o, "ppid", ju64(p->ppid));
 		add(o, "exe", jstr(p->exe));
 		add(o, "threads", ju64(p->nthreads_seen));
@@ -617,6 +620,8 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "dashboard", dashboard_json(e));
 	add(r, "stragglers", peers_json_stragglers(e));
 	add(r, "collectives", peers_json_summary(e));
+	if (e->merge)
+		add(r, "clock_alignment", ig_merge_json(e));
 	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	errno = 0;	/* a failed write's cause, for the caller's message */

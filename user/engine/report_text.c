@@ -11,6 +11,7 @@
 #include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "util/escape.h"
@@ -469,6 +470,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->win.have_end ? "" : " (recording incomplete)");
+	ig_merge_text(out, e);
 	if (t.ndevs)
 		gpu_section(out, e, &t);
 	else
