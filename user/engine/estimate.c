@@ -254,7 +254,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	struct est_model m;
 	struct est_ival *k;
 	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
+	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
@@ -324,7 +324,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
+	nv = top_sigs(d, e->est->nsig, sigs);
+	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
 		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
