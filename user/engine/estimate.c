@@ -279,9 +279,13 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "launches on several streams or processes: the replay models one queue";
 		return;
 	}
-	qsort(d->l.v, d->l.n, d->l.esz, by_launch);
-	qsort(d->m.v, d->m.n, d->m.esz, by_mark);
-	qsort(d->u.v, d->u.n, d->u.esz, by_piece);
+	/* an empty vector has no array: qsort() takes none */
+	if (d->l.n)
+		qsort(d->l.v, d->l.n, d->l.esz, by_launch);
+	if (d->m.n)
+		qsort(d->m.v, d->m.n, d->m.esz, by_mark);
+	if (d->u.n)
+		qsort(d->u.v, d->u.n, d->u.esz, by_piece);
 	rel = calloc(d->m.n + 1, sizeof(*rel));
 	if (!rel) {
 		r->refused = "out of memory";
@@ -369,7 +373,8 @@ void ig_est_compute(struct ig_engine *e)
 	if (!s || s->done)
 		return;
 	s->done = true;
-	qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
+	if (s->segs.n)
+		qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
 	t = &s->total;
 	t->have = true;
 	for (i = 0; i < s->ndev; i++) {
