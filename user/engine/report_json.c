@@ -151,7 +151,7 @@ static jo *devices_json(const struct ig_engine *e)
 
 		if (!d->active)
 			continue;
-		ig_peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
+		ig_report_peer_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		o = json_object_new_object();
 		add(o, "device", ju64((uint64_t)d->ordinal));
 		add(o, "busy_s", jsec(busy));
