@@ -254,6 +254,9 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	if (err)
 		ig_debug("stacks sent before this window: %s", strerror(-err));
 	ig_pyframes_forget_sent(a->py);
+	err = ig_tracer_pause(a->tracer, false);
+	if (err)
+		ig_debug("resuming capture: %s", strerror(-err));
 	a->nprev = 0;
 	if (a->handover && a->nids) {
 		if (!a->prev_ids)
@@ -451,6 +454,10 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	if (!keep_probes) {
 		t = ig_agent_now();
 		ig_discovery_detach_all(a->disc);
+		/* until the next window nothing reads a stack or a wait */
+		err = ig_tracer_pause(a->tracer, true);
+		if (err)
+			ig_debug("pausing capture: %s", strerror(-err));
 		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
 			 (ig_agent_now() - t) / 1e6);
 	}
