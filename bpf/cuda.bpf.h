@@ -49,15 +49,20 @@ static __always_inline struct stream_state *stream_get(__u32 tgid, __u64 stream)
 {
 	struct stream_key k = { .tgid = tgid, .stream = stream };
 	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
-	struct stream_state zero = {};
+	struct stream_state *zero;
+	__u32 z = 0;
 
 	if (st)
 		return st;
+	zero = bpf_map_lookup_elem(&stream_new, &z);
+	if (!zero)
+		return NULL;
+	__builtin_memset(zero, 0, sizeof(*zero));
 	/* Created streams say it at cuStreamCreate; the per-thread default
 	 * streams are blocking (ig_stream_syncs_with()). */
-	zero.blocking = (stream & IG_STREAM_PTD_BIT) || stream == IG_STREAM_LEGACY;
-	zero.announce = 1;
-	if (bpf_map_update_elem(&streams, &k, &zero, BPF_NOEXIST) &&
+	zero->blocking = (stream & IG_STREAM_PTD_BIT) || stream == IG_STREAM_LEGACY;
+	zero->announce = 1;
+	if (bpf_map_update_elem(&streams, &k, zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&streams, &k)) {
 		stat_add(IG_STAT_MAP_FULL, 1);
 		return NULL;
@@ -103,16 +108,58 @@ static __always_inline struct ig_cuda *cuda_rec(__u32 kind, __u32 api, __u32 tid
 	return r;
 }
 
+/* Send the stream's buffered launches (IG_REC_LAUNCHES, docs/design.md
+ * §4.10); a lost record loses them, as any other. */
+static __always_inline void launches_flush(struct stream_state *st, __u32 tid,
+					   __u32 tgid, __u64 now, __u64 stream)
+{
+	struct ig_launches *r;
+	__u32 n = st->nl;
+
+	if (!n)
+		return;
+	st->nl = 0;
+	r = rec_reserve(sizeof(*r), IG_REC_LAUNCHES, tid, tgid, now);
+	if (!r)
+		return;
+	r->stream = stream;
+	r->n = n < IG_LBUF ? n : IG_LBUF;
+	r->pad = 0;
+	__builtin_memcpy(r->e, st->lb, sizeof(r->e));
+	rec_submit(r);
+}
+
+/* What a launch says about its work: its function (or graph, or the
+ * api of a copy) and its size; the duration model's signature. */
+struct launch_sig {
+	__u64 func;
+	__u32 grid, block;
+};
+
 /* A submission of work on @stream at @now by the current thread. */
 static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
-				   __u64 stream, __u64 now, __u32 flags)
+				   __u64 stream, __u64 now, __u32 flags,
+				   const struct launch_sig *sig)
 {
 	struct stream_state *st = stream_get(tgid, stream);
 	struct ig_cuda *r;
 	__u64 prev;
+	__u32 i;
 
 	if (!st)
 		return;
+	/* the launch buffer first: a full one is sent before it takes more */
+	i = st->nl;
+	if (i >= IG_LBUF) {
+		launches_flush(st, tid, tgid, now, stream);
+		i = 0;
+	}
+	i &= IG_LBUF - 1;
+	st->lb[i].ts = now;
+	st->lb[i].func = sig->func;
+	st->lb[i].grid = sig->grid;
+	st->lb[i].block = sig->block;
+	st->nl = i + 1;
 	prev = st->last_submit;
 	st->last_submit = now;
 	__sync_fetch_and_add(&st->nsub, 1);	/* full barrier */
@@ -129,25 +176,46 @@ static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 	st->announce = 0;
 }
 
-static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls)
+static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 cls,
+					   __u32 api, struct launch_sig *sig)
 {
 	/* Every register load up front, at fixed context offsets: the
 	 * verifier refuses a context pointer the compiler has offset first. */
 	__u64 sp = PT_REGS_SP(ctx), a1 = PT_REGS_PARM1(ctx);
-	__u64 a2 = PT_REGS_PARM2(ctx), a4 = PT_REGS_PARM4(ctx), a6 = PT_REGS_ARG6(ctx);
+	__u64 a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u64 a4 = PT_REGS_PARM4(ctx), a5 = PT_REGS_PARM5(ctx);
+	__u64 a6 = PT_REGS_ARG6(ctx);
 	__u64 h = 0;
+	__u32 cfg[10];
 
+	sig->func = api;
+	sig->grid = IG_LB_NOTKERNEL;
+	sig->block = 0;
 	switch (cls) {
 	case IG_AC_LAUNCH_STACK9:
 		/* the 9th argument on the stack (arch.bpf.h) */
 		bpf_probe_read_user(&h, sizeof(h), (void *)(sp + LAUNCH_ARG9_SP_OFF));
+		/* f, gridDimX..Z, blockDimX, blockDimY in registers */
+		sig->func = a1;
+		sig->grid = (__u32)a2 * (__u32)a3 * (__u32)a4;
+		sig->block = (__u32)a5 * (__u32)a6;
 		break;
 	case IG_AC_LAUNCH_EX:
-		/* CUlaunchConfig: seven unsigned ints, then hStream at 32 */
-		bpf_probe_read_user(&h, sizeof(h), (void *)(a1 + 32));
+		/* CUlaunchConfig: gridDimX..Z, blockDimX..Z, shared memory,
+		 * then hStream at 32 */
+		if (bpf_probe_read_user(cfg, sizeof(cfg), (void *)a1))
+			break;
+		h = (__u64)cfg[8] | (__u64)cfg[9] << 32;
+		sig->func = a2;
+		sig->grid = cfg[0] * cfg[1] * cfg[2];
+		sig->block = cfg[3] * cfg[4];
 		break;
 	case IG_AC_STREAM_ARG2:
 		h = a2;
+		if (api == IG_API_cuGraphLaunch || api == IG_API_cuGraphLaunch_ptsz) {
+			sig->func = a1;	/* the graph's exec handle */
+			sig->grid = 0;
+		}
 		break;
 	case IG_AC_STREAM_ARG4:
 		h = a4;
@@ -185,11 +253,13 @@ static __always_inline struct cu_call cu_call_of(struct pt_regs *ctx, __u64 cook
 static __always_inline int cu_submit(struct pt_regs *ctx, __u64 cookie)
 {
 	struct cu_call c = cu_call_of(ctx, cookie);
-	__u64 h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, c.cls);
+	struct launch_sig sig = { .func = c.api, .grid = IG_LB_NOTKERNEL };
+	__u64 h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 :
+		  launch_stream(ctx, c.cls, c.api, &sig);
 
 	count_hit(c.api);
 	submit(c.api, c.tid, c.tgid, stream_key_of(h, c.ptsz, c.tid),
-	       bpf_ktime_get_ns(), c.ptsz ? IG_CF_PTSZ : 0);
+	       bpf_ktime_get_ns(), c.ptsz ? IG_CF_PTSZ : 0, &sig);
 	return 0;
 }
 
@@ -228,10 +298,11 @@ static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
 		ts->cu_obj = PT_REGS_PARM1(ctx);
 		break;
 	case IG_AC_SYNC_COPY: {
+		struct launch_sig sig = { .func = api, .grid = IG_LB_NOTKERNEL };
 		struct ig_cuda *r;
 
 		ts->cu_obj = stream_key_of(0, ptsz, tid);
-		submit(api, tid, tgid, ts->cu_obj, now, ptsz ? IG_CF_PTSZ : 0);
+		submit(api, tid, tgid, ts->cu_obj, now, ptsz ? IG_CF_PTSZ : 0, &sig);
 		/* Begin record: the copy is a submission user space must see
 		 * at once, even if the stream was already pending. */
 		r = cuda_rec(IG_CU_SYNC_BEGIN, api, tid, tgid, now, ts->cu_obj);
@@ -265,7 +336,7 @@ static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
  * second walk mark them drained, as the engine closes all or none of
  * them (a stream taken as drained here hides its next sync, §4.3). */
 struct drain_all {
-	__u32 tgid;
+	__u32 tgid, tid;
 	bool copy;		/* a synchronous copy on @stream */
 	bool mark;		/* second walk: mark them drained at @now */
 	__u64 stream;
@@ -284,6 +355,7 @@ static long drain_cb(struct bpf_map *map, struct stream_key *k,
 		st->drain_ts = d->now;
 		return 0;
 	}
+	launches_flush(st, d->tid, d->tgid, d->now, k->stream);
 	if (announce_busy_since(st, d->begin))
 		d->partial = true;
 	if (st->last_submit > d->last)
@@ -309,6 +381,7 @@ static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 		st = stream_get(tgid, stream);
 		if (!st)
 			return;
+		launches_flush(st, tid, tgid, now, stream);
 		if (announce_busy_since(st, ts->cu_begin))
 			flags |= IG_CF_PARTIAL;
 		else if (rc == CUDA_SUCCESS)
@@ -318,7 +391,7 @@ static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 	case IG_AC_CTX_SYNC:
 	case IG_AC_SYNC_COPY: {
 		struct drain_all d = {
-			.tgid = tgid, .copy = cls == IG_AC_SYNC_COPY,
+			.tgid = tgid, .tid = tid, .copy = cls == IG_AC_SYNC_COPY,
 			.stream = stream, .begin = ts->cu_begin, .now = now,
 		};
 
@@ -347,6 +420,7 @@ static __always_inline void sync_exit(struct ig_thread_state *ts, __u32 tid,
 		st = stream_get(tgid, stream);
 		if (!st)
 			return;
+		launches_flush(st, tid, tgid, now, stream);
 		if (announce_busy_since(st, ev->record_ts)) {
 			flags |= IG_CF_EVENT_PARTIAL;
 		} else if (rc == CUDA_SUCCESS) {
@@ -395,6 +469,7 @@ static __always_inline void query_exit(struct ig_thread_state *ts, __u32 tid,
 	st = stream_get(tgid, stream);
 	if (!st)
 		return;
+	launches_flush(st, tid, tgid, now, stream);
 	if (rc == CUDA_SUCCESS) {
 		if (!stream_pending(st))
 			return;		/* nothing new */

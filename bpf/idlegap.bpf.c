@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * idlegap's BPF programs.  Thin SEC() wrappers around the logic in
- * host.bpf.h (scheduler, syscalls, faults, block IO) and cuda.bpf.h
- * (libcuda uprobes).  Scheduler, block and fault hooks come in two
- * flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
+ * idlegap's BPF programs.  Thin SEC() wrappers around the logic of each
+ * hook's header: sched.bpf.h (with offcpu.bpf.h), proc.bpf.h,
+ * syscall.bpf.h, sample.bpf.h, block.bpf.h, and the uprobes: cuda.bpf.h
+ * (libcuda) and ldso.bpf.h (the dynamic loader).  Scheduler, block and
+ * fault hooks come in two flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
  * user space loads one of each.  No hook needs tracefs or debugfs mounted:
  * tracepoints attach by name, uprobes by file and offset.
  */
@@ -15,8 +16,14 @@
 #ifdef IG_COMPAT
 #include "compat.bpf.h"
 #endif
-#include "host.bpf.h"
+#include "sched.bpf.h"
+#include "proc.bpf.h"
+#include "syscall.bpf.h"
+#include "sample.bpf.h"
+#include "block.bpf.h"
 #include "cuda.bpf.h"
+#include "ldso.bpf.h"
+#include "nccl.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -174,6 +181,26 @@ int ig_cc_##name(struct pt_regs *ctx)					\
 }
 #include "cuda_api.def"
 #undef IG_API
+#endif
+
+/* libnccl (nccl.bpf.h): one entry program, the entry point's id and
+ * class in the cookie, and one return program for the communicator
+ * calls, which keep what they need per thread. */
+SEC("uprobe")
+int BPF_KPROBE(ig_nc_enter) { return nc_enter(ctx, bpf_get_attach_cookie(ctx)); }
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ig_nc_exit) { return nc_exit(ctx); }
+
+#ifdef IG_COMPAT
+#define IG_NCCL(name, cls)						\
+SEC("uprobe")								\
+int ig_cc_##name(struct pt_regs *ctx)					\
+{									\
+	return nc_enter(ctx, IG_NCCL_COOKIE(IG_NA_##name, IG_NCC_##cls));	\
+}
+#include "nccl_api.def"
+#undef IG_NCCL
 #endif
 
 /* ld.so's _dl_debug_state(), attached for every process. */

@@ -3,7 +3,7 @@
 #ifndef IG_MAPS_BPF_H
 #define IG_MAPS_BPF_H
 
-#include "idlegap.h"
+#include "record_abi.h"
 
 #define TASK_RUNNING		0x0000
 #define TASK_INTERRUPTIBLE	0x0001
@@ -58,6 +58,9 @@ struct stream_state {
 	__u32 nreturns;		/* syncs and queries returned on it */
 	__u8 blocking;		/* known to sync with the legacy stream */
 	__u8 pad[3];
+	__u32 nl;		/* launches buffered in lb */
+	__u32 pad2;
+	struct ig_launch lb[IG_LBUF];	/* sent as IG_REC_LAUNCHES */
 };
 
 struct event_key {
@@ -107,6 +110,14 @@ struct {
 	__type(key, struct stream_key);
 	__type(value, struct stream_state);
 } streams SEC(".maps");
+
+/* Where a new stream's entry is put together: too large for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stream_state);
+} stream_new SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -217,6 +217,7 @@ SIM_IMPL module_function(CUfunction *out, CUmodule h, const char *name)
 	strcpy(f->name, name);
 	f->mod = m;
 	f->spin = !strcmp(name, "idlegap_spin");
+	f->hook = !strcmp(name, "simgpu_hook");
 	f->next = m->funcs;
 	m->funcs = f;
 	reg_add(f, OBJ_FUNC);

@@ -275,6 +275,8 @@ SIM_IMPL launch(CUfunction hf, unsigned int gx, unsigned int gy,
 	struct func *f = (struct func *)hf;
 	struct stream *s;
 	uint64_t dur = sim.cfg.kernel_ns;
+	sim_hook_fn fn = NULL;
+	void *arg = NULL;
 	CUresult r;
 	bool ok;
 
@@ -292,11 +294,15 @@ SIM_IMPL launch(CUfunction hf, unsigned int gx, unsigned int gy,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (f->spin && !spin_ns(params, extra, &dur))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f->hook && !hook_params(params, &fn, &arg))
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = stream_resolve(h, ptds, &s)))
 		return r;
 	if (f->mod->ctx != s->ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	burn_ns(sim.cfg.launch_ns);
+	if (fn)
+		return hook_submit(s, fn, arg);
 	return stream_submit(s, OP_KERNEL, dur, NULL, NULL, NULL);
 }
 

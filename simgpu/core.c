@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "simgpu.h"
+#include "pathfmt.h"
 
 struct sim sim = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -104,26 +105,12 @@ void trace_open(void)
 {
 	char path[sizeof(sim.cfg.trace) + 32];
 	const char *t = sim.cfg.trace;
-	size_t o = 0;
-	bool per_pid = false;
+	bool per_pid;
 	int fd;
 
 	if (!*t)
 		return;
-	for (; *t && o < sizeof(path) - 24; t++) {
-		if (t[0] == '%' && t[1] == 'p') {
-			o += snprintf(path + o, sizeof(path) - o, "%d",
-				      (int)getpid());
-			per_pid = true;
-			t++;
-		} else if (t[0] == '%' && t[1] == '%') {
-			path[o++] = '%';
-			t++;
-		} else {
-			path[o++] = *t;
-		}
-	}
-	path[o] = '\0';
+	per_pid = sim_path_expand(t, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
 		  (per_pid ? O_TRUNC : 0), 0644);
 	if (fd < 0)

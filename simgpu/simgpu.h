@@ -31,7 +31,8 @@
 
 enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_MARKER };
 enum stream_kind { STREAM_LEGACY, STREAM_PTDS, STREAM_USER };
-enum obj_type { OBJ_CTX = 1, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_FUNC };
+enum obj_type { OBJ_CTX = 1, OBJ_STREAM, OBJ_EVENT, OBJ_MODULE, OBJ_FUNC,
+		OBJ_GRAPH, OBJ_GRAPH_EXEC };
 
 /* "Stream s has completed its op number seq." */
 struct dep {
@@ -41,6 +42,10 @@ struct dep {
 
 struct event;
 
+/* A kernel named simgpu_hook: another library's device work, run on the
+ * device thread when the stream reaches it (see hook.c). */
+typedef unsigned long long (*sim_hook_fn)(void *arg, unsigned long long start);
+
 struct op {
 	struct op *next;
 	enum op_kind kind;
@@ -49,6 +54,8 @@ struct op {
 	uint64_t enq_ns;	/* the op can never start before this */
 	struct event *ev;	/* OP_MARKER of an event record */
 	uint64_t ev_gen;
+	sim_hook_fn hook;	/* its end time comes from hook(), not dur_ns */
+	void *hook_arg;
 	int ndeps;
 	struct dep deps[];
 };
@@ -123,6 +130,7 @@ struct func {
 	struct func *next;
 	struct module *mod;
 	bool spin;		/* idlegap_spin: duration is the first param */
+	bool hook;		/* simgpu_hook: see hook.c */
 	char name[];
 };
 
@@ -204,6 +212,10 @@ void ctx_wait_all(struct ctx *c);
 void stream_retire(struct stream *s);
 void event_unref(struct event *e);
 void trace_open(void);
+
+/* hook.c */
+bool hook_params(void **params, sim_hook_fn *fn, void **arg);
+CUresult hook_submit(struct stream *s, sim_hook_fn fn, void *arg);
 
 /* memory.c */
 CUresult dev_alloc(CUdeviceptr *out, size_t size, bool low32);

@@ -39,3 +39,5 @@ $(BUILD)/tests/simgpu_%: tests/simgpu/%.c $(SIMGPU_LIB)
 		-Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lm -o $@
 
 -include $(SIMGPU_OBJS:.o=.d) $(SIMGPU_TEST_PROGS:=.d)
+
+include simgpu/nccl/nccl.mk

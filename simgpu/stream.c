@@ -311,6 +311,8 @@ static bool deps_ready(const struct op *op, uint64_t *ready)
 	int i;
 
 	*ready = 0;
+	if (op->hook)		/* its end is known only once it has run */
+		return false;
 	for (i = 0; i < op->ndeps; i++) {
 		if (op->deps[i].s->completed < op->deps[i].seq)
 			return false;
@@ -431,7 +433,8 @@ static void run_batch(struct stream *s)
 	int fd, i;
 
 	start = max64(start, deps_wait(op->deps, op->ndeps));	/* unlocks */
-	end = start + op->dur_ns;
+	end = op->hook ? max64(start, op->hook(op->hook_arg, start))
+		       : start + op->dur_ns;
 	if (end > now_ns())
 		sleep_until(end);
 	batch_add(&b, s, op, start, end);

@@ -23,7 +23,10 @@ cause, idlegap's first cause and its share of known idle time, and the
 idle / unresolved split of the GPU's span, and the share of unresolved
 time idlegap called host-bound ("hostb") and GPU-bound ("gpub") beside the
 truth: whether the simulated GPU still had work when the host entered the
-sync or query that ended each unresolved span.
+sync or query that ended each unresolved span.  The JSON rows also
+score the estimate (docs/design.md §4.10): est_total (proven + estimated
+idle, share of idlegap's span), est_low/est_high, est_true_idle, est_err,
+est_in (the truth inside the interval), est_refused.
 """
 
 import argparse
@@ -232,7 +235,32 @@ def score(scenario, extra, tj, rj, calls=(), drained=()):
                           gpu.get("unresolved_gpu_bound_s", 0) +
                           gpu.get("unresolved_open_s", 0) - u),
     )
+    s.update(estimate(ivs, gpu))
     return s
+
+
+def estimate(ivs, gpu):
+    """The estimate of docs/design.md §4.10 against the truth over
+    idlegap's own span: proven + estimated idle as a share of the span,
+    its interval, and the true idle share there."""
+    a, b = gpu.get("span_start_ns"), gpu.get("span_end_ns")
+    if not a or not b or b <= a:
+        return {}
+    busy = sum(max(0, min(y, b) - max(x, a)) for x, y in truth.merge(ivs))
+    true = (b - a - busy) / (b - a)
+    span = (b - a) / NS
+    est = gpu.get("idle_estimated_s")
+    out = dict(est_true_idle=true, est_refused=gpu.get("estimate_refused"),
+               est_checked=(gpu.get("estimate_fit") or {}).get("syncs_checked"),
+               est_total=None, est_low=None, est_high=None, est_err=None,
+               est_in=None)
+    if est is not None:
+        tot = (gpu["idle_s"] + est) / span
+        lo = (gpu["idle_s"] + gpu["idle_estimated_low_s"]) / span
+        hi = (gpu["idle_s"] + gpu["idle_estimated_high_s"]) / span
+        out.update(est_total=tot, est_low=lo, est_high=hi, est_err=tot - true,
+                   est_in=lo <= true <= hi)
+    return out
 
 
 def waiting_first(r):

@@ -42,6 +42,8 @@ IG = os.path.join(B, "idlegap")
 FAKE = os.path.join(B, "tests", "fakecuda")
 FAKELIB = os.path.join(FAKE, "libcuda.so.1")
 APP = os.path.join(FAKE, "fakecuda_app")
+NCCLLIB = os.path.join(B, "tests", "fakenccl", "libnccl.so.2")
+NCCLAPP = os.path.join(B, "tests", "fakenccl", "fakenccl_app")
 BARE = os.path.join(B, "tools", "bareprobe")
 GENREC = os.path.join(B, "tools", "genrec")
 SYSLOOP = os.path.join(B, "tests", "progs", "sysloop")
@@ -241,6 +243,18 @@ def probe_cost(quick):
         row("1", "probe cost per hit: %s (%s)" % (fn, "entry+return" if ret else "entry"),
             "%.2fx" % ratio, "<= 1.15x", ratio <= 1.15,
             "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
+    # a collective: its entry probe numbers it in its communicator
+    loop = [NCCLAPP, "--loop", str(n)]
+    bare = [BARE, NCCLLIB, "ncclAllReduce", "--"] + loop
+    mine = traced(loop, "--no-nvml")
+    untr, b, m = median_of([lambda: float(out(loop)), lambda: float(out(bare)),
+                            lambda: float(out(mine))], 3 if quick else 5)
+    added_bare, added_mine = b - untr, m - untr
+    ratio = added_mine / added_bare if added_bare > 0 else float("inf")
+    costs["nccl"] = dict(untraced_ns=untr, bare_ns=b, idlegap_ns=m,
+                         bare_added_ns=added_bare, idlegap_added_ns=added_mine)
+    row("1", "probe cost per hit: ncclAllReduce (entry)", "%.2fx" % ratio, "<= 1.15x",
+        ratio <= 1.15, "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
     return costs
 
 
@@ -1012,12 +1026,58 @@ def sample_cost(py, secs):
         (per["off"][0], per["on"][1], per["off"][1]))
 
 
+# ---- 11. collectives: the NCCL probes, and a data-parallel job ---------------
+
+NCCLDIR = os.path.join(B, "tests", "fakenccl")
+
+
+def nccl_cost(quick):
+    """Per call: idlegap's NCCL probe against an empty uprobe on the same
+    entry point of the stand-in libnccl (whose ncclAllReduce does nothing)."""
+    n = 30000 if quick else 300000
+    lib = os.path.join(NCCLDIR, "libnccl.so.2")
+    loop = [os.path.join(NCCLDIR, "fakenccl_loop"), str(n)]
+    env = dict(os.environ, LD_LIBRARY_PATH=NCCLDIR)
+    bare = [BARE, lib, "ncclAllReduce", "--"] + loop
+    mine = traced(loop, "--no-nvml", env=env)
+    untr, b, m = median_of([lambda: float(out(loop, env=env)),
+                            lambda: float(out(bare, env=env)),
+                            lambda: float(out(mine, env=env))], 3 if quick else 5)
+    added_bare, added_mine = b - untr, m - untr
+    ratio = added_mine / added_bare if added_bare > 0 else float("inf")
+    row("11", "NCCL probe cost per call: ncclAllReduce (entry)", "%.2fx" % ratio,
+        "<= 1.15x", ratio <= 1.15,
+        "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
+
+
+def ranks_cost(quick):
+    """A 4-rank data-parallel job (trainsim ranks on the simulated NCCL),
+    its wall time traced against untraced, interleaved."""
+    tmp = scratch()
+    steps = "60" if quick else "200"
+
+    def once(traced_run):
+        truth = os.path.join(tmp, "t.json")
+        cmd = [TRAINSIM, "ranks", "--world", "4", "-s", "balanced", "-n", steps,
+               "-q", "--truth", truth]
+        if traced_run:
+            cmd = traced(cmd, "--no-nvml", "--json", os.path.join(tmp, "r.json"))
+        out(cmd, env=SIMENV)
+        with open(truth) as f:
+            # the job's own time: its slowest rank's, not idlegap's start
+            return max(r["wall_s"] for r in json.load(f)["ranks"])
+
+    u, t = median_of([lambda: once(False), lambda: once(True)], 3)
+    row("11", "ranks job (4 ranks, balanced): wall traced/untraced", "%.3fx" % (t / u),
+        "report", True, "%.2f s vs %.2f s, the slowest rank's, medians of 3" % (t, u))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10,11")
     ap.add_argument("--json")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -1057,6 +1117,9 @@ def main():
             guarded("9", f, a.quick)
     if "10" in want:
         guarded("10", stacks_cost, a.quick)
+    if "11" in want:
+        guarded("11", nccl_cost, a.quick)
+        guarded("11", ranks_cost, a.quick)
     print("\nbench: %d rows in %.0f s, %d MISS; load average %s" %
           (len(rows), time.monotonic() - t0,
            sum(r["result"] == "MISS" for r in rows),

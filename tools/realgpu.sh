@@ -4,9 +4,13 @@
 #   1. the kernel and driver: do tracepoints and uprobes work here?
 #   2. trainsim with the real PTX kernel, scored against its own
 #      %globaltimer truth (tools/accuracy.py);
-#   3. a small PyTorch training loop under idlegap, its known idle gaps
-#      checked against torch.profiler's GPU timeline (tools/torchcheck.py);
-#   4. which libcuda entry points fired, and the driver version.
+#   3. small PyTorch jobs under idlegap (a DataLoader loop, an eager MLP
+#      with a small batch, a GIL-contended loop: REALGPU_TORCH_JOBS), their
+#      known idle gaps and estimated idle checked against torch.profiler's
+#      GPU timeline (tools/torchcheck.py);
+#   4. which libcuda entry points fired, and the driver version;
+#   5. torch.distributed with the NCCL backend at world size 1: the NCCL
+#      probes against the calls it made (tools/ncclcheck.py).
 # Usage (root):  tools/realgpu.sh [OUTDIR]      (default /tmp/idlegap-realgpu)
 # Scenarios: REALGPU_SCENARIOS (default: all trainsim scenarios).
 set -u
@@ -43,14 +47,18 @@ print("%-10s precision %s recall %s true-idle %.2f idle %.2f unresolved %.2f fir
 PY
 done
 
-log "PyTorch training loop under idlegap, against torch.profiler"
-rm -f "$out/torch-prof.json"
-timeout 300 build/idlegap run --gaps -1 --json "$out/torch-report.json" \
-	-o "$out/torch.igrec" -- "$py" tools/torchcheck.py train \
-	--trace "$out/torch-prof.json" > "$out/torch-run.txt" 2>&1
-echo "exit $?"; tail -40 "$out/torch-run.txt"
-"$py" tools/torchcheck.py compare "$out/torch-prof.json" \
-	"$out/torch-report.json" | tee "$out/torch-compare.json"
+log "PyTorch jobs under idlegap, against torch.profiler (estimate included)"
+for j in ${REALGPU_TORCH_JOBS:-dataloader eager_mlp gil}; do
+	rm -f "$out/torch-$j-prof.json"
+	timeout 300 build/idlegap run --gaps -1 --json "$out/torch-$j-report.json" \
+		-o "$out/torch-$j.igrec" -- "$py" tools/torchcheck.py train --job "$j" \
+		--trace "$out/torch-$j-prof.json" > "$out/torch-$j-run.txt" 2>&1
+	echo "$j: exit $?"; tail -5 "$out/torch-$j-run.txt"
+	"$py" tools/torchcheck.py compare "$out/torch-$j-prof.json" \
+		"$out/torch-$j-report.json" | tee "$out/torch-$j-compare.json"
+done
+# the first job's report under the old names, for the summary below
+cp "$out/torch-dataloader-report.json" "$out/torch-report.json" 2>/dev/null
 "$py" - "$out/torch-report.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["gpu"]
@@ -60,3 +68,10 @@ print("torch loop: span %.3f s busy %.3f idle %.3f unresolved %.3f = host-bound 
     g["unresolved_host_bound_s"], g["unresolved_gpu_bound_s"], g["unresolved_open_s"],
     g.get("at_once_threshold_us")))
 PY
+
+log "NCCL: torch.distributed at world size 1 under idlegap (tools/ncclcheck.py)"
+timeout 180 build/idlegap run --json "$out/nccl-report.json" -o "$out/nccl.igrec" \
+	-- "$py" tools/ncclcheck.py run > "$out/nccl-calls.txt" 2> "$out/nccl-run.txt"
+echo "nccl run: exit $?"; tail -5 "$out/nccl-run.txt"
+"$py" tools/ncclcheck.py compare "$out/nccl-calls.txt" "$out/nccl.igrec" \
+	--json "$out/nccl-report.json" --idlegap build/idlegap | tee "$out/nccl-compare.txt"

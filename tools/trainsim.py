@@ -30,6 +30,9 @@ Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
 GPU.  Prints a summary; --truth writes the same ground-truth JSON as
 build/trainsim.  Needs only /usr/bin/python3.
 
+`trainsim.py ranks --world N -s gil|storage|compute|balanced` is a
+data-parallel job of N ranks (tools/trainsim_ranks.py).
+
 EXAMPLES
     LD_LIBRARY_PATH=build/simgpu tools/trainsim.py --truth t.json
     tools/trainsim.py -s healthy -n 100 -k 4 -d 1000
@@ -143,7 +146,7 @@ class Driver:
 
 
 class Gpu:
-    def __init__(self, drv):
+    def __init__(self, drv, ordinal=0):
         self.d = drv
         self.dev = ctypes.c_int()
         self.ctx = c_ptr()
@@ -158,7 +161,7 @@ class Gpu:
         self.cal = []
         name = ctypes.create_string_buffer(64)
         drv("cuInit", 0)
-        drv("cuDeviceGet", ctypes.byref(self.dev), 0)
+        drv("cuDeviceGet", ctypes.byref(self.dev), ordinal)
         drv("cuDeviceGetName", name, 64, self.dev)
         self.name = name.value.decode()
         drv("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), self.dev)
@@ -622,6 +625,9 @@ def on_term(signum, frame):
 
 
 def main():
+    if sys.argv[1:2] == ["ranks"]:
+        import trainsim_ranks
+        return trainsim_ranks.main(sys.argv[2:])
     args = parse_args()
     signal.signal(signal.SIGTERM, on_term)
     try:

@@ -11,6 +11,10 @@ USAGE
     truth.py score --truth TRACE... --report IDLEGAP.json [--min-gap-ms 1]
         Precision and recall of idlegap's known idle gaps (gpu.gap_list)
         against the traces, as JSON.  TRACE may be a quoted glob.
+    truth.py nccl TRACE...
+        Per process, communicator and rank of simnccl truth files
+        (SIMNCCL_TRACE): tasks, time waited for peers (last - arrive)
+        and transferring (end - start), and the waits as intervals.
     truth.py selftest
         Checks the arithmetic on synthetic traces and reports.
 
@@ -146,6 +150,48 @@ def score(busy_ivs, report, min_gap_ns=1000000):
     }
 
 
+NCCL_FIELDS = 14
+
+
+def nccl_report(paths):
+    """Waits for peers and transfers of simnccl's collectives, per
+    (pid, communicator, rank); lines of any other shape are skipped."""
+    files, ranks = [], {}
+    for p in paths:
+        for f in sorted(glob.glob(p)) or [p]:
+            files.append(f)
+            with open(f) as fh:
+                for line in fh:
+                    v = line.split()
+                    if len(v) != NCCL_FIELDS:
+                        continue
+                    try:
+                        rank, nranks, pid = int(v[2]), int(v[3]), int(v[13])
+                        arrive, last, start, end = map(int, v[7:11])
+                    except ValueError:
+                        continue
+                    r = ranks.setdefault((pid, v[1], rank), {
+                        "pid": pid, "comm": v[1], "rank": rank,
+                        "nranks": nranks, "tasks": 0, "aborted": 0,
+                        "wait_ns": 0, "transfer_ns": 0, "waits": []})
+                    r["tasks"] += 1
+                    r["aborted"] += v[12] != "ok"
+                    r["wait_ns"] += max(0, last - arrive)
+                    r["transfer_ns"] += max(0, end - start)
+                    if last > arrive:
+                        r["waits"].append([arrive, last])
+    out = []
+    for key in sorted(ranks):
+        r = ranks[key]
+        r["wait_s"] = r.pop("wait_ns") / NS
+        r["transfer_s"] = r.pop("transfer_ns") / NS
+        r["waits"] = [list(w) for w in merge(r["waits"])]
+        out.append(r)
+    return {"files": files, "ranks": out,
+            "wait_s": sum(r["wait_s"] for r in out),
+            "transfer_s": sum(r["transfer_s"] for r in out)}
+
+
 def selftest():
     failures = 0
 
@@ -207,6 +253,22 @@ def selftest():
     check("clipped recall", s["recall"], 5 / 7)
     check("overlaps count once", s["marked_idle_s"], 0.005)
     check("nothing marked", score(busy, {"gpu": {}})["precision"], None)
+
+    # simnccl: two ranks of one all-reduce, rank 0 waits 3 ms for rank 1;
+    # a driver line in the same file is not a collective.
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "n"), "w") as f:
+            f.write("allreduce c0 0 2 1 -1 64 %d %d %d %d s ok 10\n"
+                    % (0, 3 * ms, 3 * ms, 4 * ms))
+            f.write("allreduce c0 1 2 1 -1 64 %d %d %d %d s ok 11\n"
+                    % (3 * ms, 3 * ms, 3 * ms, 4 * ms))
+            f.write("kernel legacy 0 4000000\n")
+        n = nccl_report([os.path.join(d, "n")])
+    check("nccl ranks", len(n["ranks"]), 2)
+    check("nccl wait", n["ranks"][0]["wait_s"], 0.003)
+    check("nccl late rank waits 0", n["ranks"][1]["wait_s"], 0.0)
+    check("nccl transfer", n["transfer_s"], 0.002)
+    check("nccl wait interval", n["ranks"][0]["waits"][0][1], 3 * ms)
     return 1 if failures else 0
 
 
@@ -220,6 +282,8 @@ def main():
     s.add_argument("--truth", nargs="+", required=True, metavar="TRACE")
     s.add_argument("--report", required=True, metavar="IDLEGAP_JSON")
     s.add_argument("--min-gap-ms", type=float, default=1.0)
+    n = sub.add_parser("nccl", help="waits and transfers of collectives")
+    n.add_argument("traces", nargs="+")
     sub.add_parser("selftest", help="check the arithmetic")
     args = ap.parse_args()
 
@@ -227,6 +291,8 @@ def main():
         return selftest()
     if args.cmd == "union":
         out = union_report(args.traces)
+    elif args.cmd == "nccl":
+        out = nccl_report(args.traces)
     else:
         _, ivs = read_traces(args.truth)
         with open(args.report) as f:

@@ -8,6 +8,7 @@
  *                                   cuMemcpyHtoD from new pageable memory)
  *   model(batch)                    K x idlegap_spin(D), each followed
  *                                   by --op-host-us of host work (eager)
+ *   [ranks] all_reduce(grads)       ncclAllReduce on the same stream
  *   loss.item()                     cuStreamSynchronize (every
  *                                   --sync-every steps)
  */
@@ -27,6 +28,7 @@ struct feeder {
 	CUdeviceptr dbatch, dbig;
 	size_t big_bytes;
 	uint64_t kernel_ns;
+	uint64_t t0;		/* the first step's start */
 	uint64_t step_gpu_ns;	/* GPU time one step asks for */
 	uint64_t gpu_free_at;	/* --no-sync: when queued work should end */
 	uint64_t lr_updates;
@@ -136,10 +138,14 @@ static bool step(struct feeder *f, long n)
 			  "cuMemcpyHtoDAsync");
 	}
 	for (k = 0; k < o->kernels; k++) {
-		gpu_spin(g, f->kernel_ns);
+		kmix_launch(g, o->sc->kmix, f->kernel_ns, n, k, o->kernels,
+			    o->seconds > 0 ? (double)(mono_ns() - f->t0) /
+					     (o->seconds * 1e9) : (double)n / o->steps);
 		if (o->op_host_us > 0)
 			host_work((uint64_t)o->op_host_us * 1000);
 	}
+	if (ranks_active())
+		ranks_allreduce();
 	if (o->no_sync)
 		throttle(f);
 	else if ((n + 1) % o->sync_every == 0)
@@ -158,6 +164,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	feeder_setup(&f);
 	pin_self(r->pin_cpu);
 	st->t_start = mono_ns();
+	f.t0 = st->t_start;
 	deadline = o->seconds > 0 ? st->t_start + (uint64_t)(o->seconds * 1e9)
 				  : UINT64_MAX;
 	for (n = 0; n < o->steps && !r->stop && mono_ns() < deadline; n++)

@@ -105,12 +105,16 @@ static void open_stream(struct gpu *g, enum stream_mode mode)
 
 int gpu_open(struct gpu *g, enum stream_mode mode)
 {
+	int ndev = 0;
+
 	if (bind_funcs(g, mode))
 		return -1;
 	gpu_check(g, g->cuInit(0), "cuInit");
 	gpu_check(g, g->cuDriverGetVersion(&g->driver_version),
 		  "cuDriverGetVersion");
-	gpu_check(g, g->cuDeviceGet(&g->dev, 0), "cuDeviceGet");
+	gpu_check(g, g->cuDeviceGetCount(&ndev), "cuDeviceGetCount");
+	gpu_check(g, g->cuDeviceGet(&g->dev, ndev > 0 ? g->ordinal % ndev : 0),
+		  "cuDeviceGet");
 	gpu_check(g, g->cuDeviceGetName(g->name, sizeof(g->name), g->dev),
 		  "cuDeviceGetName");
 	gpu_check(g, g->cuDevicePrimaryCtxRetain(&g->ctx, g->dev),

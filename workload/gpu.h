@@ -22,6 +22,7 @@ enum stream_mode { STREAM_LEGACY, STREAM_PTDS, STREAM_BLOCKING,
 	X(cuDriverGetVersion, PFN_cuDriverGetVersion_v2020,               \
 	  "cuDriverGetVersion")                                           \
 	X(cuDeviceGet, PFN_cuDeviceGet_v2000, "cuDeviceGet")              \
+	X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000, "cuDeviceGetCount") \
 	X(cuDeviceGetName, PFN_cuDeviceGetName_v2000, "cuDeviceGetName")  \
 	X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000,   \
 	  "cuDevicePrimaryCtxRetain")                                     \
@@ -53,6 +54,7 @@ struct gpu {
 	bool set_trace;		/* trainsim chose SIMGPU_TRACE */
 	int driver_version;
 	char name[64];
+	int ordinal;		/* device wanted (modulo the count); 0 */
 	CUdevice dev;
 	CUcontext ctx;
 	CUstream stream;	/* what the feeder passes as hStream */
@@ -73,7 +75,7 @@ struct gpu {
 #undef X
 };
 
-/* Loads the driver, makes the primary context current on device 0 and
+/* Loads the driver, makes the primary context current on device ordinal and
  * loads the kernels.  Prints one line on stderr and returns -1 on failure. */
 int gpu_open(struct gpu *g, enum stream_mode mode);
 /* When the simulated driver has no SIMGPU_TRACE yet, sets one (per-process

@@ -58,6 +58,21 @@ static const struct scenario scenarios[] = {
 	  .doc = "long kernels, a sync every 4 steps, the host far ahead",
 	  .kernels = 4, .kernel_us = 5000, .steps = 400, .batch_samples = 4,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .sync_every = 4 },
+	{ .name = "twokern", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "two kernels, long and short, host work after each launch",
+	  .kernels = 6, .kernel_us = 400, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 150,
+	  .kmix = KM_TWO },
+	{ .name = "drift", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "kernels that grow to twice their duration over the run",
+	  .kernels = 4, .kernel_us = 300, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 200,
+	  .kmix = KM_DRIFT },
+	{ .name = "graphs", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "each step's kernels as one CUDA graph, host work after it",
+	  .kernels = 4, .kernel_us = 250, .steps = 2000, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100,
+	  .kmix = KM_GRAPH },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -68,13 +83,15 @@ enum {
 	OPT_BATCH, OPT_SAMPLE_KB, OPT_READ_KB, OPT_DECODE_US, OPT_NO_SYNC,
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
 	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
-	OPT_NEIGHBOUR, OPT_OP_HOST_US, OPT_SYNC_EVERY,
+	OPT_NEIGHBOUR, OPT_OP_HOST_US, OPT_SYNC_EVERY, OPT_WORLD,
+	OPT_STRAGGLER, OPT_GRAD_MB,
 };
 
 static const char doc[] =
 "Simulate a data-parallel training process that starves its GPU.\n"
 "\n"
 "USAGE: trainsim [--scenario NAME] [OPTIONS]\n"
+"       trainsim ranks [--world N] [--scenario NAME] [OPTIONS]\n"
 "\n"
 "Runs on the simulated driver with LD_LIBRARY_PATH=build/simgpu, or on a\n"
 "real GPU.  Prints a summary; --truth writes the ground truth as JSON.\n"
@@ -84,7 +101,8 @@ static const char doc[] =
 "    trainsim -s storage --truth t.json    # cold reads starve the GPU\n"
 "    trainsim -s cpu --threads --queue shm # loader threads, shm ring\n"
 "    trainsim -s healthy -n 50 -k 4 -d 500 # 50 steps of 4 x 500 us\n"
-"    trainsim --neighbour &                # an untraced job beside one\n";
+"    trainsim --neighbour &                # an untraced job beside one\n"
+"    trainsim ranks --world 4 -s storage   # rank 2 starved, 3 ranks wait\n";
 
 static const struct argp_option options[] = {
 	{ "scenario", 's', "NAME", 0, "What starves the GPU (default healthy)", 0 },
@@ -118,6 +136,10 @@ static const struct argp_option options[] = {
 	{ "net-delay-us", OPT_NET_DELAY, "US", 0, "Sample server delay per reply", 3 },
 	{ "truth", OPT_TRUTH, "FILE", 0, "Write ground truth JSON (- for stdout)", 4 },
 	{ "quiet", 'q', NULL, 0, "No summary", 4 },
+	{ "world", OPT_WORLD, "N", 0,
+	  "ranks: start N ranks (else RANK and WORLD_SIZE say which)", 5 },
+	{ "straggler", OPT_STRAGGLER, "R", 0, "ranks: the starved rank (default 2)", 5 },
+	{ "grad-mb", OPT_GRAD_MB, "MB", 0, "ranks: gradients all-reduced per step", 5 },
 	{ "neighbour", OPT_NEIGHBOUR, NULL, 0,
 	  "Be another job on the host instead, for idlegap not to trace: "
 	  "cold disk reads, page faults and CPU bursts until stopped (or -t); "
@@ -143,6 +165,7 @@ static void list_scenarios(void)
 		printf("%-10s %-15s %s\n", scenarios[i].name,
 		       scenarios[i].cause ? scenarios[i].cause : "-",
 		       scenarios[i].doc);
+	ranks_list();
 	exit(0);
 }
 
@@ -161,10 +184,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	struct opts *o = st->input;
 
 	switch (key) {
-	case 's':
-		if (!(o->sc = find_scenario(arg)))
-			argp_error(st, "unknown scenario %s (see --list)", arg);
-		break;
+	case 's': o->sc_name = arg; break;
 	case OPT_LIST: list_scenarios(); break;
 	case 'n': o->steps = num(st, arg, 1, 1e12); break;
 	case 't':
@@ -198,6 +218,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_TRUTH: o->truth = arg; break;
 	case 'q': o->quiet = true; break;
 	case OPT_NEIGHBOUR: o->neighbour = true; break;
+	case OPT_WORLD: o->world = (int)num(st, arg, 1, 64); break;
+	case OPT_STRAGGLER: o->straggler = (int)num(st, arg, 0, 63); break;
+	case OPT_GRAD_MB: o->grad_mb = (int)num(st, arg, 1, 1 << 16); break;
 	case OPT_QUEUE:
 		if (!strcmp(arg, "pipe"))
 			o->queue = Q_PIPE;
@@ -220,7 +243,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	}
 	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument %s", arg);
+		if (st->arg_num == 0 && !strcmp(arg, "ranks"))
+			o->ranks = true;
+		else
+			argp_error(st, "unexpected argument %s", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->ranks ? o->sc_name && !ranks_find(o->sc_name)
+			     : o->sc_name && !(o->sc = find_scenario(o->sc_name)))
+			argp_error(st, "unknown %sscenario %s (see --list)",
+				   o->ranks ? "ranks " : "", o->sc_name);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -344,7 +376,7 @@ int main(int argc, char **argv)
 		.batch_samples = -1, .sample_kb = -1, .read_kb = -1,
 		.decode_us = -1, .out_kb = -1, .hogs = -1, .hold_ms = -1,
 		.net_delay_us = -1, .copy_mb = -1, .op_host_us = -1,
-		.sync_every = -1,
+		.sync_every = -1, .straggler = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 	struct step_stats st = { 0 };
@@ -359,6 +391,10 @@ int main(int argc, char **argv)
 		return neighbour_run(o.data_dir ? o.data_dir :
 				     "/tmp/idlegap-neighbour",
 				     o.seconds_given ? o.seconds : 0, o.quiet);
+	if (o.ranks && !ranks_setup(&o, o.world, o.straggler, o.grad_mb)) {
+		merge_defaults(&o);
+		return ranks_launch(argv, &o);
+	}
 	merge_defaults(&o);
 	if (!o.data_dir)
 		o.data_dir = default_data_dir(&o);
@@ -368,16 +404,33 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &stop_action, NULL);
 	sigaction(SIGTERM, &stop_action, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (o.ranks) {
+		/* A framework loads its GPU libraries at import, well before
+		 * its first call into them. */
+		ranks_env();
+		if (gpu_load(&g))
+			return 1;
+		ranks_preload();
+		ranks_data_lock(o.data_dir, true);
+	}
 	start_host_side(&run);
-	if (gpu_load(&g))
+	if (o.ranks)
+		ranks_data_lock(o.data_dir, false);
+	else if (gpu_load(&g))
 		return 1;
+	if (o.ranks)
+		g.ordinal = ranks_local_rank();
 	if (gpu_open(&g, o.stream))
 		return 1;
+	if (o.ranks)
+		ranks_open(&g, o.stream);
 	if (!g.sim)
 		gpu_calibrate(&g);
 	if (o.hold_ms > 0 && holder_start(&run))
 		die("cannot start the lock holder");
 	feeder_run(&run, &g, &st);
+	if (o.ranks)
+		ranks_close(&g);
 	workers_stop(&run);
 	antagonists_stop(&run);
 	err = truth_report(&run, &g, &st);
@@ -387,6 +440,8 @@ int main(int argc, char **argv)
 		trace_path(trace, sizeof(trace));
 		unlink(trace);
 	}
+	if (o.ranks)
+		ranks_cleanup(o.truth != NULL);
 	queue_free(run.q);
 	return err ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,14 @@
 
 enum reader { RD_CACHED, RD_COLD, RD_MMAP, RD_NET };
 enum queue_kind { Q_PIPE, Q_SHM };
+
+/* How a step's kernels are made (kmix.c). */
+enum kmix {
+	KM_SAME,	/* every kernel the same */
+	KM_TWO,		/* two signatures of different durations */
+	KM_DRIFT,	/* durations drift to twice their start */
+	KM_GRAPH,	/* the step's kernels as one CUDA graph */
+};
 
 struct scenario {
 	const char *name;
@@ -42,6 +51,7 @@ struct scenario {
 	int hogs, hold_ms, net_delay_us, copy_mb;
 	int op_host_us;		/* host work after each launch */
 	int sync_every;		/* steps per sync; 0: 1 */
+	enum kmix kmix;
 };
 
 /* Command line, merged over the scenario's defaults (-1: not given). */
@@ -67,6 +77,9 @@ struct opts {
 	int op_host_us, sync_every;
 	bool quiet;
 	bool neighbour;		/* be the untraced neighbour instead */
+	bool ranks;		/* trainsim ranks: see ranks.c */
+	int world, straggler, grad_mb;
+	const char *sc_name;
 	bool seconds_given;
 };
 
@@ -143,9 +156,31 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 /* feeder.c */
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
 
+/* ranks.c */
+const char *ranks_find(const char *name);
+void ranks_list(void);
+bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb);
+int ranks_launch(char **argv, const struct opts *o);
+void ranks_data_lock(const char *dir, bool on);
+void ranks_env(void);
+void ranks_preload(void);
+int ranks_local_rank(void);
+void ranks_open(struct gpu *g, enum stream_mode mode);
+bool ranks_active(void);
+bool ranks_is_straggler(void);
+void ranks_allreduce(void);
+void ranks_close(struct gpu *g);
+void ranks_json(FILE *f);
+void ranks_cleanup(bool keep);
+
 /* truth.c */
+void expand_pid(const char *t, char *out, size_t len);
 void trace_path(char *out, size_t len);
 int truth_report(const struct run *r, struct gpu *g,
 		 const struct step_stats *st);
+
+/* kmix.c: the @k-th kernel of step @step, @progress (0..1) into the run. */
+void kmix_launch(struct gpu *g, enum kmix mix, uint64_t kernel_ns, long step,
+		 int k, int nkern, double progress);
 
 #endif /* TRAINSIM_H */

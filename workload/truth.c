@@ -88,11 +88,10 @@ static void read_trace(const char *path, struct ivls *s)
 	fclose(f);
 }
 
-/* SIMGPU_TRACE with %p expanded for the feeder, the only process that
- * uses the driver; without %p every process shares the one file. */
-void trace_path(char *out, size_t len)
+/* @t with "%p" expanded to this process's id and "%%" to '%' (the
+ * simulated driver's and NCCL's trace paths). */
+void expand_pid(const char *t, char *out, size_t len)
 {
-	const char *t = getenv("SIMGPU_TRACE");
 	size_t o = 0;
 
 	for (; t && *t && o + 24 < len; t++) {
@@ -108,6 +107,13 @@ void trace_path(char *out, size_t len)
 		}
 	}
 	out[o] = '\0';
+}
+
+/* SIMGPU_TRACE with %p expanded for the feeder, the only process that
+ * uses the driver; without %p every process shares the one file. */
+void trace_path(char *out, size_t len)
+{
+	expand_pid(getenv("SIMGPU_TRACE"), out, len);
 }
 
 /* On a real GPU the kernels' own %globaltimer stamps are the truth: write
@@ -192,6 +198,8 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		json_str(f, trace);
 	fprintf(f, "],\n");
 	json_pids(f, r);
+	if (ranks_active())
+		ranks_json(f);
 	fprintf(f, "  \"config\": {\"workers\": %d, \"queue\": \"%s\", "
 		"\"kernels\": %d, \"kernel_us\": %g, \"batch_bytes\": %zu, "
 		"\"sync\": %s}\n}\n", r->nworkers,

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,16 @@ static void setup(void)
 	CU_OK(cuModuleLoadData(&mod, test_ptx));
 	CU_OK(cuModuleGetFunction(&spin, mod, "idlegap_spin"));
 	CU_OK(cuModuleGetFunction(&other, mod, "other_kernel"));
+}
+
+/* Times this thread slept (blocked), not counting preemption: a call that
+ * only enqueues never sleeps, on a loaded host too. */
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
 }
 
 static CUresult spin_on(CUstream s, uint64_t ns, bool ptsz)
@@ -87,23 +98,23 @@ static void case_overlap(void)
 {
 	CUstream a, b;
 	struct trace t;
-	uint64_t t0 = now_ns(), lo, hi;
+	uint64_t launched[2];
 
 	setup();
 	CU_OK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
 	CU_OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
 	CU_OK(spin_on(a, 30 * MS, false));
+	launched[0] = now_ns();
 	CU_OK(spin_on(b, 30 * MS, false));
+	launched[1] = now_ns();
 	CU_OK(cuCtxSynchronize());
-	CHECK(now_ns() - t0 < 50 * MS, "two 30 ms kernels took %.1f ms",
-	      (double)(now_ns() - t0) / 1e6);
 	t = trace_read(trace_path);
 	CHECK(t.n == 2, "%d ops traced", t.n);
 	if (t.n == 2) {
-		lo = t.v[0].start > t.v[1].start ? t.v[0].start : t.v[1].start;
-		hi = t.v[0].end < t.v[1].end ? t.v[0].end : t.v[1].end;
-		CHECK(hi > lo && hi - lo > 25 * MS, "overlap %.1f ms",
-		      hi > lo ? (double)(hi - lo) / 1e6 : 0.0);
+		/* each starts when launched, the second not after the first:
+		 * they overlap whenever the second came before the first's end */
+		CHECK(t.v[0].start <= launched[0] && t.v[1].start <= launched[1],
+		      "a kernel waited for the other stream's");
 		CHECK(strcmp(t.v[0].stream, t.v[1].stream),
 		      "same stream name %s", t.v[0].stream);
 	}
@@ -119,6 +130,7 @@ static void case_sync(void)
 	CUstream s;
 	struct trace t;
 	uint64_t cpu, t1;
+	long sw;
 
 	setup();
 	CU_OK(cuStreamCreate(&s, 0));
@@ -136,12 +148,11 @@ static void case_sync(void)
 	if (t.n == 1)
 		CHECK(t1 >= t.v[0].end, "sync returned %.3f ms before the end",
 		      (double)(t.v[0].end - t1) / 1e6);
-	t1 = now_ns();
+	sw = voluntary_switches();
 	CU_OK(cuStreamSynchronize(s));
 	CU_OK(cuCtxSynchronize_v2(ctx));
 	CU_OK(cuCtxSynchronize());
-	CHECK(now_ns() - t1 < MS, "idle syncs took %.3f ms",
-	      (double)(now_ns() - t1) / 1e6);
+	CHECK(voluntary_switches() == sw, "idle syncs slept");
 }
 
 /* Events: record/query/sync/elapsed, and cross-stream waits. */
@@ -206,6 +217,7 @@ static const struct top *op_of(const struct trace *t, const char *stream,
 
 struct ptds_arg {
 	char name[48];
+	uint64_t launched;	/* when its launch returned */
 };
 
 /* Legacy stream: waits for blocking streams and per-thread default
@@ -301,7 +313,8 @@ static void case_pageable(void)
 	char *buf = malloc(n);
 	CUdeviceptr d;
 	struct trace t;
-	uint64_t t0, t1, cpu, holes[48];
+	uint64_t t0, t1, holes[48];
+	long sw;
 	void *pin;
 	int i, nh = 0;
 
@@ -320,10 +333,15 @@ static void case_pageable(void)
 		CHECK(!strcmp(t.v[i].kind, "copy"), "kind %s", t.v[i].kind);
 	}
 	/* Holes between chunks are the host copy outrunning the DMA: tens of
-	 * microseconds.  A preempted host makes a few longer ones. */
+	 * microseconds on a quiet host, longer on a loaded one, so their size
+	 * is printed, not checked.  Each chunk starts once the last landed. */
 	qsort(holes, (size_t)nh, sizeof(holes[0]), cmp_u64);
-	CHECK(nh > 10 && holes[nh * 9 / 10] < MS / 2,
-	      "90th percentile hole %.3f ms", (double)holes[nh * 9 / 10] / 1e6);
+	for (i = 0; i < nh && t.v[i + 2].start >= t.v[i + 1].end; i++)
+		;
+	CHECK(nh == 47 && i == nh, "%d holes, chunk %d overlaps the one before", nh, i + 2);
+	if (nh > 10)
+		fprintf(stderr, "# pageable: 90th percentile hole %.3f ms\n",
+			(double)holes[nh * 9 / 10] / 1e6);
 	CHECK(t.n > 1 && t.v[1].start >= t.v[0].end, "staging before drain");
 	CHECK(t.n > 0 && t1 >= t.v[t.n - 1].end, "returned before last chunk");
 	CHECK(t1 - t0 >= 5 * MS, "did not wait for the kernel");
@@ -336,11 +354,10 @@ static void case_pageable(void)
 	t = trace_read(trace_path);
 	CHECK(t.n == 98, "pinned sync copy: %d ops", t.n);
 	CHECK(t.n > 0 && now_ns() >= t.v[t.n - 1].end, "pinned returned early");
-	cpu = now_ns();
+	sw = voluntary_switches();
 	CU_OK(cuMemcpyDtoD_v2(d, d + 24000000, 24000000));
 	CU_OK(cuMemsetD8_v2(d, 0, 24000000));
-	CHECK(now_ns() - cpu < MS, "DtoD/memset blocked %.3f ms",
-	      (double)(now_ns() - cpu) / 1e6);
+	CHECK(voluntary_switches() == sw, "DtoD/memset blocked");
 	CU_IS(cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
 	CU_OK(cuCtxSynchronize());
 	CU_OK(cuMemcpy(d, (CUdeviceptr)(uintptr_t)buf, 4096));
@@ -513,6 +530,7 @@ static void *ptds_thread(void *arg)
 	CU_OK(cuCtxSetCurrent(ctx));
 	snprintf(a->name, sizeof(a->name), "ptds.%d", (int)gettid());
 	CU_OK(spin_on(NULL, 20 * MS, true));
+	a->launched = now_ns();
 	CU_OK(cuStreamSynchronize_ptsz(NULL));
 	return NULL;
 }
@@ -522,20 +540,20 @@ static void case_threads(void)
 	struct ptds_arg args[2];
 	pthread_t th[2];
 	struct trace t;
-	uint64_t t0;
 	int i;
 
 	setup();
-	t0 = now_ns();
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, ptds_thread, &args[i]);
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	CHECK(now_ns() - t0 < 35 * MS, "per-thread streams serialized");
 	t = trace_read(trace_path);
 	CHECK(t.n == 2, "%d ops", t.n);
+	/* on an idle stream a kernel starts when it is launched: one that
+	 * waited for the other thread's would start after its launch */
 	for (i = 0; i < 2; i++)
-		op_of(&t, args[i].name, 0);
+		CHECK(op_of(&t, args[i].name, 0)->start <= args[i].launched,
+		      "per-thread streams serialized");
 }
 
 /* Several threads mixing streams, events, queries, syncs and copies must

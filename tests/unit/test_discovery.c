@@ -234,10 +234,10 @@ static void test_scan_and_forget(void **state)
 	assert_non_null(d);
 	assert_int_equal(start_child(&ch, NULL), 0);
 	e.child = ch.pid;
-	assert_true(ig_discovery_scan(d, 1) >= 1);
+	assert_true(ig_discovery_scan(d, 1, NULL, NULL) >= 1);
 	assert_int_equal(e.child_libcuda, 1);
 	/* a second scan does not add it again */
-	assert_true(ig_discovery_scan(d, 2) >= 0);
+	assert_true(ig_discovery_scan(d, 2, NULL, NULL) >= 0);
 	assert_int_equal(e.child_libcuda, 1);
 	assert_int_equal(ig_discovery_foreach_process(d, count_proc, &n), 0);
 	assert_int_equal(n, (int)ig_discovery_nprocs(d));

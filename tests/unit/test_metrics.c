@@ -37,6 +37,7 @@ static struct json_object *window(const char *procs_json,
 		 "  \"count\": 4, \"sum_s\": 12.5, \"exact\": true}},"
 		 " \"causes\": %s,"
 		 " \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 0.5}],"
+		 " \"estimated_causes\": [{\"cause\": \"gil\", \"seconds\": 0.25}],"
 		 " \"events\": {\"dropped\": 7}}",
 		 procs_json, devices_json, causes_json);
 	o = json_tokener_parse(buf);
@@ -117,6 +118,10 @@ static void test_one_window_and_sum(void **state)
 	has(t, "\nidlegap_gpu_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",state=\"unresolved_gpu_bound\"} 0.5\n");
 	has(t, "\nidlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"storage\"} 12\n");
 	has(t, "\nidlegap_gpu_unresolved_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"host_compute\"} 1\n");
+	/* estimated idle: its own series, never in the proven one */
+	has(t, "# TYPE idlegap_gpu_estimated_idle_seconds_total counter\n");
+	has(t, "\nidlegap_gpu_estimated_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"} 0.5\n");
+	hasnt(t, "idlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"}");
 	has(t, "# TYPE idlegap_gpu_gap_seconds histogram\n");
 	has(t, ",le=\"0.001\"} 2\n");
 	has(t, ",le=\"10\"} 6\n");
@@ -131,6 +136,40 @@ static void test_one_window_and_sum(void **state)
 	hasnt(t, "gpu=");	/* CUDA_VISIBLE_DEVICES gave UUIDs, not indexes */
 	free(t);
 	json_object_put(w);
+	ig_metrics_free(m);
+}
+
+/* A job whose GPU waited in collectives: the peer_wait state, and the
+ * wait by late rank and cause, summed over windows; none without. */
+static void test_peer_wait(void **state)
+{
+	struct ig_metrics_opts o = { .sz = sizeof(o), .version = "0.1" };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	struct json_object *w = window(ONE_PROC,
+		"[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 1.0, \"unresolved_s\": 0.0,"
+		" \"peer_wait_s\": 3.5}]", CAUSES);
+	struct json_object *plain = window(ONE_PROC, ONE_DEV, CAUSES);
+	char *t;
+
+	(void)state;
+	json_object_object_add(w, "stragglers", json_tokener_parse(
+		"[{\"rank\": 2, \"pid\": 12, \"host\": \"n1\", \"late_s\": 3.5,"
+		" \"collectives\": 9, \"causes\": [{\"cause\": \"storage\", \"seconds\": 3.0,"
+		" \"share\": 0.857}, {\"cause\": \"gil\", \"seconds\": 0.5, \"share\": 0.143}]}]"));
+	assert_int_equal(ig_metrics_add_window(m, plain, NULL, 0), 0);
+	t = render(m);
+	hasnt(t, "peer_wait");
+	free(t);
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), 0);
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), 0);
+	t = render(m);
+	has(t, "state=\"peer_wait\"} 7\n");
+	has(t, "# TYPE idlegap_gpu_peer_wait_seconds_total counter\n");
+	has(t, "\nidlegap_gpu_peer_wait_seconds_total{late_rank=\"2\",cause=\"storage\"} 6\n");
+	has(t, "\nidlegap_gpu_peer_wait_seconds_total{late_rank=\"2\",cause=\"gil\"} 1\n");
+	free(t);
+	json_object_put(w);
+	json_object_put(plain);
 	ig_metrics_free(m);
 }
 
@@ -389,6 +428,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_window_and_sum),
+		cmocka_unit_test(test_peer_wait),
 		cmocka_unit_test(test_shared_labels_only),
 		cmocka_unit_test(test_causes_per_gpu),
 		cmocka_unit_test(test_no_identity),

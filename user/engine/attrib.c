@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "engine/estimate.h"
 #include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
@@ -361,6 +362,8 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			emit_blocked(w, th, s.iv, s.x, s.y);
 			break;
 		}
+		if (w->segs && !w->depth)
+			est_seg_note(w->segs, w->seg_ns, s.x, s.y);
 	}
 }
 
@@ -419,9 +422,26 @@ void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p)
 
 	if (p->t1 <= p->t0)
 		return;
+	if (!idle)
+		w.segs = est_segs(e);
 	if (!th) {
 		ig_emit_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
 					  "no feeder known");
+		return;
+	}
+	walk_top(&w, th, p->t0, p->t1);
+}
+
+void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
+		       const struct ig_piece *p)
+{
+	struct walk w = { .e = e, .set = set };
+	const struct ig_thread *th = p->tid ? ig_thread_find(e, p->tid) : NULL;
+
+	if (p->t1 <= p->t0)
+		return;
+	if (!th) {
+		ig_emit_unknown(&w, p->t1 - p->t0, "launching thread not tracked");
 		return;
 	}
 	walk_top(&w, th, p->t0, p->t1);

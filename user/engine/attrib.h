@@ -23,6 +23,10 @@ struct walk {
 	struct ig_obs_walk *obs;	/* an observer's note of the walk */
 	/* the stretch being walked: of the feeder (depth 0), of this depth */
 	struct ig_stk_pos top, cur;
+	/* unresolved time: each feeder stretch's main cause, for the
+	 * causes of estimated idle (estimate.c); NULL: not kept */
+	struct ig_vec *segs;
+	uint64_t seg_ns[IG_C__MAX];
 };
 
 /* ---- detail.c ---- */

@@ -74,6 +74,8 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 		w->dev_ns[c] += ns;
 	if (w->obs)
 		w->obs->ns[c] += ns;
+	if (w->segs)
+		w->seg_ns[c] += ns;
 	ig_stk_on_charge(w, c, ns);
 	return &w->set->c[c];
 }

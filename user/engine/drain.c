@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
 
@@ -253,6 +254,7 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	 * own work done. */
 	uint64_t drained_t = blocked && c->t_wake && !copy &&
 		       woke_to_return(e, c) ? c->t_wake : c->h.ts;
+	uint32_t bound;
 
 	count_subs(e, p, c, false);
 	if (c->ret != 0)	/* an error return proves nothing */
@@ -263,8 +265,11 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	 * copy's own submission is its entry, so `called` does not apply */
 	/* a synchronous copy's time is its own staging and transfer as much
 	 * as waiting: it says nothing about which side was behind */
-	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, !copy,
-	      copy ? IG_B_OPEN : sync_bound(e, c));
+	bound = copy ? IG_B_OPEN : sync_bound(e, c);
+	if (!(c->flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)) && c->t_begin)
+		est_on_sync(e, p, c->t_begin, bound == IG_B_GPU ? drained_t : c->h.ts,
+			    bound == IG_B_GPU);
+	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, !copy, bound);
 }
 
 static void on_query_busy(struct ig_engine *e, struct ig_process *p,
@@ -317,6 +322,9 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 	case IG_CU_QUERY_DONE:
 		count_subs(e, p, c, false);
 		/* a query never waits: it found the work done */
+		if (!(c->flags & IG_CF_PARTIAL))
+			est_on_sync(e, p, c->t_begin ? c->t_begin : c->h.ts,
+				    c->h.ts, false);
 		drain(e, p, c, c->h.ts, 0, false, false, IG_B_HOST);
 		break;
 	case IG_CU_STREAM_NEW:

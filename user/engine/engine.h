@@ -8,6 +8,8 @@
 #ifndef IG_ENGINE_H
 #define IG_ENGINE_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "stream/records.h"
 
@@ -38,5 +40,11 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out);
  * 0, -ENOMEM, or -EIO when writing fails. */
 int ig_engine_folded(struct ig_engine *e, FILE *out);
 void ig_engine_free(struct ig_engine *e);
+/* After a report: the stretches of unresolved time the model estimated
+ * idle or busy (docs/design.md §4.10), per device in time order; nothing
+ * when it made no estimate. */
+void ig_engine_estimates(const struct ig_engine *e,
+			 void (*cb)(void *ctx, int device, uint64_t t0,
+				    uint64_t t1, bool idle), void *ctx);
 
 #endif

@@ -16,7 +16,8 @@
 #define IG_OBS_STEPS	8	/* walked intervals kept per gap */
 #define IG_OBS_CAUSES	3	/* causes given per gap, largest first */
 
-enum ig_obs_kind { IG_OBS_BUSY, IG_OBS_IDLE, IG_OBS_UNRES };
+enum ig_obs_kind { IG_OBS_BUSY, IG_OBS_IDLE, IG_OBS_UNRES,
+		   IG_OBS_COLLECTIVE };	/* one rank's time in a collective */
 /* How unresolved time ended (docs/design.md §4.7). */
 enum ig_obs_bound { IG_OBS_OPEN, IG_OBS_HOST_BOUND, IG_OBS_GPU_BOUND };
 
@@ -50,6 +51,14 @@ struct ig_obs_span {
 	const struct ig_obs_step *steps;	/* in the order walked */
 	unsigned int nsteps;
 	uint64_t steps_dropped;	/* walked beyond IG_OBS_STEPS */
+	/* IG_OBS_COLLECTIVE (docs/design.md §4.9), given when it settles,
+	 * after the device's own spans: [t0, t1) from the rank's launch to
+	 * its end, waiting for peers until wait_until; the causes are why
+	 * the late rank was late; tid/tgid the rank's launching thread */
+	uint64_t wait_until;
+	int32_t rank, late_rank;	/* -1: unknown */
+	uint32_t late_pid;
+	const char *op;		/* "all_reduce" */
 };
 
 /* The deepest stretch walked that shows @cause ("storage": a disk wait,

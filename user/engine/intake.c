@@ -6,7 +6,9 @@
  * the GPU model (gpu.c); task records to the task tables (tasks.c).
  */
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -349,6 +351,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_USYM:
 		ig_stacks_on_rec(e, NULL, rec);
 		break;
+	case IG_REC_LAUNCHES:
+		est_on_launches(e, rec);
+		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));
 		break;
@@ -360,6 +365,18 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 			e->acct.libcuda[e->acct.nlibcuda++] =
 				*REC(struct ig_libcuda, rec, tmp.l);
 		break;
+	case IG_REC_NCCL: {
+		struct ig_nccl nc;
+
+		peers_feed(e, REC(struct ig_nccl, rec, nc));
+		break;
+	}
+	case IG_REC_LIBNCCL: {
+		struct ig_libnccl ln;
+
+		peers_lib(e, REC(struct ig_libnccl, rec, ln));
+		break;
+	}
 	case IG_REC_END: {
 		const struct ig_end *x = REC(struct ig_end, rec, tmp.x);
 

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/model.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -43,6 +45,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (p->t0 < keep)
 			keep = p->t0;
 	}
+	keep = ig_min64(keep, peers_keep_from(e));
 	if (keep > e->win.now)
 		keep = e->win.now;
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
@@ -126,6 +129,8 @@ void ig_engine_finish(struct ig_engine *e)
 		return;
 	ig_gpu_finish(e);
 	ig_defer_poll(e, true);
+	est_compute(e);
+	peers_finish(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
@@ -181,6 +186,8 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
+	est_free(e);
+	peers_free(e);
 	while (e->tasks.thr_head)
 		ig_thread_free(e, e->tasks.thr_head);
 	it = 0;

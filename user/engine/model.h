@@ -112,6 +112,7 @@ struct ig_bio_ref {
 
 struct ig_process;
 struct ig_stacks;
+struct ig_est;
 
 struct ig_thread {
 	uint32_t tid, tgid;
@@ -397,6 +398,9 @@ struct ig_engine {
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
+	struct ig_est *est;	/* estimated idle (estimate.c) */
+	struct ig_peers *peers;	/* collectives across ranks (peers.c);
+				 * NULL until an NCCL record comes */
 };
 
 /* ---- gpu.c ---- */
@@ -449,6 +453,10 @@ void ig_gpu_free(struct ig_engine *e);
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the
  * feeder thread's timeline; every ns lands in exactly one cause. */
 void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p);
+/* The same walk over [t0, t1) of thread p->tid, into @set alone (no GPU's
+ * share, no stacks): a late rank's lateness (peers.c). */
+void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
+		       const struct ig_piece *p);
 /* A GPU's cause time (idle or unresolved), by enum ig_cause; NULL when
  * none was given to it. */
 const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,

@@ -6,17 +6,9 @@
 #include "engine/names.h"
 
 static const char *const causes[IG_C__MAX] = {
-	[IG_C_STORAGE] = "storage",
-	[IG_C_PAGE_FAULT] = "page_fault",
-	[IG_C_CPU_STARVATION] = "cpu_starvation",
-	[IG_C_GIL] = "gil",
-	[IG_C_LOCK] = "lock",
-	[IG_C_NETWORK] = "network",
-	[IG_C_HOST_COMPUTE] = "host_compute",
-	[IG_C_CUDA_API] = "cuda_api",
-	[IG_C_SLEEP] = "sleep",
-	[IG_C_WAIT_UNTRACKED] = "wait_untracked",
-	[IG_C_UNKNOWN] = "unknown",
+#define IG_CAUSE(cause, name, doing, ...) [IG_C_##cause] = name,
+#include "engine/causes.def"
+#undef IG_CAUSE
 };
 
 const char *ig_cause_name(unsigned int cause)

@@ -9,19 +9,11 @@
 #include "stream/records.h"
 #include "stream/cuda_api.h"
 
-/* Attribution causes (docs/design.md §5.5); names are the JSON identifiers. */
+/* Attribution causes (docs/design.md §5.5), listed in engine/causes.def. */
 enum ig_cause {
-	IG_C_STORAGE,
-	IG_C_PAGE_FAULT,
-	IG_C_CPU_STARVATION,
-	IG_C_GIL,
-	IG_C_LOCK,
-	IG_C_NETWORK,
-	IG_C_HOST_COMPUTE,
-	IG_C_CUDA_API,
-	IG_C_SLEEP,
-	IG_C_WAIT_UNTRACKED,
-	IG_C_UNKNOWN,
+#define IG_CAUSE(cause, name, doing, ...) IG_C_##cause,
+#include "engine/causes.def"
+#undef IG_CAUSE
 	IG_C__MAX,
 };
 

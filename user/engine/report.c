@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/report.h"
+#include "engine/peers.h"
 
 void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 {
@@ -12,16 +13,20 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		const struct ig_device *d = e->gpu.devs[i];
 		uint64_t end = ig_gpu_span_end(d);
+		uint64_t busy = d->busy_ns, unres = d->unres_ns, ugpu = d->unres_gpu_ns, pw = 0;
 
 		if (!d->active)
 			continue;
+		peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		t->ndevs++;
-		t->busy_ns += d->busy_ns;
+		t->busy_ns += busy;
+		t->peer_wait_ns += pw;
 		t->idle_ns += d->idle_ns;
-		t->unres_ns += d->unres_ns;
+		t->unres_ns += unres;
 		t->unres_host_ns += d->unres_host_ns;
-		t->unres_gpu_ns += d->unres_gpu_ns;
-		t->unres_open_ns += ig_unres_open_ns(d);
+		t->unres_gpu_ns += ugpu;
+		t->unres_open_ns += unres > d->unres_host_ns + ugpu ?
+				    unres - d->unres_host_ns - ugpu : 0;
 		t->gaps += d->gaps;
 		t->span_ns += end - d->span_start;
 		if (!t->span_start || d->span_start < t->span_start)
@@ -160,17 +165,9 @@ const char *ig_dkind_name(uint8_t kind)
 size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 {
 	static const uint8_t kinds[IG_C__MAX][3] = {
-		[IG_C_STORAGE] = { IG_D_MOUNT, IG_D_FILE, IG_D_DEVICE },
-		[IG_C_PAGE_FAULT] = { IG_D_FILE, IG_D_DEVICE },
-		[IG_C_CPU_STARVATION] = { IG_D_PROCESS, IG_D_CPU },
-		[IG_C_GIL] = { IG_D_HOLDER },
-		[IG_C_LOCK] = { IG_D_LOCK, IG_D_WAKER },
-		[IG_C_NETWORK] = { IG_D_PEER },
-		[IG_C_HOST_COMPUTE] = { IG_D_THREAD },
-		[IG_C_CUDA_API] = { IG_D_API },
-		[IG_C_SLEEP] = { IG_D_THREAD },
-		[IG_C_WAIT_UNTRACKED] = { IG_D_WAKER },
-		[IG_C_UNKNOWN] = { IG_D_WHY },
+#define IG_CAUSE(cause, name, doing, ...) [IG_C_##cause] = { __VA_ARGS__ },
+#include "engine/causes.def"
+#undef IG_CAUSE
 	};
 	size_t n = 0;
 

@@ -10,6 +10,7 @@
 
 struct ig_gpu_totals {
 	uint64_t busy_ns, idle_ns, unres_ns, span_ns;
+	uint64_t peer_wait_ns;	/* taken out of busy and unresolved */
 	uint64_t unres_host_ns, unres_gpu_ns, unres_open_ns;
 	uint64_t span_start, span_end;
 	uint64_t gaps;

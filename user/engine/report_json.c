@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "engine/jsonval.h"
-
+#include "engine/peers.h"
 
 static jo *meta_json(const struct ig_engine *e)
 {
@@ -142,18 +143,22 @@ static jo *devices_json(const struct ig_engine *e)
 
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		const struct ig_device *d = e->gpu.devs[i];
+		uint64_t busy = d->busy_ns, unres = d->unres_ns, ugpu = d->unres_gpu_ns, pw = 0;
 		jo *o;
 
 		if (!d->active)
 			continue;
+		peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		o = json_object_new_object();
 		add(o, "device", ju64((uint64_t)d->ordinal));
-		add(o, "busy_s", jsec(d->busy_ns));
+		add(o, "busy_s", jsec(busy));
 		add(o, "idle_s", jsec(d->idle_ns));
-		add(o, "unresolved_s", jsec(d->unres_ns));
+		add(o, "unresolved_s", jsec(unres));
 		add(o, "unresolved_host_bound_s", jsec(d->unres_host_ns));
-		add(o, "unresolved_gpu_bound_s", jsec(d->unres_gpu_ns));
-		add(o, "unresolved_open_s", jsec(ig_unres_open_ns(d)));
+		add(o, "unresolved_gpu_bound_s", jsec(ugpu));
+		add(o, "unresolved_open_s", jsec(unres > d->unres_host_ns + ugpu ?
+						 unres - d->unres_host_ns - ugpu : 0));
+		peers_json_dev(e, o, d->ordinal);
 		add(o, "gaps", ju64(d->gaps));
 		add(o, "unresolved_spans", ju64(d->unres_spans));
 		add(o, "span_start_ns", ju64(d->span_start));
@@ -161,6 +166,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "streams", ju64(d->nstreams));
 		add(o, "causes", dev_causes_json(e, d->ordinal, true));
 		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
+		est_json(est_device(e, d->ordinal), o);
 		add(o, "gap_histogram", gap_hist_json(&d->gap_hist));
 		json_object_array_add(a, o);
 	}
@@ -175,11 +181,13 @@ static jo *gpu_json(const struct ig_engine *e)
 	ig_gpu_totals(e, &t);
 	add(g, "busy_s", jsec(t.busy_ns));
 	add(g, "idle_s", jsec(t.idle_ns));
+	add(g, "peer_wait_s", jsec(t.peer_wait_ns));
 	add(g, "unresolved_s", jsec(t.unres_ns));
 	add(g, "unresolved_host_bound_s", jsec(t.unres_host_ns));
 	add(g, "unresolved_gpu_bound_s", jsec(t.unres_gpu_ns));
 	add(g, "unresolved_open_s", jsec(t.unres_open_ns));
 	add(g, "at_once_threshold_us", jnum(IG_AT_ONCE_NS / 1e3, 1));
+	est_json(est_total(e), g);
 	add(g, "span_s", jsec(t.span_ns));
 	add(g, "gaps", ju64(t.gaps));
 	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->attr.gap_hist, 0.50)));
@@ -607,6 +615,8 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "block", block_json(e));
 	add(r, "cuda", cuda_json(e));
 	add(r, "dashboard", dashboard_json(e));
+	add(r, "stragglers", peers_json_stragglers(e));
+	add(r, "collectives", peers_json_summary(e));
 	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	errno = 0;	/* a failed write's cause, for the caller's message */

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/estimate.h"
 #include "engine/report.h"
+#include "engine/peers.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "util/escape.h"
@@ -236,16 +238,9 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 static const char *doing(unsigned int cause)
 {
 	switch (cause) {
-	case IG_C_STORAGE: return "waiting on storage";
-	case IG_C_PAGE_FAULT: return "waiting on page faults";
-	case IG_C_CPU_STARVATION: return "waiting for a CPU";
-	case IG_C_GIL: return "waiting on the GIL";
-	case IG_C_LOCK: return "waiting on a lock";
-	case IG_C_NETWORK: return "waiting on the network";
-	case IG_C_HOST_COMPUTE: return "computing";
-	case IG_C_CUDA_API: return "inside CUDA driver calls";
-	case IG_C_SLEEP: return "sleeping";
-	case IG_C_WAIT_UNTRACKED: return "waiting on an untraced process";
+#define IG_CAUSE(cause, name, doing, ...) case IG_C_##cause: return doing;
+#include "engine/causes.def"
+#undef IG_CAUSE
 	}
 	return "doing something unknown";
 }
@@ -316,6 +311,9 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");
 	fprintf(out, "\n");
+	/* waiting for peers first when it outweighs idle time */
+	if (t->peer_wait_ns > t->idle_ns)
+		peers_text(out, e);
 	/* the larger of the two first: when most of the GPU's waiting could
 	 * not be proven idle (back-to-back launches, synchronous copies), what
 	 * the host did then is the answer */
@@ -337,6 +335,8 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	}
 	if (t->unres_ns <= t->idle_ns)
 		unresolved_part(out, e, t);
+	if (t->peer_wait_ns <= t->idle_ns)
+		peers_text(out, e);
 }
 
 static void processes_section(FILE *out, const struct ig_engine *e)
@@ -460,6 +460,10 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
+		est_text(est_total(e), t.idle_ns, t.span_ns, out);
+		if (t.peer_wait_ns)
+			fprintf(out, "GPU waiting for peers %.1f%% (in collectives, "
+				"not counted busy)\n", pct(t.peer_wait_ns, t.span_ns));
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
 		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",

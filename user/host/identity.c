@@ -38,73 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <json-c/json.h>
 #include "util/escape.h"
 #include "host/identity.h"
+#include "host/identity_int.h"
 
 #define ENVIRON_MAX	(256 * 1024)
-#define RECORD_MAX	(1024 * 1024)
-
-static char node_root[256] = "";
-
-void ig_identity_set_node_root(const char *root)
-{
-	size_t n;
-
-	snprintf(node_root, sizeof(node_root), "%s", root ? root : "");
-	n = strlen(node_root);
-	while (n && node_root[n - 1] == '/')
-		node_root[--n] = '\0';
-}
-
-typedef bool (*ig_char_ok)(char c);
-
-static bool c_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static bool c_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool c_alnum(char c)
-{
-	return c_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool c_dns(char c)
-{
-	return c_digit(c) || (c >= 'a' && c <= 'z') || c == '-' || c == '.';
-}
-
-static bool c_step(char c)
-{
-	return c_alnum(c) || c == '_';
-}
-
-/* CUDA_VISIBLE_DEVICES: "0,2", "GPU-8f3c...", "MIG-GPU-.../1/0" */
-static bool c_cvd(char c)
-{
-	return c_alnum(c) || c == ',' || c == '-' || c == '/' || c == '_';
-}
-
-/* Copies @s[@len] into @dst[@n] when every byte passes @ok. */
-static bool set_if(char *dst, size_t n, const char *s, size_t len,
-		   ig_char_ok ok)
-{
-	size_t i;
-
-	if (!len || len >= n)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!ok(s[i]))
-			return false;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	return true;
-}
 
 static bool has_prefix(const char *s, size_t len, const char *p)
 {
@@ -154,7 +92,7 @@ static bool try_pod_uid(const char *c, size_t n, struct ig_identity *id)
 		bool dash = n == 36 && (i == 8 || i == 13 || i == 18 || i == 23);
 
 		uid[i] = c[i] == '_' ? '-' : c[i];
-		if (dash ? uid[i] != '-' : !c_hex(uid[i]))
+		if (dash ? uid[i] != '-' : !id_c_hex(uid[i]))
 			return false;
 	}
 	memcpy(id->pod_uid, uid, n);
@@ -187,7 +125,7 @@ static bool try_container(const char *c, size_t n, struct ig_identity *id)
 	/* bare ids are full length; prefixed ones at least docker's short id */
 	if (n != 64 && (!*runtime || n < 12 || n > 64))
 		return false;
-	if (!set_if(id->container, sizeof(id->container), c, n, c_hex))
+	if (!id_set_if(id->container, sizeof(id->container), c, n, id_c_hex))
 		return false;
 	snprintf(id->runtime, sizeof(id->runtime), "%s", runtime);
 	return true;
@@ -260,14 +198,14 @@ static void parse_cgroup_path(const char *p, size_t len, struct ig_identity *id)
 			if (!job_set) {
 				id->slurm_job[0] = id->slurm_step[0] = '\0';
 				id->self &= ~IG_SELF_SLURM;
-				set_if(id->slurm_job, sizeof(id->slurm_job), c + 4,
-				       n - 4, c_digit);
+				id_set_if(id->slurm_job, sizeof(id->slurm_job), c + 4,
+				       n - 4, id_c_digit);
 			}
 			sl = S_JOB;
 		} else if (sl == S_JOB) {
 			if (!job_set && has_prefix(c, n, "step_"))
-				set_if(id->slurm_step, sizeof(id->slurm_step),
-				       c + 5, n - 5, c_step);
+				id_set_if(id->slurm_step, sizeof(id->slurm_step),
+				       c + 5, n - 5, id_c_step);
 			sl = S_DONE;
 		}
 	}
@@ -302,13 +240,13 @@ static void env_var(const char *k, size_t kn, const char *v, size_t vn,
 	} vars[] = {
 #define V(key, f, ok) { key, offsetof(struct ig_identity, f), \
 			sizeof(((struct ig_identity *)0)->f), ok }
-		V("SLURM_JOB_ID", slurm_job, c_digit),
-		V("SLURM_STEP_ID", slurm_step, c_step),
-		V("RANK", rank, c_digit),
-		V("LOCAL_RANK", local_rank, c_digit),
-		V("WORLD_SIZE", world_size, c_digit),
-		V("CUDA_VISIBLE_DEVICES", cuda_visible, c_cvd),
-		V("NVIDIA_VISIBLE_DEVICES", nvidia_visible, c_cvd),
+		V("SLURM_JOB_ID", slurm_job, id_c_digit),
+		V("SLURM_STEP_ID", slurm_step, id_c_step),
+		V("RANK", rank, id_c_digit),
+		V("LOCAL_RANK", local_rank, id_c_digit),
+		V("WORLD_SIZE", world_size, id_c_digit),
+		V("CUDA_VISIBLE_DEVICES", cuda_visible, id_c_cvd),
+		V("NVIDIA_VISIBLE_DEVICES", nvidia_visible, id_c_cvd),
 #undef V
 	};
 	size_t i;
@@ -319,7 +257,7 @@ static void env_var(const char *k, size_t kn, const char *v, size_t vn,
 		if (kn != strlen(vars[i].key) || memcmp(k, vars[i].key, kn))
 			continue;
 		/* the cgroup path, read first, is the better witness */
-		if (*dst || !set_if(dst, vars[i].size, v, vn, vars[i].ok))
+		if (*dst || !id_set_if(dst, vars[i].size, v, vn, vars[i].ok))
 			return;
 		if (vars[i].off == offsetof(struct ig_identity, slurm_job) ||
 		    vars[i].off == offsetof(struct ig_identity, slurm_step))
@@ -349,86 +287,6 @@ void ig_identity_parse_environ(const char *buf, size_t len,
 				(size_t)(buf + e - eq - 1), id);
 		s = e + 1;
 	}
-}
-
-static const char *annotation(struct json_object *ann, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(ann, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* A pod name: a DNS subdomain (lower case, digits, '-', '.'). */
-static void set_name(char *dst, size_t n, const char *v)
-{
-	if (v)
-		set_if(dst, n, v, strlen(v), c_dns);
-}
-
-void ig_identity_parse_runtime(const char *buf, size_t len,
-			       struct ig_identity *id)
-{
-	static const char *const keys[][3] = {
-		/* containerd's CRI plugin */
-		{ "io.kubernetes.cri.sandbox-uid", "io.kubernetes.cri.sandbox-name",
-		  "io.kubernetes.cri.sandbox-namespace" },
-		/* CRI-O */
-		{ "io.kubernetes.pod.uid", "io.kubernetes.pod.name",
-		  "io.kubernetes.pod.namespace" },
-	};
-	struct json_tokener *tok;
-	struct json_object *o, *ann, *proc, *env;
-	size_t i, ne;
-
-	if (!id->pod_uid[0] || !len || len > RECORD_MAX)
-		return;
-	tok = json_tokener_new();
-	if (!tok)
-		return;
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	json_tokener_free(tok);
-	if (!o)
-		return;
-	if (!json_object_object_get_ex(o, "annotations", &ann) ||
-	    !json_object_is_type(ann, json_type_object))
-		goto out;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *uid = annotation(ann, keys[i][0]);
-		const char *ns = annotation(ann, keys[i][2]);
-
-		if (!uid || strcmp(uid, id->pod_uid))
-			continue;
-		/* a namespace is a DNS label: no dots */
-		if (ns && !strchr(ns, '.'))
-			set_name(id->namespace, sizeof(id->namespace), ns);
-		set_name(id->pod, sizeof(id->pod), annotation(ann, keys[i][1]));
-		break;
-	}
-	if (i == sizeof(keys) / sizeof(keys[0]))
-		goto out;	/* another pod's record: nothing from it */
-	/* the container's environment as the runtime started it: the
-	 * device plugin's NVIDIA_VISIBLE_DEVICES */
-	if (!json_object_object_get_ex(o, "process", &proc) ||
-	    !json_object_object_get_ex(proc, "env", &env) ||
-	    !json_object_is_type(env, json_type_array))
-		goto out;
-	ne = json_object_array_length(env);
-	for (i = 0; i < ne; i++) {
-		const char *kv = json_object_get_string(json_object_array_get_idx(env, i));
-		static const char nv[] = "NVIDIA_VISIBLE_DEVICES=";
-
-		if (!kv || strncmp(kv, nv, sizeof(nv) - 1))
-			continue;
-		id->nvidia_visible[0] = '\0';
-		id->self &= ~IG_SELF_NVIDIA;
-		set_if(id->nvidia_visible, sizeof(id->nvidia_visible),
-		       kv + sizeof(nv) - 1, strlen(kv + sizeof(nv) - 1), c_cvd);
-	}
-out:
-	json_object_put(o);
 }
 
 /* Up to @cap bytes of ROOT/PID/NAME into a new buffer; -errno. */
@@ -478,38 +336,6 @@ static void parse_comm(const char *buf, size_t len, struct ig_identity *id)
 	ig_esc(id->comm, sizeof(id->comm), buf, len);
 }
 
-/* The runtime's record of the container, under the node root. */
-static void read_runtime(struct ig_identity *id)
-{
-	static const char *const fmt[] = {
-		"%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
-		"%s/run/containers/storage/overlay-containers/%s/userdata/config.json",
-	};
-	char path[512], *buf;
-	ssize_t n, got;
-	size_t i;
-	int fd;
-
-	if (!id->container[0] || !id->pod_uid[0])
-		return;
-	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
-		snprintf(path, sizeof(path), fmt[i], node_root, id->container);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		buf = malloc(RECORD_MAX);
-		got = 0;
-		while (buf && got < RECORD_MAX &&
-		       (n = read(fd, buf + got, RECORD_MAX - (size_t)got)) > 0)
-			got += n;
-		close(fd);
-		if (buf)
-			ig_identity_parse_runtime(buf, (size_t)got, id);
-		free(buf);
-		return;
-	}
-}
-
 int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id)
 {
 	const char *root = proc_root ? proc_root : "/proc";
@@ -522,7 +348,7 @@ int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id)
 			ig_identity_parse_environ, id);
 	ok |= !read_one(root, pid, "comm", 64, parse_comm, id);
 	if (ok)
-		read_runtime(id);
+		ig_identity_read_runtime(id);
 	return ok ? 0 : -ENOENT;
 }
 
@@ -539,7 +365,7 @@ static bool nth(const char *s, unsigned int k, char *out, size_t n)
 	if (!s)
 		return false;
 	e = strchr(s, ',');
-	return set_if(out, n, s, e ? (size_t)(e - s) : strlen(s), c_cvd);
+	return id_set_if(out, n, s, e ? (size_t)(e - s) : strlen(s), id_c_cvd);
 }
 
 static bool is_uuid(const char *s)
@@ -553,7 +379,7 @@ static bool is_index(const char *s)
 	size_t i, n = strlen(s);
 
 	for (i = 0; i < n; i++)
-		if (!c_digit(s[i]))
+		if (!id_c_digit(s[i]))
 			return false;
 	return n && n <= 4;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "modes/agent_int.h"
+#include "probes/capture.h"
 #include "probes/discovery.h"
 #include "views/httpd.h"
 #include "probes/log.h"
@@ -16,12 +17,9 @@
 #include "util/util.h"
 #include "probes/privs.h"
 #include "host/procfs.h"
-#include "probes/pyframes.h"
-#include "stacks/symbolize.h"
 #include "probes/tracer.h"
 
 #define NS			1000000000ULL
-#define SCAN_EVERY_NS		(1000ULL * 1000 * 1000)
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define IDLE_POLL_MS		200
 
@@ -31,21 +29,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static void on_disc_record(const struct ig_hdr *rec, void *ctx)
-{
-	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
-	struct agent *a = ctx;
-	struct ig_pyrt_info info;
-
-	ig_agent_emit(a, rec);
-	if (rec->type != IG_REC_PYRT)
-		return;
-	info.start = r->start;
-	info.end = r->end;
-	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
-	ig_pyframes_track(a->py, rec->tgid, &info);
 }
 
 /* Every process found using a libcuda is tracked, probed or not: its exit
@@ -84,36 +67,28 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 	}
 }
 
-static void py_emit(const struct ig_hdr *rec, void *ctx)
+static void emit_cb(const struct ig_hdr *rec, void *ctx)
 {
 	ig_agent_emit(ctx, rec);
 }
 
-/* Every kernel record feeds discovery (forks, exits, library loads); only
- * a window's go on to its engine. */
-static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
+/* What was sent before the window opened (read late, or while the last
+ * one's probes came off) is not this window's. */
+static bool keep(const struct ig_hdr *rec, void *ctx)
 {
-	struct agent *a = ctx;
+	const struct agent *a = ctx;
 
-	if (rec->type == IG_REC_GPULIB) {
-		ig_agent_on_gpulib(a, rec);
-		return;
-	}
-	ig_discovery_on_record(a->disc, rec);
-	if (rec->type == IG_REC_PROC &&
-	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
-	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)) {
-		ig_pyframes_forget(a->py, rec->tgid);
-		ig_agent_forget_identity(a, (pid_t)rec->tgid);
-	}
-	/* what was sent before the window opened (read late, or while the
-	 * last one's probes came off) is not this window's */
-	if (!a->in_window || rec->ts < a->opened_at)
-		return;
-	ig_usym_on_record(&a->sym, rec, py_emit, a);
-	if (rec->type == IG_REC_PYSTACK)
-		ig_pyframes_on_stack(a->py, rec, py_emit, a);
-	ig_agent_emit(a, rec);
+	return a->in_window && rec->ts >= a->opened_at;
+}
+
+static void on_gpulib(const struct ig_hdr *rec, void *ctx)
+{
+	ig_agent_on_gpulib(ctx, rec);
+}
+
+static void on_changed(pid_t pid, void *ctx)
+{
+	ig_agent_forget_identity(ctx, pid);
 }
 
 static int render(void *ctx, char **buf, size_t *len)
@@ -156,47 +131,36 @@ static void limit_privileges(void)
 static int open_tracing(struct agent *a)
 {
 	const struct ig_agent_opts *o = a->o;
-	struct ig_tracer_opts to = {
-		.sz = sizeof(to),
+	struct ig_capture_opts co = {
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
 		.gpulib_watch = true,
-	};
-	struct ig_discovery_opts d = {
-		.sz = sizeof(d),
 		.libcuda_path = o->libcuda_path,
 		.detach_on_exit = true,
-		.record = on_disc_record,
+		.emit = emit_cb,
+		.keep = keep,
 		.event = on_disc_event,
+		.gpulib = on_gpulib,
+		.changed = on_changed,
 		.ctx = a,
 	};
 	char why[512];
 
-	a->tracer = ig_tracer_open(&to, on_kernel_record, a, why, sizeof(why));
-	if (!a->tracer || ig_tracer_attach_host(a->tracer, why, sizeof(why))) {
-		ig_err("%s", why);
+	if (ig_capture_open(&a->cap, &co))
 		return 1;
-	}
 	/* short-lived GPU processes: seen at their first libcuda mapping
 	 * rather than at the next sweep of /proc */
-	if (ig_tracer_attach_gpulib(a->tracer, why, sizeof(why)))
+	if (ig_tracer_attach_gpulib(a->cap.tracer, why, sizeof(why)))
 		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
 			"and those missed are not counted", why);
-	a->py = ig_pyframes_new(a->tracer);
-	d.tracer = a->tracer;
-	a->disc = ig_discovery_new(&d);
-	if (!a->disc) {
-		ig_err("out of memory");
-		return 1;
-	}
 	/* nothing probed until the first window */
-	ig_discovery_detach_all(a->disc);
+	ig_discovery_detach_all(a->cap.disc);
 	return 0;
 }
 
 static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 {
-	__u64 due = ig_discovery_next_due(a->disc), next = end;
+	__u64 due = ig_discovery_next_due(a->cap.disc), next = end;
 
 	if (due && due < next)
 		next = due;
@@ -213,33 +177,29 @@ static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 		      bool next)
 {
-	__u64 now = ig_agent_now(), next_scan = now, next_prune = now + PRUNE_EVERY_NS;
+	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
 	unsigned int why = IG_STOP_DURATION;
 	int n;
 
 	a->handover = handover;
 	if (ig_agent_window_open(a, start))
 		return 1;
-	n = handover ? ig_discovery_reannounce(a->disc, start) :
-		       ig_discovery_attach_all(a->disc, start);
+	n = handover ? ig_discovery_reannounce(a->cap.disc, start) :
+		       ig_discovery_attach_all(a->cap.disc, start);
 	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
 		 (ig_agent_now() - now) / 1e6);
 	for (;;) {
-		if (now >= next_scan) {
-			n = ig_discovery_scan(a->disc, now);
-			if (n < 0)
-				ig_debug("looking for GPU processes: %s", strerror(-n));
-			next_scan = now + SCAN_EVERY_NS;
-		}
-		n = ig_tracer_poll(a->tracer, poll_ms(a, now, end < next_scan ? end : next_scan));
+		ig_capture_scan_host(&a->cap, now, NULL, NULL);
+		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
+							  end : a->cap.next_host_scan));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			why = IG_STOP_ERROR;
 		}
 		now = ig_agent_now();
-		ig_discovery_poll(a->disc, now);
+		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
-			ig_tracer_prune(a->tracer);
+			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
 		if (a->oom) {
@@ -255,7 +215,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 	    why == IG_STOP_ERROR)
 		return 1;
 	ig_debug("window %llu: %u processes followed", a->nwindows,
-		 ig_discovery_nprocs(a->disc));
+		 ig_discovery_nprocs(a->cap.disc));
 	return 0;
 }
 
@@ -267,14 +227,14 @@ static int idle_until(struct agent *a, __u64 start)
 	int n;
 
 	while (!stop_signal && now < start) {
-		n = ig_tracer_poll(a->tracer, IDLE_POLL_MS);
+		n = ig_tracer_poll(a->cap.tracer, IDLE_POLL_MS);
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
 		now = ig_agent_now();
 		if (now >= next_prune) {
-			ig_tracer_prune(a->tracer);
+			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
 	}
@@ -377,9 +337,7 @@ int ig_agent_run(const struct ig_agent_opts *o)
 			a.nwindows);
 out:
 	ig_agent_window_free(&a);
-	ig_tracer_close(a.tracer);
-	ig_discovery_free(a.disc);
-	ig_pyframes_free(a.py);
+	ig_capture_close(&a.cap);
 	ig_httpd_stop(a.httpd);
 	ig_metrics_free(a.metrics);
 	free(a.ids);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include "modes/agent.h"
+#include "probes/capture.h"
 #include "views/metrics.h"
 #include "stream/records.h"
 
@@ -16,9 +17,7 @@
 
 struct agent {
 	const struct ig_agent_opts *o;
-	struct ig_tracer *tracer;
-	struct ig_discovery *disc;
-	struct ig_pyframes *py;
+	struct ig_capture cap;		/* tracer, discovery, Python and native names */
 	struct ig_metrics *metrics;
 	struct ig_httpd *httpd;
 	unsigned long long nwindows;
@@ -29,7 +28,6 @@ struct agent {
 	__u64 closed_at;		/* the last window's END */
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
-	struct ig_symbolizer *sym;
 	struct ig_stats base;		/* the kernel counters at its start */
 	__u64 nrecords;
 	struct ig_pid_identity *ids;	/* the window's processes, as tracked */

@@ -39,28 +39,10 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
 		a->oom = true;
 }
 
-static void emit_task(struct agent *a, pid_t tid, pid_t tgid, __u64 ts)
-{
-	struct ig_task t;
-
-	ig_proc_task_record(&t, tid, tgid, ts);
-	ig_agent_emit(a, &t.h);
-}
-
-struct thread_ctx {
+struct track_ctx {
 	struct agent *a;
-	pid_t tgid;
 	__u64 ts;
 };
-
-static int emit_thread(pid_t tid, void *ctx)
-{
-	struct thread_ctx *c = ctx;
-
-	if (tid != c->tgid)
-		emit_task(c->a, tid, c->tgid, c->ts);
-	return 0;
-}
 
 static bool seen(const struct agent *a, pid_t pid)
 {
@@ -79,9 +61,9 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 	__u64 now = ig_agent_now();
 	size_t i;
 
-	ig_discovery_add(a->disc, pid, now);
+	ig_discovery_add(a->cap.disc, pid, now);
 	/* the mapping may still be under way: another look soon */
-	ig_discovery_watch(a->disc, pid, now);
+	ig_discovery_watch(a->cap.disc, pid, now);
 	if (!a->in_window || rec->ts < a->opened_at)
 		return;
 	for (i = 0; i < a->ngpulib; i++)
@@ -174,17 +156,16 @@ static bool changed(const struct agent *a, pid_t pid)
 
 static int track_one(pid_t pid, void *ctx)
 {
-	struct thread_ctx *t = ctx, c = { t->a, pid, t->ts };
+	struct track_ctx *t = ctx;
 	struct agent *a = t->a;
 	struct ig_pid_identity *id;
-	int err = ig_tracer_track(a->tracer, pid);
+	int err = ig_capture_track(&a->cap, pid);
 
 	if (err && err != -ESRCH)
 		ig_debug("cannot track pid %d: %s", pid, strerror(-err));
 	if (!a->in_window || seen(a, pid))
 		return 0;
-	emit_task(a, pid, pid, t->ts);
-	ig_proc_for_each_thread(pid, emit_thread, &c);
+	ig_capture_emit_tasks(&a->cap, pid, t->ts);
 	if (a->nids == IG_AGENT_MAX_IDS)
 		return 0;
 	id = &a->ids[a->nids];
@@ -203,7 +184,7 @@ static int track_one(pid_t pid, void *ctx)
  * before the agent found the job), as `attach -p` follows them. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts)
 {
-	struct thread_ctx c = { a, pid, ts };
+	struct track_ctx c = { a, ts };
 
 	track_one(pid, &c);
 	ig_proc_for_each_descendant(pid, track_one, &c);
@@ -247,14 +228,11 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 		ig_agent_window_free(a);
 		return 1;
 	}
-	if (ig_tracer_stats(a->tracer, &a->base))
+	if (ig_tracer_stats(a->cap.tracer, &a->base))
 		memset(&a->base, 0, sizeof(a->base));
 	/* this engine has none of the stacks and names sent before */
-	err = ig_tracer_forget_stacks(a->tracer);
-	if (err)
-		ig_debug("stacks sent before this window: %s", strerror(-err));
-	ig_pyframes_forget_sent(a->py);
-	err = ig_tracer_pause(a->tracer, false);
+	ig_capture_forget_sent(&a->cap);
+	err = ig_tracer_pause(a->cap.tracer, false);
 	if (err)
 		ig_debug("resuming capture: %s", strerror(-err));
 	a->nprev = 0;
@@ -281,10 +259,8 @@ void ig_agent_window_free(struct agent *a)
 	a->in_window = false;
 	ig_reorder_free(a->reorder);
 	ig_engine_free(a->engine);
-	ig_sym_free(a->sym);
 	a->reorder = NULL;
 	a->engine = NULL;
-	a->sym = NULL;
 }
 
 /* The kernel's counters over the window alone. */
@@ -295,7 +271,7 @@ static void emit_stats(struct agent *a, __u64 ts)
 	};
 	size_t i;
 
-	if (!ig_tracer_stats(a->tracer, &st)) {
+	if (!ig_tracer_stats(a->cap.tracer, &st)) {
 		for (i = 0; i < IG_STAT__MAX; i++)
 			st.stat[i] -= a->base.stat[i];
 		for (i = 0; i < IG_API__MAX; i++)
@@ -440,7 +416,7 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	__u64 t;
 	int err;
 
-	while (ig_tracer_poll(a->tracer, 0) > 0)
+	while (ig_tracer_poll(a->cap.tracer, 0) > 0)
 		;
 	end.h.ts = a->closed_at = ig_agent_now();
 	emit_stats(a, end.h.ts);
@@ -453,9 +429,9 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	 * sent from END on wait in the ring buffer for the next window */
 	if (!keep_probes) {
 		t = ig_agent_now();
-		ig_discovery_detach_all(a->disc);
+		ig_discovery_detach_all(a->cap.disc);
 		/* until the next window nothing reads a stack or a wait */
-		err = ig_tracer_pause(a->tracer, true);
+		err = ig_tracer_pause(a->cap.tracer, true);
 		if (err)
 			ig_debug("pausing capture: %s", strerror(-err));
 		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,

@@ -3,6 +3,7 @@
 #include "modes/dump.h"
 #include "util/escape.h"
 #include "stream/cuda_api.h"
+#include "stream/nccl_api.h"
 #include "stacks/pycode.h"
 
 typedef unsigned long long ull;
@@ -187,6 +188,16 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 			l->nattached, l->nsyms, ESC(0, l->version), ESC(1, l->path));
 		break;
 	}
+	case IG_REC_NCCL:
+		ig_nccl_dump(f, (const struct ig_nccl *)r);
+		break;
+	case IG_REC_LIBNCCL: {
+		const struct ig_libnccl *l = (const void *)r;
+
+		fprintf(f, " attached=%u symbols=%u static=%u path=%s",
+			l->nattached, l->nsyms, l->is_static, ESC(0, l->path));
+		break;
+	}
 	case IG_REC_MAPPING: {
 		const struct ig_mapping *m = (const void *)r;
 
@@ -222,6 +233,17 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		const struct ig_nvml *n = (const void *)r;
 
 		fprintf(f, " device=%u util=%u mem=%u", n->device, n->util_pct, n->mem_pct);
+		break;
+	}
+	case IG_REC_LAUNCHES: {
+		const struct ig_launches *l = (const void *)r;
+		__u32 i, n = (r->size - offsetof(struct ig_launches, e)) /
+			     sizeof(struct ig_launch);
+
+		fprintf(f, " stream=%#llx n=%u", (ull)l->stream, l->n);
+		for (i = 0; i < l->n && i < n && i < IG_LBUF; i++)
+			fprintf(f, " %llu:%#llx:%u:%u", (ull)l->e[i].ts,
+				(ull)l->e[i].func, l->e[i].grid, l->e[i].block);
 		break;
 	}
 	case IG_REC_GPUMAP: {

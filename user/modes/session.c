@@ -9,23 +9,24 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "probes/capture.h"
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
+#include "probes/nccl_attach.h"
 #include "probes/log.h"
 #include "host/nvml.h"
 #include "host/procfs.h"
-#include "probes/pyframes.h"
 #include "stream/recording.h"
 #include "stream/reorder.h"
 #include "probes/privs.h"
 #include "modes/session_int.h"
 #include "probes/spawn.h"
-#include "stacks/symbolize.h"
 #include "probes/tracer.h"
 #include "util/util.h"
 
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
+#define LOST_READ_EVERY_NS	(1000ULL * 1000 * 1000)
 /* a failed loader hook leaves the periodic look at the maps, this often */
 #define RESCAN_EVERY_S		2
 
@@ -54,35 +55,6 @@ static void emit(struct session *s, const struct ig_hdr *rec)
 		s->oom = true;
 }
 
-static void emit_task(struct session *s, pid_t tid, pid_t tgid, __u64 ts)
-{
-	struct ig_task t;
-
-	ig_proc_task_record(&t, tid, tgid, ts);
-	emit(s, &t.h);
-}
-
-/* Records discovery makes go in the stream as the kernel's do. */
-static void on_disc_record(const struct ig_hdr *rec, void *ctx)
-{
-	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
-
-	struct session *s = ctx;
-	struct ig_pyrt_info info;
-
-	emit(s, rec);
-	if (rec->type != IG_REC_PYRT)
-		return;
-	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %s", rec->tgid,
-		 (unsigned long long)r->start, (unsigned long long)r->end, r->path);
-	info.start = r->start;
-	info.end = r->end;
-	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
-	if (ig_pyframes_track(s->py, rec->tgid, &info))
-		ig_debug("pid %d: no Python frames for %s (unknown layout)",
-			 rec->tgid, info.path);
-}
-
 /* A process whose driver cannot be probed would look idle: say so now,
  * and make the run fail at the end (see ig_session_trace). */
 static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
@@ -109,34 +81,9 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 	}
 }
 
-static void py_emit(const struct ig_hdr *rec, void *ctx)
+static void emit_cb(const struct ig_hdr *rec, void *ctx)
 {
 	emit(ctx, rec);
-}
-
-static void emit_usym(const struct ig_hdr *rec, void *ctx)
-{
-	emit(ctx, rec);
-}
-
-static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
-{
-	struct session *s = ctx;
-
-	ig_discovery_on_record(s->disc, rec);
-	ig_usym_on_record(&s->sym, rec, emit_usym, s);
-	switch (rec->type) {
-	case IG_REC_PROC:
-		if (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
-		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
-			ig_pyframes_forget(s->py, rec->tgid);
-		break;
-	case IG_REC_PYSTACK:
-		/* the names of new code objects go in just before it */
-		ig_pyframes_on_stack(s->py, rec, py_emit, s);
-		break;
-	}
-	emit(s, rec);
 }
 
 static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
@@ -161,24 +108,20 @@ static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
 	emit(s, &m.h);
 }
 
-static int emit_thread(pid_t tid, void *ctx)
-{
-	struct track_ctx *c = ctx;
-	pid_t tgid = ig_proc_tgid(tid);
+/* The context of track_one(). */
+struct track_ctx {
+	struct session *s;
+	__u64 ts;
+	int err;
+	bool named;		/* a target the user named, not a descendant */
+};
 
-	if (tgid > 0 && tgid != tid)	/* the leader has its own record */
-		emit_task(c->s, tid, tgid, c->ts);
-	return 0;
-}
-
-int ig_sess_track_one(pid_t pid, void *ctx)
+static int track_one(pid_t pid, void *ctx)
 {
 	struct track_ctx *c = ctx;
 	struct session *s = c->s;
-	int err = ig_tracer_track(s->tracer, pid);
+	int err = ig_capture_track(&s->cap, pid);
 
-	if (!err && ig_proc_exited(pid))
-		err = -ESRCH;	/* a zombie: nothing left to trace */
 	if (err == -ESRCH && !c->named)
 		return 0;	/* a descendant gone meanwhile */
 	if (err == -ESRCH)
@@ -187,10 +130,41 @@ int ig_sess_track_one(pid_t pid, void *ctx)
 		ig_err("cannot track pid %d: %s", pid, strerror(-err));
 	if (err)
 		return c->err = err;
-	emit_task(s, pid, pid, c->ts);
-	ig_proc_for_each_thread(pid, emit_thread, c);
+	ig_capture_emit_tasks(&s->cap, pid, c->ts);
 	/* one that cannot be probed fails the start: nothing is lost yet */
-	return c->err = ig_discovery_add(s->disc, pid, c->ts);
+	return c->err = ig_discovery_add(s->cap.disc, pid, c->ts);
+}
+
+/* Host-wide (top): every process mapping a libcuda, and its descendants,
+ * as they come. */
+static int host_found(pid_t pid, __u64 now, void *ctx)
+{
+	struct track_ctx c = { .s = ctx, .ts = now };
+
+	track_one(pid, &c);	/* one gone meanwhile, or unprobed: said */
+	ig_proc_for_each_descendant(pid, track_one, &c);
+	return 0;
+}
+
+static void host_scan(struct session *s, __u64 now)
+{
+	if (s->o->host_wide)
+		ig_capture_scan_host(&s->cap, now, host_found, s);
+}
+
+/* A view's turn: the records and losses so far, read once a second. */
+static int view_tick(struct session *s, __u64 now)
+{
+	struct ig_session_tick t = { .now = now, .nrecords = s->nrecords };
+	struct ig_stats st;
+
+	if (now >= s->next_lost_read) {
+		s->next_lost_read = now + LOST_READ_EVERY_NS;
+		if (!ig_tracer_stats(s->cap.tracer, &st))
+			s->lost = st.stat[IG_STAT_DROPS] + ig_reorder_late(s->reorder);
+	}
+	t.lost = s->lost;
+	return s->o->tick(s->o->tick_ctx, &t);
 }
 
 /* Checks a target; returns its process id or -1 after saying why. */
@@ -255,7 +229,7 @@ static void sample_nvml(struct session *s, __u64 ts)
 /* Sleep until the ring fills, 50 ms pass, or a rescan is due. */
 static int poll_timeout_ms(const struct session *s)
 {
-	__u64 now = now_ns(CLOCK_MONOTONIC), due = ig_discovery_next_due(s->disc);
+	__u64 now = now_ns(CLOCK_MONOTONIC), due = ig_discovery_next_due(s->cap.disc);
 
 	if (!due)
 		return 50;
@@ -273,7 +247,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 	int n;
 
 	for (;;) {
-		n = ig_tracer_poll(s->tracer, poll_timeout_ms(s));
+		n = ig_tracer_poll(s->cap.tracer, poll_timeout_ms(s));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return IG_STOP_ERROR;
@@ -288,11 +262,11 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			sample_nvml(s, now);
 			next_nvml = now + NVML_EVERY_NS;
 		}
-		ig_discovery_poll(s->disc, now);
-		ig_sess_host_scan(s, now);
+		ig_discovery_poll(s->cap.disc, now);
+		host_scan(s, now);
 		if (stop_signal)
 			return IG_STOP_SIGNAL;
-		if (s->o->tick && ig_sess_tick(s, now))
+		if (s->o->tick && view_tick(s, now))
 			return IG_STOP_SIGNAL;
 		if (deadline && now >= deadline)
 			return IG_STOP_DURATION;
@@ -303,7 +277,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 		}
 		if (now >= next_prune) {
 			next_prune = now + PRUNE_EVERY_NS;
-			if (ig_tracer_prune(s->tracer) == 0 && !s->o->host_wide)
+			if (ig_tracer_prune(s->cap.tracer) == 0 && !s->o->host_wide)
 				return IG_STOP_TARGET_EXIT;
 		}
 		if (s->oom) {
@@ -324,10 +298,10 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	};
 
 	/* what the kernel still holds */
-	while (ig_tracer_poll(s->tracer, 0) > 0)
+	while (ig_tracer_poll(s->cap.tracer, 0) > 0)
 		;
 	st.h.ts = end.h.ts = now_ns(CLOCK_MONOTONIC);
-	if (ig_tracer_stats(s->tracer, &st))
+	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
 	st.user_lost = ig_reorder_late(s->reorder);
 	emit(s, &st.h);
@@ -337,50 +311,24 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	ig_engine_finish(s->engine);
 }
 
-static int open_discovery(struct session *s)
-{
-	struct ig_discovery_opts o = {
-		.sz = sizeof(o),
-		.tracer = s->tracer,
-		.libcuda_path = s->o->libcuda_path,
-		.record = on_disc_record,
-		.event = on_disc_event,
-		.ctx = s,
-	};
-
-	s->disc = ig_discovery_new(&o);
-	if (!s->disc)
-		ig_err("out of memory");
-	return s->disc ? 0 : 1;
-}
-
 static int start_tracing(struct session *s, __u64 *t0)
 {
 	const struct ig_session_opts *o = s->o;
-	struct ig_tracer_opts to = {
-		.sz = sizeof(to),
+	struct ig_capture_opts co = {
 		.min_offcpu_ns = o->min_offcpu_ns,
 		.ringbuf_mb = o->ringbuf_mb,
+		.libcuda_path = o->libcuda_path,
+		.emit = emit_cb,
+		.event = on_disc_event,
+		.ctx = s,
 	};
 	struct track_ctx c = { .s = s, .named = true };
-	char why[512];
 	int err, i;
 
-	s->tracer = ig_tracer_open(&to, on_kernel_record, s, why, sizeof(why));
-	if (!s->tracer) {
-		ig_err("%s", why);
-		return 1;
-	}
-	s->py = ig_pyframes_new(s->tracer);
-	err = ig_tracer_attach_host(s->tracer, why, sizeof(why));
-	if (err) {
-		ig_err("%s", why);
-		return 1;
-	}
-	if (open_discovery(s))
+	if (ig_capture_open(&s->cap, &co))
 		return 1;
 	if (o->sample_hz) {
-		err = ig_tracer_attach_sampling(s->tracer, o->sample_hz);
+		err = ig_tracer_attach_sampling(s->cap.tracer, o->sample_hz);
 		if (err)
 			ig_warn("no CPU-clock sampling (%s): time inside launches counts as host compute",
 				strerror(-err));
@@ -388,32 +336,38 @@ static int start_tracing(struct session *s, __u64 *t0)
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
 	/* this machine's own loader: what a launched command uses */
-	ig_discovery_hook_loaders(s->disc, getpid());
+	ig_discovery_hook_loaders(s->cap.disc, getpid());
 	if (o->argv) {
 		char lib[PATH_MAX];
 
-		if (ig_sess_track_one(s->child, &c)) {
+		if (track_one(s->child, &c)) {
 			ig_err("cannot trace the command: it was not started");
 			return 1;
 		}
 		if (!o->libcuda_path &&
 		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
-		    (err = ig_discovery_add_lib(s->disc, s->child, lib, c.ts))) {
+		    (err = ig_discovery_add_lib(s->cap.disc, s->child, lib, c.ts))) {
 			ig_err("cannot probe %s: %s: the command was not started", lib,
 			       strerror(err < 0 ? -err : EINVAL));
 			return 1;
 		}
+		/* a libnccl it would load, probed before it runs: its
+		 * ranks may create communicators before their maps are read;
+		 * without one, nothing is attached */
+		if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
+		    (err = ig_discovery_add_nccl(s->cap.disc, lib, c.ts)))
+			ig_warn("cannot probe %s: %s", lib, strerror(-err));
 		/* until it maps libcuda, which names the driver's code */
-		ig_discovery_watch(s->disc, s->child, c.ts);
+		ig_discovery_watch(s->cap.disc, s->child, c.ts);
 		return 0;
 	}
-	ig_sess_host_scan(s, c.ts);
+	host_scan(s, c.ts);
 	for (i = 0; i < o->npids; i++) {
 		c.named = true;
-		if (ig_sess_track_one(o->pids[i], &c))
+		if (track_one(o->pids[i], &c))
 			return 1;
 		c.named = false;
-		ig_proc_for_each_descendant(o->pids[i], ig_sess_track_one, &c);
+		ig_proc_for_each_descendant(o->pids[i], track_one, &c);
 	}
 	return c.err ? 1 : 0;
 }

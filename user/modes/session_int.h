@@ -6,17 +6,12 @@
 
 #include <stdio.h>
 #include "modes/session.h"
+#include "probes/capture.h"
 #include "probes/spawn.h"
-
-/* A GPU process found host-wide, and the last look that saw it. */
-struct host_pid {
-	pid_t pid;
-	unsigned int gen;
-};
 
 struct session {
 	const struct ig_session_opts *o;
-	struct ig_tracer *tracer;
+	struct ig_capture cap;	/* tracer, discovery, Python and native names */
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
 	struct ig_rec_writer *writer;
@@ -27,36 +22,14 @@ struct session {
 	int write_err;
 	bool oom;
 	__u64 nrecords;
-	struct ig_discovery *disc;
 	unsigned int nunprobed;	/* processes using a libcuda not probed */
 	struct ig_run_as run_as;
 	pid_t child;
 	int child_status;
 	bool child_reaped;
 	struct ig_nvml *nvml;
-	struct host_pid *host_pids;	/* host-wide: the GPU processes of the last look */
-	size_t nhost, caphost;
-	unsigned int host_gen;		/* which look */
-	__u64 next_host_scan;
 	__u64 next_lost_read, lost;	/* for a view's tick */
-	struct ig_pyframes *py;	/* Python stacks (user/probes/pyframes.c) */
-	struct ig_symbolizer *sym;	/* names of native stack frames */
 };
-
-/* The context of ig_sess_track_one() (session.c). */
-struct track_ctx {
-	struct session *s;
-	__u64 ts;
-	int err;
-	bool named;		/* a target the user named, not a descendant */
-};
-
-/* Tracks @pid, its threads and its libcuda (ig_proc_for_each_* callback). */
-int ig_sess_track_one(pid_t pid, void *ctx);
-/* session_view.c: host-wide, the GPU processes not followed yet, once a
- * second; a view's turn (s->o->tick), non-zero to stop. */
-void ig_sess_host_scan(struct session *s, __u64 now);
-int ig_sess_tick(struct session *s, __u64 now);
 
 /* Opens the engine (or the record dump), the recording and the --json
  * file; 1 after one line when one cannot be. */

@@ -135,6 +135,8 @@ int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
 
 	if (!s->tlb)
 		return 0;
+	ig_engine_finish(s->engine);
+	ig_tlb_estimates(s->tlb, s->engine);
 	err = ig_tlb_close(s->tlb, &st);
 	s->tlb = NULL;
 	if (err) {
@@ -227,14 +229,10 @@ void ig_sess_teardown(struct session *s)
 	abandon_output(s->json, s->json_path);
 	ig_tlb_abandon(s->tlb);
 	abandon_output(s->folded, s->folded_path);
-	ig_tracer_close(s->tracer);
+	ig_capture_close(&s->cap);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
 	ig_nvml_close(s->nvml);
-	ig_discovery_free(s->disc);
-	free(s->host_pids);
-	ig_pyframes_free(s->py);
-	ig_sym_free(s->sym);
 }
 
 struct replay {

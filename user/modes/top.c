@@ -151,7 +151,9 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 	struct row *r;
 	int c;
 
-	if (o->device < 0 || o->device >= 64 || o->t1 <= o->t0)
+	/* the device's own time only (collectives come again, later) */
+	if (o->kind == IG_OBS_COLLECTIVE || o->device < 0 || o->device >= 64 ||
+	    o->t1 <= o->t0)
 		return;
 	if (pid)
 		t->dev_pid[o->device] = pid;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
+#include "probes/nccl_attach.h"
 #include "engine/htab.h"
 #include "host/procfs.h"
 #include "probes/pyrt.h"
@@ -31,6 +32,7 @@ struct dproc {
 	ino_t lib_ino;
 	struct ig_pyrt pyrt;	/* the record sent when python */
 	struct ig_libcuda_info *info;	/* its probes, while probed */
+	struct ig_nccl_seen nccl;	/* its libnccl (nccl_attach.h) */
 };
 
 /* A dynamic loader file, hooked for every process. */
@@ -48,6 +50,7 @@ struct ig_discovery {
 	size_t nld, capld;
 	__u64 next_due;			/* 0: nothing due */
 	bool detached;			/* between windows: attach nothing */
+	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
 };
 
 static void event(struct ig_discovery *d, const struct ig_disc_event *ev)
@@ -277,6 +280,34 @@ static int attach_path(struct ig_discovery *d, struct dproc *p, const char *path
 	return attach_lib(d, p, &lib, ts);
 }
 
+/* libnccl, where @p maps one: probed, or said why not. */
+static void nccl_look(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct ig_libnccl rec;
+	int r = d->detached ? 0 : ig_nccl_look(d->o.tracer, p->tgid, &p->nccl,
+					       &d->nccl_all, &rec);
+
+	if (r < 0)
+		unprobed(d, p->tgid, rec.path, r);
+	rec.h.ts = ts;
+	if (r != 0)
+		record(d, &rec.h);
+}
+
+int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts)
+{
+	struct ig_libnccl rec;
+	int err;
+
+	if (!d->o.tracer || d->nccl_all.probed)
+		return 0;
+	err = ig_nccl_attach_all(d->o.tracer, path, &d->nccl_all, &rec);
+	rec.h.ts = ts;
+	if (!err)
+		record(d, &rec.h);
+	return err;
+}
+
 /* libcuda as @p maps it: 0 probed, 1 not mapped (yet), negative errno
  * when it is mapped and cannot be probed. */
 static int attach_mapped(struct ig_discovery *d, struct dproc *p, __u64 ts)
@@ -362,6 +393,7 @@ int ig_discovery_add(struct ig_discovery *d, pid_t pid, __u64 now)
 	if (d->detached)
 		return 0;
 	ig_discovery_hook_loaders(d, pid);
+	nccl_look(d, p, now);
 	if (d->o.libcuda_path)
 		return attach_path(d, p, d->o.libcuda_path, now);
 	err = attach_mapped(d, p, now);
@@ -439,6 +471,8 @@ void ig_discovery_on_record(struct ig_discovery *d, const struct ig_hdr *rec)
 		changed(d, rec->tgid, rec->ts);
 		if ((p = proc_get(d, rec->tgid)) && !p->python)
 			pyrt_check(d, p, rec->ts - 1);
+		if (p)
+			nccl_look(d, p, rec->ts);
 		break;
 	}
 }
@@ -507,7 +541,8 @@ void ig_discovery_detach_all(struct ig_discovery *d)
 	d->nld = 0;
 	for (i = 0; i < d->nprocs; i++) {
 		d->procs[i]->has_lib = d->procs[i]->probed = false;
-		d->procs[i]->mapped = false;
+		d->procs[i]->mapped = d->procs[i]->nccl.probed = false;
+	d->nccl_all.probed = false;
 	}
 	d->detached = true;
 }
@@ -555,6 +590,8 @@ int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
 struct scan_ctx {
 	struct ig_discovery *d;
 	__u64 now;
+	int (*found)(pid_t pid, __u64 now, void *ctx);
+	void *ctx;
 	int added;
 };
 
@@ -565,14 +602,18 @@ static int scan_one(const struct ig_gpu_proc *g, void *ctx)
 	/* idlegap's own mapping of a libcuda is its ELF reader's */
 	if (g->pid == getpid() || ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
 		return 0;
-	ig_discovery_add(c->d, g->pid, c->now);
 	c->added++;
+	if (c->found)
+		c->found(g->pid, c->now, c->ctx);
+	else
+		ig_discovery_add(c->d, g->pid, c->now);
 	return 0;
 }
 
-int ig_discovery_scan(struct ig_discovery *d, __u64 now)
+int ig_discovery_scan(struct ig_discovery *d, __u64 now,
+		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx)
 {
-	struct scan_ctx c = { d, now, 0 };
+	struct scan_ctx c = { d, now, found, ctx, 0 };
 	int err = ig_gpu_procs(scan_one, &c);
 
 	return err < 0 ? err : c.added;

@@ -81,10 +81,12 @@ void ig_discovery_poll(struct ig_discovery *d, __u64 now);
 /* When the next look is due (monotonic ns), 0 if none is. */
 __u64 ig_discovery_next_due(const struct ig_discovery *d);
 
-/* Every process on the host that maps a libcuda, now: follows those it
- * does not follow yet.  For a host-wide session; returns how many were
- * added, or a negative errno. */
-int ig_discovery_scan(struct ig_discovery *d, __u64 now);
+/* Every process on the host that maps a libcuda, now: each one not
+ * followed yet goes to @found, or (@found NULL) is followed.  The one
+ * host-wide sweep (ig_capture_scan_host()); returns how many were new, or
+ * a negative errno. */
+int ig_discovery_scan(struct ig_discovery *d, __u64 now,
+		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx);
 
 struct ig_disc_proc {
 	pid_t pid;
@@ -125,5 +127,10 @@ typedef int (*ig_gpu_proc_fn)(const struct ig_gpu_proc *p, void *ctx);
  * top`'s list.  A callback returning non-zero stops the walk
  * with that value; else 0 or a negative errno. */
 int ig_gpu_procs(ig_gpu_proc_fn fn, void *ctx);
+
+/* Probes the libnccl at @path for every process (a launched command's,
+ * found before it runs: its ranks may create their communicators before
+ * their maps are read).  0 or a negative errno. */
+int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts);
 
 #endif

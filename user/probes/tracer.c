@@ -83,7 +83,8 @@ static void uprobe_multi_progs(struct ig_tracer *t)
 	struct bpf_program *up[] = {
 		t->skel->progs.ig_cu_submit, t->skel->progs.ig_cu_enter,
 		t->skel->progs.ig_cu_exit, t->skel->progs.ig_cu_event_record,
-		t->skel->progs.ig_ld_debug,
+		t->skel->progs.ig_ld_debug, t->skel->progs.ig_nc_enter,
+		t->skel->progs.ig_nc_exit,
 	};
 	size_t i;
 
@@ -123,6 +124,7 @@ static void compat_progs(struct ig_tracer *t)
 	bpf_program__set_autoload(t->skel->progs.ig_cu_submit, false);
 	bpf_program__set_autoload(t->skel->progs.ig_cu_enter, false);
 	bpf_program__set_autoload(t->skel->progs.ig_cu_event_record, false);
+	bpf_program__set_autoload(t->skel->progs.ig_nc_enter, false);
 }
 
 /* How much each program cost the verifier, for `-v`. */

@@ -27,6 +27,8 @@ enum ig_uprobe_kind {
 	IG_UP_SUBMIT,		/* entry only */
 	IG_UP_TIMED,		/* entry + return */
 	IG_UP_EVENT_RECORD,	/* entry only */
+	IG_UP_NCCL,		/* libnccl, entry only */
+	IG_UP_NCCL_TIMED,	/* libnccl, entry + return */
 };
 
 /* Opens and loads every program (tp_btf, or raw_tp where the kernel lacks

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "stream/cuda_api.h"
+#include "stream/nccl_api.h"
 #include "host/elfsym.h"
 #include "idlegap.skel.h"
 #include "probes/tracer_int.h"
@@ -45,9 +46,13 @@ static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k
 	if (t->compat) {	/* its program, without a cookie */
 		char name[96];
 
-		snprintf(name, sizeof(name), "ig_cc_%s", ig_api_name(IG_COOKIE_API(cookie)));
+		snprintf(name, sizeof(name), "ig_cc_%s", k == IG_UP_NCCL || k == IG_UP_NCCL_TIMED ?
+			 ig_nccl_api_name(IG_COOKIE_API(cookie)) :
+			 ig_api_name(IG_COOKIE_API(cookie)));
 		return bpf_object__find_program_by_name(t->skel->obj, name);
 	}
+	if (k == IG_UP_NCCL || k == IG_UP_NCCL_TIMED)
+		return t->skel->progs.ig_nc_enter;
 	return k == IG_UP_SUBMIT ? t->skel->progs.ig_cu_submit :
 	       k == IG_UP_EVENT_RECORD ? t->skel->progs.ig_cu_event_record :
 	       t->skel->progs.ig_cu_enter;
@@ -56,7 +61,8 @@ static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k
 static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
 			const struct ig_uprobe_spec *specs, size_t n)
 {
-	enum { GROUPS = 4 };	/* submit, timed entry, timed return, record */
+	/* submit, timed entry, timed return, record, nccl entry, nccl return */
+	enum { GROUPS = 6 };
 	unsigned long *offs = calloc(n * GROUPS, sizeof(*offs));
 	__u64 *cookies = calloc(n * GROUPS, sizeof(*cookies));
 	__u32 cnt[GROUPS] = {};
@@ -68,13 +74,16 @@ static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		g = specs[i].kind == IG_UP_SUBMIT ? 0 :
-		    specs[i].kind == IG_UP_EVENT_RECORD ? 3 : 1;
+		enum ig_uprobe_kind k = specs[i].kind;
+		int r = k == IG_UP_TIMED ? 2 : k == IG_UP_NCCL_TIMED ? 5 : -1;
+
+		g = k == IG_UP_SUBMIT ? 0 : k == IG_UP_EVENT_RECORD ? 3 :
+		    k == IG_UP_NCCL || k == IG_UP_NCCL_TIMED ? 4 : 1;
 		offs[g * n + cnt[g]] = specs[i].offset;
 		cookies[g * n + cnt[g]++] = specs[i].cookie;
-		if (g == 1) {
-			offs[2 * n + cnt[2]] = specs[i].offset;
-			cookies[2 * n + cnt[2]++] = specs[i].cookie;
+		if (r >= 0) {
+			offs[r * n + cnt[r]] = specs[i].offset;
+			cookies[r * n + cnt[r]++] = specs[i].cookie;
 		}
 	}
 	/* return probes first: an entry without its return would leave a
@@ -90,6 +99,12 @@ static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_cu_event_record, path, pid,
 				 offs + 3 * n, cookies + 3 * n, cnt[3], false);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_nc_exit, path, pid,
+				 offs + 5 * n, cookies + 5 * n, cnt[5], true);
+	if (!err)
+		err = link_multi(t, t->skel->progs.ig_nc_enter, path, pid,
+				 offs + 4 * n, cookies + 4 * n, cnt[4], false);
 out:
 	free(offs);
 	free(cookies);
@@ -114,9 +129,11 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 			continue;
 		}
 
-		if (specs[i].kind == IG_UP_TIMED) {
+		if (specs[i].kind == IG_UP_TIMED || specs[i].kind == IG_UP_NCCL_TIMED) {
 			o.retprobe = true;
-			l = bpf_program__attach_uprobe_opts(t->skel->progs.ig_cu_exit,
+			l = bpf_program__attach_uprobe_opts(specs[i].kind == IG_UP_TIMED ?
+							    t->skel->progs.ig_cu_exit :
+							    t->skel->progs.ig_nc_exit,
 							    pid, path, specs[i].offset, &o);
 			if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
 				err = -errno;

@@ -12,44 +12,9 @@
 #include <time.h>
 #include "host/procfs.h"
 #include "stacks/symbolize.h"
+#include "stacks/symbolize_int.h"
 #include "stacks/ustacks.h"
 #include "util/util.h"
-
-/* An ELF file opened with libdwfl, by device and inode. */
-struct symfile {
-	dev_t dev;
-	ino_t ino;
-	Dwfl *dwfl;		/* NULL: not ELF (a negative cache entry) */
-	Dwfl_Module *mod;
-	char base[64];		/* file name without directory */
-};
-
-struct xmap {
-	uint64_t start, end, offset;
-	char path[256];		/* openable here (ig_proc_map_path) */
-	int err;		/* ig_proc_map_path() failed */
-	bool opened;		/* its file was looked up: dev, ino */
-	dev_t dev;
-	ino_t ino;
-};
-
-/* The executable mappings of a process, and the addresses already named. */
-struct symproc {
-	pid_t pid;
-	struct xmap *maps;
-	size_t nmaps;
-	uint64_t *seen;		/* sorted */
-	size_t nseen, capseen;
-	uint64_t loaded_ns;	/* when the maps were last read */
-};
-
-struct ig_symbolizer {
-	struct symfile *files;
-	size_t nfiles;
-	struct symproc *procs;
-	size_t nprocs;
-	time_t trimmed;		/* the second of the last malloc_trim */
-};
 
 /* DWARF from the file itself only: separate debuginfo (libc6-dbg's is tens
  * of megabytes, and seconds to load) would cost the tracer memory and stall
@@ -515,124 +480,13 @@ int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 	return sym_proc(s, pid, ip, out, false);
 }
 
-/* ---- the record stream ---------------------------------------------------- */
-
-/* Forgets @ip, remembered by seen_before: named later. */
-static void unsee(struct symproc *p, uint64_t ip)
+struct symproc *ig_sym_proc_get(struct ig_symbolizer *s, pid_t pid)
 {
-	size_t lo = 0, hi = p->nseen, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (p->seen[mid] == ip) {
-			memmove(p->seen + mid, p->seen + mid + 1,
-				(p->nseen - mid - 1) * sizeof(ip));
-			p->nseen--;
-			return;
-		}
-		if (p->seen[mid] < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	return proc_get(s, pid);
 }
 
-/* Whether @ip was named for @p already; remembers it if not (the list
- * stays sorted: one insertion, not a sort per address). */
-static bool seen_before(struct symproc *p, uint64_t ip)
+int ig_sym_proc_stream(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
+		       struct ig_sym_frame *out)
 {
-	size_t lo = 0, hi = p->nseen, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (p->seen[mid] == ip)
-			return true;
-		if (p->seen[mid] < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (p->nseen >= IG_USYMS_MAX) {
-		/* a process with ever new code: start over, naming each
-		 * address again once (the name tables take it again) */
-		p->nseen = 0;
-		lo = 0;
-	}
-	if (!ig_grow_from((void **)&p->seen, &p->capseen, p->nseen, sizeof(*p->seen), 64))
-		return true;	/* nameless rather than unbounded */
-	memmove(p->seen + lo + 1, p->seen + lo, (p->nseen - lo) * sizeof(ip));
-	p->seen[lo] = ip;
-	p->nseen++;
-	return false;
-}
-
-static void emit_usym(const struct ig_hdr *st, uint64_t ip,
-		      const struct ig_sym_frame *f, ig_usym_emit_fn emit,
-		      void *ctx)
-{
-	union {
-		struct ig_usym u;
-		char buf[sizeof(struct ig_usym) + IG_USYM_NAME_MAX + 8];
-	} r;
-	size_t len = strnlen(f->name, sizeof(f->name) - 1) + 1;
-
-	memset(&r, 0, sizeof(r));
-	r.u.h.type = IG_REC_USYM;
-	r.u.h.size = (sizeof(r.u) + len + 7) & ~(size_t)7;
-	r.u.h.cpu = IG_HDR_CPU(st->cpu);
-	r.u.h.tid = st->tgid;
-	r.u.h.tgid = st->tgid;
-	r.u.h.ts = st->ts;
-	r.u.ip = ip;
-	r.u.flags = f->flags;
-	r.u.len = len;
-	memcpy(r.u.name, f->name, len - 1);
-	emit(&r.u.h, ctx);
-}
-
-static void on_ustack(struct ig_symbolizer *s, const struct ig_ustack *st,
-		      ig_usym_emit_fn emit, void *ctx)
-{
-	struct symproc *p = proc_get(s, st->h.tgid);
-	unsigned int i, n = st->nips;
-
-	if (!p)
-		return;		/* gone: its frames stay unnamed */
-	if (n > IG_USTACK_DEPTH ||
-	    st->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
-		return;
-	for (i = 0; i < n; i++) {
-		uint64_t ip = ig_ustack_lookup_ip(st->ips[i], i);
-		struct ig_sym_frame f;
-		int err;
-
-		if (seen_before(p, ip))
-			continue;
-		err = sym_proc(s, st->h.tgid, ip, &f, true);
-		if (err == -EAGAIN)
-			unsee(p, ip);	/* named again once the maps are read */
-		else if (err)
-			continue;
-		emit_usym(&st->h, ip, &f, emit, ctx);
-	}
-}
-
-void ig_usym_on_record(struct ig_symbolizer **s, const struct ig_hdr *rec,
-		       ig_usym_emit_fn emit, void *ctx)
-{
-	if (rec->type == IG_REC_PROC) {
-		unsigned int k = ((const struct ig_proc *)rec)->kind;
-
-		if (*s && (k == IG_PROC_EXEC || k == IG_PROC_GROUP_EXIT))
-			ig_sym_forget(*s, rec->tgid);
-		return;
-	}
-	if (rec->type != IG_REC_USTACK ||
-	    rec->size < offsetof(struct ig_ustack, ips) ||
-	    (((const struct ig_ustack *)rec)->flags & IG_USF_REF))
-		return;
-	if (!*s)
-		*s = ig_sym_new();
-	if (*s)
-		on_ustack(*s, (const struct ig_ustack *)rec, emit, ctx);
+	return sym_proc(s, pid, ip, out, true);
 }

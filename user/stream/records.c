@@ -16,6 +16,8 @@ _Static_assert(sizeof(struct ig_offcpu) == 176, "ig_offcpu layout");
 _Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
 _Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
 _Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");
+_Static_assert(sizeof(struct ig_nccl) == 24 + 7 * 8 + 10 * 4, "ig_nccl layout");
+_Static_assert(sizeof(struct ig_libnccl) % 8 == 0, "ig_libnccl alignment");
 _Static_assert(sizeof(struct ig_libopen) == 24, "ig_libopen layout");
 _Static_assert(sizeof(struct ig_sample) == 40, "ig_sample layout");
 _Static_assert(sizeof(struct ig_file) == 24 + 40 + IG_PATH_DEPTH * IG_NAME_LEN,
@@ -27,32 +29,17 @@ _Static_assert(offsetof(struct ig_ustack, ips) == 40, "ig_ustack layout");
 _Static_assert(sizeof(struct ig_ustack) == 40 + IG_USTACK_DEPTH * 8,
 	       "ig_ustack size");
 _Static_assert(sizeof(struct ig_usym) == 40, "ig_usym layout");
+_Static_assert(sizeof(struct ig_launch) == 24, "ig_launch layout");
+_Static_assert(offsetof(struct ig_launches, e) == 40, "ig_launches layout");
 _Static_assert(sizeof(struct ig_meta) % 8 == 0, "ig_meta alignment");
 _Static_assert(sizeof(struct ig_stats) % 8 == 0, "ig_stats alignment");
 
 size_t ig_rec_min_size(unsigned int type)
 {
 	switch (type) {
-	case IG_REC_PROC: return sizeof(struct ig_proc);
-	case IG_REC_OFFCPU: return sizeof(struct ig_offcpu);
-	case IG_REC_BIO: return sizeof(struct ig_bio);
-	case IG_REC_CUDA: return sizeof(struct ig_cuda);
-	case IG_REC_LIBOPEN: return sizeof(struct ig_libopen);
-	case IG_REC_SAMPLE: return sizeof(struct ig_sample);
-	case IG_REC_FILE: return sizeof(struct ig_file);
-	case IG_REC_PYSTACK: return IG_PYSTACK_SIZE(0);
-	case IG_REC_PYCODE: return IG_PYCODE_SIZE(0);
-	case IG_REC_USTACK: return offsetof(struct ig_ustack, ips);
-	case IG_REC_USYM: return sizeof(struct ig_usym) + 1;
-	case IG_REC_META: return sizeof(struct ig_meta);
-	case IG_REC_TASK: return sizeof(struct ig_task);
-	case IG_REC_PYRT: return sizeof(struct ig_pyrt);
-	case IG_REC_STATS: return sizeof(struct ig_stats);
-	case IG_REC_END: return sizeof(struct ig_end);
-	case IG_REC_LIBCUDA: return sizeof(struct ig_libcuda);
-	case IG_REC_MAPPING: return sizeof(struct ig_mapping);
-	case IG_REC_NVML: return sizeof(struct ig_nvml);
-	case IG_REC_GPUMAP: return sizeof(struct ig_gpumap);
+#define IG_REC(type, value, name, min) case IG_REC_##type: return min;
+#include "../../bpf/records.def"
+#undef IG_REC
 	}
 	return 0;
 }
@@ -68,26 +55,9 @@ unsigned int ig_rec_slot(unsigned int type)
 const char *ig_rec_type_name(unsigned int type)
 {
 	switch (type) {
-	case IG_REC_PROC: return "proc";
-	case IG_REC_OFFCPU: return "offcpu";
-	case IG_REC_BIO: return "bio";
-	case IG_REC_CUDA: return "cuda";
-	case IG_REC_LIBOPEN: return "libopen";
-	case IG_REC_SAMPLE: return "sample";
-	case IG_REC_FILE: return "file";
-	case IG_REC_PYSTACK: return "pystack";
-	case IG_REC_PYCODE: return "pycode";
-	case IG_REC_USTACK: return "ustack";
-	case IG_REC_USYM: return "usym";
-	case IG_REC_META: return "meta";
-	case IG_REC_TASK: return "task";
-	case IG_REC_PYRT: return "pyrt";
-	case IG_REC_STATS: return "stats";
-	case IG_REC_END: return "end";
-	case IG_REC_LIBCUDA: return "libcuda";
-	case IG_REC_MAPPING: return "mapping";
-	case IG_REC_NVML: return "nvml";
-	case IG_REC_GPUMAP: return "gpumap";
+#define IG_REC(type, value, name, min) case IG_REC_##type: return name;
+#include "../../bpf/records.def"
+#undef IG_REC
 	}
 	return "unknown";
 }

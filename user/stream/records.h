@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The record stream: kernel records (bpf/idlegap.h) plus the annotation
+ * The record stream: kernel records (bpf/record_abi.h) plus the annotation
  * records the aggregator adds.  Live tracing and `idlegap report` both feed
  * this stream, in timestamp order, to the analysis engine.
  */
@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 #include <stdbool.h>
-#include "../../bpf/idlegap.h"
+#include "../../bpf/record_abi.h"
 
 #define IG_FORMAT_VERSION 3	/* 2: records in checksummed blocks,
 				 * 3: native and Python stacks (USTACK, USYM,
@@ -96,6 +96,18 @@ struct ig_libcuda {
 	char path[192];
 };
 
+/* A process maps libnccl: how many of its entry points idlegap probes, or
+ * (nattached 0, static 1) NCCL linked into another library, unprobed. */
+struct ig_libnccl {
+	struct ig_hdr h;
+	__u32 nsyms;
+	__u32 nattached;
+	__u32 is_static;	/* the symbols are in a library not named
+				 * libnccl: not probed */
+	__u32 pad;
+	char path[256];
+};
+
 /* A file mapping, for naming the file behind a fault address. */
 struct ig_mapping {
 	struct ig_hdr h;	/* tgid */
@@ -172,6 +184,7 @@ union ig_rec {
 	struct ig_libcuda l;
 	struct ig_file f;
 	struct ig_gpumap g;
+	struct ig_nccl nc;
 };
 
 /* Smallest valid size of a record of the given type, 0 if unknown. */

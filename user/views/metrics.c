@@ -338,9 +338,15 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 static void add_cause_series(struct ig_target *t, struct json_object *o,
 			     struct json_object *h)
 {
+	struct json_object *est;
+
 	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
 	add_causes(t->unres, &t->nunres,
 		   ig_jget(o, "unresolved_causes", json_type_array));
+	/* a device's estimate is in its object, the window's in "gpu" */
+	est = ig_jget(o, "estimated_causes", json_type_array);
+	add_causes(t->est, &t->nest,
+		   est ? est : ig_jget(h, "estimated_causes", json_type_array));
 	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
 	t->has_causes = true;
 }
@@ -377,11 +383,49 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t->state[IG_ST_UNRES_HOST] += ig_jsec(d, "unresolved_host_bound_s");
 		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
 		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
+		t->state[IG_ST_PEER_WAIT] += ig_jsec(d, "peer_wait_s");
 		t->has_state = true;
 		if (per_dev)
 			add_cause_series(t, d, d);
 	}
 	return per_dev;
+}
+
+/* Each straggler's lateness by cause, under its rank. */
+static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
+{
+	size_t i, k, j, n = arr ? json_object_array_length(arr) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *st = json_object_array_get_idx(arr, i);
+		struct json_object *cs = ig_jget(st, "causes", json_type_array);
+		long long rank = jint(st, "rank", -1);
+		char r[16];
+
+		snprintf(r, sizeof(r), "%lld", rank);
+		if (rank < 0)
+			snprintf(r, sizeof(r), "unknown");
+		for (k = 0; cs && k < json_object_array_length(cs); k++) {
+			struct json_object *c = json_object_array_get_idx(cs, k);
+			struct json_object *name = ig_jget(c, "cause", json_type_string);
+
+			if (!name)
+				continue;
+			for (j = 0; j < m->npeer; j++)
+				if (!strcmp(m->peer[j].rank, r) &&
+				    !strcmp(m->peer[j].cause, json_object_get_string(name)))
+					break;
+			if (j == m->npeer) {
+				if (m->npeer == IG_MAX_PEER_SUMS)
+					continue;
+				snprintf(m->peer[j].rank, sizeof(m->peer[j].rank), "%s", r);
+				snprintf(m->peer[j].cause, sizeof(m->peer[j].cause), "%s",
+					 json_object_get_string(name));
+				m->npeer++;
+			}
+			m->peer[j].s += ig_jsec(c, "seconds");
+		}
+	}
 }
 
 static void drop_stale(struct ig_metrics *m)
@@ -423,6 +467,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	for (m->processes = 0, i = 0; i < n; i++)
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
+	add_stragglers(m, ig_jget(r, "stragglers", json_type_array));
 	if (!add_devices(m, gpu, procs, ids, nids)) {
 		window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);

@@ -35,7 +35,16 @@ struct ig_lset {
  * (docs/design.md §4.7): the host held the GPU back, the GPU was still
  * busy, or the run is still open at the window's end. */
 enum { IG_ST_BUSY, IG_ST_IDLE, IG_ST_UNRES_HOST, IG_ST_UNRES_GPU,
-       IG_ST_UNRES_OPEN, IG_ST__MAX };
+       IG_ST_UNRES_OPEN, IG_ST_PEER_WAIT, IG_ST__MAX };
+
+/* Peer wait charged to a late rank, by the cause of its lateness
+ * (docs/design.md §4.9): the agent's, across the windows. */
+#define IG_MAX_PEER_SUMS	256
+struct ig_peer_sum {
+	char rank[16];
+	char cause[32];
+	double s;
+};
 
 #define IG_MAX_CAUSES	32
 #define IG_BOUND_NS(ns) +1
@@ -54,6 +63,8 @@ struct ig_target {
 	double state[IG_ST__MAX];
 	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
 	uint32_t nidle, nunres;
+	struct ig_cause_sum est[IG_MAX_CAUSES];	/* estimated idle (§4.10) */
+	uint32_t nest;
 	uint64_t hist[IG_NBOUNDS], hist_count;
 	double hist_sum;
 };
@@ -72,6 +83,8 @@ struct ig_metrics {
 	char *refused;		/* the last label set over the limit */
 	uint64_t refused_at;	/* and its window */
 	double observed;
+	struct ig_peer_sum peer[IG_MAX_PEER_SUMS];
+	uint32_t npeer;
 };
 
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */

@@ -107,6 +107,7 @@ static void states(struct out *o)
 		[IG_ST_UNRES_HOST] = "unresolved_host_bound",
 		[IG_ST_UNRES_GPU] = "unresolved_gpu_bound",
 		[IG_ST_UNRES_OPEN] = "unresolved_open",
+		[IG_ST_PEER_WAIT] = "peer_wait",
 	};
 	size_t i, s;
 
@@ -116,24 +117,53 @@ static void states(struct out *o)
 		const struct ig_target *t = o->m->targets[i];
 
 		for (s = 0; t->has_state && s < IG_ST__MAX; s++)
-			series(o, "idlegap_gpu_seconds_total", t->key, "state",
-			       names[s], "%.9g", t->state[s]);
+			/* peer_wait: only for GPUs of jobs with collectives */
+			if (s != IG_ST_PEER_WAIT || t->state[s] > 0)
+				series(o, "idlegap_gpu_seconds_total", t->key, "state",
+				       names[s], "%.9g", t->state[s]);
 	}
 }
 
-static void causes(struct out *o, bool unres)
+/* idlegap_gpu_peer_wait_seconds_total{late_rank,cause} */
+static void peer_wait(struct out *o)
 {
-	const char *name = unres ? "idlegap_gpu_unresolved_seconds_total"
-				 : "idlegap_gpu_idle_seconds_total";
+	char key[64];
+	uint32_t i;
+
+	if (!o->m->npeer)
+		return;
+	family(o, "idlegap_gpu_peer_wait_seconds_total", "counter",
+	       "GPU time other ranks waited in collectives for a late rank, by the cause of its lateness.");
+	for (i = 0; i < o->m->npeer; i++) {
+		snprintf(key, sizeof(key), "late_rank=\"%s\"", o->m->peer[i].rank);
+		series(o, "idlegap_gpu_peer_wait_seconds_total", key, "cause",
+		       o->m->peer[i].cause, "%.9g", o->m->peer[i].s);
+	}
+}
+
+enum { C_IDLE, C_UNRES, C_EST };
+
+static void causes(struct out *o, int kind)
+{
+	static const char *const names[] = {
+		[C_IDLE] = "idlegap_gpu_idle_seconds_total",
+		[C_UNRES] = "idlegap_gpu_unresolved_seconds_total",
+		[C_EST] = "idlegap_gpu_estimated_idle_seconds_total",
+	};
+	static const char *const help[] = {
+		[C_IDLE] = "GPU idle time by the host cause that made the GPU wait.",
+		[C_UNRES] = "Unresolved GPU time by the host activity seen during it (not proven).",
+		[C_EST] = "Estimated GPU idle time inside unresolved time, by host cause (a model's, not proven).",
+	};
+	const char *name = names[kind];
 	size_t i, c;
 
-	family(o, name, "counter", unres ?
-	       "Unresolved GPU time by the host activity seen during it (not proven)." :
-	       "GPU idle time by the host cause that made the GPU wait.");
+	family(o, name, "counter", help[kind]);
 	for (i = 0; i < o->m->ntargets; i++) {
 		const struct ig_target *t = o->m->targets[i];
-		const struct ig_cause_sum *cs = unres ? t->unres : t->idle;
-		uint32_t n = unres ? t->nunres : t->nidle;
+		const struct ig_cause_sum *cs = kind == C_UNRES ? t->unres :
+						kind == C_EST ? t->est : t->idle;
+		uint32_t n = kind == C_UNRES ? t->nunres : kind == C_EST ? t->nest : t->nidle;
 
 		for (c = 0; c < n; c++)
 			series(o, name, t->key, "cause", cs[c].name, "%.9g",
@@ -219,8 +249,10 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
 	states(&o);
-	causes(&o, false);
-	causes(&o, true);
+	causes(&o, C_IDLE);
+	causes(&o, C_UNRES);
+	causes(&o, C_EST);
+	peer_wait(&o);
 	histogram(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stream/cuda_api.h"
+#include "engine/engine.h"
 #include "views/timeline_build.h"
 
 struct tl_thread {
@@ -27,6 +28,9 @@ struct ig_tlb {
 	struct tl_thread *thr;
 	uint32_t cap, n;	/* power of two */
 	uint64_t dev_declared;	/* devices 0..63 */
+	uint64_t est_declared;	/* their estimated tracks */
+	uint32_t coll_pid[64];	/* ranks with a collectives track, by slot */
+	uint32_t ncoll;
 	uint64_t busy_t0[64], busy_t1[64];
 	uint64_t next_flow;
 };
@@ -393,10 +397,72 @@ static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 	}
 }
 
+/* Each rank's collectives on a track of its own, "rank R collectives
+ * (pid P)": a slice per collective, and inside it the wait for peers,
+ * named by the late rank and why it was late (docs/design.md §4.9, §7.8). */
+#define COLL_TRACK	0x2000u
+
+static void collective(struct ig_tlb *b, const struct ig_obs_span *o)
+{
+	char name[96], tname[64];
+	struct ig_tl_annot a[4];
+	struct ig_tl_slice s = { .kind = IG_TL_BUSY, .ts = o->t0, .dur = o->t1 - o->t0,
+				 .name = o->op ? o->op : "collective" };
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < b->ncoll && b->coll_pid[i] != o->tgid; i++)
+		;
+	if (i == b->ncoll) {
+		struct ig_tl_device d = { .id = COLL_TRACK + i, .name = tname };
+
+		if (i == 64)
+			return;
+		b->coll_pid[b->ncoll++] = o->tgid;
+		if (o->rank >= 0)
+			snprintf(tname, sizeof(tname), "rank %d collectives (pid %u)",
+				 o->rank, o->tgid);
+		else
+			snprintf(tname, sizeof(tname), "collectives (pid %u)", o->tgid);
+		err = ig_perfetto_device(b->w, &d);
+	}
+	s.device = COLL_TRACK + i;
+	if (!err)
+		err = ig_perfetto_slice(b->w, &s);
+	if (!err && o->wait_until > o->t0) {
+		unsigned int n = 0;
+
+		if (o->late_rank >= 0)
+			snprintf(name, sizeof(name), "waiting for rank %d: %s", o->late_rank,
+				 o->ncauses ? o->causes[0].name : "unknown");
+		else
+			snprintf(name, sizeof(name), "waiting for pid %u: %s", o->late_pid,
+				 o->ncauses ? o->causes[0].name : "unknown");
+		a[n++] = (struct ig_tl_annot){ .name = "late_pid", .type = IG_TL_UINT,
+					       .u = o->late_pid };
+		for (i = 0; i < o->ncauses && n < 4; i++)
+			a[n++] = (struct ig_tl_annot){ .name = o->causes[i].name,
+						       .type = IG_TL_UINT, .u = o->causes[i].ns };
+		s.ts = o->t0;
+		s.dur = o->wait_until - o->t0;
+		s.name = name;
+		s.annots = a;
+		s.n_annots = n;
+		err = ig_perfetto_slice(b->w, &s);
+	}
+	if (err)
+		b->err = err;
+}
+
 static void on_span(void *ctx, const struct ig_obs_span *o)
 {
 	struct ig_tlb *b = ctx;
 
+	if (o->kind == IG_OBS_COLLECTIVE) {
+		if (!b->err && o->t1 > o->t0)
+			collective(b, o);
+		return;
+	}
 	if (o->device < 0 || o->device >= MAX_DEVS || o->t1 <= o->t0)
 		return;
 	if (o->kind != IG_OBS_BUSY)
@@ -441,6 +507,41 @@ void ig_tlb_abandon(struct ig_tlb *b)
 	ig_perfetto_abandon(b->w);
 	free(b->thr);
 	free(b);
+}
+
+/* The model's estimate on its own track per GPU, "GPU N (estimated)":
+ * never on the proven one (docs/design.md §4.10, §7.8). */
+#define EST_TRACK	0x1000u
+
+static void est_slice(void *ctx, int device, uint64_t t0, uint64_t t1, bool idle)
+{
+	struct ig_tlb *b = ctx;
+	struct ig_tl_slice s = { .kind = idle ? IG_TL_IDLE : IG_TL_BUSY,
+				 .device = EST_TRACK + (uint32_t)device,
+				 .ts = t0, .dur = t1 - t0,
+				 .name = idle ? "estimated idle" : "estimated busy" };
+	char name[48];
+	int err = 0;
+
+	if (b->err || device < 0 || device >= MAX_DEVS)
+		return;
+	if (!(b->est_declared & (1ull << device))) {
+		struct ig_tl_device d = { .id = s.device, .name = name };
+
+		snprintf(name, sizeof(name), "GPU %d (estimated)", device);
+		b->est_declared |= 1ull << device;
+		err = ig_perfetto_device(b->w, &d);
+	}
+	if (!err)
+		err = ig_perfetto_slice(b->w, &s);
+	if (err)
+		b->err = err;
+}
+
+void ig_tlb_estimates(struct ig_tlb *b, const struct ig_engine *e)
+{
+	if (b && e)
+		ig_engine_estimates(e, est_slice, b);
 }
 
 int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st)

@@ -24,6 +24,9 @@ void ig_tlb_observer(struct ig_tlb *b, struct ig_engine_obs *o);
 void ig_tlb_record(struct ig_tlb *b, const struct ig_hdr *rec);
 /* Writes what is pending, closes and frees; the first error, if any. */
 int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
+/* After the report: the estimate's own track per GPU. */
+struct ig_engine;
+void ig_tlb_estimates(struct ig_tlb *b, const struct ig_engine *e);
 /* Closes and frees a timeline never finished; its file is removed. */
 void ig_tlb_abandon(struct ig_tlb *b);
 

@@ -10,36 +10,18 @@
  * No includes: the BPF side gets __u32/__u64 from vmlinux.h, user space from
  * <linux/types.h>.  Layout is pinned by _Static_assert in user/stream/records.c.
  */
-#ifndef IDLEGAP_H
-#define IDLEGAP_H
+#ifndef IG_RECORD_ABI_H
+#define IG_RECORD_ABI_H
 
 #define IG_COMM_LEN	16
 #define IG_NAME_LEN	64
 
+/* The types, their names and sizes are listed once, in bpf/records.def. */
 enum ig_rec_type {
-	IG_REC_PROC = 1,	/* fork / exec / exit of a tracked task */
-	IG_REC_OFFCPU = 2,	/* a tracked thread was off CPU (interval) */
-	IG_REC_BIO = 3,		/* block request issued by a tracked thread */
-	IG_REC_CUDA = 4,	/* GPU evidence from the libcuda probes */
-	IG_REC_LIBOPEN = 5,	/* a tracked process loaded a library */
-	IG_REC_SAMPLE = 6,	/* a tracked thread was on CPU here */
-	IG_REC_FILE = 7,	/* path of a file a tracked thread waited on */
-	IG_REC_USTACK = 8,	/* native user stack of a tracked thread */
-	IG_REC_PYSTACK = 9,	/* a tracked thread's Python stack changed */
-	IG_REC_GPULIB = 10,	/* an untracked process maps a libcuda (agent) */
-
+#define IG_REC(type, value, name, min) IG_REC_##type = value,
+#include "records.def"
+#undef IG_REC
 	IG_REC_USER_BASE = 0x100,
-	IG_REC_META = 0x100,	/* recording/run metadata (first record) */
-	IG_REC_TASK = 0x101,	/* process/thread known at attach time */
-	IG_REC_PYRT = 0x102,	/* _PyRuntime range of a process */
-	IG_REC_STATS = 0x103,	/* kernel-side counters at the end of a run */
-	IG_REC_END = 0x104,	/* last record of a complete recording */
-	IG_REC_LIBCUDA = 0x105,	/* a libcuda attached for a process */
-	IG_REC_MAPPING = 0x106,	/* a file mapping of a process (fault lookup) */
-	IG_REC_NVML = 0x107,	/* dashboard utilization sample */
-	IG_REC_USYM = 0x108,	/* name of a user code address, resolved live */
-	IG_REC_PYCODE = 0x109,	/* a Python code object's names, line table */
-	IG_REC_GPUMAP = 0x10a,	/* the host's GPUs behind a process's ordinals */
 };
 
 struct ig_hdr {
@@ -223,6 +205,110 @@ struct ig_cuda {
 	__u32 flags;		/* IG_CF_* */
 	__u32 pad;
 };
+
+/* ---- IG_REC_LAUNCHES ---- */
+/*
+ * Per-launch evidence for the duration model (docs/design.md §4.10): the
+ * kernel keeps each submission's time and signature in its stream's map
+ * entry, IG_LBUF at most, and sends them together with the stream's next
+ * sync or query return, or when the buffer is full.  One record per
+ * IG_LBUF launches, never one per launch.
+ */
+#define IG_LBUF			16
+#define IG_LB_NOTKERNEL		0xffffffffu	/* grid: a copy or memset;
+						 * func holds its enum ig_api */
+
+struct ig_launch {
+	__u64 ts;		/* the submission's entry */
+	__u64 func;		/* CUfunction, CUgraphExec, or the api */
+	__u32 grid;		/* gridDimX * gridDimY * gridDimZ; 0: graph */
+	__u32 block;		/* blockDimX * blockDimY */
+};
+
+struct ig_launches {
+	struct ig_hdr h;	/* ts: when the buffer was sent */
+	__u64 stream;		/* normalised stream key */
+	__u32 n;		/* entries used, <= IG_LBUF */
+	__u32 pad;
+	struct ig_launch e[IG_LBUF];
+};
+
+/* ---- IG_REC_NCCL ---- */
+/*
+ * A call into libnccl (docs/design.md §4.9).  Communicator calls are sent
+ * at their return, the rest at their entry.  A communicator's id is the same
+ * in every rank: a hash of its ncclUniqueId, or for a split one of its
+ * parent's id, the color and the parent's count of splits.  seq numbers a
+ * communicator's collective and point-to-point calls in the order the rank
+ * made them, from 1 at its creation (0: created before the probes were
+ * attached, the calls cannot be matched across ranks).
+ */
+enum ig_nccl_kind {
+	IG_NC_COMM = 1,		/* a communicator was created: comm, id,
+				 * rank, nranks; arg: parent handle (split) */
+	IG_NC_COMM_FREE,	/* ncclCommDestroy / ncclCommAbort */
+	IG_NC_COLL,		/* a collective or point-to-point call */
+	IG_NC_GROUP_END,	/* the outermost ncclGroupEnd: the grouped
+				 * calls launch now */
+	IG_NC_COMM_INFO,	/* ncclCommCount / ncclCommUserRank said
+				 * nranks or rank */
+	IG_NC__MAX,
+};
+
+#define IG_NCF_GROUPED	(1u << 0)	/* inside ncclGroupStart/End */
+#define IG_NCF_NO_ID	(1u << 1)	/* communicator not seen created */
+
+struct ig_nccl {
+	struct ig_hdr h;	/* ts: entry (COLL, GROUP_END) or return */
+	__u64 comm;		/* ncclComm_t handle */
+	__u64 id;		/* communicator id (0: unknown) */
+	__u64 stream;		/* normalised stream key (COLL) */
+	__u64 count;		/* elements (COLL) */
+	__u64 seq;		/* per communicator, from 1 (COLL) */
+	__u64 t_begin;		/* entry (COMM) */
+	__u64 arg;		/* parent handle (split), color */
+	__s32 rank;		/* in the communicator, -1: unknown */
+	__s32 nranks;		/* 0: unknown */
+	__s32 peer;		/* root or peer, -1: none */
+	__u32 op;		/* ncclRedOp_t */
+	__u32 dtype;		/* ncclDataType_t */
+	__u32 api;		/* enum ig_nccl_api */
+	__s32 ret;		/* ncclResult_t (COMM) */
+	__u32 flags;		/* IG_NCF_* */
+	__u32 group;		/* group depth at the call */
+	__u32 kind;		/* enum ig_nccl_kind */
+};
+
+/* NCCL entry points idlegap probes, generated from bpf/nccl_api.def; the
+ * list is append only (recordings store the id). */
+enum ig_nccl_api {
+	IG_NA_NONE = 0,
+#define IG_NCCL(name, cls) IG_NA_##name,
+#include "nccl_api.def"
+#undef IG_NCCL
+	IG_NA__MAX,
+};
+
+/* How the BPF side reads an NCCL call's arguments (cookie bits 16..23,
+ * with IG_NCCL_COOKIE_BIT set). */
+enum ig_nccl_class {
+	IG_NCC_INIT_RANK = 1,	/* (comm *, nranks, ncclUniqueId, rank, ...) */
+	IG_NCC_INIT_ALL,	/* (comm *, ndev, devlist) */
+	IG_NCC_SPLIT,		/* (comm, color, key, newcomm *, config) */
+	IG_NCC_FREE,		/* (comm) */
+	IG_NCC_COUNT,		/* (comm, int *count) */
+	IG_NCC_USER_RANK,	/* (comm, int *rank) */
+	IG_NCC_COLL7,		/* (send, recv, count, dtype, op|root, comm, stream) */
+	IG_NCC_COLL8,		/* (send, recv, count, dtype, op, root, comm, stream) */
+	IG_NCC_COLL6,		/* (send, recv, count, dtype, comm, stream) */
+	IG_NCC_P2P,		/* (buf, count, dtype, peer|root, comm, stream) */
+	IG_NCC_GROUP_START,
+	IG_NCC_GROUP_END,
+};
+#define IG_NCC_TIMED(c)		((c) >= IG_NCC_INIT_RANK && (c) <= IG_NCC_USER_RANK && \
+				 (c) != IG_NCC_FREE)
+#define IG_NCCL_COOKIE(api, cls) \
+	((unsigned long long)(api) | ((unsigned long long)(cls) << 16))
 
 /* ---- IG_REC_LIBOPEN ---- */
 /* The dynamic loader of a tracked process changed its link map (dlopen,
@@ -473,4 +559,4 @@ struct ig_thread_state {
 	__u8 cu_emit;		/* END record wanted */
 };
 
-#endif /* IDLEGAP_H */
+#endif /* IG_RECORD_ABI_H */

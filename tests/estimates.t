@@ -1,0 +1,139 @@
+#!/bin/sh
+# Estimated idle inside unresolved time (docs/design.md §4.10) on the
+# simulated GPU: per-launch evidence reaches the recording; where syncs
+# wait (gil) the estimate stands, apart from proven idle, inside its own
+# interval and within 0.10 of the span of the simulator's truth; where no
+# sync ever waits (eager) it is refused with a reason, never guessed.
+# Needs root.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+export TMPDIR=$TMP
+
+run_one() {	# NAME CMD...: run under idlegap into $TMP/NAME.{json,igrec}
+	n=$1; shift
+	"$IG_TOP/build/idlegap" run -o "$TMP/$n.igrec" --json "$TMP/$n.json" -- \
+		"$@" -t 4 -q --truth "$TMP/$n.truth" > "$TMP/$n.out" 2> "$TMP/$n.err"
+}
+
+run_one gil /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s gil
+is "$?" 0 "gil ran under idlegap"
+n=$("$IG_TOP/build/idlegap" report --dump "$TMP/gil.igrec" | grep -c ' launches ')
+ok "launch records in the recording ($n)" [ "${n:-0}" -gt 0 ]
+run_one eager "$IG_TOP/build/trainsim" -s eager
+is "$?" 0 "eager ran under idlegap"
+# near NAME: proven + estimated idle within 0.10 of span of the truth
+near() {
+	/usr/bin/python3 - "$TMP/$1" "$IG_TOP/tools" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import truth
+g = json.load(open(sys.argv[1] + ".json"))["gpu"]
+t = json.load(open(sys.argv[1] + ".truth"))
+_, ivs = truth.read_traces(t["trace_files"])
+a, b = g["span_start_ns"], g["span_end_ns"]
+busy = sum(max(0, min(y, b) - max(x, a)) for x, y in truth.merge(ivs))
+est = g["idle_estimated_s"]
+sys.exit(est is None or abs((g["idle_s"] + est) / g["span_s"] - (b - a - busy) / (b - a)) > 0.10)
+PY
+}
+# A run on a loaded machine can miss by its load alone (the truth's idle
+# share moves with it): a scenario that misses runs once more, as
+# accuracy.t retries its timing-dependent checks.
+for s in twokern drift graphs; do
+	run_one $s "$IG_TOP/build/trainsim" -s $s
+	is "$?" 0 "$s ran under idlegap"
+	if ! near $s; then
+		diag "$s: not within 0.10 of the truth: once more"
+		run_one $s "$IG_TOP/build/trainsim" -s $s
+	fi
+done
+
+pychecks "$TMP" "$IG_TOP" <<'PY'
+import json, sys
+from tap import check
+sys.dont_write_bytecode = True
+sys.path.insert(0, "%s/tools" % sys.argv[2])
+import truth
+d = sys.argv[1]
+
+def load(n):
+    r = json.load(open("%s/%s.json" % (d, n)))
+    t = json.load(open("%s/%s.truth" % (d, n)))
+    _, ivs = truth.read_traces(t["trace_files"])
+    return r["gpu"], ivs
+
+def true_idle(g, ivs):
+    a, b = g["span_start_ns"], g["span_end_ns"]
+    busy = sum(max(0, min(y, b) - max(x, a)) for x, y in truth.merge(ivs))
+    return (b - a - busy) / 1e9
+
+def stands(name):
+    """The checks of a scenario whose syncs wait: the estimate stands,
+    apart from proven idle, near the truth; the truth in the interval is
+    a rate over runs (make bench), so one run only reports it."""
+    g, ivs = load(name)
+    est = g["idle_estimated_s"]
+    check(est is not None, "%s: an estimate stands" % name, str(g["estimate_refused"]))
+    if est is None:
+        return
+    lo, hi = g["idle_estimated_low_s"], g["idle_estimated_high_s"]
+    check(lo <= est <= hi, "%s: the estimate lies in its interval" % name)
+    check(est <= g["unresolved_s"] + 1e-6, "%s: estimated idle only inside unresolved time" % name)
+    tot = (g["idle_s"] + est) / g["span_s"]
+    tr = true_idle(g, ivs) / g["span_s"]
+    check(abs(tot - tr) <= 0.10,
+          "%s: proven + estimated idle within 0.10 of span of the truth" % name,
+          "%.3f vs %.3f" % (tot, tr))
+    print("# %s: truth %.3f, proven %.3f, with estimates %.3f (%.3f-%.3f)" % (
+        name, tr, g["idle_s"] / g["span_s"], tot, (g["idle_s"] + lo) / g["span_s"],
+        (g["idle_s"] + hi) / g["span_s"]))
+
+for n in ("twokern", "drift", "graphs"):
+    stands(n)
+
+g, ivs = load("gil")
+est = g["idle_estimated_s"]
+check(est is not None, "gil: an estimate stands", str(g["estimate_refused"]))
+if est is not None:
+    lo, hi = g["idle_estimated_low_s"], g["idle_estimated_high_s"]
+    check(lo <= est <= hi, "gil: the estimate lies in its interval", "%s %s %s" % (lo, est, hi))
+    check(est <= g["unresolved_s"] + 1e-6, "gil: estimated idle only inside unresolved time")
+    check(g["estimate_fit"]["syncs_checked"] >= 20, "gil: checked on >= 20 held-out syncs",
+          str(g["estimate_fit"]))
+    tot = (g["idle_s"] + est) / g["span_s"]
+    tr = true_idle(g, ivs) / g["span_s"]
+    check(abs(tot - tr) <= 0.10, "gil: proven + estimated idle within 0.10 of span of the truth",
+          "%.3f vs %.3f" % (tot, tr))
+    s = sum(c["seconds"] for c in g["estimated_causes"])
+    check(abs(s - est) <= 1e-5 * max(1, len(g["estimated_causes"])),
+          "gil: estimated causes sum to the estimate", "%s vs %s" % (s, est))
+    hb, gb = g["estimate_host_bound_s"], g["estimate_gpu_bound_s"]
+    check(hb >= 0 and gb >= 0 and hb + gb <= g["unresolved_s"] + 1e-5,
+          "gil: the per-interval split lies inside unresolved time", "%s + %s" % (hb, gb))
+    for dv in g["devices"]:
+        check("idle_estimated_s" in dv and "estimate_fit" in dv, "gil: device %d has the estimate" % dv["device"])
+
+g, ivs = load("eager")
+check(g["idle_estimated_s"] is None and g["idle_estimated_low_s"] is None,
+      "eager: no sync waited, no estimate")
+check(bool(g["estimate_refused"]), "eager: estimate_refused says why", str(g["estimate_refused"]))
+check(g["estimated_causes"] == [], "eager: no estimated causes")
+PY
+out=$("$IG_TOP/build/idlegap" report "$TMP/gil.igrec" 2>&1 | sed -n 2p)
+diag "$out"
+ok "text report: the estimate's line" sh -c "echo '$out' | grep -Eq \
+	'^GPU idle [0-9.]+% proven; with estimates [0-9.]+% \\([0-9.]+-[0-9.]+%\\), model checked on [0-9]+ syncs'"
+# the estimate's own Perfetto track, never the proven one
+if command -v protoc > /dev/null; then
+	"$IG_TOP/build/idlegap" report --perfetto "$TMP/gil.pftrace" "$TMP/gil.igrec" > /dev/null 2>&1
+	protoc --proto_path="$IG_TOP/tests/perfetto" --decode=perfetto.protos.Trace \
+		"$IG_TOP/tests/perfetto/perfetto-subset.proto" < "$TMP/gil.pftrace" > "$TMP/gil.txt" 2>&1
+	ok "perfetto: the trace is well formed" -- sh -c \
+		"'$IG_TOP/tests/perfetto/check_trace.py' < '$TMP/gil.txt' > /dev/null"
+	ok "perfetto: a 'GPU 0 (estimated)' track" grep -q '"GPU 0 (estimated)"' "$TMP/gil.txt"
+else
+	skip "perfetto: the estimated track" "protoc not found (Debian protobuf-compiler)"
+fi
+done_testing

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The duration model (engine/est_fit.c): fitting durations per launch
+ * signature to the ends of queue that waiting syncs proved, the held-out
+ * prediction, and the replay of the queue. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine/est_fit.h"
+
+#define US	1000ULL
+#define MS	1000000ULL
+#define T0	(1000 * MS)
+
+struct job {
+	struct est_launch l[4096];
+	struct est_mark m[512];
+	uint32_t nl, nm;
+};
+
+/* @steps steps: per step, kernels of signature 0 (@d0) and 1 (@d1)
+ * alternating, @n of them launched @gap apart, then a sync that waits
+ * for the queue (the true end) when @wait, else entered @host later.
+ * The queue is simulated exactly: start = max(launch + lat, prev end). */
+static void make(struct job *j, uint32_t steps, uint32_t n, uint64_t gap,
+		 uint64_t d0, uint64_t d1, uint64_t lat, uint64_t noise)
+{
+	uint64_t t = T0, e = 0;
+	uint32_t s, i;
+
+	j->nl = j->nm = 0;
+	for (s = 0; s < steps; s++) {
+		for (i = 0; i < n; i++) {
+			uint64_t d = (i + s) % 2 ? d1 : d0, st;
+
+			j->l[j->nl].t = t;
+			j->l[j->nl].sig = (i + s) % 2;
+			j->nl++;
+			st = t + lat > e ? t + lat : e;
+			e = st + d;
+			t += gap;
+		}
+		j->m[j->nm].t_in = t;
+		j->m[j->nm].t_end = (e > t ? e : t) + (noise ? (s * 7919) % noise : 0);
+		j->m[j->nm].waited = e > t;
+		j->m[j->nm].fold = j->nm % 5;
+		j->nm++;
+		t = (e > t ? e : t) + 300 * US;	/* host work after the sync */
+	}
+}
+
+/* Two signatures in varying order: both durations come out. */
+static void test_two_signatures(void **state)
+{
+	static struct job j;
+	struct est_model md;
+
+	(void)state;
+	make(&j, 100, 3, 20 * US, 500 * US, 100 * US, 5 * US, 0);
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_true(fabs(md.d[0] - 500e3) < 5e3);
+	assert_true(fabs(md.d[1] - 100e3) < 5e3);
+}
+
+/* Held out of the fit, waiting syncs are predicted to within the
+ * noise added to their ends. */
+static void test_held_out(void **state)
+{
+	static struct job j;
+	struct est_model md;
+	double err[512], rel[512];
+	uint32_t ne = 0, nr = 0, f, i;
+
+	(void)state;
+	make(&j, 200, 4, 30 * US, 400 * US, 200 * US, 5 * US, 20 * US);
+	for (f = 0; f < 5; f++) {
+		assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, (int)f, -1, &md), 0);
+		est_predict(&md, j.l, j.nl, j.m, j.nm, (int)f, err, &ne, rel, &nr);
+	}
+	assert_int_equal(ne, 200);
+	for (i = 0; i < ne; i++)
+		assert_true(err[i] < 40.0);	/* us */
+}
+
+/* A few syncs that waited far longer (a preempted driver) do not move
+ * the fit. */
+static void test_outliers(void **state)
+{
+	static struct job j;
+	struct est_model md;
+	uint32_t i;
+
+	(void)state;
+	make(&j, 100, 2, 10 * US, 300 * US, 300 * US, 5 * US, 0);
+	for (i = 0; i < j.nm; i += 10)
+		j.m[i].t_end += 5 * MS;
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_true(fabs(md.d[0] - 300e3) < 10e3);
+	assert_true(fabs(md.d[1] - 300e3) < 10e3);
+}
+
+/* The replay: busy intervals in order, disjoint, each at least its
+ * launch, and none past the end a sync proved. */
+static void test_replay(void **state)
+{
+	static struct job j;
+	static struct est_ival k[4096];
+	struct est_model md;
+	uint32_t nk = 0, i, mi = 0;
+
+	(void)state;
+	make(&j, 50, 3, 50 * US, 100 * US, 20 * US, 5 * US, 0);
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	est_replay(&md, j.l, j.nl, j.m, j.nm, k, &nk);
+	assert_true(nk > 0 && nk <= j.nl);
+	for (i = 0; i < nk; i++) {
+		assert_true(k[i].t1 >= k[i].t0);
+		if (i)
+			assert_true(k[i].t0 >= k[i - 1].t1);
+		while (mi < j.nm && j.m[mi].t_end < k[i].t0)
+			mi++;
+		if (mi < j.nm && j.m[mi].t_in > k[i].t0)
+			assert_true(k[i].t1 <= j.m[mi].t_end);
+	}
+}
+
+/* The same mix before every sync (one of each signature): the syncs pin
+ * the sum only.  The plain fit keeps both near their start; the variant
+ * that pulls one to 0 gives the other the whole, and both still predict
+ * every sync. */
+static void test_variant(void **state)
+{
+	static struct job j;
+	struct est_model md, v0;
+	double err[512], rel[512];
+	uint32_t ne = 0, nr = 0, i;
+
+	(void)state;
+	j.nl = j.nm = 0;
+	for (i = 0; i < 50; i++) {
+		uint64_t t = T0 + i * 5 * MS;
+
+		j.l[j.nl++] = (struct est_launch){ .t = t, .sig = 0 };
+		j.l[j.nl++] = (struct est_launch){ .t = t + 10 * US, .sig = 1 };
+		j.m[j.nm++] = (struct est_mark){ .t_in = t + 20 * US,
+						 .t_end = t + 600 * US,
+						 .waited = 1, .fold = i % 5 };
+	}
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, 0, &v0), 0);
+	assert_true(fabs(md.lat + md.d[0] + md.d[1] - 600e3) < 5e3);
+	assert_true(v0.d[0] < 0.1 * v0.d[1]);
+	/* the first kernel done at once, the second alone from its launch */
+	assert_true(fabs(v0.lat + v0.d[1] - 590e3) < 5e3);
+	est_predict(&v0, j.l, j.nl, j.m, j.nm, 0, err, &ne, rel, &nr);
+	for (i = 0; i < ne; i++)
+		assert_true(err[i] < 5.0);	/* us */
+}
+
+/* No sync waited: nothing pins a duration. */
+static void test_nothing_pinned(void **state)
+{
+	static struct job j;
+	struct est_model md;
+
+	(void)state;
+	make(&j, 20, 2, 500 * US, 10 * US, 10 * US, 5 * US, 0);
+	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_signatures),
+		cmocka_unit_test(test_held_out),
+		cmocka_unit_test(test_outliers),
+		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_variant),
+		cmocka_unit_test(test_nothing_pinned),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

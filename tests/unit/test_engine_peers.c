@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Collectives across ranks (docs/design.md §4.9): matching by
+ * (communicator, sequence), the peer-wait split, the late rank and why. */
+#include "test_engine_util.h"
+
+#define L	IG_STREAM_LEGACY
+#define ID	0x1234abcdULL
+#define NR	4
+
+static void t_gpumap(struct tstream *s, uint32_t tgid, int dev)
+{
+	union ig_rec *r = ts_new(s, IG_REC_GPUMAP, sizeof(struct ig_gpumap), tgid, tgid, 0);
+
+	r->g.n = 1;
+	r->g.dev[0] = dev;
+}
+
+static void t_nccl(struct tstream *s, uint32_t tgid, uint64_t ts, unsigned int kind,
+		   int rank, uint64_t seq, uint32_t flags)
+{
+	union ig_rec *r = ts_new(s, IG_REC_NCCL, sizeof(struct ig_nccl), tgid, tgid, ts);
+
+	r->nc.kind = kind;
+	r->nc.api = kind == IG_NC_GROUP_END ? IG_NA_ncclGroupEnd :
+		    kind == IG_NC_COMM ? IG_NA_ncclCommInitRank : IG_NA_ncclAllReduce;
+	r->nc.comm = 0x5000 + tgid;
+	r->nc.id = kind == IG_NC_GROUP_END ? 0 : ID;
+	r->nc.rank = rank;
+	r->nc.nranks = kind == IG_NC_GROUP_END ? 0 : NR;
+	r->nc.seq = seq;
+	r->nc.stream = L;
+	r->nc.count = 1 << 20;
+	r->nc.dtype = 7;
+	r->nc.flags = flags;
+}
+
+static void ranks(struct tstream *s)
+{
+	int r;
+
+	t_meta(s, 0);
+	for (r = 0; r < NR; r++) {
+		t_task(s, 0, 100 + r, 100 + r, 1, "trainer");
+		t_gpumap(s, 100 + r, r);
+		t_nccl(s, 100 + r, 1 * MS, IG_NC_COMM, r, 0, 0);
+	}
+}
+
+/* One collective on rank @r: launched at @t, its kernel just after, then
+ * a sync until @end (the collective's end everywhere). */
+static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t end)
+{
+	t_nccl(s, 100 + r, t, IG_NC_COLL, r, seq, 0);
+	t_submit(s, 100 + r, 100 + r, t + 10 * US, L);
+	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
+}
+
+static struct json_object *dev(struct json_object *j, int i)
+{
+	return json_object_array_get_idx(jpath(j, "gpu.devices"), i);
+}
+
+/* Rank 2 reads its batch from storage for 40 ms each step; the others
+ * wait for it inside the all-reduce. */
+static void test_storage_straggler(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *st;
+	uint64_t k, b;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (k = 0; k < 3; k++) {
+		b = 10 * MS + k * 100 * MS;
+		for (r = 0; r < NR; r++) {
+			/* compute, proven done by a sync that waited */
+			t_submit(&s, 100 + r, 100 + r, b + 1 * MS, L);
+			t_sync(&s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 11 * MS,
+			       b + 11 * MS + 10 * US, L, b + 1 * MS);
+		}
+		OFF(&s, .tid = 102, .t_off = b + 12 * MS, .t_wake = b + 52 * MS,
+		    .t_on = b + 52 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
+		    .name = "shard.bin", .cpu = 1);
+		for (r = 0; r < NR; r++)
+			coll(&s, r, k + 1, r == 2 ? b + 53 * MS : b + 12 * MS, b + 60 * MS);
+	}
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	st = jpath(j, "stragglers");
+	assert_int_equal(json_object_array_length(st), 1);
+	st = json_object_array_get_idx(st, 0);
+	assert_int_equal(ji(st, "rank"), 2);
+	assert_int_equal(ji(st, "pid"), 102);
+	assert_int_equal(ji(st, "collectives"), 3);
+	/* three ranks, 41 ms each, three steps */
+	assert_near(jd(st, "late_s"), S(369), 1e-6);
+	assert_string_equal(json_object_get_string(jpath(json_object_array_get_idx(
+		jpath(st, "causes"), 0), "cause")), "storage");
+	assert_near(jd(json_object_array_get_idx(jpath(st, "causes"), 0), "seconds"),
+		    S(360), 1e-6);
+	for (r = 0; r < NR; r++) {
+		assert_int_equal(ji(dev(j, r), "rank"), r);
+		assert_near(jd(dev(j, r), "peer_wait_s"), r == 2 ? 0 : S(123), 1e-6);
+	}
+	assert_near(jd(j, "gpu.peer_wait_s"), S(369), 1e-6);
+	assert_int_equal(ji(j, "collectives.matched"), 3);
+	assert_int_equal(ji(j, "collectives.unmatched_calls"), 0);
+	/* never busy: the devices' states still add up to their spans */
+	for (r = 0; r < NR; r++) {
+		struct json_object *d = dev(j, r);
+		double span = (ji(d, "span_end_ns") - ji(d, "span_start_ns")) / 1e9;
+
+		assert_near(jd(d, "busy_s") + jd(d, "idle_s") + jd(d, "unresolved_s") +
+			    jd(d, "peer_wait_s"), span, 1e-6);
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 1's GPU still runs its earlier work when it launches the
+ * collective: imbalance, peer_compute. */
+static void test_peer_compute(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *st;
+	uint64_t k, b;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (k = 0; k < 3; k++) {
+		b = 10 * MS + k * 100 * MS;
+		for (r = 0; r < NR; r++) {
+			t_submit(&s, 100 + r, 100 + r, b + 1 * MS, L);
+			if (r != 1)	/* the others' work proven done */
+				t_sync(&s, 100 + r, 100 + r, b + 1 * MS + 10 * US,
+				       b + 5 * MS, b + 5 * MS + 10 * US, L, b + 1 * MS);
+		}
+		for (r = 0; r < NR; r++)
+			t_nccl(&s, 100 + r, r == 1 ? b + 10 * MS : b + 6 * MS,
+			       IG_NC_COLL, r, k + 1, 0);
+		for (r = 0; r < NR; r++)
+			t_sync(&s, 100 + r, 100 + r, b + 11 * MS, b + 40 * MS,
+			       b + 40 * MS + 10 * US, L, b + 10 * MS);
+	}
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	st = json_object_array_get_idx(jpath(j, "stragglers"), 0);
+	assert_non_null(st);
+	assert_int_equal(ji(st, "rank"), 1);
+	assert_string_equal(json_object_get_string(jpath(json_object_array_get_idx(
+		jpath(st, "causes"), 0), "cause")), "peer_compute");
+	assert_near(jd(st, "late_s"), S(36), 1e-6);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Every rank launches within 20 us: no straggler; a grouped call
+ * launches at its group's end; a rank not traced leaves its calls
+ * unmatched, not charged. */
+static void test_balanced_grouped(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	uint64_t k, b;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (k = 0; k < 5; k++) {
+		b = 10 * MS + k * 50 * MS;
+		for (r = 0; r < NR; r++) {
+			t_nccl(&s, 100 + r, b + r * 5 * US, IG_NC_COLL, r, 2 * k + 1,
+			       IG_NCF_GROUPED);
+			t_nccl(&s, 100 + r, b + 1 * MS + r * 5 * US, IG_NC_GROUP_END, -1, 0, 0);
+			t_submit(&s, 100 + r, 100 + r, b + 1 * MS + 6 * US * r + 30 * US, L);
+			t_sync(&s, 100 + r, 100 + r, b + 2 * MS, b + 20 * MS,
+			       b + 20 * MS + 10 * US, L, b + 1 * MS + 50 * US);
+			if (r != 3)	/* rank 3 makes no such call */
+				t_nccl(&s, 100 + r, b + 25 * MS, IG_NC_COLL, r, 2 * k + 2, 0);
+		}
+	}
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(json_object_array_length(jpath(j, "stragglers")), 0);
+	assert_int_equal(ji(j, "collectives.matched"), 5);
+	assert_int_equal(ji(j, "collectives.unmatched_calls"), 15);
+	/* launched at the group's end, 5 us apart: rank 0 waited 15 us each */
+	assert_near(jd(dev(j, 0), "peer_wait_s"), 5 * 15e-6, 1e-9);
+	assert_true(jd(j, "gpu.peer_wait_s") <= 0.05 * jd(dev(j, 0), "collective_s") * NR);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_storage_straggler),
+		cmocka_unit_test(test_peer_compute),
+		cmocka_unit_test(test_balanced_grouped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The duration model of estimate.c (docs/design.md §4.10): a duration per
+ * launch signature and one launch latency, fitted by least squares with
+ * outlier rejection to the ends of queue that syncs proved, and the
+ * replay of a device's queue with them.  No engine state: plain arrays,
+ * so that the unit tests drive it directly.
+ */
+#ifndef IG_ENGINE_EST_FIT_H
+#define IG_ENGINE_EST_FIT_H
+
+#include <stdint.h>
+
+#define EST_MAX_SIGS	64
+#define EST_MAX_LAT_NS	200000.0
+
+/* What identifies a launch's work: process, function (or graph, or the
+ * api of a copy), grid and block size. */
+struct est_sigkey {
+	uint32_t tgid, grid, block, pad;
+	uint64_t func;
+};
+
+struct est_launch {
+	uint64_t t;		/* the launch call's entry */
+	uint32_t sig, pad;
+};
+
+/* A sync or query that covered every launch before t_in: the queue
+ * ended at t_end (waited), or had ended by t_end. */
+struct est_mark {
+	uint64_t t_in, t_end;
+	uint8_t waited, fold;
+	uint8_t pad[6];
+};
+
+struct est_ival {
+	uint64_t t0, t1;
+};
+
+struct est_model {
+	uint32_t nsig;
+	double lat;			/* ns */
+	double d[EST_MAX_SIGS];		/* ns per signature */
+};
+
+/* Fit to every mark but those of fold @skip (-1: none); launches and
+ * marks sorted by time.  Durations the syncs cannot tell apart (the same
+ * mix of signatures before every sync) are kept near their start value,
+ * or, for signature @zero (-1: none), near 0: the variants bound what
+ * the evidence leaves open.  0, or -1 when nothing pins a duration. */
+int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
+/* For each waiting sync of fold @fold: the absolute error of its
+ * predicted end in us (@err), and the error relative to its queue's busy
+ * time (@rel), appended. */
+void est_predict(const struct est_model *md, const struct est_launch *l,
+		 uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
+		 double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
+/* The queue's busy intervals, in order, disjoint (@k: @nl slots). */
+void est_replay(const struct est_model *md, const struct est_launch *l,
+		uint32_t nl, const struct est_mark *m, uint32_t nm,
+		struct est_ival *k, uint32_t *nk);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What estimate.c (the check, the replay, the results) and est_intake.c
+ * (the evidence) share; no other file includes it.
+ */
+#ifndef IG_ENGINE_EST_INT_H
+#define IG_ENGINE_EST_INT_H
+
+#include "engine/estimate.h"
+#include "engine/est_fit.h"
+
+#define EST_MAX_LAUNCHES	(4u << 20)	/* kept per engine */
+#define EST_MAX_SEGS		(2u << 20)	/* feeder stretches kept */
+#define EST_FOLDS		5
+#define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
+
+struct est_dev {
+	int ordinal;
+	struct ig_vec l;	/* struct est_launch */
+	struct ig_vec m;	/* struct est_mark */
+	struct ig_vec u;	/* struct ig_piece: unresolved spans */
+	uint32_t tgid;		/* the one queue seen, or multi */
+	uint64_t stream;
+	bool multi;
+	struct est_result r;
+	struct est_ival *k;	/* the replayed queue, once computed */
+	uint32_t nk;
+	double *err;		/* held-out errors, us */
+	uint32_t nerr;
+};
+
+struct ig_est {
+	struct est_dev *dev[IG_MAX_DEVICES];
+	uint32_t ndev;
+	struct est_sigkey sig[EST_MAX_SIGS];
+	uint32_t nsig;
+	uint64_t nlaunch;
+	bool overflow;
+	bool done;
+	struct est_result total;
+	struct ig_vec segs;		/* struct est_seg, by time */
+};
+
+/* A stretch of a feeder's unresolved time and the cause the walk gave
+ * most of it. */
+struct est_seg {
+	uint64_t x, y;
+	uint32_t cause, pad;
+};
+
+/* The engine's estimator, made at its first use; NULL on ENOMEM. */
+struct ig_est *est_get(struct ig_engine *e);
+
+#endif

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Estimated idle inside unresolved time (docs/design.md §4.10).
+ *
+ * Evidence per device: every launch (time, signature) from IG_REC_LAUNCHES,
+ * and marks from syncs and queries that covered everything submitted
+ * before their entry: a sync that waited says the queue ended at its
+ * drained point; one that returned at once, or a query that found the
+ * work done, says it had ended by then (est_intake.c keeps them).
+ * est_fit.c fits a duration per signature and a launch latency; this file
+ * checks the fit on held-out syncs, and replays the device over the
+ * unresolved spans:  start = max(launch + latency, previous end), end =
+ * start + duration.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/est_int.h"
+
+static int by_seg(const void *a, const void *b)
+{
+	const struct est_seg *x = a, *y = b;
+
+	return x->x < y->x ? -1 : x->x > y->x;
+}
+
+/* Estimated idle [x, y) by the cause of the feeder's stretches there;
+ * time no stretch covers is unknown. */
+static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
+		       uint64_t y)
+{
+	const struct est_seg *g = s->segs.v;
+	uint32_t lo = 0, hi = s->segs.n;
+	uint64_t got = 0;
+
+	while (lo < hi) {	/* the first stretch ending after x */
+		uint32_t mid = (lo + hi) / 2;
+
+		if (g[mid].y <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->segs.n && g[lo].x < y; lo++) {
+		uint64_t a = ig_max64(g[lo].x, x), b = ig_min64(g[lo].y, y);
+
+		if (b > a) {
+			causes[g[lo].cause] += b - a;
+			got += b - a;
+		}
+	}
+	if (y - x > got)
+		causes[IG_C_UNKNOWN] += y - x - got;
+}
+
+static int by_launch(const void *a, const void *b)
+{
+	const struct est_launch *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_mark(const void *a, const void *b)
+{
+	const struct est_mark *x = a, *y = b;
+
+	return x->t_in < y->t_in ? -1 : x->t_in > y->t_in;
+}
+
+static int by_piece(const void *a, const void *b)
+{
+	const struct ig_piece *x = a, *y = b;
+
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of @v (sorted in place), 0 when empty. */
+static double quantile(double *v, uint32_t n, double q)
+{
+	double pos;
+	uint32_t i;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), by_double);
+	pos = q * (n - 1);
+	i = (uint32_t)pos;
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+/* Held-out check: fit without each fold, predict its waiting syncs. */
+static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
+{
+	struct est_model m;
+	uint32_t f;
+
+	d->err = calloc(d->m.n + 1, sizeof(*d->err));
+	if (!d->err)
+		return;
+	for (f = 0; f < EST_FOLDS; f++) {
+		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
+			continue;
+		est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
+			    d->err, &d->nerr, rel, nrel);
+	}
+}
+
+/* The replayed queue's busy intervals @k clipped to the unresolved spans,
+ * and what is left of them, estimated idle, in time order to @cb (NULL:
+ * none); the estimated idle time. */
+static uint64_t spans_walk(const struct est_dev *d, const struct est_ival *k,
+			   uint32_t nk, est_span_fn cb, void *ctx)
+{
+	const struct ig_piece *u = d->u.v;
+	uint64_t idle = 0;
+	uint32_t i, j, k0 = 0;
+
+	for (i = 0; i < d->u.n; i++) {
+		uint64_t cur = u[i].t0;
+
+		while (k0 < nk && k[k0].t1 <= u[i].t0)
+			k0++;
+		for (j = k0; j <= nk && cur < u[i].t1; j++) {
+			uint64_t x = u[i].t1, y;
+
+			if (j < nk && k[j].t0 < u[i].t1)
+				x = ig_max64(k[j].t0, u[i].t0);
+			if (x > cur) {
+				idle += x - cur;
+				if (cb)
+					cb(ctx, d->ordinal, cur, x, true);
+				cur = x;
+			}
+			if (j == nk || k[j].t0 >= u[i].t1)
+				break;
+			y = ig_min64(k[j].t1, u[i].t1);
+			if (y > cur && cb)
+				cb(ctx, d->ordinal, cur, y, false);
+			cur = ig_max64(cur, y);
+		}
+	}
+	return idle;
+}
+
+/* Length of [a, b) inside the unresolved spans, from span @*pi on. */
+static uint64_t unres_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
+			 uint64_t b)
+{
+	const struct ig_piece *u = d->u.v;
+	uint64_t n = 0;
+	uint32_t i;
+
+	while (*pi < d->u.n && u[*pi].t1 <= a)
+		(*pi)++;
+	for (i = *pi; i < d->u.n && u[i].t0 < b; i++)
+		if (ig_min64(u[i].t1, b) > ig_max64(u[i].t0, a))
+			n += ig_min64(u[i].t1, b) - ig_max64(u[i].t0, a);
+	return n;
+}
+
+/* The bottleneck between each launch and the next, inside unresolved
+ * time: host-bound when the replayed queue had run dry by the next
+ * launch, GPU-bound when that launch had to queue (docs/design.md §4.10). */
+static void bound_split(struct est_dev *d)
+{
+	const struct est_launch *l = d->l.v;
+	const struct est_ival *k = d->k;
+	uint32_t i, kj = 0, pi = 0;
+
+	for (i = 0; i + 1 < d->l.n; i++) {
+		uint64_t a = l[i].t, b = l[i + 1].t, n;
+		bool queued;
+
+		if (b <= a)
+			continue;
+		n = unres_in(d, &pi, a, b);
+		if (!n)
+			continue;
+		while (kj < d->nk && k[kj].t1 < b)
+			kj++;
+		queued = kj < d->nk && k[kj].t0 < b;
+		if (queued)
+			d->r.gpu_bound_ns += n;
+		else
+			d->r.host_bound_ns += n;
+	}
+}
+
+struct cause_ctx {
+	const struct ig_est *s;
+	uint64_t *causes;
+};
+
+static void add_causes(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle)
+{
+	struct cause_ctx *c = ctx;
+
+	(void)dev;
+	if (idle)
+		seg_causes(c->s, c->causes, t0, t1);
+}
+
+void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
+{
+	uint32_t i;
+
+	if (!e->est || !e->est->done)
+		return;
+	for (i = 0; i < e->est->ndev; i++) {
+		const struct est_dev *d = e->est->dev[i];
+
+		if (d->r.have && d->k)
+			spans_walk(d, d->k, d->nk, cb, ctx);
+	}
+}
+
+/* The signatures launched most on the device, most first, into @out
+ * (EST_VARIANTS at most); none when there is only one. */
+static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
+{
+	uint64_t cnt[EST_MAX_SIGS] = { 0 };
+	const struct est_launch *l = d->l.v;
+	uint32_t i, n = 0, v;
+
+	for (i = 0; i < d->l.n; i++)
+		cnt[l[i].sig]++;
+	for (v = 0; v < EST_VARIANTS; v++) {
+		uint32_t best = EST_MAX_SIGS;
+
+		for (i = 0; i < nsig && i < EST_MAX_SIGS; i++)
+			if (cnt[i] && (best == EST_MAX_SIGS || cnt[i] > cnt[best]))
+				best = i;
+		if (best == EST_MAX_SIGS)
+			break;
+		out[n++] = best;
+		cnt[best] = 0;
+	}
+	return n > 1 ? n : 0;
+}
+
+static void dev_compute(struct ig_engine *e, struct est_dev *d)
+{
+	struct est_result *r = &d->r;
+	struct est_model m;
+	struct est_ival *k;
+	double *rel, q10, q90, p50rel, busy;
+	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
+	uint64_t lo, hi, margin;
+	struct cause_ctx cc;
+
+	for (i = 0; i < d->u.n; i++) {
+		const struct ig_piece *u = (const struct ig_piece *)d->u.v + i;
+
+		r->unres_ns += u->t1 - u->t0;
+	}
+	if (!r->unres_ns) {
+		r->have = true;
+		return;
+	}
+	if (e->est->overflow) {
+		r->refused = "more launches than the model keeps";
+		return;
+	}
+	if (!d->l.n) {
+		r->refused = "no per-launch evidence";
+		return;
+	}
+	if (d->multi) {
+		r->refused = "launches on several streams or processes: the replay models one queue";
+		return;
+	}
+	qsort(d->l.v, d->l.n, d->l.esz, by_launch);
+	qsort(d->m.v, d->m.n, d->m.esz, by_mark);
+	qsort(d->u.v, d->u.n, d->u.esz, by_piece);
+	rel = calloc(d->m.n + 1, sizeof(*rel));
+	if (!rel) {
+		r->refused = "out of memory";
+		return;
+	}
+	check(d, e->est->nsig, rel, &nrel);
+	r->checked = d->nerr;
+	r->p50_us = quantile(d->err, d->nerr, 0.5);
+	r->p90_us = quantile(d->err, d->nerr, 0.9);
+	q10 = quantile(rel, nrel, 0.05);	/* sorts rel */
+	q90 = quantile(rel, nrel, 0.95);
+	for (i = 0; i < nrel; i++)
+		rel[i] = fabs(rel[i]);
+	p50rel = quantile(rel, nrel, 0.5);
+	free(rel);
+	if (r->checked < EST_MIN_CHECKED) {
+		r->refused = "too few syncs waited for the GPU to check the model";
+		return;
+	}
+	if (p50rel > EST_MAX_P50_REL) {
+		r->refused = "the model missed held-out syncs by more than half their queue";
+		return;
+	}
+	if (!(k = calloc(d->l.n, sizeof(*k))) ||
+	    !(d->k = calloc(d->l.n, sizeof(*k)))) {
+		free(k);
+		r->refused = "out of memory";
+		return;
+	}
+	if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
+		free(k);
+		r->refused = "the fit failed";
+		return;
+	}
+	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	cc.s = e->est;
+	cc.causes = r->causes;
+	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
+	bound_split(d);
+	lo = hi = r->idle_ns;
+	/* what the syncs leave open: each of the most launched signatures
+	 * as short as the evidence allows */
+	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
+		uint64_t idle;
+
+		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
+			    (int)sigs[v], &m))
+			continue;
+		est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
+		idle = spans_walk(d, k, nk, NULL, NULL);
+		lo = ig_min64(lo, idle);
+		hi = ig_max64(hi, idle);
+	}
+	free(k);
+	/* and the held-out syncs' spread of relative error, both ways */
+	if (q90 < -0.9)
+		q90 = -0.9;
+	if (q10 < -0.9)
+		q10 = -0.9;
+	busy = (double)(r->unres_ns - lo);
+	r->low_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q10)));
+	busy = (double)(r->unres_ns - hi);
+	r->high_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q90)));
+	/* and each span's own error: its end is off by a held-out sync's
+	 * typical error */
+	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
+	r->low_ns -= ig_min64(r->low_ns, margin);
+	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
+	if (r->low_ns > r->idle_ns)
+		r->low_ns = r->idle_ns;
+	if (r->high_ns < r->idle_ns)
+		r->high_ns = r->idle_ns;
+	r->have = true;
+}
+
+void est_compute(struct ig_engine *e)
+{
+	struct ig_est *s = est_get(e);
+	struct est_result *t;
+	uint32_t i, c;
+	bool any = false;
+
+	if (!s || s->done)
+		return;
+	s->done = true;
+	qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
+	t = &s->total;
+	t->have = true;
+	for (i = 0; i < s->ndev; i++) {
+		struct est_dev *d = s->dev[i];
+
+		dev_compute(e, d);
+		if (!d->r.unres_ns && !d->l.n)
+			continue;
+		any = true;
+		t->unres_ns += d->r.unres_ns;
+		if (!d->r.have) {
+			t->have = false;
+			if (!t->refused)
+				t->refused = d->r.refused;
+			continue;
+		}
+		t->idle_ns += d->r.idle_ns;
+		t->low_ns += d->r.low_ns;
+		t->high_ns += d->r.high_ns;
+		t->checked += d->r.checked;
+		t->host_bound_ns += d->r.host_bound_ns;
+		t->gpu_bound_ns += d->r.gpu_bound_ns;
+		if (d->r.p50_us > t->p50_us)
+			t->p50_us = d->r.p50_us;
+		if (d->r.p90_us > t->p90_us)
+			t->p90_us = d->r.p90_us;
+		for (c = 0; c < IG_C__MAX; c++)
+			t->causes[c] += d->r.causes[c];
+	}
+	if (!any && !t->refused)
+		t->refused = t->unres_ns ? "no per-launch evidence" : NULL;
+	if (!t->have) {
+		t->idle_ns = t->low_ns = t->high_ns = 0;
+		memset(t->causes, 0, sizeof(t->causes));
+	}
+}
+
+const struct est_result *est_device(const struct ig_engine *e, int ordinal)
+{
+	uint32_t i;
+
+	if (!e->est)
+		return NULL;
+	for (i = 0; i < e->est->ndev; i++)
+		if (e->est->dev[i]->ordinal == ordinal)
+			return &e->est->dev[i]->r;
+	return NULL;
+}
+
+const struct est_result *est_total(const struct ig_engine *e)
+{
+	return e->est && e->est->done ? &e->est->total : NULL;
+}
+
+void est_free(struct ig_engine *e)
+{
+	struct ig_est *s = e->est;
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->ndev; i++) {
+		free(s->dev[i]->l.v);
+		free(s->dev[i]->m.v);
+		free(s->dev[i]->u.v);
+		free(s->dev[i]->err);
+		free(s->dev[i]->k);
+		free(s->dev[i]);
+	}
+	free(s->segs.v);
+	free(s);
+	e->est = NULL;
+}
+
+void ig_engine_estimates(const struct ig_engine *e,
+			 void (*cb)(void *ctx, int device, uint64_t t0,
+				    uint64_t t1, bool idle), void *ctx)
+{
+	est_foreach(e, cb, ctx);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Collectives across ranks (docs/design.md §4.9): NCCL calls matched by
+ * (communicator, sequence) over the ranks traced together, each rank's
+ * time in a collective split into waiting for peers and transfer, and the
+ * wait charged to the late rank with the cause of its lateness.
+ *   peers.c         intake, matching, the split and the charge
+ *   peers_report.c  the JSON and text views of it
+ */
+#ifndef IG_ENGINE_PEERS_H
+#define IG_ENGINE_PEERS_H
+
+#include "engine/model.h"
+
+#define IG_PEERS_MAX_RANKS	256	/* ranks of a communicator matched */
+#define IG_PEERS_MAX_LATE	256	/* stragglers reported */
+
+/* What one rank did in one collective. */
+struct peers_call {
+	uint64_t launch;	/* the host launched it (0: grouped, not yet) */
+	uint64_t end;		/* its stream drained after it (0: not seen
+				 * yet, IG_NS_INF: another came first) */
+	uint64_t pend_since;	/* earlier work on its GPU pending since
+				 * (0: none: the GPU reached it at launch) */
+	uint64_t stream;
+	uint64_t bytes;
+	uint32_t tid, tgid;
+	int32_t rank;
+	int device;
+	uint32_t api;
+	bool present;
+};
+
+/* One rank, as the report names it. */
+struct peers_rank {
+	int32_t rank;		/* in its largest communicator, -1: unknown */
+	int32_t comm_size;	/* ... of that many ranks */
+	uint32_t pid;
+	int device;
+	uint64_t late_ns;	/* other GPUs' wait charged to it */
+	uint64_t wait_ns;	/* its GPU's wait for others */
+	uint64_t coll_ns;	/* its GPU's time in collectives */
+	uint64_t last_late;	/* when it was last late (ordering) */
+	uint64_t collectives;	/* in which it was the late rank */
+	uint64_t cause_ns[IG_C__MAX];
+	struct ig_causeset walk;	/* scratch set for the walk */
+};
+
+/* A union of intervals, in one pass: intervals come about in time order
+ * (collectives in launch order); one that starts before the last merged
+ * run ended only extends it, never counts twice. */
+struct peers_union {
+	uint64_t ns;		/* committed */
+	uint64_t t0, t1;	/* the run being merged */
+};
+
+/* A device's time in collectives and in peer wait: unions over its
+ * ranks, which may share one device entry (several processes on one GPU,
+ * or contexts created before the probes came). */
+struct peers_dev {
+	int ordinal;
+	int32_t rank;		/* its one rank, -2: several */
+	struct peers_union wait, coll;
+};
+
+struct ig_peers {
+	struct peers_dev devs[IG_MAX_DEVICES];
+	uint32_t ndevs;
+	struct ig_htab groups;	/* hash(id, seq) -> struct peers_group */
+	struct peers_rank *ranks;
+	uint32_t nranks, caprank;
+	uint64_t calls, matched, unmatched, no_id, grouped_pending;
+	uint64_t wait_ns, unproven_wait_ns;
+	uint64_t libs, static_libs;
+	char static_path[128];
+};
+
+void peers_feed(struct ig_engine *e, const struct ig_nccl *r);
+void peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
+/* No more records: what never matched is counted so. */
+void peers_finish(struct ig_engine *e);
+void peers_free(struct ig_engine *e);
+/* Thread history the unsettled collectives still need: from here (their
+ * lateness is walked when they settle). */
+uint64_t peers_keep_from(const struct ig_engine *e);
+/* The rank of a process, -1 if unknown. */
+int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid);
+/* A device's wait and collective time. */
+void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
+	       uint64_t *coll_ns, int32_t *rank);
+/* Stragglers, the latest (most waited for) first; returns how many (caller frees).
+ * A rank is one when the others' GPUs waited for it at least
+ * IG_PEERS_LATE_SHARE of a rank's mean time in collectives: in a balanced
+ * job every rank is last now and then, by little. */
+#define IG_PEERS_LATE_SHARE	0.10
+size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
+
+/* ---- peers_report.c ---- */
+#include <json-c/json.h>
+/* Take a device's peer wait out of its busy time, then out of its
+ * unresolved time (and unresolved GPU-bound); @wait gets it. */
+void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
+/* gpu.devices[]: rank, collective_s, peer_wait_s. */
+void peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
+/* Top-level "stragglers". */
+struct json_object *peers_json_stragglers(const struct ig_engine *e);
+/* Top-level "collectives": what was matched, what was not. */
+struct json_object *peers_json_summary(const struct ig_engine *e);
+uint64_t peers_wait_ns(const struct ig_engine *e);
+/* The text report's "Waiting for peers" section (nothing without NCCL). */
+void peers_text(FILE *out, const struct ig_engine *e);
+
+#endif

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The views of collectives across ranks (docs/design.md §4.9, §7.4): the
+ * peer-wait state of each GPU, and the stragglers with the causes of their
+ * lateness.
+ */
+#include <stdlib.h>
+#include "engine/peers.h"
+#include "engine/report.h"
+#include "engine/jsonval.h"
+
+void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
+{
+	uint64_t coll, w, x, y;
+	int32_t rank;
+
+	peers_dev(e, ordinal, &w, &coll, &rank);
+	/* a collective's kernel occupies the GPU while it waits: the model
+	 * counted that time busy where proven, else unresolved (pending) */
+	x = ig_min64(w, *busy);
+	*busy -= x;
+	y = ig_min64(w - x, *unres);
+	*unres -= y;
+	*unres_gpu -= ig_min64(y, *unres_gpu);
+	/* never more than the pending time it came out of */
+	*wait = x + y;
+}
+
+static double sec(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+void peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
+{
+	uint64_t w, coll;
+	int32_t rank;
+
+	peers_dev(e, ordinal, &w, &coll, &rank);
+	json_object_object_add(o, "rank", rank >= 0 ? json_object_new_int(rank) : NULL);
+	json_object_object_add(o, "collective_s", jsec(coll));
+	json_object_object_add(o, "peer_wait_s", jsec(w));
+}
+
+static jo *causes_json(const struct peers_rank *R)
+{
+	unsigned int order[IG_C__MAX];
+	size_t n = ig_ns_sorted(R->cause_ns, order), i;
+	uint64_t tot = 0;
+	jo *a = json_object_new_array();
+
+	for (i = 0; i < n; i++)
+		tot += R->cause_ns[order[i]];
+	for (i = 0; i < n; i++) {
+		jo *c = json_object_new_object();
+		uint64_t ns = R->cause_ns[order[i]];
+
+		json_object_object_add(c, "cause", jstr(ig_cause_name(order[i])));
+		/* the walk gives each ns of lateness one cause: scaled to the
+		 * wait it caused */
+		json_object_object_add(c, "seconds", jsec(ns));
+		json_object_object_add(c, "share", jnum(ig_share(ns, tot), 3));
+		json_object_array_add(a, c);
+	}
+	return a;
+}
+
+jo *peers_json_stragglers(const struct ig_engine *e)
+{
+	const struct peers_rank **v;
+	size_t n = peers_stragglers(e, &v), i;
+	jo *a = json_object_new_array();
+
+	for (i = 0; i < n; i++) {
+		jo *o = json_object_new_object();
+
+		json_object_object_add(o, "rank", v[i]->rank >= 0 ?
+				       json_object_new_int(v[i]->rank) : NULL);
+		json_object_object_add(o, "pid", ju64(v[i]->pid));
+		json_object_object_add(o, "host", jstr(e->win.meta.host));
+		json_object_object_add(o, "late_s", jsec(v[i]->late_ns));
+		json_object_object_add(o, "collectives", ju64(v[i]->collectives));
+		json_object_object_add(o, "causes", causes_json(v[i]));
+		json_object_array_add(a, o);
+	}
+	free(v);
+	return a;
+}
+
+/* Each rank's own share: ranks of one job may share a device entry
+ * (their contexts created before the probes, or one GPU for several). */
+static jo *ranks_json(const struct ig_engine *e)
+{
+	jo *a = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; e->peers && i < e->peers->nranks; i++) {
+		const struct peers_rank *R = &e->peers->ranks[i];
+		jo *o = json_object_new_object();
+
+		json_object_object_add(o, "rank", R->rank >= 0 ? json_object_new_int(R->rank) : NULL);
+		json_object_object_add(o, "pid", ju64(R->pid));
+		json_object_object_add(o, "device", json_object_new_int(R->device));
+		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
+		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
+		json_object_object_add(o, "late_s", jsec(R->late_ns));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+jo *peers_json_summary(const struct ig_engine *e)
+{
+	const struct ig_peers *ps = e->peers;
+	jo *o = json_object_new_object();
+
+	json_object_object_add(o, "calls", ju64(ps ? ps->calls : 0));
+	json_object_object_add(o, "matched", ju64(ps ? ps->matched : 0));
+	json_object_object_add(o, "unmatched_calls", ju64(ps ? ps->unmatched : 0));
+	json_object_object_add(o, "calls_without_communicator", ju64(ps ? ps->no_id : 0));
+	json_object_object_add(o, "peer_wait_s", jsec(ps ? ps->wait_ns : 0));
+	json_object_object_add(o, "peer_wait_unproven_s",
+			       jsec(ps ? ps->unproven_wait_ns : 0));
+	json_object_object_add(o, "libnccl_probed", ju64(ps ? ps->libs : 0));
+	json_object_object_add(o, "nccl_linked_statically",
+			       ps && ps->static_libs ? jstr(ps->static_path) : NULL);
+	json_object_object_add(o, "ranks", ranks_json(e));
+	return o;
+}
+
+uint64_t peers_wait_ns(const struct ig_engine *e)
+{
+	return e->peers ? e->peers->wait_ns : 0;
+}
+
+void peers_text(FILE *out, const struct ig_engine *e)
+{
+	const struct ig_peers *ps = e->peers;
+	const struct peers_rank **v;
+	size_t n, i, k, m;
+	uint64_t coll = 0;
+	unsigned int order[IG_C__MAX];
+
+	if (!ps || !ps->calls)
+		return;
+	for (i = 0; i < ps->nranks; i++)
+		coll += ps->ranks[i].coll_ns;
+	fprintf(out, "Waiting for peers: %.3f s of %.3f s in %llu matched collectives\n",
+		sec(ps->wait_ns), sec(coll), (unsigned long long)ps->matched);
+	for (i = 0; i < ps->nranks; i++) {
+		const struct peers_rank *R = &ps->ranks[i];
+
+		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s\n",
+			R->rank, R->pid, R->device, sec(R->wait_ns), sec(R->late_ns));
+	}
+	n = peers_stragglers(e, &v);
+	if (!n)
+		fprintf(out, "  no straggler: no rank kept the others waiting\n");
+	for (i = 0; i < n; i++) {
+		fprintf(out, "  straggler: rank %d (pid %u on %s), late %.3f s in %llu collectives:\n",
+			v[i]->rank, v[i]->pid, e->win.meta.host, sec(v[i]->late_ns),
+			(unsigned long long)v[i]->collectives);
+		m = ig_ns_sorted(v[i]->cause_ns, order);
+		for (k = 0; k < m && k < 5; k++)
+			fprintf(out, "    %-18s %10.3f %8.1f%%\n", ig_cause_name(order[k]),
+				sec(v[i]->cause_ns[order[k]]),
+				100.0 * ig_share(v[i]->cause_ns[order[k]], v[i]->late_ns));
+	}
+	free(v);
+	if (ps->unmatched || ps->no_id)
+		fprintf(out, "  %llu calls not matched across ranks (a rank not traced, "
+			"or its communicator created before tracing)\n",
+			(unsigned long long)(ps->unmatched + ps->no_id));
+	fprintf(out, "\n");
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Estimated idle in the reports (docs/design.md §4.10, §7.3, §7.4): apart
+ * from proven idle, with its interval, the check it passed, or why there
+ * is none.
+ */
+#include "engine/estimate.h"
+#include "engine/jsonval.h"
+#include "engine/report.h"
+
+void est_json(const struct est_result *r, jo *o)
+{
+	const char *why = r ? r->refused : "no GPU time";
+	unsigned int order[IG_C__MAX];
+	size_t n, i;
+	jo *a, *f;
+
+	if (r && r->have) {
+		add(o, "idle_estimated_s", jsec(r->idle_ns));
+		add(o, "idle_estimated_low_s", jsec(r->low_ns));
+		add(o, "idle_estimated_high_s", jsec(r->high_ns));
+		add(o, "estimate_host_bound_s", jsec(r->host_bound_ns));
+		add(o, "estimate_gpu_bound_s", jsec(r->gpu_bound_ns));
+	} else {
+		add(o, "idle_estimated_s", NULL);
+		add(o, "idle_estimated_low_s", NULL);
+		add(o, "idle_estimated_high_s", NULL);
+		add(o, "estimate_host_bound_s", NULL);
+		add(o, "estimate_gpu_bound_s", NULL);
+	}
+	f = json_object_new_object();
+	add(f, "syncs_checked", ju64(r ? r->checked : 0));
+	add(f, "p50_error_us", jnum(r ? r->p50_us : 0, 1));
+	add(f, "p90_error_us", jnum(r ? r->p90_us : 0, 1));
+	add(o, "estimate_fit", f);
+	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
+	a = json_object_new_array();
+	n = r && r->have ? ig_ns_sorted(r->causes, order) : 0;
+	for (i = 0; i < n; i++) {
+		jo *c = json_object_new_object();
+
+		add(c, "cause", jstr(ig_cause_name(order[i])));
+		add(c, "seconds", jsec(r->causes[order[i]]));
+		json_object_array_add(a, c);
+	}
+	add(o, "estimated_causes", a);
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+void est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
+	      FILE *out)
+{
+	if (!r || !r->unres_ns)
+		return;
+	if (!r->have) {
+		fprintf(out, "GPU idle %.1f%% proven; no estimate of the unresolved "
+			"time: %s\n", pct(idle_ns, span_ns),
+			r->refused ? r->refused : "no evidence");
+		return;
+	}
+	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% "
+		"(%.1f-%.1f%%), model checked on %llu syncs, p90 error %.0f us\n",
+		pct(idle_ns, span_ns), pct(idle_ns + r->idle_ns, span_ns),
+		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns),
+		(unsigned long long)r->checked, r->p90_us);
+}

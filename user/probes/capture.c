@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The capture front end of the live modes (capture.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "probes/capture.h"
+#include "probes/log.h"
+#include "probes/pyframes.h"
+#include "host/procfs.h"
+#include "stacks/symbolize.h"
+
+#define HOST_SCAN_EVERY_NS	(1000ULL * 1000 * 1000)
+
+static void emit(struct ig_capture *c, const struct ig_hdr *rec)
+{
+	c->o.emit(rec, c->o.ctx);
+}
+
+static void emit_cb(const struct ig_hdr *rec, void *ctx)
+{
+	emit(ctx, rec);
+}
+
+/* Records discovery makes go in the stream as the kernel's do; the
+ * interpreter it finds is where the Python reader looks. */
+static void on_disc_record(const struct ig_hdr *rec, void *ctx)
+{
+	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
+	struct ig_capture *c = ctx;
+	struct ig_pyrt_info info;
+
+	emit(c, rec);
+	if (rec->type != IG_REC_PYRT)
+		return;
+	ig_debug("pid %d: _PyRuntime [%#llx, %#llx) in %.*s", rec->tgid,
+		 (unsigned long long)r->start, (unsigned long long)r->end,
+		 (int)sizeof(r->path), r->path);
+	info.start = r->start;
+	info.end = r->end;
+	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
+	if (ig_pyframes_track(c->py, rec->tgid, &info))
+		ig_debug("pid %d: no Python frames for %s (unknown layout)",
+			 rec->tgid, info.path);
+}
+
+static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
+{
+	struct ig_capture *c = ctx;
+
+	if (c->o.event)
+		c->o.event(ev, c->o.ctx);
+}
+
+/* Every kernel record feeds discovery (forks, exits, library loads)
+ * before the mode's stream. */
+static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
+{
+	struct ig_capture *c = ctx;
+
+	if (rec->type == IG_REC_GPULIB) {
+		if (c->o.gpulib)
+			c->o.gpulib(rec, c->o.ctx);
+		return;
+	}
+	ig_discovery_on_record(c->disc, rec);
+	if (rec->type == IG_REC_PROC &&
+	    (((const struct ig_proc *)rec)->kind == IG_PROC_EXEC ||
+	     ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)) {
+		ig_pyframes_forget(c->py, rec->tgid);
+		if (c->sym)
+			ig_sym_forget(c->sym, rec->tgid);
+		if (c->o.changed)
+			c->o.changed((pid_t)rec->tgid, c->o.ctx);
+	}
+	if (c->o.keep && !c->o.keep(rec, c->o.ctx))
+		return;
+	ig_usym_on_record(&c->sym, rec, emit_cb, c);
+	/* the names of new code objects go in just before the stack */
+	if (rec->type == IG_REC_PYSTACK)
+		ig_pyframes_on_stack(c->py, rec, emit_cb, c);
+	emit(c, rec);
+}
+
+int ig_capture_open(struct ig_capture *c, const struct ig_capture_opts *o)
+{
+	struct ig_tracer_opts to = {
+		.sz = sizeof(to),
+		.min_offcpu_ns = o->min_offcpu_ns,
+		.ringbuf_mb = o->ringbuf_mb,
+		.gpulib_watch = o->gpulib_watch,
+	};
+	struct ig_discovery_opts d = {
+		.sz = sizeof(d),
+		.libcuda_path = o->libcuda_path,
+		.detach_on_exit = o->detach_on_exit,
+		.record = on_disc_record,
+		.event = on_disc_event,
+		.ctx = c,
+	};
+	char why[512];
+
+	memset(c, 0, sizeof(*c));
+	c->o = *o;
+	c->tracer = ig_tracer_open(&to, on_kernel_record, c, why, sizeof(why));
+	if (!c->tracer) {
+		ig_err("%s", why);
+		return 1;
+	}
+	c->py = ig_pyframes_new(c->tracer);
+	if (ig_tracer_attach_host(c->tracer, why, sizeof(why))) {
+		ig_err("%s", why);
+		return 1;
+	}
+	d.tracer = c->tracer;
+	c->disc = ig_discovery_new(&d);
+	if (!c->disc) {
+		ig_err("out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+void ig_capture_close(struct ig_capture *c)
+{
+	/* the tracer first: its probes go with it, at once */
+	ig_tracer_close(c->tracer);
+	ig_discovery_free(c->disc);
+	ig_pyframes_free(c->py);
+	ig_sym_free(c->sym);
+	c->disc = NULL;
+	c->py = NULL;
+	c->tracer = NULL;
+	c->sym = NULL;
+}
+
+int ig_capture_track(struct ig_capture *c, pid_t pid)
+{
+	int err = ig_tracer_track(c->tracer, pid);
+
+	if (!err && ig_proc_exited(pid))
+		err = -ESRCH;	/* a zombie: nothing left to trace */
+	return err;
+}
+
+struct tasks_ctx {
+	struct ig_capture *c;
+	__u64 ts;
+};
+
+static int emit_thread(pid_t tid, void *ctx)
+{
+	struct tasks_ctx *t = ctx;
+	pid_t tgid = ig_proc_tgid(tid);
+	struct ig_task r;
+
+	if (tgid > 0 && tgid != tid) {	/* the leader has its own record */
+		ig_proc_task_record(&r, tid, tgid, t->ts);
+		emit(t->c, &r.h);
+	}
+	return 0;
+}
+
+void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts)
+{
+	struct tasks_ctx t = { c, ts };
+	struct ig_task r;
+
+	ig_proc_task_record(&r, pid, pid, ts);
+	emit(c, &r.h);
+	ig_proc_for_each_thread(pid, emit_thread, &t);
+}
+
+void ig_capture_scan_host(struct ig_capture *c, __u64 now,
+			  int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx)
+{
+	int n;
+
+	if (now < c->next_host_scan)
+		return;
+	c->next_host_scan = now + HOST_SCAN_EVERY_NS;
+	n = ig_discovery_scan(c->disc, now, found, ctx);
+	if (n < 0 && !c->scan_failed)
+		ig_warn("cannot list the GPU processes: %s", strerror(-n));
+	c->scan_failed = n < 0;
+}
+
+void ig_capture_forget_sent(struct ig_capture *c)
+{
+	int err = ig_tracer_forget_stacks(c->tracer);
+
+	if (err)
+		ig_debug("stacks sent before: %s", strerror(-err));
+	ig_pyframes_forget_sent(c->py);
+	ig_sym_free(c->sym);
+	c->sym = NULL;
+}
