@@ -254,7 +254,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	struct est_model m;
 	struct est_ival *k;
 	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
+	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
@@ -279,9 +279,13 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "launches on several streams or processes: the replay models one queue";
 		return;
 	}
-	qsort(d->l.v, d->l.n, d->l.esz, by_launch);
-	qsort(d->m.v, d->m.n, d->m.esz, by_mark);
-	qsort(d->u.v, d->u.n, d->u.esz, by_piece);
+	/* an empty vector has no array: qsort() takes none */
+	if (d->l.n)
+		qsort(d->l.v, d->l.n, d->l.esz, by_launch);
+	if (d->m.n)
+		qsort(d->m.v, d->m.n, d->m.esz, by_mark);
+	if (d->u.n)
+		qsort(d->u.v, d->u.n, d->u.esz, by_piece);
 	rel = calloc(d->m.n + 1, sizeof(*rel));
 	if (!rel) {
 		r->refused = "out of memory";
@@ -324,7 +328,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
+	nv = top_sigs(d, e->est->nsig, sigs);
+	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
 		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
@@ -367,7 +373,8 @@ void ig_est_compute(struct ig_engine *e)
 	if (!s || s->done)
 		return;
 	s->done = true;
-	qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
+	if (s->segs.n)
+		qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
 	t = &s->total;
 	t->have = true;
 	for (i = 0; i < s->ndev; i++) {
