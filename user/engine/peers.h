@@ -114,7 +114,7 @@ void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
 
 /* ---- peers_local.c ---- */
-/* After peers_feed (which makes e->peers): a collective or a group end. */
+/* After ig_peers_feed (which makes e->peers): a collective or a group end. */
 void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_local_finish(struct ig_engine *e);
 
