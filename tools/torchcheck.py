@@ -174,8 +174,27 @@ def compare(a):
     # time inside proven gaps with the profile shifted by -20..20 us says
     # whether what is marked busy is that offset or a wrong gap.
     by_shift = {sh: overlap(gaps, [(x + sh * 1000, y + sh * 1000) for x, y in busy])
-                for sh in range(-20, 21, 2)}
+                for sh in range(-200, 201, 4)}
     best = min(by_shift, key=lambda k: (by_shift[k], abs(k)))
+    # where the busy time inside proven gaps lies: within 20 us of a gap's
+    # edge (an offset or the drained point's lag) or deeper inside
+    edge = inner = 0
+    hit_gaps = 0
+    j = 0
+    for s0, e0 in gaps:
+        while j < len(busy) and busy[j][1] <= s0:
+            j += 1
+        k, hit = j, False
+        while k < len(busy) and busy[k][0] < e0:
+            x, y = max(s0, busy[k][0]), min(e0, busy[k][1])
+            if y > x:
+                hit = True
+                near = max(0, min(y, s0 + 20000) - x) + max(0, y - max(x, e0 - 20000))
+                near = min(near, y - x)
+                edge += near
+                inner += y - x - near
+            k += 1
+        hit_gaps += hit
     # true idle: holes between GPU activity, of at least min-gap
     holes = [(busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)
              if busy[i + 1][0] - busy[i][1] >= a.min_gap_ms * 1e6]
@@ -198,6 +217,9 @@ def compare(a):
         "marked_busy_s": wrong / 1e9,
         "precision": (marked - wrong) / marked if marked else None,
         "best_shift_us": best,
+        "gaps_with_busy": hit_gaps,
+        "busy_in_gaps_near_edge_s": edge / 1e9,
+        "busy_in_gaps_inside_s": inner / 1e9,
         "precision_at_best_shift": (marked - by_shift[best]) / marked if marked else None,
         "recall": found / true_idle if true_idle else None,
         "idlegap_gaps_in_window": len(gaps),
