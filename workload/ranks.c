@@ -2,8 +2,9 @@
 /*
  * trainsim ranks: a data-parallel job, one process per rank, as torchrun
  * starts them.  Each rank is an ordinary trainsim (loader, feeder, GPU)
- * whose step ends with an all-reduce of its gradients over NCCL before the
- * sync.  One rank (--straggler, default 2) may be starved by its host; the
+ * whose step reads its loss (a sync), then all-reduces its gradients over
+ * NCCL before the step's sync (ranks_allreduce).  One rank (--straggler,
+ * default 2) may be starved by its host or have more GPU work; the
  * others' GPUs then wait for it inside the all-reduce.
  *
  * Roles: with RANK and WORLD_SIZE in the environment, this process is that
@@ -81,6 +82,7 @@ static struct {
 	uint64_t collectives;
 	char nccl_trace[4200];
 	bool set_nccl_trace;
+	bool loss_sync;		/* loss.item() before the all-reduce */
 } rk = { .straggler = -1 };
 
 const char *ranks_find(const char *name)
@@ -158,6 +160,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	rk.world = env_int("WORLD_SIZE", world > 0 ? world : -1);
 	rk.local_rank = env_int("LOCAL_RANK", rk.rank);
 	rk.straggler = straggler >= 0 ? straggler : 2;
+	rk.loss_sync = !o->no_loss_sync;
 	rk.grad_count = ((size_t)(grad_mb > 0 ? grad_mb : rk.rs->grad_mb)
 			 << 20) / 4;
 	if (rk.world < 1 || rk.world > 64)
@@ -239,8 +242,9 @@ static int merge_truth(const struct opts *o, const char *truth)
 		return -1;
 	}
 	fprintf(out, "{\n\"mode\": \"ranks\", \"scenario\": \"%s\", "
-		"\"world\": %d, \"straggler\": %d, \"straggler_cause\": ",
-		rk.rs->name, rk.world,
+		"\"world\": %d, \"loss_sync\": %s, \"straggler\": %d, "
+		"\"straggler_cause\": ", rk.rs->name, rk.world,
+		rk.loss_sync ? "true" : "false",
 		rk.rs->kind != SK_NONE ? rk.straggler : -1);
 	if (rk.rs->cause)
 		fprintf(out, "\"%s\",\n", rk.rs->cause);
@@ -465,9 +469,20 @@ void ranks_open(struct gpu *g, enum stream_mode mode)
 						      : g->stream;
 }
 
-/* After the step's backward kernels: gradients all-reduced in place. */
-void ranks_allreduce(void)
+/*
+ * After the step's backward kernels: the loss is read (loss.item(), a
+ * stream synchronize), as loops that log it or check the gradients' norm
+ * each step do, then the gradients are all-reduced in place.  A rank
+ * whose GPU has more work waits longer in that sync and launches its
+ * all-reduce late: the host sees which GPU held the others.  With
+ * --no-loss-sync every rank launches its all-reduce right behind its
+ * kernels, and which GPU was still busy is not seen from the host.
+ */
+void ranks_allreduce(struct gpu *g)
 {
+	if (rk.loss_sync)
+		gpu_check(g, g->cuStreamSynchronize(g->stream),
+			  "cuStreamSynchronize(loss)");
 	nccl_check(rk.api.all_reduce((void *)rk.grad, (void *)rk.grad,
 				     rk.grad_count, ncclFloat32, ncclSum,
 				     rk.comm, (cudaStream_t)rk.stream),

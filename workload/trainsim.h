@@ -79,6 +79,7 @@ struct opts {
 	bool neighbour;		/* be the untraced neighbour instead */
 	bool ranks;		/* trainsim ranks: see ranks.c */
 	int world, straggler, grad_mb;
+	bool no_loss_sync;	/* ranks: all-reduce without reading the loss */
 	const char *sc_name;
 	bool seconds_given;
 };
@@ -168,7 +169,7 @@ int ranks_local_rank(void);
 void ranks_open(struct gpu *g, enum stream_mode mode);
 bool ranks_active(void);
 bool ranks_is_straggler(void);
-void ranks_allreduce(void);
+void ranks_allreduce(struct gpu *g);
 void ranks_close(struct gpu *g);
 void ranks_json(FILE *f);
 void ranks_cleanup(bool keep);

@@ -154,6 +154,11 @@ struct ig_stream {
 	uint64_t drained_at;
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
+	/* the last sync that waited for it (IG_B_GPU): its queue was
+	 * non-empty over [waited_from, waited_to), and thread waited_tid
+	 * waited on it (a late rank's peer_compute, §4.9) */
+	uint64_t waited_from, waited_to;
+	uint32_t waited_tid;
 };
 
 struct ig_process {

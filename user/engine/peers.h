@@ -4,7 +4,8 @@
  * (communicator, sequence) over the ranks traced together, each rank's
  * time in a collective split into waiting for peers and transfer, and the
  * wait charged to the late rank with the cause of its lateness.
- *   peers.c         intake, matching, the split and the charge
+ *   peers.c         intake, matching and the split
+ *   peers_charge.c  the late rank's GPU at its launch, and why it was late
  *   peers_report.c  the JSON and text views of it
  */
 #ifndef IG_ENGINE_PEERS_H
@@ -22,6 +23,8 @@ struct peers_call {
 				 * yet, IG_NS_INF: another came first) */
 	uint64_t pend_since;	/* earlier work on its GPU pending since
 				 * (0: none: the GPU reached it at launch) */
+	uint64_t waited_from;	/* its launching thread last waited on its */
+	uint64_t waited_to;	/* GPU in a sync: busy over [from, to) */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t tid, tgid;
@@ -94,6 +97,16 @@ void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
  * job every rank is last now and then, by little. */
 #define IG_PEERS_LATE_SHARE	0.10
 size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
+
+/* ---- peers_charge.c ---- */
+/* Where @c's GPU stood at its launch: since when earlier work was pending
+ * there, and the launching thread's last sync that waited on it. */
+void peers_at_launch(struct ig_engine *e, struct peers_call *c);
+/* The late rank @L made another wait over [t0, t1): why, into @ns (per
+ * enum ig_cause) and @R's totals. */
+void peers_charge(struct ig_engine *e, struct peers_rank *R,
+		  const struct peers_call *L, uint64_t t0, uint64_t t1,
+		  uint64_t *ns);
 
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>
