@@ -150,7 +150,7 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
-static const struct scenario *find_scenario(const char *name)
+const struct scenario *scenario_find(const char *name)
 {
 	size_t i;
 
@@ -254,7 +254,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_END:
 		if (o->ranks ? o->sc_name && !ranks_find(o->sc_name)
-			     : o->sc_name && !(o->sc = find_scenario(o->sc_name)))
+			     : o->sc_name && !(o->sc = scenario_find(o->sc_name)))
 			argp_error(st, "unknown %sscenario %s (see --list)",
 				   o->ranks ? "ranks " : "", o->sc_name);
 		break;

@@ -158,6 +158,8 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
 
 /* ranks.c */
+/* main.c: a single-GPU scenario by name, or NULL */
+const struct scenario *scenario_find(const char *name);
 const char *ranks_find(const char *name);
 void ranks_list(void);
 bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb);

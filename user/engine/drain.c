@@ -140,6 +140,7 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 					s->waited_from = ig_max64(s->p_start,
 						ig_min64(s->pending_until, called ? called : drained_t));
 					s->waited_to = drained_t;
+					s->waited_pend = s->p_start;
 					s->waited_tid = c->h.tid;
 				}
 				ig_stream_close(s, drained_t, how);

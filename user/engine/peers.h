@@ -24,7 +24,8 @@ struct peers_call {
 	uint64_t pend_since;	/* earlier work on its GPU pending since
 				 * (0: none: the GPU reached it at launch) */
 	uint64_t waited_from;	/* its launching thread last waited on its */
-	uint64_t waited_to;	/* GPU in a sync: busy over [from, to) */
+	uint64_t waited_to;	/* GPU in a sync: busy over [from, to), */
+	uint64_t waited_pend;	/* that work pending since then */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t tid, tgid;

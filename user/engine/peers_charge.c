@@ -5,15 +5,16 @@
  * there, and the launching thread's last sync that waited on that GPU.
  * Each wait it caused, [t0, t1), is then split:
  *
- *   - the part its launching thread spent waiting on its own GPU in a
- *     sync that waited (the GPU's queue non-empty from the stream's last
- *     submission to the drain): peer_compute, proven;
- *   - else, where its GPU still had earlier work pending at t0:
- *     peer_compute, not proven which work held it;
+ *   - its GPU already had work pending at t0 and its launching thread
+ *     then waited on it in a sync that waited (the queue non-empty from
+ *     the stream's last submission to the drain): peer_compute up to the
+ *     drain, proven from that last submission on;
+ *   - else, where its GPU still had earlier work pending at t0 (no such
+ *     sync): peer_compute, not proven which work held it;
  *   - the rest, its host's lateness: the walk of an idle gap over the
- *     launching thread, up to when it next submitted work; work it
- *     submitted from then on ran late for the same reasons (in
- *     proportion, not proven).
+ *     launching thread, except where work it queued after t0 ran (a sync
+ *     that waited on it, or work pending at its launch): that work ran
+ *     late for the same reasons, in proportion (not proven).
  */
 #include <string.h>
 #include "engine/peers.h"
@@ -37,7 +38,7 @@ void peers_at_launch(struct ig_engine *e, struct peers_call *c)
 
 	c->device = d ? d->ordinal : (p ? ig_proc_device(p) : -1);
 	c->pend_since = 0;
-	c->waited_from = c->waited_to = 0;
+	c->waited_pend = c->waited_from = c->waited_to = 0;
 	for (i = 0; d && i < d->nopen; i++) {
 		const struct ig_stream *o = d->open[i];
 
@@ -49,6 +50,7 @@ void peers_at_launch(struct ig_engine *e, struct peers_call *c)
 	while (p && d && (s = ig_htab_next(&p->streams, &it)))
 		if (s->dev == d && s->waited_tid == c->tid &&
 		    s->waited_to <= c->launch && s->waited_to > c->waited_to) {
+			c->waited_pend = s->waited_pend;
 			c->waited_from = s->waited_from;
 			c->waited_to = s->waited_to;
 		}
@@ -69,15 +71,23 @@ void peers_charge(struct ig_engine *e, struct peers_rank *R,
 		  const struct peers_call *L, uint64_t t0, uint64_t t1,
 		  uint64_t *ns)
 {
-	uint64_t c0 = t0, c1 = t0, end = t1, walked = 0, given = 0, rest;
+	/* out of the walk: [x[i][0], x[i][1]), in time order */
+	uint64_t x[2][2] = { { t1, t1 }, { t1, t1 } }, a = t0, walked = 0;
+	uint64_t given = 0, rest, unproven = 0;
 	uint32_t k, top = 0;
 
 	memset(ns, 0, IG_C__MAX * sizeof(*ns));
-	/* its thread waited on its own GPU: that GPU held it */
-	if (L->waited_to > t0 && L->waited_from < t1) {
-		c0 = ig_max64(t0, L->waited_from);
-		c1 = ig_min64(t1, L->waited_to);
-		ns[IG_C_PEER_COMPUTE] = c1 - c0;
+	if (L->waited_to > t0 && L->waited_pend < t1) {
+		x[0][0] = ig_max64(t0, L->waited_pend);
+		x[0][1] = ig_min64(t1, L->waited_to);
+		if (L->waited_pend <= t0) {
+			/* its GPU already had work when the other arrived,
+			 * and its thread then waited on it: that GPU held it
+			 * (proven from the work's last submission on) */
+			ns[IG_C_PEER_COMPUTE] = x[0][1] - t0;
+			unproven += ig_min64(ig_max64(L->waited_from, t0), x[0][1]) - t0;
+		}
+		/* else work it queued late ran late: its host's causes */
 	} else if (L->pend_since && L->pend_since <= t0) {
 		/* its GPU already had work when the other arrived: it still
 		 * computed (imbalance), not proven which work held it */
@@ -85,22 +95,25 @@ void peers_charge(struct ig_engine *e, struct peers_rank *R,
 		e->peers->unproven_wait_ns += t1 - t0;
 		goto out;
 	}
-	/* its host was late until it next submitted work; what it
-	 * submitted since ran late for the same reasons */
-	if (L->pend_since && L->pend_since > t0 && L->pend_since < t1)
-		end = L->pend_since;
+	/* work it submitted at launch, queued after the other arrived */
+	if (L->pend_since > ig_max64(t0, x[0][1]) && L->pend_since < t1)
+		x[1][0] = L->pend_since;
+	/* its host was late outside those: the walk says why, and the work
+	 * it queued late ran late for the same reasons, in proportion */
 	memset(&R->walk, 0, sizeof(R->walk));
-	walk(e, R, L, t0, ig_min64(c0, end));
-	walk(e, R, L, ig_max64(c1, t0), end);
+	for (k = 0; k < 2; k++) {
+		walk(e, R, L, a, ig_max64(a, x[k][0]));
+		a = ig_max64(a, x[k][1]);
+	}
 	for (k = 0; k < IG_C__MAX; k++)
 		walked += R->walk.c[k].ns;
 	rest = (t1 - t0) - ns[IG_C_PEER_COMPUTE];
+	unproven += rest - ig_min64(walked, rest);
+	e->peers->unproven_wait_ns += unproven;
 	if (!rest)
 		goto out;
-	if (end < t1)
-		e->peers->unproven_wait_ns += ig_min64(rest, t1 - end);
 	if (!walked) {
-		ns[ns[IG_C_PEER_COMPUTE] ? IG_C_PEER_COMPUTE : IG_C_UNKNOWN] += rest;
+		ns[IG_C_UNKNOWN] += rest;
 		goto out;
 	}
 	for (k = 0; k < IG_C__MAX; k++) {
