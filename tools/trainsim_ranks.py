@@ -16,7 +16,7 @@ not seen from the host.  One rank, --straggler
   gil       a pure-Python thread holds the GIL against its feeder
   storage   its feeder reads each batch past the page cache
   compute   it runs twice the kernels of the others
-  balanced  no straggler; 1 GiB all-reduces, communication-bound
+  balanced  no straggler; 4 GiB all-reduces, communication-bound
 
 The others' GPUs then wait for it inside the all-reduce.  Without RANK and
 WORLD_SIZE in the environment this is the launcher: it starts --world
@@ -47,7 +47,7 @@ RANKS = {
     "gil": ("gil", "gil", 64),
     "storage": ("storage", "storage", 64),
     "compute": (None, "compute", 64),
-    "balanced": (None, None, 1024),
+    "balanced": (None, None, 4096),
 }
 
 

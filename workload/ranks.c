@@ -32,11 +32,13 @@
 
 #define ID_WAIT_NS (120ull * 1000000000ull)
 /* The storage straggler reads this many of the single-GPU storage
- * scenario's batches per step: 32 MiB, O_DIRECT, one worker; on a virtual
- * disk served from its host's cache (~1 GB/s) that is several times the
- * others' step (8 ms of kernels), so its lateness is storage, above the
- * host's own noise. */
-#define STORAGE_BATCHES 8
+ * scenario's batches per step (8 MiB, O_DIRECT, one worker), through a
+ * cgroup that holds its reads from the dataset's disk to STORAGE_BPS
+ * (throttle.c, as root): about 60 ms a step, several times the others'
+ * (8 ms of kernels), so that its lateness is storage, above the host's
+ * own noise, even on a virtual disk served from its host's cache. */
+#define STORAGE_BATCHES 2
+#define STORAGE_BPS (128ull << 20)
 
 enum straggler_kind { SK_NONE, SK_STORAGE, SK_CPU, SK_COMPUTE };
 
@@ -49,14 +51,16 @@ struct ranks_scenario {
 };
 
 static const struct ranks_scenario ranks_scenarios[] = {
-	{ "storage", "rank R reads 8 storage batches of cold samples a step",
+	{ "storage", "rank R reads 2 storage batches a step, throttled",
 	  "storage", SK_STORAGE, 64 },
 	{ "cpu", "rank R's loader and feeder share a CPU with hogs",
 	  "cpu_starvation", SK_CPU, 64 },
 	{ "compute", "rank R runs twice the kernels of the others",
 	  NULL, SK_COMPUTE, 64 },
-	{ "balanced", "no straggler; 1 GiB all-reduces, communication-bound",
-	  NULL, SK_NONE, 1024 },
+	/* 64 ms of transfer a step: the host's jitter in reaching it (a few
+	 * ms on a loaded host) stays a small part */
+	{ "balanced", "no straggler; 4 GiB all-reduces, communication-bound",
+	  NULL, SK_NONE, 4096 },
 };
 
 /* Every rank: 4 x 2 ms kernels on a prefetched, cached batch. */
@@ -288,6 +292,7 @@ int ranks_launch(char **argv, const struct opts *o)
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	struct sigaction sa = { .sa_handler = forward };
 	uint64_t t0 = mono_ns();
+	const char *slow = NULL, *why = NULL;
 	int i, st, bad = 0;
 	pid_t pid;
 
@@ -305,6 +310,13 @@ int ranks_launch(char **argv, const struct opts *o)
 	setenv("WORLD_SIZE", num, 1);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (rk.rs->kind == SK_STORAGE) {
+		slow = throttle_create(o->data_dir ? o->data_dir : "/tmp",
+				       STORAGE_BPS, &why);
+		if (!slow)
+			fprintf(stderr, "trainsim: ranks storage: rank %d's reads "
+				"are not throttled (%s)\n", rk.straggler, why);
+	}
 	for (i = 0; i < rk.world; i++) {
 		pid = fork();
 		if (pid < 0)
@@ -313,6 +325,9 @@ int ranks_launch(char **argv, const struct opts *o)
 			snprintf(num, sizeof(num), "%d", i);
 			setenv("RANK", num, 1);
 			setenv("LOCAL_RANK", num, 1);
+			if (slow && i == rk.straggler && throttle_join(slow))
+				fprintf(stderr, "trainsim: rank %d: cannot join "
+					"%s\n", i, slow);
 			execv(self, argv);
 			fprintf(stderr, "trainsim: exec: %s\n", strerror(errno));
 			_exit(127);
@@ -335,6 +350,7 @@ int ranks_launch(char **argv, const struct opts *o)
 	}
 	unlink(id);
 	rmdir(dir);
+	throttle_remove();
 	if (!o->quiet)
 		printf("trainsim: ranks %s: %d ranks, %ld steps each, %.2f s; "
 		       "%d failed\n", rk.rs->name, rk.world, o->steps,

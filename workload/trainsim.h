@@ -158,6 +158,10 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
 
 /* ranks.c */
+/* throttle.c: a cgroup whose reads from one disk are slow (root) */
+const char *throttle_create(const char *path, uint64_t bps, const char **why);
+int throttle_join(const char *dir);
+void throttle_remove(void);
 /* main.c: a single-GPU scenario by name, or NULL */
 const struct scenario *scenario_find(const char *name);
 const char *ranks_find(const char *name);
