@@ -232,7 +232,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			any = true;
 			ps->wait_ns += w;
 			RL->late_ns += w;
-			peers_charge(e, RL, &g->c[L], c->launch, A, ns);
+			peers_charge(e, RL, &g->c[L], c, A, ns);
 		}
 		if (e->obs.span && coll)
 			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
@@ -304,8 +304,14 @@ static void no_end_after(struct ig_peers *ps, uint32_t tgid, uint64_t stream)
 static void launched(struct ig_engine *e, struct peers_group *g,
 		     struct peers_call *c, uint64_t ts)
 {
+	struct peers_rank *R = rank_get(e->peers, c->tgid);
+
 	no_end_after(e->peers, c->tgid, c->stream);
 	c->launch = ts;
+	if (R) {
+		c->prev_launch = R->last_launch;
+		R->last_launch = ts;
+	}
 	peers_at_launch(e, c);
 	g->nlaunched++;
 }
@@ -454,9 +460,13 @@ static uint64_t group_first(const struct peers_group *g, uint64_t keep)
 {
 	uint32_t k;
 
-	for (k = 0; k < g->nranks; k++)
+	for (k = 0; k < g->nranks; k++) {
 		if (g->c[k].launch && g->c[k].launch < keep)
 			keep = g->c[k].launch;
+		/* a late rank's work queued late is walked from there */
+		if (g->c[k].waited_pend && g->c[k].waited_pend < keep)
+			keep = g->c[k].waited_pend;
+	}
 	return keep;
 }
 

@@ -26,6 +26,7 @@ struct peers_call {
 	uint64_t waited_from;	/* its launching thread last waited on its */
 	uint64_t waited_to;	/* GPU in a sync: busy over [from, to), */
 	uint64_t waited_pend;	/* that work pending since then */
+	uint64_t prev_launch;	/* the rank's collective before this one */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t tid, tgid;
@@ -45,6 +46,7 @@ struct peers_rank {
 	uint64_t wait_ns;	/* its GPU's wait for others */
 	uint64_t coll_ns;	/* its GPU's time in collectives */
 	uint64_t last_late;	/* when it was last late (ordering) */
+	uint64_t last_launch;	/* of its newest collective */
 	uint64_t collectives;	/* in which it was the late rank */
 	uint64_t cause_ns[IG_C__MAX];
 	struct ig_causeset walk;	/* scratch set for the walk */
@@ -103,11 +105,11 @@ size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***ou
 /* Where @c's GPU stood at its launch: since when earlier work was pending
  * there, and the launching thread's last sync that waited on it. */
 void peers_at_launch(struct ig_engine *e, struct peers_call *c);
-/* The late rank @L made another wait over [t0, t1): why, into @ns (per
- * enum ig_cause) and @R's totals. */
+/* The late rank @L made @r wait over [r->launch, t1): why, into @ns (per
+ * enum ig_cause) and @R's (L's) totals. */
 void peers_charge(struct ig_engine *e, struct peers_rank *R,
-		  const struct peers_call *L, uint64_t t0, uint64_t t1,
-		  uint64_t *ns);
+		  const struct peers_call *L, const struct peers_call *r,
+		  uint64_t t1, uint64_t *ns);
 
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>

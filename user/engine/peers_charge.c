@@ -67,10 +67,18 @@ static void walk(struct ig_engine *e, struct peers_rank *R,
 		ig_attribute_into(e, &R->walk, &pc);
 }
 
-void peers_charge(struct ig_engine *e, struct peers_rank *R,
-		  const struct peers_call *L, uint64_t t0, uint64_t t1,
-		  uint64_t *ns)
+/* In this step (after the rank's previous collective), its launching
+ * thread's sync waited for work queued then. */
+static bool step_waited(const struct peers_call *c)
 {
+	return c->waited_to && c->waited_pend > c->prev_launch;
+}
+
+void peers_charge(struct ig_engine *e, struct peers_rank *R,
+		  const struct peers_call *L, const struct peers_call *r,
+		  uint64_t t1, uint64_t *ns)
+{
+	uint64_t t0 = r->launch, late = 0;
 	/* out of the walk: [x[i][0], x[i][1]), in time order */
 	uint64_t x[2][2] = { { t1, t1 }, { t1, t1 } }, a = t0, walked = 0;
 	uint64_t given = 0, rest, unproven = 0;
@@ -83,9 +91,16 @@ void peers_charge(struct ig_engine *e, struct peers_rank *R,
 		if (L->waited_pend <= t0) {
 			/* its GPU already had work when the other arrived,
 			 * and its thread then waited on it: that GPU held it
-			 * (proven from the work's last submission on) */
-			ns[IG_C_PEER_COMPUTE] = x[0][1] - t0;
+			 * (proven from the work's last submission on), less
+			 * what it queued after the other had queued its own:
+			 * that its host's lateness (in [r's queue, L's)) */
+			if (step_waited(L) && step_waited(r) &&
+			    r->waited_pend < L->waited_pend)
+				late = ig_min64(L->waited_pend - r->waited_pend,
+						x[0][1] - t0);
+			ns[IG_C_PEER_COMPUTE] = x[0][1] - t0 - late;
 			unproven += ig_min64(ig_max64(L->waited_from, t0), x[0][1]) - t0;
+			unproven -= ig_min64(unproven, late);
 		}
 		/* else work it queued late ran late: its host's causes */
 	} else if (L->pend_since && L->pend_since <= t0) {
@@ -101,6 +116,8 @@ void peers_charge(struct ig_engine *e, struct peers_rank *R,
 	/* its host was late outside those: the walk says why, and the work
 	 * it queued late ran late for the same reasons, in proportion */
 	memset(&R->walk, 0, sizeof(R->walk));
+	if (late)
+		walk(e, R, L, L->waited_pend - late, L->waited_pend);
 	for (k = 0; k < 2; k++) {
 		walk(e, R, L, a, ig_max64(a, x[k][0]));
 		a = ig_max64(a, x[k][1]);
