@@ -12,6 +12,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
+# the merge of several recordings: the report path whole (modes, views, probes)
+$(BUILD)/tests/test_merge: $(LIB_OBJS)
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o
@@ -22,7 +24,7 @@ $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/c
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/nccl_attach.o host/elfsym.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 

@@ -49,6 +49,6 @@ struct est_seg {
 };
 
 /* The engine's estimator, made at its first use; NULL on ENOMEM. */
-struct ig_est *est_get(struct ig_engine *e);
+struct ig_est *ig_est_get(struct ig_engine *e);
 
 #endif

@@ -9,21 +9,21 @@
 
 #include "engine/est_int.h"
 
-struct ig_est *est_get(struct ig_engine *e)
+struct ig_est *ig_est_get(struct ig_engine *e)
 {
 	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
 		e->est->segs.esz = sizeof(struct est_seg);
 	return e->est;
 }
 
-struct ig_vec *est_segs(struct ig_engine *e)
+struct ig_vec *ig_est_segs(struct ig_engine *e)
 {
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 
 	return s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
 }
 
-void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
+void ig_est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
 {
 	struct est_seg *g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
 	uint32_t c, best = IG_C__MAX;
@@ -45,7 +45,7 @@ void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
 
 static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
 {
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_dev *d;
 	uint32_t i;
 
@@ -79,16 +79,16 @@ static uint32_t sig_of(struct ig_est *s, uint32_t tgid, const struct ig_launch *
 	return s->nsig++;
 }
 
-void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
+void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	const struct ig_launches *r = (const void *)rec;
-	struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
+	struct ig_process *p = ig_tasks_process_get(e, rec->tgid, rec->ts);
 	uint32_t i, n = (rec->size - offsetof(struct ig_launches, e)) /
 			sizeof(struct ig_launch);
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_dev *d;
 
-	if (!p || !s || !(d = dev_of(e, ig_proc_device(p))))
+	if (!p || !s || !(d = dev_of(e, ig_gpu_proc_device(p))))
 		return;
 	if (n > r->n)
 		n = r->n;
@@ -118,10 +118,10 @@ void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 	}
 }
 
-void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		 uint64_t t_end, bool waited)
+void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
+		    uint64_t t_end, bool waited)
 {
-	struct est_dev *d = dev_of(e, ig_proc_device(p));
+	struct est_dev *d = dev_of(e, ig_gpu_proc_device(p));
 	struct est_mark *m;
 
 	if (!d || !t_in || t_end < t_in || !(m = ig_vec_push(&d->m)))
@@ -132,7 +132,7 @@ void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 	m->fold = d->m.n % EST_FOLDS;
 }
 
-void est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
+void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 {
 	struct est_dev *d = dev_of(e, pc->device);
 	struct ig_piece *u;

@@ -11,7 +11,7 @@ static const char *const causes[IG_C__MAX] = {
 #undef IG_CAUSE
 };
 
-const char *ig_cause_name(unsigned int cause)
+const char *ig_names_cause(unsigned int cause)
 {
 	return cause < IG_C__MAX ? causes[cause] : NULL;
 }

@@ -18,6 +18,6 @@ enum ig_cause {
 };
 
 /* JSON cause identifier; NULL outside enum ig_cause. */
-const char *ig_cause_name(unsigned int cause);
+const char *ig_names_cause(unsigned int cause);
 
 #endif

@@ -155,7 +155,7 @@ static void observe(struct ig_engine *e, const struct peers_call *c,
 	size_t n = ns ? sorted_causes(ns, order) : 0, k;
 
 	for (k = 0; k < n && k < IG_OBS_CAUSES; k++) {
-		o.causes[k].name = ig_cause_name(order[k]);
+		o.causes[k].name = ig_names_cause(order[k]);
 		o.causes[k].ns = ns[order[k]];
 	}
 	o.ncauses = (unsigned int)k;
@@ -175,7 +175,7 @@ static bool ends(struct ig_engine *e, struct peers_group *g)
 
 		if (c->end)	/* seen, or none to be seen (IG_NS_INF) */
 			continue;
-		p = ig_process_find(e, c->tgid);
+		p = ig_tasks_process_find(e, c->tgid);
 		s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
 		if (s && s->drained_at > c->launch)
 			c->end = s->drained_at;
@@ -232,7 +232,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			any = true;
 			ps->wait_ns += w;
 			RL->late_ns += w;
-			peers_charge(e, RL, &g->c[L], c, A, ns);
+			ig_peers_charge(e, RL, &g->c[L], c, A, ns);
 		}
 		if (e->obs.span && coll)
 			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
@@ -312,7 +312,7 @@ static void launched(struct ig_engine *e, struct peers_group *g,
 		c->prev_launch = R->last_launch;
 		R->last_launch = ts;
 	}
-	peers_at_launch(e, c);
+	ig_peers_at_launch(e, c);
 	g->nlaunched++;
 }
 
@@ -401,7 +401,7 @@ static void on_group_end(struct ig_engine *e, struct ig_peers *ps, const struct 
 	pp->nul = j;
 }
 
-void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
+void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = peers_get(e);
 	struct peers_rank *R;
@@ -429,7 +429,7 @@ void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 	}
 }
 
-void peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
+void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 {
 	struct ig_peers *ps = peers_get(e);
 
@@ -443,7 +443,7 @@ void peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 	}
 }
 
-void peers_finish(struct ig_engine *e)
+void ig_peers_finish(struct ig_engine *e)
 {
 	struct ig_peers *ps = e->peers;
 	uint32_t it = 0;
@@ -470,7 +470,7 @@ static uint64_t group_first(const struct peers_group *g, uint64_t keep)
 	return keep;
 }
 
-uint64_t peers_keep_from(const struct ig_engine *e)
+uint64_t ig_peers_keep_from(const struct ig_engine *e)
 {
 	const struct peers_priv *pp = (const struct peers_priv *)e->peers;
 	uint64_t keep = IG_NS_INF;
@@ -487,7 +487,7 @@ uint64_t peers_keep_from(const struct ig_engine *e)
 	return keep;
 }
 
-void peers_free(struct ig_engine *e)
+void ig_peers_free(struct ig_engine *e)
 {
 	struct peers_priv *pp = (struct peers_priv *)e->peers;
 	uint32_t it = 0;
@@ -507,7 +507,7 @@ void peers_free(struct ig_engine *e)
 	e->peers = NULL;
 }
 
-int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid)
+int32_t ig_peers_rank_of(const struct ig_engine *e, uint32_t pid)
 {
 	uint32_t i;
 
@@ -517,8 +517,8 @@ int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid)
 	return -1;
 }
 
-void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
-	       uint64_t *coll_ns, int32_t *rank)
+void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
+		  uint64_t *coll_ns, int32_t *rank)
 {
 	uint32_t i;
 
@@ -545,7 +545,7 @@ static int by_latest(const void *a, const void *b)
 	return x->last_late > y->last_late ? -1 : x->last_late < y->last_late;
 }
 
-size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out)
+size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out)
 {
 	const struct peers_rank **v;
 	uint64_t coll = 0;

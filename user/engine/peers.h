@@ -81,33 +81,33 @@ struct ig_peers {
 	char static_path[128];
 };
 
-void peers_feed(struct ig_engine *e, const struct ig_nccl *r);
-void peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
+void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r);
+void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
 /* No more records: what never matched is counted so. */
-void peers_finish(struct ig_engine *e);
-void peers_free(struct ig_engine *e);
+void ig_peers_finish(struct ig_engine *e);
+void ig_peers_free(struct ig_engine *e);
 /* Thread history the unsettled collectives still need: from here (their
  * lateness is walked when they settle). */
-uint64_t peers_keep_from(const struct ig_engine *e);
+uint64_t ig_peers_keep_from(const struct ig_engine *e);
 /* The rank of a process, -1 if unknown. */
-int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid);
+int32_t ig_peers_rank_of(const struct ig_engine *e, uint32_t pid);
 /* A device's wait and collective time. */
-void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
-	       uint64_t *coll_ns, int32_t *rank);
+void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
+		  uint64_t *coll_ns, int32_t *rank);
 /* Stragglers, the latest (most waited for) first; returns how many (caller frees).
  * A rank is one when the others' GPUs waited for it at least
  * IG_PEERS_LATE_SHARE of a rank's mean time in collectives: in a balanced
  * job every rank is last now and then, by little. */
 #define IG_PEERS_LATE_SHARE	0.10
-size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
+size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
 
 /* ---- peers_charge.c ---- */
 /* Where @c's GPU stood at its launch: since when earlier work was pending
  * there, and the launching thread's last sync that waited on it. */
-void peers_at_launch(struct ig_engine *e, struct peers_call *c);
+void ig_peers_at_launch(struct ig_engine *e, struct peers_call *c);
 /* The late rank @L made @r wait over [r->launch, t1): why, into @ns (per
  * enum ig_cause) and @R's (L's) totals. */
-void peers_charge(struct ig_engine *e, struct peers_rank *R,
+void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
 		  const struct peers_call *L, const struct peers_call *r,
 		  uint64_t t1, uint64_t *ns);
 
@@ -115,16 +115,16 @@ void peers_charge(struct ig_engine *e, struct peers_rank *R,
 #include <json-c/json.h>
 /* Take a device's peer wait out of its busy time, then out of its
  * unresolved time (and unresolved GPU-bound); @wait gets it. */
-void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
-		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
+void ig_peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+		    uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
 /* gpu.devices[]: rank, collective_s, peer_wait_s. */
-void peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
+void ig_peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
 /* Top-level "stragglers". */
-struct json_object *peers_json_stragglers(const struct ig_engine *e);
+struct json_object *ig_peers_json_stragglers(const struct ig_engine *e);
 /* Top-level "collectives": what was matched, what was not. */
-struct json_object *peers_json_summary(const struct ig_engine *e);
-uint64_t peers_wait_ns(const struct ig_engine *e);
+struct json_object *ig_peers_json_summary(const struct ig_engine *e);
+uint64_t ig_peers_wait_ns(const struct ig_engine *e);
 /* The text report's "Waiting for peers" section (nothing without NCCL). */
-void peers_text(FILE *out, const struct ig_engine *e);
+void ig_peers_text(FILE *out, const struct ig_engine *e);
 
 #endif

@@ -29,14 +29,14 @@ static struct ig_device *dev_by_ordinal(const struct ig_engine *e, int ordinal)
 	return NULL;
 }
 
-void peers_at_launch(struct ig_engine *e, struct peers_call *c)
+void ig_peers_at_launch(struct ig_engine *e, struct peers_call *c)
 {
-	struct ig_process *p = ig_process_find(e, c->tgid);
+	struct ig_process *p = ig_tasks_process_find(e, c->tgid);
 	struct ig_stream *s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
-	struct ig_device *d = s ? s->dev : p ? dev_by_ordinal(e, ig_proc_device(p)) : NULL;
+	struct ig_device *d = s ? s->dev : p ? dev_by_ordinal(e, ig_gpu_proc_device(p)) : NULL;
 	uint32_t i, it = 0;
 
-	c->device = d ? d->ordinal : (p ? ig_proc_device(p) : -1);
+	c->device = d ? d->ordinal : (p ? ig_gpu_proc_device(p) : -1);
 	c->pend_since = 0;
 	c->waited_pend = c->waited_from = c->waited_to = 0;
 	for (i = 0; d && i < d->nopen; i++) {
@@ -64,7 +64,7 @@ static void walk(struct ig_engine *e, struct peers_rank *R,
 			       .device = L->device };
 
 	if (a < b)
-		ig_attribute_into(e, &R->walk, &pc);
+		ig_attrib_into(e, &R->walk, &pc);
 }
 
 /* In this step (after the rank's previous collective), its launching
@@ -74,7 +74,7 @@ static bool step_waited(const struct peers_call *c)
 	return c->waited_to && c->waited_pend > c->prev_launch;
 }
 
-void peers_charge(struct ig_engine *e, struct peers_rank *R,
+void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
 		  const struct peers_call *L, const struct peers_call *r,
 		  uint64_t t1, uint64_t *ns)
 {

@@ -107,7 +107,7 @@ static int check_privileges(void)
 		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
 		return 1;
 	}
-	if (!(ig_caps_effective() & (IG_CAP(CAP_SYS_PTRACE)))) {
+	if (!(ig_privs_effective() & (IG_CAP(CAP_SYS_PTRACE)))) {
 		ig_err("missing CAP_SYS_PTRACE: the agent reads every GPU process's libcuda through /proc/PID/root (see CAPABILITIES in idlegap(8))");
 		return 1;
 	}
@@ -122,7 +122,7 @@ static void limit_privileges(void)
 			IG_CAP(CAP_SYS_PTRACE) | IG_CAP(CAP_SYS_ADMIN) |
 			IG_CAP(CAP_DAC_READ_SEARCH) | IG_CAP(CAP_DAC_OVERRIDE) |
 			IG_CAP(CAP_SYS_RESOURCE);
-	int err = ig_caps_limit(keep & ig_caps_effective());
+	int err = ig_privs_limit(keep & ig_privs_effective());
 
 	if (err)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));

@@ -177,7 +177,8 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 			add_idle(t, o, b, part);
 		x += part;
 	}
-	if (o->kind == IG_OBS_IDLE && o->ncauses && (st = ig_obs_cause_step(o, o->causes[0].name)) &&
+	if (o->kind == IG_OBS_IDLE && o->ncauses &&
+	    (st = ig_observe_cause_step(o, o->causes[0].name)) &&
 	    (c = cause_id(t, o->causes[0].name)) >= 0)
 		detail_of(st, r->detail[c], DETAIL_LEN);
 }

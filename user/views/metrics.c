@@ -185,7 +185,7 @@ static int64_t jint(struct json_object *o, const char *k, int64_t dflt)
 	return json_object_get_int64(v);
 }
 
-double ig_jsec(struct json_object *o, const char *k)
+double ig_metrics_jsec(struct json_object *o, const char *k)
 {
 	struct json_object *v;
 	double d;
@@ -198,8 +198,8 @@ double ig_jsec(struct json_object *o, const char *k)
 	return d > 0 && d < 1e15 ? d : 0;
 }
 
-struct json_object *ig_jget(struct json_object *o, const char *k,
-			    enum json_type t)
+struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
+				    enum json_type t)
 {
 	struct json_object *v;
 
@@ -309,17 +309,17 @@ static void add_causes(struct ig_cause_sum *c, uint32_t *n,
 
 	for (i = 0; i < len; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
-		struct json_object *name = ig_jget(o, "cause", json_type_string);
+		struct json_object *name = ig_metrics_jget(o, "cause", json_type_string);
 
 		if (name)
 			add_cause(c, n, json_object_get_string(name),
-				  ig_jsec(o, "seconds"));
+				  ig_metrics_jsec(o, "seconds"));
 	}
 }
 
 static void add_hist(struct ig_target *t, struct json_object *h)
 {
-	struct json_object *c = ig_jget(h, "counts", json_type_array);
+	struct json_object *c = ig_metrics_jget(h, "counts", json_type_array);
 	size_t i;
 
 	if (!c || json_object_array_length(c) != IG_NBOUNDS)
@@ -330,7 +330,7 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 		t->hist[i] += v > 0 ? (uint64_t)v : 0;
 	}
 	t->hist_count += (uint64_t)(jint(h, "count", 0) > 0 ? jint(h, "count", 0) : 0);
-	t->hist_sum += ig_jsec(h, "sum_s");
+	t->hist_sum += ig_metrics_jsec(h, "sum_s");
 	t->has_hist = true;
 }
 
@@ -340,14 +340,14 @@ static void add_cause_series(struct ig_target *t, struct json_object *o,
 {
 	struct json_object *est;
 
-	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
+	add_causes(t->idle, &t->nidle, ig_metrics_jget(o, "causes", json_type_array));
 	add_causes(t->unres, &t->nunres,
-		   ig_jget(o, "unresolved_causes", json_type_array));
+		   ig_metrics_jget(o, "unresolved_causes", json_type_array));
 	/* a device's estimate is in its object, the window's in "gpu" */
-	est = ig_jget(o, "estimated_causes", json_type_array);
+	est = ig_metrics_jget(o, "estimated_causes", json_type_array);
 	add_causes(t->est, &t->nest,
-		   est ? est : ig_jget(h, "estimated_causes", json_type_array));
-	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
+		   est ? est : ig_metrics_jget(h, "estimated_causes", json_type_array));
+	add_hist(t, ig_metrics_jget(h, "gap_histogram", json_type_object));
 	t->has_causes = true;
 }
 
@@ -358,13 +358,13 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 			struct json_object *procs,
 			const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *devs = ig_jget(gpu, "devices", json_type_array);
+	struct json_object *devs = ig_metrics_jget(gpu, "devices", json_type_array);
 	size_t i, n = devs ? json_object_array_length(devs) : 0;
 	bool per_dev = n > 0;
 
 	for (i = 0; i < n; i++)
-		per_dev &= ig_jget(json_object_array_get_idx(devs, i), "causes",
-				   json_type_array) != NULL;
+		per_dev &= ig_metrics_jget(json_object_array_get_idx(devs, i), "causes",
+					   json_type_array) != NULL;
 
 	for (i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
@@ -378,12 +378,12 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t = target_get(m, &s);
 		if (!t)
 			continue;
-		t->state[IG_ST_BUSY] += ig_jsec(d, "busy_s");
-		t->state[IG_ST_IDLE] += ig_jsec(d, "idle_s");
-		t->state[IG_ST_UNRES_HOST] += ig_jsec(d, "unresolved_host_bound_s");
-		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
-		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
-		t->state[IG_ST_PEER_WAIT] += ig_jsec(d, "peer_wait_s");
+		t->state[IG_ST_BUSY] += ig_metrics_jsec(d, "busy_s");
+		t->state[IG_ST_IDLE] += ig_metrics_jsec(d, "idle_s");
+		t->state[IG_ST_UNRES_HOST] += ig_metrics_jsec(d, "unresolved_host_bound_s");
+		t->state[IG_ST_UNRES_GPU] += ig_metrics_jsec(d, "unresolved_gpu_bound_s");
+		t->state[IG_ST_UNRES_OPEN] += ig_metrics_jsec(d, "unresolved_open_s");
+		t->state[IG_ST_PEER_WAIT] += ig_metrics_jsec(d, "peer_wait_s");
 		t->has_state = true;
 		if (per_dev)
 			add_cause_series(t, d, d);
@@ -398,7 +398,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 
 	for (i = 0; i < n; i++) {
 		struct json_object *st = json_object_array_get_idx(arr, i);
-		struct json_object *cs = ig_jget(st, "causes", json_type_array);
+		struct json_object *cs = ig_metrics_jget(st, "causes", json_type_array);
 		long long rank = jint(st, "rank", -1);
 		char r[16];
 
@@ -407,7 +407,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 			snprintf(r, sizeof(r), "unknown");
 		for (k = 0; cs && k < json_object_array_length(cs); k++) {
 			struct json_object *c = json_object_array_get_idx(cs, k);
-			struct json_object *name = ig_jget(c, "cause", json_type_string);
+			struct json_object *name = ig_metrics_jget(c, "cause", json_type_string);
 
 			if (!name)
 				continue;
@@ -423,7 +423,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 					 json_object_get_string(name));
 				m->npeer++;
 			}
-			m->peer[j].s += ig_jsec(c, "seconds");
+			m->peer[j].s += ig_metrics_jsec(c, "seconds");
 		}
 	}
 }
@@ -446,20 +446,20 @@ static void drop_stale(struct ig_metrics *m)
 static void add_window(struct ig_metrics *m, struct json_object *r,
 		       const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *gpu = ig_jget(r, "gpu", json_type_object);
-	struct json_object *procs = ig_jget(r, "processes", json_type_array);
-	struct json_object *ev = ig_jget(r, "events", json_type_object);
-	struct json_object *done = ig_jget(r, "complete", json_type_boolean);
+	struct json_object *gpu = ig_metrics_jget(r, "gpu", json_type_object);
+	struct json_object *procs = ig_metrics_jget(r, "processes", json_type_array);
+	struct json_object *ev = ig_metrics_jget(r, "events", json_type_object);
+	struct json_object *done = ig_metrics_jget(r, "complete", json_type_boolean);
 	struct ig_target *t;
 	struct ig_lset s;
 	size_t i, n = procs ? json_object_array_length(procs) : 0;
 
 	m->windows++;
 	m->partial += !done || !json_object_get_boolean(done);
-	m->observed += ig_jsec(r, "duration_s");
+	m->observed += ig_metrics_jsec(r, "duration_s");
 	m->lost += (uint64_t)(jint(ev, "dropped", 0) > 0 ? jint(ev, "dropped", 0) : 0);
 	{
-		struct json_object *gp = ig_jget(r, "gpu_processes", json_type_object);
+		struct json_object *gp = ig_metrics_jget(r, "gpu_processes", json_type_object);
 		long long missed = gp ? jint(gp, "missed", 0) : 0;
 
 		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
@@ -467,7 +467,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	for (m->processes = 0, i = 0; i < n; i++)
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
-	add_stragglers(m, ig_jget(r, "stragglers", json_type_array));
+	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
 	if (!add_devices(m, gpu, procs, ids, nids)) {
 		window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);
@@ -480,7 +480,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 int ig_metrics_add_window(struct ig_metrics *m, struct json_object *report,
 			  const struct ig_pid_identity *ids, size_t nids)
 {
-	if (!m || !ig_jget(report, "gpu", json_type_object) ||
+	if (!m || !ig_metrics_jget(report, "gpu", json_type_object) ||
 	    jint(report, "version", 0) != 1)
 		return -EINVAL;
 	pthread_mutex_lock(&m->lock);

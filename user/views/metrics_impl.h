@@ -89,8 +89,8 @@ struct ig_metrics {
 
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
 char *ig_metrics_lset_text(const struct ig_lset *s);
-double ig_jsec(struct json_object *o, const char *k);
-struct json_object *ig_jget(struct json_object *o, const char *k,
-			    enum json_type t);
+double ig_metrics_jsec(struct json_object *o, const char *k);
+struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
+				    enum json_type t);
 
 #endif
