@@ -163,6 +163,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 {
 	static struct scenario mine;
 	static char truth[4200], data[4200];
+	const char *why;
 
 	if (!rk.rs)
 		rk.rs = &ranks_scenarios[0];
@@ -203,6 +204,12 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 			mine.read_kb = st->read_kb;
 			mine.out_kb = st->out_kb;
 			mine.batch_samples = st->batch_samples * STORAGE_BATCHES;
+			/* its worker reads through a slow disk */
+			o->io_cgroup = throttle_create(o->data_dir ? o->data_dir : "/tmp",
+						       STORAGE_BPS, &why);
+			if (!o->io_cgroup)
+				fprintf(stderr, "trainsim: rank %d: reads not "
+					"throttled (%s)\n", rk.rank, why);
 			/* its samples have another shape: not in the
 			 * others' dataset directory */
 			if (o->data_dir) {
@@ -292,7 +299,6 @@ int ranks_launch(char **argv, const struct opts *o)
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	struct sigaction sa = { .sa_handler = forward };
 	uint64_t t0 = mono_ns();
-	const char *slow = NULL, *why = NULL;
 	int i, st, bad = 0;
 	pid_t pid;
 
@@ -310,13 +316,6 @@ int ranks_launch(char **argv, const struct opts *o)
 	setenv("WORLD_SIZE", num, 1);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (rk.rs->kind == SK_STORAGE) {
-		slow = throttle_create(o->data_dir ? o->data_dir : "/tmp",
-				       STORAGE_BPS, &why);
-		if (!slow)
-			fprintf(stderr, "trainsim: ranks storage: rank %d's reads "
-				"are not throttled (%s)\n", rk.straggler, why);
-	}
 	for (i = 0; i < rk.world; i++) {
 		pid = fork();
 		if (pid < 0)
@@ -325,9 +324,6 @@ int ranks_launch(char **argv, const struct opts *o)
 			snprintf(num, sizeof(num), "%d", i);
 			setenv("RANK", num, 1);
 			setenv("LOCAL_RANK", num, 1);
-			if (slow && i == rk.straggler && throttle_join(slow))
-				fprintf(stderr, "trainsim: rank %d: cannot join "
-					"%s\n", i, slow);
 			execv(self, argv);
 			fprintf(stderr, "trainsim: exec: %s\n", strerror(errno));
 			_exit(127);
@@ -350,7 +346,6 @@ int ranks_launch(char **argv, const struct opts *o)
 	}
 	unlink(id);
 	rmdir(dir);
-	throttle_remove();
 	if (!o->quiet)
 		printf("trainsim: ranks %s: %d ranks, %ld steps each, %.2f s; "
 		       "%d failed\n", rk.rs->name, rk.world, o->steps,
@@ -587,6 +582,7 @@ void ranks_cleanup(bool keep)
 {
 	char path[4200];
 
+	throttle_remove();	/* its workers are gone */
 	if (!rk.set_nccl_trace || keep)
 		return;
 	expand_pid(rk.nccl_trace, path, sizeof(path));

@@ -80,6 +80,7 @@ struct opts {
 	bool ranks;		/* trainsim ranks: see ranks.c */
 	int world, straggler, grad_mb;
 	bool no_loss_sync;	/* ranks: all-reduce without reading the loss */
+	const char *io_cgroup;	/* worker processes join it (throttle.c) */
 	const char *sc_name;
 	bool seconds_given;
 };
