@@ -5,10 +5,12 @@
  * there, and the launching thread's last sync that waited on that GPU.
  * Each wait it caused, [t0, t1), is then split:
  *
- *   - its GPU already had work pending at t0 and its launching thread
- *     then waited on it in a sync that waited (the queue non-empty from
- *     the stream's last submission to the drain): peer_compute up to the
- *     drain, proven from that last submission on;
+ *   - its GPU already had work pending at t0, queued since its previous
+ *     collective, and its launching thread then waited on it in a sync
+ *     that waited (the queue non-empty from the stream's last submission
+ *     to the drain): peer_compute up to the drain, proven from that last
+ *     submission on, less what it queued later than the other did (its
+ *     host's lateness);
  *   - else, where its GPU still had earlier work pending at t0 (no such
  *     sync): peer_compute, not proven which work held it;
  *   - the rest, its host's lateness: the walk of an idle gap over the
@@ -85,7 +87,9 @@ void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
 	uint32_t k, top = 0;
 
 	memset(ns, 0, IG_C__MAX * sizeof(*ns));
-	if (L->waited_to > t0 && L->waited_pend < t1) {
+	/* a sync of this step's work (not of the collective before, which
+	 * ended on every rank at once) */
+	if (step_waited(L) && L->waited_to > t0 && L->waited_pend < t1) {
 		x[0][0] = ig_max64(t0, L->waited_pend);
 		x[0][1] = ig_min64(t1, L->waited_to);
 		if (L->waited_pend <= t0) {
@@ -94,8 +98,7 @@ void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
 			 * (proven from the work's last submission on), less
 			 * what it queued after the other had queued its own:
 			 * that its host's lateness (in [r's queue, L's)) */
-			if (step_waited(L) && step_waited(r) &&
-			    r->waited_pend < L->waited_pend)
+			if (step_waited(r) && r->waited_pend < L->waited_pend)
 				late = ig_min64(L->waited_pend - r->waited_pend,
 						x[0][1] - t0);
 			ns[IG_C_PEER_COMPUTE] = x[0][1] - t0 - late;
