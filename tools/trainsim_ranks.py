@@ -13,9 +13,9 @@ the all-reduce right behind the kernels: which GPU was still busy is then
 not seen from the host.  One rank, --straggler
 (default 2), is starved by its host:
 
-  gil       a pure-Python thread holds the GIL against its feeder
+  gil       two pure-Python threads hold the GIL against its feeder
   storage   its feeder reads each batch past the page cache
-  compute   it runs twice the kernels of the others
+  compute   it runs 4 times the kernels of the others
   balanced  no straggler; 4 GiB all-reduces, communication-bound
 
 The others' GPUs then wait for it inside the all-reduce.  Without RANK and
@@ -49,6 +49,12 @@ RANKS = {
     "compute": (None, "compute", 64),
     "balanced": (None, None, 4096),
 }
+
+
+# The GIL straggler's pure-Python threads: two, so that its feeder waits
+# for the GIL at each return from the driver more than for a CPU on a
+# loaded host.
+GIL_HOGS = 2
 
 
 class UniqueId(ctypes.Structure):
@@ -152,15 +158,16 @@ def rank_main(args, rank, world):
     drv("cuMemAlloc_v2", ctypes.byref(dev), nbytes)
     drv("cuMemAlloc_v2", ctypes.byref(grad), count * 4)
     stop = threading.Event()
-    tids = [0]
+    tids = [0] * GIL_HOGS
     hogs = []
     if straggler and kind == "gil":
-        hogs = [threading.Thread(target=ts.gil_hog, args=(stop, tids, 0),
-                                 daemon=True)]
-        hogs[0].start()
+        hogs = [threading.Thread(target=ts.gil_hog, args=(stop, tids, i),
+                                 daemon=True) for i in range(GIL_HOGS)]
+        for t in hogs:
+            t.start()
     loader = ts.Loader("storage" if straggler and kind == "storage"
                        else "healthy", stop)
-    kernels = args.kernels * (2 if straggler and kind == "compute" else 1)
+    kernels = args.kernels * (4 if straggler and kind == "compute" else 1)
     kernel_ns = int(args.kernel_us * 1000)
     t0 = ts.mono_ns()
     try:

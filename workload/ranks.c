@@ -55,7 +55,7 @@ static const struct ranks_scenario ranks_scenarios[] = {
 	  "storage", SK_STORAGE, 64 },
 	{ "cpu", "rank R's loader and feeder share a CPU with hogs",
 	  "cpu_starvation", SK_CPU, 64 },
-	{ "compute", "rank R runs twice the kernels of the others",
+	{ "compute", "rank R runs 4 times the kernels of the others",
 	  NULL, SK_COMPUTE, 64 },
 	/* 64 ms of transfer a step: the host's jitter in reaching it (a few
 	 * ms on a loaded host) stays a small part */
@@ -224,9 +224,9 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 			mine.decode_us = 300;
 			mine.hogs = 3;
 		} else {
-			mine.kernels *= 2;
-			if (o->kernels >= 0)	/* -k K: 2K for this rank */
-				o->kernels *= 2;
+			mine.kernels *= 4;
+			if (o->kernels >= 0)	/* -k K: 4K for this rank */
+				o->kernels *= 4;
 		}
 	}
 	o->sc = &mine;
