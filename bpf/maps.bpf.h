@@ -21,6 +21,26 @@ const volatile bool have_find_vma = false;
 const volatile bool have_find_vma = true;
 #endif	/* bpf_find_vma() (5.17+) */
 
+/*
+ * Non-zero while no window is open (the agent between windows): tracked
+ * threads keep their state, so that a wait begun before a window is whole
+ * in it, but no stack is walked and no off-CPU or sample record is sent:
+ * nothing would read them.  Written by user space (ig_tracer_pause()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} paused SEC(".maps");
+
+static __always_inline bool capture_paused(void)
+{
+	__u32 zero = 0, *v = bpf_map_lookup_elem(&paused, &zero);
+
+	return v && *v;
+}
+
 struct stream_key {
 	__u32 tgid;
 	__u32 pad;

@@ -36,7 +36,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	__u32 flags = 0;
 
 	ts = bpf_map_lookup_elem(&threads, &tid);
-	if (!ts)
+	if (!ts || capture_paused())
 		return 0;
 	{
 	struct task_struct *task = bpf_get_current_task_btf();

@@ -50,7 +50,7 @@ static __always_inline void on_switch_out(struct ig_thread_state *ts,
 
 static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
 					 struct task_struct *prev,
-					 __u64 now, __u32 cpu)
+					 __u64 now, __u32 cpu, bool paused)
 {
 	struct ig_offcpu *r;
 
@@ -58,7 +58,7 @@ static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
 	if (!ts->off)
 		return;
 	ts->off = 0;
-	if (now - ts->t_off < min_offcpu_ns)
+	if (paused || now - ts->t_off < min_offcpu_ns)
 		return;
 	r = rec_reserve(sizeof(*r), IG_REC_OFFCPU, tid, ts->tgid, now);
 	if (!r)
@@ -98,15 +98,17 @@ static __always_inline int handle_switch(bool preempt, struct task_struct *prev,
 		now = bpf_ktime_get_ns();
 		cpu = bpf_get_smp_processor_id();
 		on_switch_out(pts, prev, preempt, now, cpu);
-		py_capture(prev, ptid, pts->tgid, now);
-		ustack_capture(ptid, pts->tgid, now, 0);
+		if (!capture_paused()) {
+			py_capture(prev, ptid, pts->tgid, now);
+			ustack_capture(ptid, pts->tgid, now, 0);
+		}
 	}
 	if (nts) {
 		if (!now) {
 			now = bpf_ktime_get_ns();
 			cpu = bpf_get_smp_processor_id();
 		}
-		on_switch_in(nts, ntid, prev, now, cpu);
+		on_switch_in(nts, ntid, prev, now, cpu, capture_paused());
 	}
 	return 0;
 }

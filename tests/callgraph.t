@@ -263,6 +263,9 @@ bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
 
+# the call graph names a file by its name alone
+is "$(find "$IG_TOP/user" -mindepth 2 -name '*.c' -printf '%f\n' | sort | uniq -d | tr '\n' ' ')" "" \
+	"calls: no two files of user/ share a name"
 # every user object: the calls between folders go the way the includes do
 # (the objects of the sources in the tree: a renamed source leaves its old object)
 all=$(find "$IG_TOP/user" -mindepth 2 -name '*.c' | sort |

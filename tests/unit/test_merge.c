@@ -7,7 +7,7 @@
  * what cannot be aligned or read is refused. */
 #include <unistd.h>
 #include "test_engine_util.h"
-#include "modes/merge.h"
+#include "modes/report_merge.h"
 #include "stream/recording.h"
 
 #define L	IG_STREAM_LEGACY

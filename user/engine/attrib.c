@@ -10,7 +10,6 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "engine/estimate.h"
 #include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
@@ -363,7 +362,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			break;
 		}
 		if (w->segs && !w->depth)
-			ig_est_seg_note(w->segs, w->seg_ns, s.x, s.y);
+			w->e->attr.seg_tap(w->e, w->seg_ns, s.x, s.y);
 	}
 }
 
@@ -422,8 +421,7 @@ void ig_attrib_piece(struct ig_engine *e, bool idle, const struct ig_piece *p)
 
 	if (p->t1 <= p->t0)
 		return;
-	if (!idle)
-		w.segs = ig_est_segs(e);
+	w.segs = !idle && e->attr.seg_tap;
 	if (!th) {
 		ig_detail_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
 					  "no feeder known");

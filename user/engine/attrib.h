@@ -23,9 +23,9 @@ struct walk {
 	struct ig_obs_walk *obs;	/* an observer's note of the walk */
 	/* the stretch being walked: of the feeder (depth 0), of this depth */
 	struct ig_stk_pos top, cur;
-	/* unresolved time: each feeder stretch's main cause, for the
-	 * causes of estimated idle (estimate.c); NULL: not kept */
-	struct ig_vec *segs;
+	/* unresolved time: each feeder stretch's time per cause, for the
+	 * causes of estimated idle (e->attr.seg_tap); false: not kept */
+	bool segs;
 	uint64_t seg_ns[IG_C__MAX];
 };
 

@@ -16,24 +16,20 @@ struct ig_est *ig_est_get(struct ig_engine *e)
 	return e->est;
 }
 
-struct ig_vec *ig_est_segs(struct ig_engine *e)
+void ig_est_seg_note(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y)
 {
 	struct ig_est *s = ig_est_get(e);
-
-	return s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
-}
-
-void ig_est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
-{
-	struct est_seg *g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
+	struct ig_vec *segs = s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
+	struct est_seg *g;
 	uint32_t c, best = IG_C__MAX;
 
 	for (c = 0; c < IG_C__MAX; c++)
 		if (ns[c] && (best == IG_C__MAX || ns[c] > ns[best]))
 			best = c;
 	memset(ns, 0, sizeof(uint64_t) * IG_C__MAX);
-	if (best == IG_C__MAX || y <= x)
+	if (!segs || best == IG_C__MAX || y <= x)
 		return;
+	g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
 	if (g && g->y == x && g->cause == best) {
 		g->y = y;
 		return;

@@ -41,11 +41,10 @@ void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 		    uint64_t t_end, bool waited);
 void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
 
-/* Unresolved time's walk: where it keeps each feeder stretch's main
- * cause (NULL: nowhere), and the note of one stretch [x, y) whose time
- * went to causes as @ns says (cleared after). */
-struct ig_vec *ig_est_segs(struct ig_engine *e);
-void ig_est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y);
+/* Unresolved time's walk (e->attr.seg_tap): one feeder stretch [x, y)
+ * whose time went to causes as @ns says (cleared after), kept with its
+ * main cause while the estimate is open and has room. */
+void ig_est_seg_note(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y);
 
 /* Fit, check and replay, once, after ig_engine_finish(). */
 void ig_est_compute(struct ig_engine *e);

@@ -111,6 +111,10 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	e->attr.gaps.limit = e->attr.max_gaps;
 	e->attr.unres_list.limit = e->attr.max_gaps;
 	ig_attrib_sink(e, &e->gpu.sink);
+	/* the estimate takes unresolved time from the GPU model and the
+	 * walk through taps, not calls (docs/design.md §3.1) */
+	e->gpu.unres_tap = ig_est_on_unres;
+	e->attr.seg_tap = ig_est_seg_note;
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));
 	e->lost.ranges.esz = sizeof(struct ig_lost);

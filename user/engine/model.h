@@ -337,6 +337,9 @@ struct ig_engine_gpu {
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
 	struct ig_gap_sink sink;	/* closed gaps go there */
+	/* every unresolved piece, also, for the estimate (set by
+	 * lifecycle.c: the sweep calls no layer above it) */
+	void (*unres_tap)(struct ig_engine *e, const struct ig_piece *p);
 	void *scratch;		/* sweep event buffer (sweep.c) */
 	size_t scratch_cap;
 };
@@ -349,6 +352,10 @@ struct ig_dev_causes {
 
 /* What attribution made of the gaps (attrib.c, causes.c, detail.c). */
 struct ig_engine_attr {
+	/* each feeder stretch of an unresolved piece with its time per
+	 * cause, for the causes of estimated idle (set by lifecycle.c:
+	 * attribution calls no layer above it) */
+	void (*seg_tap)(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y);
 	int max_depth;
 	long max_gaps;
 	struct ig_causeset idle, unres;

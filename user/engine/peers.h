@@ -113,10 +113,6 @@ void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
 
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>
-/* Take a device's peer wait out of its busy time, then out of its
- * unresolved time (and unresolved GPU-bound); @wait gets it. */
-void ig_peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
-		    uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
 /* gpu.devices[]: rank, collective_s, peer_wait_s. */
 void ig_peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
 /* Top-level "stragglers". */

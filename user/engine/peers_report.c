@@ -10,24 +10,6 @@
 #include "engine/jsonval.h"
 #include "engine/merge.h"
 
-void ig_peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
-		    uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
-{
-	uint64_t coll, w, x, y;
-	int32_t rank;
-
-	ig_peers_dev(e, ordinal, &w, &coll, &rank);
-	/* a collective's kernel occupies the GPU while it waits: the model
-	 * counted that time busy where proven, else unresolved (pending) */
-	x = ig_min64(w, *busy);
-	*busy -= x;
-	y = ig_min64(w - x, *unres);
-	*unres -= y;
-	*unres_gpu -= ig_min64(y, *unres_gpu);
-	/* never more than the pending time it came out of */
-	*wait = x + y;
-}
-
 static double sec(uint64_t ns)
 {
 	return (double)ns / 1e9;

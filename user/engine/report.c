@@ -5,6 +5,24 @@
 #include "engine/report.h"
 #include "engine/peers.h"
 
+void ig_report_peer_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+			  uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
+{
+	uint64_t coll, w, x, y;
+	int32_t rank;
+
+	ig_peers_dev(e, ordinal, &w, &coll, &rank);
+	/* a collective's kernel occupies the GPU while it waits: the model
+	 * counted that time busy where proven, else unresolved (pending) */
+	x = ig_min64(w, *busy);
+	*busy -= x;
+	y = ig_min64(w - x, *unres);
+	*unres -= y;
+	*unres_gpu -= ig_min64(y, *unres_gpu);
+	/* never more than the pending time it came out of */
+	*wait = x + y;
+}
+
 void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 {
 	uint32_t i;
@@ -17,7 +35,7 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 
 		if (!d->active)
 			continue;
-		ig_peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
+		ig_report_peer_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		t->ndevs++;
 		t->busy_ns += busy;
 		t->peer_wait_ns += pw;

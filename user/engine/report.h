@@ -42,4 +42,9 @@ const char *ig_report_dkind_name(uint8_t kind);
 /* The detail kinds a cause is best explained by, most telling first. */
 size_t ig_report_cause_kinds(unsigned int cause, uint8_t *out, size_t max);
 
+/* Takes a device's peer wait (engine/peers.h) out of its busy time, then
+ * out of its unresolved time (and unresolved GPU-bound); @wait gets it. */
+void ig_report_peer_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+			  uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
+
 #endif

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
 
@@ -83,7 +82,8 @@ static void piece_flush(struct sweep *sw)
 	if (!sw->pc_open)
 		return;
 	sw->pc_open = false;
-	ig_est_on_unres(sw->e, &sw->pc);
+	if (sw->e->gpu.unres_tap)
+		sw->e->gpu.unres_tap(sw->e, &sw->pc);
 	sw->e->gpu.sink.unresolved(sw->e->gpu.sink.ctx, &sw->pc);
 	if (d->merging_open && d->merging_t1 == sw->pc.t0 &&
 	    d->merging_tid == sw->pc.tid) {

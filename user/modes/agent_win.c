@@ -217,6 +217,7 @@ static void emit_meta(struct agent *a, __u64 ts)
 int ig_agent_window_open(struct agent *a, __u64 now)
 {
 	size_t i;
+	int err;
 
 	a->engine = ig_engine_new(&a->o->engine);
 	a->reorder = a->engine ? ig_reorder_new(REORDER_WINDOW_NS, to_engine, a->engine) : NULL;
@@ -231,6 +232,9 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 		memset(&a->base, 0, sizeof(a->base));
 	/* this engine has none of the stacks and names sent before */
 	ig_capture_forget_sent(&a->cap);
+	err = ig_tracer_pause(a->cap.tracer, false);
+	if (err)
+		ig_debug("resuming capture: %s", strerror(-err));
 	a->nprev = 0;
 	if (a->handover && a->nids) {
 		if (!a->prev_ids)
@@ -426,6 +430,10 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	if (!keep_probes) {
 		t = ig_agent_now();
 		ig_discovery_detach_all(a->cap.disc);
+		/* until the next window nothing reads a stack or a wait */
+		err = ig_tracer_pause(a->cap.tracer, true);
+		if (err)
+			ig_debug("pausing capture: %s", strerror(-err));
 		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
 			 (ig_agent_now() - t) / 1e6);
 	}

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "modes/session.h"
-#include "modes/merge.h"
+#include "modes/report_merge.h"
 #include "engine/merge.h"
 
 #define IG_MAX_PIDS 64

@@ -50,6 +50,10 @@ int ig_tracer_py_offsets(struct ig_tracer *t, pid_t tgid,
  * cached interpreter states), so that the next of each goes out in full:
  * a new window's engine knows none of the earlier ones.  Negative errno. */
 int ig_tracer_forget_stacks(struct ig_tracer *t);
+/* While paused, tracked threads send no stacks, off-CPU or sample records
+ * (their exits still come); for the time between windows.  Negative
+ * errno. */
+int ig_tracer_pause(struct ig_tracer *t, bool paused);
 /* Drops processes that no longer exist; returns how many remain. */
 int ig_tracer_prune(struct ig_tracer *t);
 struct ig_uprobe_spec {

@@ -21,7 +21,7 @@
 #include <string.h>
 #include "engine/merge.h"
 #include "engine/model.h"
-#include "modes/merge.h"
+#include "modes/report_merge.h"
 #include "modes/session_int.h"
 #include "probes/log.h"
 #include "stream/recording.h"

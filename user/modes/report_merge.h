@@ -4,8 +4,8 @@
  * analysis, their clocks aligned on matched collective ends
  * (docs/design.md §4.9, §7.4).
  */
-#ifndef IG_MODES_MERGE_H
-#define IG_MODES_MERGE_H
+#ifndef IG_MODES_REPORT_MERGE_H
+#define IG_MODES_REPORT_MERGE_H
 
 #include <stdbool.h>
 #include "modes/session.h"
