@@ -133,8 +133,18 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			any_pending = true;
 			if (s->p_start <= drained_t)
 				first_pend = ig_min64(first_pend, s->p_start);
-			if (!late && s->p_start <= drained_t)
+			if (!late && s->p_start <= drained_t) {
+				/* its last submission was not done at the
+				 * sync's entry: queued until the drain */
+				if (how == IG_B_GPU) {
+					s->waited_from = ig_max64(s->p_start,
+						ig_min64(s->pending_until, called ? called : drained_t));
+					s->waited_to = drained_t;
+					s->waited_pend = s->p_start;
+					s->waited_tid = c->h.tid;
+				}
 				ig_gpu_stream_close(s, drained_t, how);
+			}
 		} else {
 			seen_drained = ig_max64(seen_drained, s->drained_at);
 			if (!s->dev->active && !late)

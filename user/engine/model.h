@@ -156,6 +156,12 @@ struct ig_stream {
 	uint64_t coll_end;	/* the first drain after it (0: none yet) */
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
+	/* the last sync that waited for it (IG_B_GPU): its queue was
+	 * non-empty over [waited_from, waited_to), its work pending since
+	 * waited_pend, and thread waited_tid waited on it (a late rank's
+	 * peer_compute, §4.9) */
+	uint64_t waited_pend, waited_from, waited_to;	/* and pending since */
+	uint32_t waited_tid;
 };
 
 struct ig_process {

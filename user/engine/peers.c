@@ -7,9 +7,7 @@
  * GPU: a rank's GPU reaches it at its launch when nothing earlier was
  * pending on that GPU (proven), else no earlier than its launch (a lower
  * bound); the last rank's arrival ends everyone's peer wait.  Each wait
- * [arrival, last arrival) is charged to the last rank, explained by the
- * same walk as an idle gap over its launching thread, or, when its GPU
- * still had earlier work pending then, by peer_compute.
+ * [arrival, last arrival) is charged to the last rank (peers_charge.c).
  *
  * A collective is settled once every rank's stream has drained after it
  * (its end: the rank's time in it runs to there) or it has waited long
@@ -90,36 +88,6 @@ static struct peers_rank *rank_get(struct ig_peers *ps, uint32_t pid)
 	return &ps->ranks[ps->nranks++];
 }
 
-static struct ig_device *dev_by_ordinal(const struct ig_engine *e, int ordinal)
-{
-	uint32_t i;
-
-	for (i = 0; i < e->gpu.ndevs; i++)
-		if (e->gpu.devs[i]->ordinal == ordinal)
-			return e->gpu.devs[i];
-	return NULL;
-}
-
-/* Where the call's GPU stood at its launch: the device, and since when
- * earlier work of the process was pending on it (0: none). */
-static void at_launch(struct ig_engine *e, struct peers_call *c)
-{
-	struct ig_process *p = ig_tasks_process_find(e, c->tgid);
-	struct ig_stream *s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
-	struct ig_device *d = s ? s->dev : p ? dev_by_ordinal(e, ig_gpu_proc_device(p)) : NULL;
-	uint32_t i;
-
-	c->device = d ? d->ordinal : (p ? ig_gpu_proc_device(p) : -1);
-	c->pend_since = 0;
-	for (i = 0; d && i < d->nopen; i++) {
-		const struct ig_stream *o = d->open[i];
-
-		if (o->proc == p && o->pending && o->p_start < c->launch &&
-		    (!c->pend_since || o->p_start < c->pend_since))
-			c->pend_since = o->p_start;
-	}
-}
-
 static void union_add(struct peers_union *u, uint64_t t0, uint64_t t1)
 {
 	if (t1 <= t0)
@@ -152,51 +120,6 @@ static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
 		return NULL;
 	ps->devs[ps->ndevs] = (struct peers_dev){ .ordinal = ordinal, .rank = rank };
 	return &ps->devs[ps->ndevs++];
-}
-
-/* The late rank @L made the others wait over [t0, t1): why. */
-static void charge(struct ig_engine *e, struct peers_rank *R,
-		   const struct peers_call *L, uint64_t t0, uint64_t t1,
-		   uint64_t *ns)
-{
-	struct ig_piece pc = { .t0 = t0, .t1 = t1, .tid = L->tid, .tgid = L->tgid,
-			       .device = L->device };
-	uint64_t walked = 0, given = 0;
-	uint32_t k, top = 0;
-
-	memset(ns, 0, IG_C__MAX * sizeof(*ns));
-	if (L->pend_since && L->pend_since <= t0) {
-		/* its GPU already had work when the other arrived: it still
-		 * computed (imbalance), not proven which work held it */
-		ns[IG_C_PEER_COMPUTE] = t1 - t0;
-		e->peers->unproven_wait_ns += t1 - t0;
-		goto out;
-	}
-	/* its GPU was idle when the other arrived: its host was late.  Work
-	 * it submitted since ran late for the same reasons: the rest of the
-	 * interval goes to the causes of the first part, in proportion */
-	if (L->pend_since && L->pend_since < t1) {
-		pc.t1 = L->pend_since;
-		e->peers->unproven_wait_ns += t1 - L->pend_since;
-	}
-	memset(&R->walk, 0, sizeof(R->walk));
-	ig_attrib_into(e, &R->walk, &pc);
-	for (k = 0; k < IG_C__MAX; k++)
-		walked += R->walk.c[k].ns;
-	if (!walked) {
-		ns[IG_C_UNKNOWN] = t1 - t0;
-		goto out;
-	}
-	for (k = 0; k < IG_C__MAX; k++) {
-		ns[k] = (uint64_t)((double)R->walk.c[k].ns * (t1 - t0) / walked);
-		given += ns[k];
-		if (ns[k] > ns[top])
-			top = k;
-	}
-	ns[top] += (t1 - t0) - ig_min64(given, t1 - t0);
-out:
-	for (k = 0; k < IG_C__MAX; k++)
-		R->cause_ns[k] += ns[k];
 }
 
 /* Causes with time, most first. */
@@ -309,7 +232,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			any = true;
 			ps->wait_ns += w;
 			RL->late_ns += w;
-			charge(e, RL, &g->c[L], c->launch, A, ns);
+			ig_peers_charge(e, RL, &g->c[L], c, A, ns);
 		}
 		if (e->obs.span && coll)
 			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
@@ -381,9 +304,15 @@ static void no_end_after(struct ig_peers *ps, uint32_t tgid, uint64_t stream)
 static void launched(struct ig_engine *e, struct peers_group *g,
 		     struct peers_call *c, uint64_t ts)
 {
+	struct peers_rank *R = rank_get(e->peers, c->tgid);
+
 	no_end_after(e->peers, c->tgid, c->stream);
 	c->launch = ts;
-	at_launch(e, c);
+	if (R) {
+		c->prev_launch = R->last_launch;
+		R->last_launch = ts;
+	}
+	ig_peers_at_launch(e, c);
 	g->nlaunched++;
 }
 
@@ -531,9 +460,13 @@ static uint64_t group_first(const struct peers_group *g, uint64_t keep)
 {
 	uint32_t k;
 
-	for (k = 0; k < g->nranks; k++)
+	for (k = 0; k < g->nranks; k++) {
 		if (g->c[k].launch && g->c[k].launch < keep)
 			keep = g->c[k].launch;
+		/* a late rank's work queued late is walked from there */
+		if (g->c[k].waited_pend && g->c[k].waited_pend < keep)
+			keep = g->c[k].waited_pend;
+	}
 	return keep;
 }
 

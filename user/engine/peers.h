@@ -4,7 +4,8 @@
  * (communicator, sequence) over the ranks traced together, each rank's
  * time in a collective split into waiting for peers and transfer, and the
  * wait charged to the late rank with the cause of its lateness.
- *   peers.c         intake, matching, the split and the charge
+ *   peers.c         intake, matching and the split
+ *   peers_charge.c  the late rank's GPU at its launch, and why it was late
  *   peers_report.c  the JSON and text views of it
  */
 #ifndef IG_ENGINE_PEERS_H
@@ -22,6 +23,10 @@ struct peers_call {
 				 * yet, IG_NS_INF: another came first) */
 	uint64_t pend_since;	/* earlier work on its GPU pending since
 				 * (0: none: the GPU reached it at launch) */
+	uint64_t waited_from;	/* its launching thread last waited on its */
+	uint64_t waited_to;	/* GPU in a sync: busy over [from, to), */
+	uint64_t waited_pend;	/* that work pending since then */
+	uint64_t prev_launch;	/* the rank's collective before this one */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t tid, tgid;
@@ -41,6 +46,7 @@ struct peers_rank {
 	uint64_t wait_ns;	/* its GPU's wait for others */
 	uint64_t coll_ns;	/* its GPU's time in collectives */
 	uint64_t last_late;	/* when it was last late (ordering) */
+	uint64_t last_launch;	/* of its newest collective */
 	uint64_t collectives;	/* in which it was the late rank */
 	uint64_t cause_ns[IG_C__MAX];
 	struct ig_causeset walk;	/* scratch set for the walk */
@@ -117,6 +123,15 @@ size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank **
 /* After ig_peers_feed (which makes e->peers): a collective or a group end. */
 void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_local_finish(struct ig_engine *e);
+/* ---- peers_charge.c ---- */
+/* Where @c's GPU stood at its launch: since when earlier work was pending
+ * there, and the launching thread's last sync that waited on it. */
+void ig_peers_at_launch(struct ig_engine *e, struct peers_call *c);
+/* The late rank @L made @r wait over [r->launch, t1): why, into @ns (per
+ * enum ig_cause) and @R's (L's) totals. */
+void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
+		  const struct peers_call *L, const struct peers_call *r,
+		  uint64_t t1, uint64_t *ns);
 
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>
