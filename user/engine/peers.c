@@ -122,22 +122,6 @@ static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
 	return &ps->devs[ps->ndevs++];
 }
 
-/* Causes with time, most first. */
-static size_t sorted_causes(const uint64_t *ns, unsigned int *out)
-{
-	size_t n = 0, i, j;
-
-	for (i = 0; i < IG_C__MAX; i++) {
-		if (!ns[i])
-			continue;
-		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
-			out[j] = out[j - 1];
-		out[j] = (unsigned int)i;
-		n++;
-	}
-	return n;
-}
-
 /* A view's observer sees each rank's time in the collective. */
 static void observe(struct ig_engine *e, const struct peers_call *c,
 		    const struct peers_call *L, const struct peers_rank *R,
@@ -152,7 +136,7 @@ static void observe(struct ig_engine *e, const struct peers_call *c,
 		.op = ig_nccl_op_name(c->api),
 	};
 	unsigned int order[IG_C__MAX];
-	size_t n = ns ? sorted_causes(ns, order) : 0, k;
+	size_t n = ns ? ig_names_by_ns(ns, order) : 0, k;
 
 	for (k = 0; k < n && k < IG_OBS_CAUSES; k++) {
 		o.causes[k].name = ig_names_cause(order[k]);

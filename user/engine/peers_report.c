@@ -29,7 +29,7 @@ void ig_peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
 static jo *causes_json(const struct peers_rank *R)
 {
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_report_ns_sorted(R->cause_ns, order), i;
+	size_t n = ig_names_by_ns(R->cause_ns, order), i;
 	uint64_t tot = 0;
 	jo *a = json_object_new_array();
 
@@ -150,7 +150,7 @@ void ig_peers_text(FILE *out, const struct ig_engine *e)
 			v[i]->rank, ig_merge_host_pid(e, v[i]->pid),
 			ig_merge_host_of(e, v[i]->pid), sec(v[i]->late_ns),
 			(unsigned long long)v[i]->collectives);
-		m = ig_report_ns_sorted(v[i]->cause_ns, order);
+		m = ig_names_by_ns(v[i]->cause_ns, order);
 		for (k = 0; k < m && k < 5; k++)
 			fprintf(out, "    %-18s %10.3f %8.1f%%\n", ig_names_cause(order[k]),
 				sec(v[i]->cause_ns[order[k]]),

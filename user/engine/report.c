@@ -61,21 +61,6 @@ uint64_t ig_report_unres_open_ns(const struct ig_device *d)
 	return d->unres_ns > known ? d->unres_ns - known : 0;
 }
 
-size_t ig_report_ns_sorted(const uint64_t *ns, unsigned int *out)
-{
-	size_t n = 0, i, j;
-
-	for (i = 0; ns && i < IG_C__MAX; i++) {
-		if (!ns[i])
-			continue;
-		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
-			out[j] = out[j - 1];
-		out[j] = (unsigned int)i;
-		n++;
-	}
-	return n;
-}
-
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out)
 {
 	uint64_t ns[IG_C__MAX];
@@ -83,7 +68,7 @@ size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out)
 
 	for (i = 0; i < IG_C__MAX; i++)
 		ns[i] = s->c[i].ns;
-	return ig_report_ns_sorted(ns, out);
+	return ig_names_by_ns(ns, out);
 }
 
 uint64_t ig_report_detail_ns(const struct ig_detail *d)

@@ -23,8 +23,6 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
 uint64_t ig_report_unres_open_ns(const struct ig_device *d);
 /* Causes with time, most time first; returns how many. */
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out);
-/* The same for time by cause (IG_C__MAX entries; NULL: none). */
-size_t ig_report_ns_sorted(const uint64_t *ns, unsigned int *out);
 /* Details of one cause, most time first, of one kind (0: any). */
 size_t ig_report_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
 				const struct ig_detail **out, size_t max);

@@ -35,7 +35,7 @@ void ig_est_json(const struct est_result *r, jo *o)
 	add(o, "estimate_fit", f);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
 	a = json_object_new_array();
-	n = r && r->have ? ig_report_ns_sorted(r->causes, order) : 0;
+	n = r && r->have ? ig_names_by_ns(r->causes, order) : 0;
 	for (i = 0; i < n; i++) {
 		jo *c = json_object_new_object();
 

@@ -127,7 +127,7 @@ static jo *dev_causes_json(const struct ig_engine *e, int ordinal, bool idle)
 {
 	const uint64_t *ns = ig_attrib_dev_causes(e, ordinal, idle);
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_report_ns_sorted(ns, order), i;
+	size_t n = ig_names_by_ns(ns, order), i;
 	jo *a = json_object_new_array();
 
 	for (i = 0; i < n; i++) {
