@@ -215,8 +215,7 @@ def inside_events(tr, gaps, off_ns, limit=12):
     """The profile's GPU events that lie more than 20 us inside a proven
     gap: name, category, stream, and where in the gap."""
     ev = tr["traceEvents"]
-    mark = [e for e in ev if e.get("name") == MARK and e.get("ph") == "X"]
-    off = tr["idlegap_mark_monotonic_ns"] - int(float(mark[0]["ts"]) * 1000) + off_ns
+    off = mark_offset(tr) + off_ns
     out = []
     for e in ev:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
@@ -304,7 +303,7 @@ def compare(a):
         "busy_in_gaps_near_edge_s": edge / 1e9,
         "busy_in_gaps_inside_s": inner / 1e9,
         "precision_at_best_shift": (marked - by_shift[best]) / marked if marked else None,
-        "inside_examples": inside_events(prof, gaps, best * 1000),
+        "inside_examples": inside_events(prof, gaps, (fix or 0) + best * 1000),
         "recall": found / true_idle if true_idle else None,
         "idlegap_gaps_in_window": len(gaps),
         "api_hits": rep.get("cuda", {}).get("api_hits"),
