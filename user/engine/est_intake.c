@@ -16,10 +16,32 @@ struct ig_est *ig_est_get(struct ig_engine *e)
 	return e->est;
 }
 
+/* Too much evidence for one report: all of it goes, and the estimate is
+ * refused; the unresolved time is still counted. */
+static void est_overflow(struct ig_est *s)
+{
+	uint32_t i;
+
+	s->overflow = true;
+	for (i = 0; i < s->ndev; i++) {
+		struct est_dev *d = s->dev[i];
+
+		free(d->l.v);
+		free(d->m.v);
+		free(d->u.v);
+		d->l = (struct ig_vec){ .esz = d->l.esz };
+		d->m = (struct ig_vec){ .esz = d->m.esz };
+		d->u = (struct ig_vec){ .esz = d->u.esz };
+	}
+	free(s->segs.v);
+	s->segs = (struct ig_vec){ .esz = s->segs.esz };
+}
+
 void ig_est_seg_note(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y)
 {
 	struct ig_est *s = ig_est_get(e);
-	struct ig_vec *segs = s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
+	struct ig_vec *segs = s && !s->done && !s->overflow && s->segs.n < EST_MAX_SEGS ?
+			      &s->segs : NULL;
 	struct est_seg *g;
 	uint32_t c, best = IG_C__MAX;
 
@@ -102,7 +124,7 @@ void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 		struct est_launch *l;
 
 		if (s->nlaunch >= EST_MAX_LAUNCHES) {
-			s->overflow = true;
+			est_overflow(s);
 			return;
 		}
 		if (!(l = ig_vec_push(&d->l)))
@@ -120,7 +142,7 @@ void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 	struct est_dev *d = dev_of(e, ig_gpu_proc_device(p));
 	struct est_mark *m;
 
-	if (!d || !t_in || t_end < t_in || !(m = ig_vec_push(&d->m)))
+	if (!d || !t_in || t_end < t_in || e->est->overflow || !(m = ig_vec_push(&d->m)))
 		return;
 	m->t_in = t_in;
 	m->t_end = t_end;
@@ -133,6 +155,9 @@ void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 	struct est_dev *d = dev_of(e, pc->device);
 	struct ig_piece *u;
 
-	if (d && pc->t1 > pc->t0 && (u = ig_vec_push(&d->u)))
+	if (!d || pc->t1 <= pc->t0)
+		return;
+	d->unres_ns += pc->t1 - pc->t0;
+	if (!e->est->overflow && (u = ig_vec_push(&d->u)))
 		*u = *pc;
 }

@@ -258,17 +258,13 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
-	for (i = 0; i < d->u.n; i++) {
-		const struct ig_piece *u = (const struct ig_piece *)d->u.v + i;
-
-		r->unres_ns += u->t1 - u->t0;
-	}
+	r->unres_ns = d->unres_ns;
 	if (!r->unres_ns) {
 		r->have = true;
 		return;
 	}
 	if (e->est->overflow) {
-		r->refused = "more launches than the model keeps";
+		r->refused = "more than 512k launches in one report: the evidence was dropped";
 		return;
 	}
 	if (!d->l.n) {
