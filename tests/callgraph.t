@@ -7,7 +7,11 @@
 # Calls, from the objects' symbols (tools/callgraph.sh): no cycle among the
 # engine's files, where the GPU model hands gaps to attribution through a
 # sink, not a call, so that a change to one layer cannot reach back into
-# the one below it; and none between folders.  No root needed.
+# the one below it; and none between folders.
+# Exported names (tools/prefixes.py): each carries its file's or folder's
+# prefix (design §3.1), checked on small trees, on this one and on a copy
+# with a name planted in it; --rename applies tools/prefixes.map and
+# refuses a map that would take a name already in use.  No root needed.
 . "$(dirname "$0")/lib.sh"
 
 IG=$IG_TOP/tools/includegraph.py
@@ -119,6 +123,103 @@ is "$(echo "$out" | grep -c 'folders include one another in a cycle')" 1 \
 is "$(echo "$out" | grep -c 'folder util may not include modes')" 1 \
 	"includes: the planted include is refused"
 
+# ---- exported names carry their prefix (design §3.1) ----------------------------
+PX=$IG_TOP/tools/prefixes.py
+# ptree DIR: a checkout whose design gives user/a/long_name.c the short
+# prefix ln; long_name.c exports one name without a prefix, other.c calls it
+ptree() {
+	d=$1
+	mkdir -p "$d/docs" "$d/user/a" "$d/tools" "$d/tests"
+	{
+		echo "### 3.1 Layers"
+		echo "| file | short prefix |"
+		echo "|---|---|"
+		echo "| \`user/a/long_name.c\` | \`ln\` |"
+		echo "### 3.2 Next"
+	} > "$d/docs/design.md"
+	cat > "$d/user/a/long_name.c" <<'C'
+/* ig_bad() has no prefix */
+int ig_ln_ok(void) { return 0; }
+int ig_long_ok(void) { return 1; }
+int
+ig_a_ok(void)
+{
+	return 2;
+}
+static int ig_keep(void) { return 3; }
+int ig_bad(int x,
+	   int y)
+{
+	return ig_keep() + x + y;
+}
+C
+	printf 'int ig_bad(int x,\n\t   int y);\nint ig_other_x(void) { return ig_bad(1,\n\t\t\t\t\t     2); }\n' \
+		> "$d/user/a/other.c"
+	echo 'ig_bad ig_ln_bad' > "$d/tools/prefixes.map"
+	echo 'ig_bad() is called in a test; the key ig_bad is not a call' > "$d/tests/notes.txt"
+}
+t=$TMP/px
+ptree "$t"
+out=$("$PX" --sources "$t" 2> "$TMP/pxerr")
+ok "prefixes: a name without its prefix fails the check" -- test $? -eq 1
+is "$out" "user/a/long_name.c: ig_bad" \
+	"prefixes: only it is named; file, word, folder and short prefixes pass, statics are free"
+is "$(grep -c 'user/a/long_name.c: ig_long_name_, ig_long_, ig_name_, ig_a_, ig_ln_' "$TMP/pxerr")" 1 \
+	"prefixes: the prefixes the file may use are listed"
+is "$("$PX" --suggest --sources "$t" 2>/dev/null | tr '\t\n' ' |')" "# user/a/long_name.c|ig_bad ig_ln_bad|" \
+	"prefixes: --suggest prints a map line, with the file's short form"
+"$PX" --rename "$t" > /dev/null
+ok "prefixes: --rename applies the map" -- test $? -eq 0
+ok "prefixes: the renamed tree passes" -- "$PX" --sources "$t"
+is "$(grep -c 'ig_ln_bad' "$t/user/a/long_name.c" "$t/user/a/other.c" "$t/tests/notes.txt" | tr '\n' ' ')" \
+	"$t/user/a/long_name.c:2 $t/user/a/other.c:2 $t/tests/notes.txt:1 " \
+	"prefixes: the definition, its callers, its prototype and the tests are renamed"
+is "$(cat "$t/tests/notes.txt")" 'ig_ln_bad() is called in a test; the key ig_bad is not a call' \
+	"prefixes: outside C files only a call is renamed"
+is "$(sed -n 2p "$t/user/a/other.c")" "$(printf '\t      int y);')" \
+	"prefixes: a prototype's continuation line follows its ( "
+is "$(grep -c 'ig_ln_bad\|ig_bad' "$t/tools/prefixes.map")" 1 "prefixes: the map itself is kept"
+echo 'int ig_other_y(void) { return ig_bad(3, 4); }' >> "$t/user/a/other.c"
+"$PX" --rename "$t" > /dev/null
+ok "prefixes: --rename runs again on code that still calls an old name" -- test $? -eq 0
+is "$(grep -c 'ig_bad' "$t/user/a/other.c")" 0 "prefixes: the new caller is renamed"
+printf '#include "a/ig_bad.h"\nint ig_a_m(struct s *p) { return p->ig_bad + p[1].ig_bad + ig_bad(); }\n' \
+	> "$t/user/a/third.c"
+"$PX" --rename "$t" > /dev/null
+is "$(cat "$t/user/a/third.c")" "$(printf '#include "a/ig_bad.h"\nint ig_a_m(struct s *p) { return p->ig_bad + p[1].ig_bad + ig_ln_bad(); }')" \
+	"prefixes: members and file names that share an old name are kept"
+is "$("$PX" --rename "$t")" "prefixes: no old name of the 1 in the map is left; nothing to do" \
+	"prefixes: a map applied already changes nothing"
+
+for bad in 'ig_bad ig_ln_ok|ig_ln_ok already exists' \
+	'ig_bad ig_zz_bad|ig_zz_bad lacks the prefix' \
+	'ig_keep ig_ln_keep|ig_keep is a static function' \
+	'ig_bad ig_ln_x ig_y|want "old new"'; do
+	t=$TMP/pxbad
+	rm -rf "$t"
+	ptree "$t"
+	echo "${bad%%|*}" > "$t/tools/prefixes.map"
+	before=$(cd "$t" && find . -type f | sort | xargs cat | cksum)
+	out=$("$PX" --rename "$t" 2>&1)
+	ok "prefixes: --rename refuses: ${bad#*|}" -- test $? -eq 1
+	is "$(echo "$out" | grep -c "${bad#*|}")" 1 "prefixes: the refusal is named"
+	is "$(cd "$t" && find . -type f | sort | xargs cat | cksum)" "$before" \
+		"prefixes: a refused --rename changes nothing"
+done
+
+ok "prefixes: every exported function in user/ carries its prefix (sources)" -- \
+	sh -c '"$1" --sources "$2" >&2' sh "$PX" "$IG_TOP"
+p=$TMP/pxplanted
+mkdir -p "$p"
+cp -r "$IG_TOP/user" "$IG_TOP/docs" "$p/"
+printf '\nint ig_planted_name(void)\n{\n\treturn 0;\n}\n' >> "$p/user/util/escape.c"
+out=$("$PX" --sources "$p" 2>/dev/null)
+ok "prefixes: a name planted in a copy of this tree fails the check" -- test $? -eq 1
+is "$out" "user/util/escape.c: ig_planted_name" "prefixes: the planted name is named"
+sed -i '/^| `user\/host\/procfs.c` | `proc` |$/d' "$p/docs/design.md"
+out=$("$PX" --sources "$p" 2>/dev/null | grep -c '^user/host/procfs.c: ig_proc_')
+ok "prefixes: the design's table of short prefixes is what allows them" -- test "$out" -gt 0
+
 # ---- calls among the engine's files ---------------------------------------------
 if ! command -v nm >/dev/null || ! command -v tsort >/dev/null ||
 	! command -v cc >/dev/null; then
@@ -156,14 +257,20 @@ else
 	sed 's/^/# /' "$TMP/err"
 fi
 # the GPU model reaches attribution only through the sink
-bad=$(grep -E '^(gpu|drain|timeline) (attrib|causes|detail)$' "$TMP/edges")
+bad=$(grep -E '^(gpu|drain|sweep) (attrib|causes|detail)$' "$TMP/edges")
 is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
 
+# the call graph names a file by its name alone
+is "$(find "$IG_TOP/user" -mindepth 2 -name '*.c' -printf '%f\n' | sort | uniq -d | tr '\n' ' ')" "" \
+	"calls: no two files of user/ share a name"
 # every user object: the calls between folders go the way the includes do
-all=$(find "$IG_TOP/build/user" -mindepth 2 -name '*.o' | sort)
+# (the objects of the sources in the tree: a renamed source leaves its old object)
+all=$(find "$IG_TOP/user" -mindepth 2 -name '*.c' | sort |
+	sed "s|^$IG_TOP/user/\(.*\)\.c\$|$IG_TOP/build/user/\1.o|" |
+	while read -r o; do [ -f "$o" ] && echo "$o"; done)
 nsrc=$(find "$IG_TOP/user" -mindepth 2 -name '*.c' | wc -l)
 if [ "$(echo "$all" | grep -c .)" -ne "$nsrc" ]; then
 	skip "calls: between folders" "user/ not all built (make)"
@@ -178,6 +285,17 @@ for o in $all; do
 done | sort > "$TMP/folderof"
 awk 'NR == FNR { f[$1] = $2; next } f[$1] != f[$2] { print f[$1], f[$2] }' \
 	"$TMP/folderof" "$TMP/alledges" | sort -u > "$TMP/fcalls"
+# the exported names, from the objects' symbols, and a planted object
+ok "prefixes: every exported function in user/ carries its prefix (objects)" -- \
+	sh -c '"$1" "$2" >&2' sh "$PX" "$IG_TOP"
+p=$TMP/pxobjs
+mkdir -p "$p/build" "$p/user/util"
+cp -r "$IG_TOP/user" "$IG_TOP/docs" "$p/"
+cp -r "$IG_TOP/build/user" "$p/build/"
+printf 'int ig_stray_obj(void) { return 0; }\nstatic int ig_util_s(void) { return 1; }\nint ig_util_ok(void) { return ig_util_s(); }\n' > "$p/user/util/planted.c"
+cc -c -o "$p/build/user/util/planted.o" "$p/user/util/planted.c" || exit 1
+is "$("$PX" "$p" 2>/dev/null)" "user/util/planted.c: ig_stray_obj" \
+	"prefixes: an object planted in a copy of this tree fails the check, and is named"
 ok "calls: no call cycle between folders" -- sh -c 'tsort "$1" > /dev/null' sh "$TMP/fcalls"
 is "$(sort "$TMP/fedges" | comm -23 "$TMP/fcalls" -)" "" \
 	"calls: a folder calls only into folders it includes"

@@ -1,17 +1,20 @@
 #!/bin/sh
 # deploy/: the Prometheus rules pass `promtool check rules` and their unit
-# tests (`promtool test rules`, input series in the test file); the
+# tests (`promtool test rules`, input series in the test files); the
 # Kubernetes manifest and the systemd unit are well-formed.
 . "$(dirname "$0")/lib.sh"
 D=$IG_TOP/deploy
 command -v promtool > /dev/null || skip_all "no promtool (Debian: prometheus)"
-plan 5
+plan 6
 
 ok "promtool check rules" -- sh -c "promtool check rules '$D/prometheus/idlegap.rules.yml' > '$TMP/check' 2>&1"
 sed 's/^/# /' "$TMP/check"
 ok "promtool test rules (recording rules, README queries, alerts)" -- \
 	sh -c "cd '$D/prometheus' && promtool test rules idlegap.rules.test.yml > '$TMP/test' 2>&1"
 sed 's/^/# /' "$TMP/test"
+ok "promtool test rules (a job's late rank across nodes, and its causes)" -- \
+	sh -c "cd '$D/prometheus' && promtool test rules idlegap.collectives.test.yml > '$TMP/coll' 2>&1"
+sed 's/^/# /' "$TMP/coll"
 # promtool reads YAML strictly; use it to parse the manifest too when
 # python3-yaml is absent
 if /usr/bin/python3 -c 'import yaml' 2> /dev/null; then

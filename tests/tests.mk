@@ -12,17 +12,20 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
+# the merge of several recordings: the report path whole (modes, views, probes)
+$(BUILD)/tests/test_merge: $(LIB_OBJS)
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o
-$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o)
-$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_metrics_coll: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
 	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/nccl_attach.o host/elfsym.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
@@ -81,7 +84,7 @@ $(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcu
 # Serves the metrics of recorded window reports (tests/prometheus.t).
 METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
 $(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,views/httpd.o \
-		views/metrics.o views/metrics_text.o host/identity.o host/identity_runtime.o) $(ENGINE_LIB)
+		views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)

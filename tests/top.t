@@ -46,6 +46,7 @@ ok "the view starts in 80x24" -- start
 screen | sed 's/^/#  |/'
 is "$(first_row)" trainsim "sorted by idle share: the storage job leads"
 ok "its first cause with the detail line" -- sh -c "screen() { tmux -S '$SOCK' capture-pane -p; }; screen | sed -n 5p | grep -q 'storage *45%  file /data/shard-00007.bin'"
+ok "a rank's wait for peers under its causes" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 7p | grep -q 'peer_wait *20%  rank 2'"
 ok "the target's escape is drawn escaped" -- sh -c "tmux -S '$SOCK' capture-pane -p | grep -q 'evil.x1b]0;pwned'"
 ok "no line is wider than 80 columns" -- sh -c "! tmux -S '$SOCK' capture-pane -pJ | awk 'length > 80' | grep -q ."
 ok "raw mode while it runs" -- test "$(tty_now)" != "$(cat "$TMP/before")"
@@ -112,6 +113,7 @@ tmux -S "$SOCK" kill-server
 "$FEED" -n 2 -i 100 > "$TMP/lines" 2>&1
 is "$(wc -l < "$TMP/lines")" 6 "without a terminal: one line per row per snapshot"
 ok "the lines name the storage job's first cause" -- grep -q 'pid 4242 trainsim gpu 0 busy 35% idle 55% unresolved 10% first storage 45% file /data/shard-00007.bin' "$TMP/lines"
+ok "the lines give a rank's wait for peers" -- grep -q 'pid 4242 trainsim .* rank 2 peer_wait 20% rec/s' "$TMP/lines"
 ok "no escape character reaches the lines" -- sh -c "! grep -q \"$(printf '\033')\" '$TMP/lines'"
 
 # A live storage job under `idlegap top` (root, host-wide): the job is

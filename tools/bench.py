@@ -1026,29 +1026,7 @@ def sample_cost(py, secs):
         (per["off"][0], per["on"][1], per["off"][1]))
 
 
-# ---- 11. collectives: the NCCL probes, and a data-parallel job ---------------
-
-NCCLDIR = os.path.join(B, "tests", "fakenccl")
-
-
-def nccl_cost(quick):
-    """Per call: idlegap's NCCL probe against an empty uprobe on the same
-    entry point of the stand-in libnccl (whose ncclAllReduce does nothing)."""
-    n = 30000 if quick else 300000
-    lib = os.path.join(NCCLDIR, "libnccl.so.2")
-    loop = [os.path.join(NCCLDIR, "fakenccl_loop"), str(n)]
-    env = dict(os.environ, LD_LIBRARY_PATH=NCCLDIR)
-    bare = [BARE, lib, "ncclAllReduce", "--"] + loop
-    mine = traced(loop, "--no-nvml", env=env)
-    untr, b, m = median_of([lambda: float(out(loop, env=env)),
-                            lambda: float(out(bare, env=env)),
-                            lambda: float(out(mine, env=env))], 3 if quick else 5)
-    added_bare, added_mine = b - untr, m - untr
-    ratio = added_mine / added_bare if added_bare > 0 else float("inf")
-    row("11", "NCCL probe cost per call: ncclAllReduce (entry)", "%.2fx" % ratio,
-        "<= 1.15x", ratio <= 1.15,
-        "%.0f ns vs bare %.0f ns (untraced %.0f ns)" % (added_mine, added_bare, untr))
-
+# ---- 11. a data-parallel job (the NCCL probe's own cost is in row 1) ---------
 
 def ranks_cost(quick):
     """A 4-rank data-parallel job (trainsim ranks on the simulated NCCL),
@@ -1118,7 +1096,6 @@ def main():
     if "10" in want:
         guarded("10", stacks_cost, a.quick)
     if "11" in want:
-        guarded("11", nccl_cost, a.quick)
         guarded("11", ranks_cost, a.quick)
     print("\nbench: %d rows in %.0f s, %d MISS; load average %s" %
           (len(rows), time.monotonic() - t0,

@@ -54,7 +54,8 @@ for j in ${REALGPU_TORCH_JOBS:-dataloader eager_mlp gil}; do
 		-o "$out/torch-$j.igrec" -- "$py" tools/torchcheck.py train --job "$j" \
 		--trace "$out/torch-$j-prof.json" > "$out/torch-$j-run.txt" 2>&1
 	echo "$j: exit $?"; tail -5 "$out/torch-$j-run.txt"
-	"$py" tools/torchcheck.py compare "$out/torch-$j-prof.json" \
+	"$py" tools/torchcheck.py compare --recording "$out/torch-$j.igrec" \
+		"$out/torch-$j-prof.json" \
 		"$out/torch-$j-report.json" | tee "$out/torch-$j-compare.json"
 done
 # the first job's report under the old names, for the summary below

@@ -19,6 +19,7 @@ USAGE
         Run it under idlegap:
             idlegap run --gaps -1 --json R.json -- torchcheck.py train ...
     torchcheck.py compare PROFILE.json R.json [--min-gap-ms 1]
+                          [--recording R.igrec [--idlegap PATH]]
         Scores idlegap's known idle gaps (R.json gpu.gap_list) against the
         profiler's GPU timeline: precision (of the time idlegap called idle,
         the share with no kernel, copy or memset on the GPU) and recall (of
@@ -27,6 +28,8 @@ USAGE
         (docs/design.md §4.10): idle proven plus estimated, as a share of
         idlegap's GPU span, against the profiler's idle share of its
         window ("estimate_ok": within 0.10; "truth_in_interval").
+        With --recording, the profile's clock is set by the submissions
+        both saw rather than by its marker alone ("clock": "launches").
         Prints JSON.
 
 EXAMPLES
@@ -144,13 +147,63 @@ def overlap(a, b):
     return tot
 
 
-def gpu_busy(tr):
-    """GPU activity from the profile, in CLOCK_MONOTONIC ns."""
-    ev = tr["traceEvents"]
-    mark = [e for e in ev if e.get("name") == MARK and e.get("ph") == "X"]
+def mark_offset(tr):
+    """The profile's clock onto CLOCK_MONOTONIC by its marker (ns)."""
+    mark = [e for e in tr["traceEvents"] if e.get("name") == MARK and e.get("ph") == "X"]
     if not mark:
         sys.exit("torchcheck: no clock marker in the profile")
-    off = tr["idlegap_mark_monotonic_ns"] - int(float(mark[0]["ts"]) * 1000)
+    return tr["idlegap_mark_monotonic_ns"] - int(float(mark[0]["ts"]) * 1000)
+
+
+def launch_offset(tr, recording, idlegap):
+    """A correction to the marker's offset (ns), from the submissions both
+    saw: the profile's launch and copy calls on the CPU against the entry
+    times of the submissions in the recording's launch records.  The
+    marker is read by Python, so a thread waiting for the GIL (the gil
+    job) can put it milliseconds off; the calls are the same events on
+    both sides.  None when too few match."""
+    import subprocess
+    dump = subprocess.run([idlegap, "report", "--dump", recording], capture_output=True,
+                          text=True, check=True).stdout
+    ours = []
+    for line in dump.splitlines():
+        f = line.split()
+        if len(f) > 2 and f[1] == "launches":
+            ours += [int(x.split(":")[0]) for x in f[2:] if x.count(":") == 3]
+    ours.sort()
+    off = mark_offset(tr)
+    theirs = sorted(int(float(e["ts"]) * 1000) + off for e in tr["traceEvents"]
+                    if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
+                    and ("Launch" in e.get("name", "") or "Memcpy" in e.get("name", "")
+                         or "Memset" in e.get("name", "")))
+    if len(ours) < 20 or len(theirs) < 20:
+        return None
+    import bisect
+    # the most common difference to a submission within 100 ms, in 20 us bins
+    votes = {}
+    for t in theirs[:: max(1, len(theirs) // 400)]:
+        i = bisect.bisect_left(ours, t - 100000000)
+        while i < len(ours) and ours[i] <= t + 100000000:
+            b = (ours[i] - t) // 20000
+            votes[b] = votes.get(b, 0) + 1
+            i += 1
+    coarse = max(votes, key=votes.get) * 20000 + 10000
+    # then the median distance to the nearest submission around it
+    d = []
+    for t in theirs:
+        i = bisect.bisect_left(ours, t + coarse - 50000)
+        if i < len(ours) and abs(ours[i] - (t + coarse)) <= 50000:
+            d.append(ours[i] - t)
+    if len(d) < 20:
+        return None
+    d.sort()
+    return d[len(d) // 2]
+
+
+def gpu_busy(tr, extra_ns=0):
+    """GPU activity from the profile, in CLOCK_MONOTONIC ns."""
+    ev = tr["traceEvents"]
+    off = mark_offset(tr) + extra_ns
     busy = [(int(float(e["ts"]) * 1000) + off,
              int((float(e["ts"]) + float(e.get("dur", 0))) * 1000) + off)
             for e in ev if e.get("ph") == "X" and
@@ -158,9 +211,36 @@ def gpu_busy(tr):
     return merge(busy)
 
 
+def inside_events(tr, gaps, off_ns, limit=12):
+    """The profile's GPU events that lie more than 20 us inside a proven
+    gap: name, category, stream, and where in the gap."""
+    ev = tr["traceEvents"]
+    off = mark_offset(tr) + off_ns
+    out = []
+    for e in ev:
+        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        s0 = int(float(e["ts"]) * 1000) + off
+        e0 = int((float(e["ts"]) + float(e.get("dur", 0))) * 1000) + off
+        for gs, ge in gaps:
+            if s0 < ge - 20000 and e0 > gs + 20000:
+                args = e.get("args", {})
+                out.append({"name": e.get("name", "")[:60], "cat": e.get("cat"),
+                            "stream": args.get("stream"), "device": args.get("device"),
+                            "dur_us": float(e.get("dur", 0)),
+                            "after_gap_start_us": (s0 - gs) / 1e3,
+                            "before_gap_end_us": (ge - e0) / 1e3})
+                break
+        if len(out) >= limit:
+            break
+    return out
+
+
 def compare(a):
     with open(a.profile) as f:
-        busy = gpu_busy(json.load(f))
+        prof = json.load(f)
+    fix = launch_offset(prof, a.recording, a.idlegap) if a.recording else None
+    busy = gpu_busy(prof, fix or 0)
     with open(a.report) as f:
         rep = json.load(f)
     lo, hi = busy[0][0], busy[-1][1]
@@ -174,8 +254,27 @@ def compare(a):
     # time inside proven gaps with the profile shifted by -20..20 us says
     # whether what is marked busy is that offset or a wrong gap.
     by_shift = {sh: overlap(gaps, [(x + sh * 1000, y + sh * 1000) for x, y in busy])
-                for sh in range(-20, 21, 2)}
+                for sh in range(-200, 201, 4)}
     best = min(by_shift, key=lambda k: (by_shift[k], abs(k)))
+    # where the busy time inside proven gaps lies: within 20 us of a gap's
+    # edge (an offset or the drained point's lag) or deeper inside
+    edge = inner = 0
+    hit_gaps = 0
+    j = 0
+    for s0, e0 in gaps:
+        while j < len(busy) and busy[j][1] <= s0:
+            j += 1
+        k, hit = j, False
+        while k < len(busy) and busy[k][0] < e0:
+            x, y = max(s0, busy[k][0]), min(e0, busy[k][1])
+            if y > x:
+                hit = True
+                near = max(0, min(y, s0 + 20000) - x) + max(0, y - max(x, e0 - 20000))
+                near = min(near, y - x)
+                edge += near
+                inner += y - x - near
+            k += 1
+        hit_gaps += hit
     # true idle: holes between GPU activity, of at least min-gap
     holes = [(busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)
              if busy[i + 1][0] - busy[i][1] >= a.min_gap_ms * 1e6]
@@ -197,8 +296,14 @@ def compare(a):
         "marked_idle_s": marked / 1e9,
         "marked_busy_s": wrong / 1e9,
         "precision": (marked - wrong) / marked if marked else None,
+        "clock": "launches" if fix is not None else "marker",
+        "marker_off_by_us": fix / 1e3 if fix is not None else None,
         "best_shift_us": best,
+        "gaps_with_busy": hit_gaps,
+        "busy_in_gaps_near_edge_s": edge / 1e9,
+        "busy_in_gaps_inside_s": inner / 1e9,
         "precision_at_best_shift": (marked - by_shift[best]) / marked if marked else None,
+        "inside_examples": inside_events(prof, gaps, (fix or 0) + best * 1000),
         "recall": found / true_idle if true_idle else None,
         "idlegap_gaps_in_window": len(gaps),
         "api_hits": rep.get("cuda", {}).get("api_hits"),
@@ -236,6 +341,9 @@ def main():
     c.add_argument("profile")
     c.add_argument("report")
     c.add_argument("--min-gap-ms", type=float, default=1.0)
+    c.add_argument("--recording", help="the run's recording (idlegap run -o): "
+                   "aligns the clocks on the submissions both saw")
+    c.add_argument("--idlegap", default="build/idlegap")
     a = ap.parse_args()
     train(a) if a.cmd == "train" else compare(a)
 

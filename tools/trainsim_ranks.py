@@ -4,14 +4,19 @@
     tools/trainsim.py ranks --world 4 -s gil [--straggler 2] [-n STEPS]
 
 Each rank is trainsim.py's training loop (collate, a pinned copy, K
-kernels) whose step ends with an all-reduce of its gradients through
-libnccl.so.2 (ctypes) and a stream synchronize.  One rank, --straggler
+kernels) whose step reads its loss (loss.item(): a stream synchronize, as
+loops that log it or check the gradients' norm each step do), then
+all-reduces its gradients through libnccl.so.2 (ctypes) and ends with a
+stream synchronize.  A rank whose GPU has more work waits longer in the
+loss's sync and launches its all-reduce late.  --no-loss-sync launches
+the all-reduce right behind the kernels: which GPU was still busy is then
+not seen from the host.  One rank, --straggler
 (default 2), is starved by its host:
 
-  gil       a pure-Python thread holds the GIL against its feeder
+  gil       two pure-Python threads hold the GIL against its feeder
   storage   its feeder reads each batch past the page cache
-  compute   it runs twice the kernels of the others
-  balanced  no straggler; 1 GiB all-reduces, communication-bound
+  compute   it runs 4 times the kernels of the others
+  balanced  no straggler; 4 GiB all-reduces, communication-bound
 
 The others' GPUs then wait for it inside the all-reduce.  Without RANK and
 WORLD_SIZE in the environment this is the launcher: it starts --world
@@ -42,8 +47,14 @@ RANKS = {
     "gil": ("gil", "gil", 64),
     "storage": ("storage", "storage", 64),
     "compute": (None, "compute", 64),
-    "balanced": (None, None, 1024),
+    "balanced": (None, None, 4096),
 }
+
+
+# The GIL straggler's pure-Python threads: two, so that its feeder waits
+# for the GIL at each return from the driver more than for a CPU on a
+# loaded host.
+GIL_HOGS = 2
 
 
 class UniqueId(ctypes.Structure):
@@ -147,15 +158,16 @@ def rank_main(args, rank, world):
     drv("cuMemAlloc_v2", ctypes.byref(dev), nbytes)
     drv("cuMemAlloc_v2", ctypes.byref(grad), count * 4)
     stop = threading.Event()
-    tids = [0]
+    tids = [0] * GIL_HOGS
     hogs = []
     if straggler and kind == "gil":
-        hogs = [threading.Thread(target=ts.gil_hog, args=(stop, tids, 0),
-                                 daemon=True)]
-        hogs[0].start()
+        hogs = [threading.Thread(target=ts.gil_hog, args=(stop, tids, i),
+                                 daemon=True) for i in range(GIL_HOGS)]
+        for t in hogs:
+            t.start()
     loader = ts.Loader("storage" if straggler and kind == "storage"
                        else "healthy", stop)
-    kernels = args.kernels * (2 if straggler and kind == "compute" else 1)
+    kernels = args.kernels * (4 if straggler and kind == "compute" else 1)
     kernel_ns = int(args.kernel_us * 1000)
     t0 = ts.mono_ns()
     try:
@@ -165,6 +177,8 @@ def rank_main(args, rank, world):
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(kernels):
                 gpu.spin_ns(kernel_ns)
+            if not args.no_loss_sync:  # loss.item()
+                drv("cuStreamSynchronize", None)
             # ncclFloat32 = 7, ncclSum = 0
             nccl.check(nccl.held.ncclAllReduce(grad.value, grad.value,
                                                count, 7, 0, comm, None),
@@ -255,6 +269,7 @@ def launch(args, argv):
         with open(args.truth, "w") as f:
             json.dump({"mode": "ranks", "scenario": args.scenario,
                        "world": args.world,
+                       "loss_sync": not args.no_loss_sync,
                        "straggler": args.straggler if kind else -1,
                        "straggler_cause": cause, "steps": args.steps,
                        "ranks": ranks}, f, indent=2)
@@ -274,6 +289,8 @@ def main(argv):
     ap.add_argument("-d", "--kernel-us", type=float, default=2000)
     ap.add_argument("--grad-mb", type=int, help="gradients per step, MiB")
     ap.add_argument("--batch-kb", type=int, default=256)
+    ap.add_argument("--no-loss-sync", action="store_true",
+                    help="all-reduce without reading the loss first")
     ap.add_argument("--truth", metavar="FILE",
                     help="write ground truth JSON (per rank: FILE.rankR)")
     ap.add_argument("-q", "--quiet", action="store_true")

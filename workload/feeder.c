@@ -8,6 +8,8 @@
  *                                   cuMemcpyHtoD from new pageable memory)
  *   model(batch)                    K x idlegap_spin(D), each followed
  *                                   by --op-host-us of host work (eager)
+ *   [ranks] loss.item()             cuStreamSynchronize (unless
+ *                                   --no-loss-sync)
  *   [ranks] all_reduce(grads)       ncclAllReduce on the same stream
  *   loss.item()                     cuStreamSynchronize (every
  *                                   --sync-every steps)
@@ -145,7 +147,7 @@ static bool step(struct feeder *f, long n)
 			host_work((uint64_t)o->op_host_us * 1000);
 	}
 	if (ranks_active())
-		ranks_allreduce();
+		ranks_allreduce(g);
 	if (o->no_sync)
 		throttle(f);
 	else if ((n + 1) % o->sync_every == 0)

@@ -347,6 +347,9 @@ static pid_t worker_fork(struct run *r, int w)
 		_exit(1);
 	snprintf(name, sizeof(name), "ts-worker%d", w);
 	prctl(PR_SET_NAME, name);
+	if (r->o->io_cgroup && throttle_join(r->o->io_cgroup))
+		fprintf(stderr, "trainsim: worker %d: cannot join %s\n", w,
+			r->o->io_cgroup);
 	queue_worker_side(r->q, w);
 	worker_loop(r, w);
 	_exit(0);

@@ -84,7 +84,7 @@ enum {
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
 	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
 	OPT_NEIGHBOUR, OPT_OP_HOST_US, OPT_SYNC_EVERY, OPT_WORLD,
-	OPT_STRAGGLER, OPT_GRAD_MB,
+	OPT_STRAGGLER, OPT_GRAD_MB, OPT_NO_LOSS_SYNC,
 };
 
 static const char doc[] =
@@ -140,6 +140,9 @@ static const struct argp_option options[] = {
 	  "ranks: start N ranks (else RANK and WORLD_SIZE say which)", 5 },
 	{ "straggler", OPT_STRAGGLER, "R", 0, "ranks: the starved rank (default 2)", 5 },
 	{ "grad-mb", OPT_GRAD_MB, "MB", 0, "ranks: gradients all-reduced per step", 5 },
+	{ "no-loss-sync", OPT_NO_LOSS_SYNC, NULL, 0,
+	  "ranks: launch the all-reduce without reading the loss first "
+	  "(no sync between the backward and the all-reduce)", 5 },
 	{ "neighbour", OPT_NEIGHBOUR, NULL, 0,
 	  "Be another job on the host instead, for idlegap not to trace: "
 	  "cold disk reads, page faults and CPU bursts until stopped (or -t); "
@@ -147,7 +150,7 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
-static const struct scenario *find_scenario(const char *name)
+const struct scenario *scenario_find(const char *name)
 {
 	size_t i;
 
@@ -221,6 +224,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_WORLD: o->world = (int)num(st, arg, 1, 64); break;
 	case OPT_STRAGGLER: o->straggler = (int)num(st, arg, 0, 63); break;
 	case OPT_GRAD_MB: o->grad_mb = (int)num(st, arg, 1, 1 << 16); break;
+	case OPT_NO_LOSS_SYNC: o->no_loss_sync = true; break;
 	case OPT_QUEUE:
 		if (!strcmp(arg, "pipe"))
 			o->queue = Q_PIPE;
@@ -250,7 +254,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_END:
 		if (o->ranks ? o->sc_name && !ranks_find(o->sc_name)
-			     : o->sc_name && !(o->sc = find_scenario(o->sc_name)))
+			     : o->sc_name && !(o->sc = scenario_find(o->sc_name)))
 			argp_error(st, "unknown %sscenario %s (see --list)",
 				   o->ranks ? "ranks " : "", o->sc_name);
 		break;

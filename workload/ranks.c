@@ -2,8 +2,9 @@
 /*
  * trainsim ranks: a data-parallel job, one process per rank, as torchrun
  * starts them.  Each rank is an ordinary trainsim (loader, feeder, GPU)
- * whose step ends with an all-reduce of its gradients over NCCL before the
- * sync.  One rank (--straggler, default 2) may be starved by its host; the
+ * whose step reads its loss (a sync), then all-reduces its gradients over
+ * NCCL before the step's sync (ranks_allreduce).  One rank (--straggler,
+ * default 2) may be starved by its host or have more GPU work; the
  * others' GPUs then wait for it inside the all-reduce.
  *
  * Roles: with RANK and WORLD_SIZE in the environment, this process is that
@@ -30,6 +31,14 @@
 #include "trainsim.h"
 
 #define ID_WAIT_NS (120ull * 1000000000ull)
+/* The storage straggler reads this many of the single-GPU storage
+ * scenario's batches per step (8 MiB, O_DIRECT, one worker), through a
+ * cgroup that holds its reads from the dataset's disk to STORAGE_BPS
+ * (throttle.c, as root): about 60 ms a step, several times the others'
+ * (8 ms of kernels), so that its lateness is storage, above the host's
+ * own noise, even on a virtual disk served from its host's cache. */
+#define STORAGE_BATCHES 2
+#define STORAGE_BPS (128ull << 20)
 
 enum straggler_kind { SK_NONE, SK_STORAGE, SK_CPU, SK_COMPUTE };
 
@@ -42,14 +51,16 @@ struct ranks_scenario {
 };
 
 static const struct ranks_scenario ranks_scenarios[] = {
-	{ "storage", "rank R reads cold samples from disk (O_DIRECT)",
+	{ "storage", "rank R reads 2 storage batches a step, throttled",
 	  "storage", SK_STORAGE, 64 },
 	{ "cpu", "rank R's loader and feeder share a CPU with hogs",
 	  "cpu_starvation", SK_CPU, 64 },
-	{ "compute", "rank R runs twice the kernels of the others",
+	{ "compute", "rank R runs 4 times the kernels of the others",
 	  NULL, SK_COMPUTE, 64 },
-	{ "balanced", "no straggler; 1 GiB all-reduces, communication-bound",
-	  NULL, SK_NONE, 1024 },
+	/* 64 ms of transfer a step: the host's jitter in reaching it (a few
+	 * ms on a loaded host) stays a small part */
+	{ "balanced", "no straggler; 4 GiB all-reduces, communication-bound",
+	  NULL, SK_NONE, 4096 },
 };
 
 /* Every rank: 4 x 2 ms kernels on a prefetched, cached batch. */
@@ -81,6 +92,7 @@ static struct {
 	uint64_t collectives;
 	char nccl_trace[4200];
 	bool set_nccl_trace;
+	bool loss_sync;		/* loss.item() before the all-reduce */
 } rk = { .straggler = -1 };
 
 const char *ranks_find(const char *name)
@@ -151,6 +163,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 {
 	static struct scenario mine;
 	static char truth[4200], data[4200];
+	const char *why;
 
 	if (!rk.rs)
 		rk.rs = &ranks_scenarios[0];
@@ -158,6 +171,7 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	rk.world = env_int("WORLD_SIZE", world > 0 ? world : -1);
 	rk.local_rank = env_int("LOCAL_RANK", rk.rank);
 	rk.straggler = straggler >= 0 ? straggler : 2;
+	rk.loss_sync = !o->no_loss_sync;
 	rk.grad_count = ((size_t)(grad_mb > 0 ? grad_mb : rk.rs->grad_mb)
 			 << 20) / 4;
 	if (rk.world < 1 || rk.world > 64)
@@ -179,11 +193,23 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	if (ranks_is_straggler()) {
 		mine.cause = rk.rs->cause;
 		if (rk.rs->kind == SK_STORAGE) {
-			mine.reader = RD_COLD;
+			/* the storage scenario's cold samples (O_DIRECT), by
+			 * one worker, STORAGE_BATCHES of its batches per
+			 * step: reads far longer than the others' step */
+			const struct scenario *st = scenario_find("storage");
+
+			mine.reader = st->reader;
 			mine.workers = 1;
-			mine.sample_kb = mine.read_kb = 1024;
-			mine.out_kb = 16;
-			mine.batch_samples = 16;
+			mine.sample_kb = st->sample_kb;
+			mine.read_kb = st->read_kb;
+			mine.out_kb = st->out_kb;
+			mine.batch_samples = st->batch_samples * STORAGE_BATCHES;
+			/* its worker reads through a slow disk */
+			o->io_cgroup = throttle_create(o->data_dir ? o->data_dir : "/tmp",
+						       STORAGE_BPS, &why);
+			if (!o->io_cgroup)
+				fprintf(stderr, "trainsim: rank %d: reads not "
+					"throttled (%s)\n", rk.rank, why);
 			/* its samples have another shape: not in the
 			 * others' dataset directory */
 			if (o->data_dir) {
@@ -192,15 +218,15 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 					 o->data_dir);
 				o->data_dir = data;
 			}
-			mine.decode_us = 0;
+			mine.decode_us = st->decode_us;
 		} else if (rk.rs->kind == SK_CPU) {
 			mine.batch_samples = 8;
 			mine.decode_us = 300;
 			mine.hogs = 3;
 		} else {
-			mine.kernels *= 2;
-			if (o->kernels >= 0)	/* -k K: 2K for this rank */
-				o->kernels *= 2;
+			mine.kernels *= 4;
+			if (o->kernels >= 0)	/* -k K: 4K for this rank */
+				o->kernels *= 4;
 		}
 	}
 	o->sc = &mine;
@@ -239,8 +265,9 @@ static int merge_truth(const struct opts *o, const char *truth)
 		return -1;
 	}
 	fprintf(out, "{\n\"mode\": \"ranks\", \"scenario\": \"%s\", "
-		"\"world\": %d, \"straggler\": %d, \"straggler_cause\": ",
-		rk.rs->name, rk.world,
+		"\"world\": %d, \"loss_sync\": %s, \"straggler\": %d, "
+		"\"straggler_cause\": ", rk.rs->name, rk.world,
+		rk.loss_sync ? "true" : "false",
 		rk.rs->kind != SK_NONE ? rk.straggler : -1);
 	if (rk.rs->cause)
 		fprintf(out, "\"%s\",\n", rk.rs->cause);
@@ -465,9 +492,20 @@ void ranks_open(struct gpu *g, enum stream_mode mode)
 						      : g->stream;
 }
 
-/* After the step's backward kernels: gradients all-reduced in place. */
-void ranks_allreduce(void)
+/*
+ * After the step's backward kernels: the loss is read (loss.item(), a
+ * stream synchronize), as loops that log it or check the gradients' norm
+ * each step do, then the gradients are all-reduced in place.  A rank
+ * whose GPU has more work waits longer in that sync and launches its
+ * all-reduce late: the host sees which GPU held the others.  With
+ * --no-loss-sync every rank launches its all-reduce right behind its
+ * kernels, and which GPU was still busy is not seen from the host.
+ */
+void ranks_allreduce(struct gpu *g)
 {
+	if (rk.loss_sync)
+		gpu_check(g, g->cuStreamSynchronize(g->stream),
+			  "cuStreamSynchronize(loss)");
 	nccl_check(rk.api.all_reduce((void *)rk.grad, (void *)rk.grad,
 				     rk.grad_count, ncclFloat32, ncclSum,
 				     rk.comm, (cudaStream_t)rk.stream),
@@ -544,6 +582,7 @@ void ranks_cleanup(bool keep)
 {
 	char path[4200];
 
+	throttle_remove();	/* its workers are gone */
 	if (!rk.set_nccl_trace || keep)
 		return;
 	expand_pid(rk.nccl_trace, path, sizeof(path));

@@ -79,6 +79,8 @@ struct opts {
 	bool neighbour;		/* be the untraced neighbour instead */
 	bool ranks;		/* trainsim ranks: see ranks.c */
 	int world, straggler, grad_mb;
+	bool no_loss_sync;	/* ranks: all-reduce without reading the loss */
+	const char *io_cgroup;	/* worker processes join it (throttle.c) */
 	const char *sc_name;
 	bool seconds_given;
 };
@@ -157,6 +159,12 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
 
 /* ranks.c */
+/* throttle.c: a cgroup whose reads from one disk are slow (root) */
+const char *throttle_create(const char *path, uint64_t bps, const char **why);
+int throttle_join(const char *dir);
+void throttle_remove(void);
+/* main.c: a single-GPU scenario by name, or NULL */
+const struct scenario *scenario_find(const char *name);
 const char *ranks_find(const char *name);
 void ranks_list(void);
 bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb);
@@ -168,7 +176,7 @@ int ranks_local_rank(void);
 void ranks_open(struct gpu *g, enum stream_mode mode);
 bool ranks_active(void);
 bool ranks_is_straggler(void);
-void ranks_allreduce(void);
+void ranks_allreduce(struct gpu *g);
 void ranks_close(struct gpu *g);
 void ranks_json(FILE *f);
 void ranks_cleanup(bool keep);

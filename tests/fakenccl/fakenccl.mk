@@ -30,10 +30,3 @@ $(BUILD)/tests/fakenccl/static/fakenccl_app: tests/fakenccl/app.c $(BUILD)/tests
 
 test-progs: $(BUILD)/tests/fakenccl/static/fakenccl_app
 
-# The benchmark's loop of ncclAllReduce calls (tools/bench.py row 11).
-$(BUILD)/tests/fakenccl/fakenccl_loop: tests/fakenccl/loop.c $(BUILD)/tests/fakenccl/libnccl.so.2
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -I$(CUDA_HOME)/include $< -o $@ \
-		$(BUILD)/tests/fakenccl/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
-
-test-progs: $(BUILD)/tests/fakenccl/fakenccl_loop

@@ -53,7 +53,7 @@ $(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/host/identity.o $(BUILD
 FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
 
 $(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,views/metrics.o \
-		views/metrics_text.o host/identity.o host/identity_runtime.o util/escape.o)
+		views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o util/escape.o)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread
 

@@ -41,7 +41,7 @@ static void fix_checksums(uint8_t *p, size_t len)
 		if (bh.magic != IG_BLOCK_MAGIC || bh.len > IG_BLOCK_MAX ||
 		    bh.len > len - off - sizeof(bh))
 			return;
-		bh.crc = ig_block_crc(&bh, p + off + sizeof(bh));
+		bh.crc = ig_rec_block_crc(&bh, p + off + sizeof(bh));
 		memcpy(p + off, &bh, sizeof(bh));
 		off += sizeof(bh) + bh.len + (8 - bh.len % 8) % 8;
 	}

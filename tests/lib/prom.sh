@@ -1,7 +1,9 @@
 # Debian's Prometheus server on loopback for a test, with a temporary
 # config and data directory under $TMP (source after tests/lib.sh):
 #   prom_start TARGET...   scrape TARGETs (host:port) every second as job
-#                          "idlegap"; sets PROM_URL and PROM_PID; 1 when it
+#                          "idlegap" (and evaluate the rule files
+#                          $PROM_RULES names, if any, every second);
+#                          sets PROM_URL and PROM_PID; 1 when it
 #                          is not ready within 60 s (its log is printed)
 #   prom_query EXPR        the value of EXPR's first sample, or nothing
 #   prom_labels EXPR LABEL the LABEL of EXPR's samples, one a line
@@ -18,6 +20,7 @@ prom_start() {
 	mkdir -p "$_pd/data"
 	{
 		echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
+		[ -n "${PROM_RULES:-}" ] && echo "rule_files: [$PROM_RULES]"
 		echo "scrape_configs:"
 		echo "  - job_name: idlegap"
 		echo "    static_configs:"

@@ -91,7 +91,21 @@ static void bad_usage(void **state)
 	assert_int_equal(PARSE(&c, "run"), 2);				/* no command */
 	assert_int_equal(PARSE(&c, "run", "-p", "1", "--", "true"), 2);
 	assert_int_equal(PARSE(&c, "report"), 2);			/* no file */
-	assert_int_equal(PARSE(&c, "report", "a", "b"), 2);
+	/* several recordings merge (docs/design.md §4.9); --dump takes one,
+	 * --clock-offset needs several and NAME=SECONDS */
+	assert_int_equal(PARSE(&c, "report", "--dump", "a", "b"), 2);
+	assert_int_equal(PARSE(&c, "report", "--clock-offset", "a=1", "a"), 2);
+	assert_int_equal(PARSE(&c, "report", "--clock-offset", "=1", "a", "b"), 2);
+	assert_int_equal(PARSE(&c, "report", "--clock-offset", "b", "a", "b"), 2);
+	assert_int_equal(PARSE(&c, "report", "--clock-offset", "b=soon", "a", "b"), 2);
+	assert_int_equal(PARSE(&c, "run", "--clock-offset", "b=1", "--", "true"), 2);
+	assert_int_equal(PARSE(&c, "report", "--clock-offset", "node2=-0.25", "a", "b"), 0);
+	assert_int_equal(c.nrecordings, 2);
+	assert_string_equal(c.recordings[1], "b");
+	assert_string_equal(c.recording, "a");
+	assert_int_equal(c.noffsets, 1);
+	assert_string_equal(c.offsets[0].name, "node2");
+	assert_true(c.offsets[0].seconds == -0.25);
 	assert_int_equal(PARSE(&c, "report", "-o", "x", "a"), 2);
 	assert_int_equal(PARSE(&c, "check", "--partial"), 2);
 	assert_int_equal(PARSE(&c, "attach", "-p", "1", "--ringbuf-mb", "3"), 2);

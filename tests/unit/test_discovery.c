@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host-wide discovery: ig_gpu_procs() finds a process that maps a libcuda,
+ * Host-wide discovery: ig_discovery_gpu_procs() finds a process that maps a libcuda,
  * in this mount namespace and (as root) in a private one whose library
  * exists only there; a process that ended is not listed; a discovery
  * object forgets the processes that end, through thousands of them; a
@@ -146,7 +146,7 @@ static void test_finds_process_here(void **state)
 	(void)state;
 	assert_int_equal(start_child(&ch, NULL), 0);
 	f.pid = ch.pid;
-	assert_int_equal(ig_gpu_procs(on_proc, &f), 0);
+	assert_int_equal(ig_discovery_gpu_procs(on_proc, &f), 0);
 	assert_true(f.seen);
 	assert_int_equal(f.err, 0);
 	assert_true(same_file(f.name, FAKECUDA));
@@ -155,7 +155,7 @@ static void test_finds_process_here(void **state)
 	/* ended and reaped: no longer listed */
 	memset(&f, 0, sizeof(f));
 	f.pid = ch.pid;
-	assert_int_equal(ig_gpu_procs(on_proc, &f), 0);
+	assert_int_equal(ig_discovery_gpu_procs(on_proc, &f), 0);
 	assert_false(f.seen);
 }
 
@@ -172,7 +172,7 @@ static void test_finds_process_in_other_mounts(void **state)
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(start_child(&ch, dir), 0);
 	f.pid = ch.pid;
-	assert_int_equal(ig_gpu_procs(on_proc, &f), 0);
+	assert_int_equal(ig_discovery_gpu_procs(on_proc, &f), 0);
 	assert_true(f.seen);
 	assert_int_equal(f.err, 0);
 	/* named as the process names it, reached through its root */

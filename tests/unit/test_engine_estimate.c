@@ -61,7 +61,7 @@ static void test_two_signatures(void **state)
 
 	(void)state;
 	make(&j, 100, 3, 20 * US, 500 * US, 100 * US, 5 * US, 0);
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
 	assert_true(fabs(md.d[0] - 500e3) < 5e3);
 	assert_true(fabs(md.d[1] - 100e3) < 5e3);
 }
@@ -78,8 +78,8 @@ static void test_held_out(void **state)
 	(void)state;
 	make(&j, 200, 4, 30 * US, 400 * US, 200 * US, 5 * US, 20 * US);
 	for (f = 0; f < 5; f++) {
-		assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, (int)f, -1, &md), 0);
-		est_predict(&md, j.l, j.nl, j.m, j.nm, (int)f, err, &ne, rel, &nr);
+		assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, (int)f, -1, &md), 0);
+		ig_est_predict(&md, j.l, j.nl, j.m, j.nm, (int)f, err, &ne, rel, &nr);
 	}
 	assert_int_equal(ne, 200);
 	for (i = 0; i < ne; i++)
@@ -98,7 +98,7 @@ static void test_outliers(void **state)
 	make(&j, 100, 2, 10 * US, 300 * US, 300 * US, 5 * US, 0);
 	for (i = 0; i < j.nm; i += 10)
 		j.m[i].t_end += 5 * MS;
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
 	assert_true(fabs(md.d[0] - 300e3) < 10e3);
 	assert_true(fabs(md.d[1] - 300e3) < 10e3);
 }
@@ -114,8 +114,8 @@ static void test_replay(void **state)
 
 	(void)state;
 	make(&j, 50, 3, 50 * US, 100 * US, 20 * US, 5 * US, 0);
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
-	est_replay(&md, j.l, j.nl, j.m, j.nm, k, &nk);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	ig_est_replay(&md, j.l, j.nl, j.m, j.nm, k, &nk);
 	assert_true(nk > 0 && nk <= j.nl);
 	for (i = 0; i < nk; i++) {
 		assert_true(k[i].t1 >= k[i].t0);
@@ -150,13 +150,13 @@ static void test_variant(void **state)
 						 .t_end = t + 600 * US,
 						 .waited = 1, .fold = i % 5 };
 	}
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, 0, &v0), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, 0, &v0), 0);
 	assert_true(fabs(md.lat + md.d[0] + md.d[1] - 600e3) < 5e3);
 	assert_true(v0.d[0] < 0.1 * v0.d[1]);
 	/* the first kernel done at once, the second alone from its launch */
 	assert_true(fabs(v0.lat + v0.d[1] - 590e3) < 5e3);
-	est_predict(&v0, j.l, j.nl, j.m, j.nm, 0, err, &ne, rel, &nr);
+	ig_est_predict(&v0, j.l, j.nl, j.m, j.nm, 0, err, &ne, rel, &nr);
 	for (i = 0; i < ne; i++)
 		assert_true(err[i] < 5.0);	/* us */
 }
@@ -169,7 +169,7 @@ static void test_nothing_pinned(void **state)
 
 	(void)state;
 	make(&j, 20, 2, 500 * US, 10 * US, 10 * US, 5 * US, 0);
-	assert_int_equal(est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), -1);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), -1);
 }
 
 int main(void)

@@ -165,26 +165,26 @@ static void test_other_names(void **state)
 
 	(void)state;
 	for (i = IG_R_PREEMPT; i < IG_R__MAX; i++)
-		assert_string_not_equal(ig_reason_name(i), "unknown");
-	assert_string_equal(ig_reason_name(IG_R_PAGEFAULT), "page_fault");
-	assert_string_equal(ig_reason_name(999), "unknown");
+		assert_string_not_equal(ig_rec_reason_name(i), "unknown");
+	assert_string_equal(ig_rec_reason_name(IG_R_PAGEFAULT), "page_fault");
+	assert_string_equal(ig_rec_reason_name(999), "unknown");
 	for (i = 0; i < IG_C__MAX; i++)
-		assert_non_null(ig_cause_name(i));
-	assert_string_equal(ig_cause_name(IG_C_CPU_STARVATION),
+		assert_non_null(ig_names_cause(i));
+	assert_string_equal(ig_names_cause(IG_C_CPU_STARVATION),
 			    "cpu_starvation");
-	assert_string_equal(ig_cause_name(IG_C_WAIT_UNTRACKED),
+	assert_string_equal(ig_names_cause(IG_C_WAIT_UNTRACKED),
 			    "wait_untracked");
-	assert_null(ig_cause_name(IG_C__MAX));
+	assert_null(ig_names_cause(IG_C__MAX));
 	assert_string_equal(ig_rec_type_name(IG_REC_OFFCPU), "offcpu");
 	assert_string_equal(ig_rec_type_name(IG_REC_NVML), "nvml");
 	assert_string_equal(ig_rec_type_name(IG_REC_SAMPLE), "sample");
 	assert_string_equal(ig_rec_type_name(0x999), "unknown");
-	assert_string_equal(ig_cuda_kind_name(IG_CU_QUERY_BUSY),
+	assert_string_equal(ig_rec_cuda_kind_name(IG_CU_QUERY_BUSY),
 			    "query_busy");
-	assert_string_equal(ig_stop_reason_name(IG_STOP_SIGNAL), "signal");
-	assert_string_equal(ig_proc_kind_name(IG_PROC_FORK), "fork");
-	assert_string_equal(ig_proc_kind_name(IG_PROC_GROUP_EXIT), "group_exit");
-	assert_null(ig_proc_kind_name(0));
+	assert_string_equal(ig_rec_stop_reason_name(IG_STOP_SIGNAL), "signal");
+	assert_string_equal(ig_rec_proc_kind_name(IG_PROC_FORK), "fork");
+	assert_string_equal(ig_rec_proc_kind_name(IG_PROC_GROUP_EXIT), "group_exit");
+	assert_null(ig_rec_proc_kind_name(0));
 }
 
 int main(void)

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "engine/estimate.h"
 #include "engine/attrib.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
@@ -75,10 +74,10 @@ static bool seg_next(struct seg_it *it, struct seg *s)
 		s->y = it->b;
 		s->why = it->hi_why;
 	} else {
-		while (it->idx < th->ivals.len && ig_thread_ival(th, it->idx)->t_on <= t)
+		while (it->idx < th->ivals.len && ig_tasks_thread_ival(th, it->idx)->t_on <= t)
 			it->idx++;
 		if (it->idx < th->ivals.len)
-			iv = ig_thread_ival(th, it->idx);
+			iv = ig_tasks_thread_ival(th, it->idx);
 		if (iv && iv->t_off <= t) {
 			s->iv = iv;
 			if (iv->t_wake && t < iv->t_wake) {
@@ -134,10 +133,10 @@ static const struct ig_ival *gil_release(const struct ig_thread *th,
 	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
 				   iv->t_on), n;
 
-	for (n = 0; ig_woken_by_kernel(iv); n++) {
+	for (n = 0; ig_causes_woken_by_kernel(iv); n++) {
 		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
 			return NULL;
-		iv = ig_thread_ival(th, i + n);
+		iv = ig_tasks_thread_ival(th, i + n);
 		if (iv->reason != IG_R_FUTEX && iv->reason != IG_R_PREEMPT)
 			return NULL;
 	}
@@ -152,15 +151,15 @@ static void emit_gil(struct walk *w, const struct ig_thread *th,
 	struct ig_detail *d;
 
 	if (!rel) {
-		d = ig_det_add(ig_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
+		d = ig_detail_add(ig_detail_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
 			    "holder not seen", y - x);
 		return;
 	}
-	h = ig_thread_find(w->e, rel->waker_tid);
-	d = ig_det_add(ig_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
-		    rel->waker_tgid, 0, ig_comm_of(w->e, rel->waker_tid),
+	h = ig_tasks_thread_find(w->e, rel->waker_tid);
+	d = ig_detail_add(ig_detail_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, rel->waker_tid,
+		    rel->waker_tgid, 0, ig_tasks_comm_of(w->e, rel->waker_tid),
 		    y - x);
-	ig_stk_holder(w, IG_C_GIL, h, x, y, y - x);
+	ig_stacks_holder(w, IG_C_GIL, h, x, y, y - x);
 	if (h)
 		holder_states(h, x, y, d->aux);
 }
@@ -169,13 +168,13 @@ static void emit_lock(struct walk *w, const struct ig_thread *th,
 		      const struct ig_ival *iv, uint64_t x, uint64_t y)
 {
 	uint64_t ns = y - x;
-	struct ig_cause_acc *c = ig_cause_add(w, IG_C_LOCK, ns);
+	struct ig_cause_acc *c = ig_detail_cause_add(w, IG_C_LOCK, ns);
 
-	ig_det_add(c, IG_D_LOCK, 0, th->tgid, iv->arg, "", ns);
-	ig_stk_holder(w, IG_C_LOCK, ig_thread_find(w->e, iv->waker_tid), x, y, ns);
+	ig_detail_add(c, IG_D_LOCK, 0, th->tgid, iv->arg, "", ns);
+	ig_stacks_holder(w, IG_C_LOCK, ig_tasks_thread_find(w->e, iv->waker_tid), x, y, ns);
 	if (iv->waker_tid)
-		ig_det_add(c, IG_D_WAKER, iv->waker_tid, iv->waker_tgid, 0,
-			ig_comm_of(w->e, iv->waker_tid), ns);
+		ig_detail_add(c, IG_D_WAKER, iv->waker_tid, iv->waker_tgid, 0,
+			ig_tasks_comm_of(w->e, iv->waker_tid), ns);
 }
 
 static void walk_thread(struct walk *w, const struct ig_thread *th,
@@ -190,33 +189,33 @@ static void follow(struct walk *w, const struct ig_thread *th,
 	int i;
 
 	if (iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL)) {
-		ig_emit_kernel_woken(w, th, iv, y - x);
+		ig_causes_kernel_woken(w, th, iv, y - x);
 		return;
 	}
 	if (!iv->waker_tid) {
-		ig_emit_unknown(w, y - x, "waker not recorded");
+		ig_detail_unknown(w, y - x, "waker not recorded");
 		return;
 	}
-	wk = ig_thread_find(w->e, iv->waker_tid);
+	wk = ig_tasks_thread_find(w->e, iv->waker_tid);
 	if (!wk) {
-		const struct ig_process *p = ig_process_find(w->e, iv->waker_tgid);
+		const struct ig_process *p = ig_tasks_process_find(w->e, iv->waker_tgid);
 
 		if (p && p->exit_ts == IG_NS_INF)
-			ig_emit_unknown(w, y - x, "waker thread not seen");
+			ig_detail_unknown(w, y - x, "waker thread not seen");
 		else
-			ig_emit_untracked(w, iv, y - x);
+			ig_causes_untracked(w, iv, y - x);
 		return;
 	}
 	for (i = 0; i <= w->depth; i++) {
 		if (w->chain[i] == wk->tid) {
-			ig_emit_unknown(w, y - x, "wait cycle");
+			ig_detail_unknown(w, y - x, "wait cycle");
 			return;
 		}
 	}
 	if (w->depth + 1 > w->e->attr.max_depth) {
 		snprintf(why, sizeof(why), "waker chain deeper than %d",
 			 w->e->attr.max_depth);
-		ig_emit_unknown(w, y - x, why);
+		ig_detail_unknown(w, y - x, why);
 		return;
 	}
 	w->depth++;
@@ -239,17 +238,17 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 
 	switch (iv->reason) {
 	case IG_R_STORAGE:
-		ig_emit_storage(w, th, iv, ns);
+		ig_causes_storage(w, th, iv, ns);
 		return;
 	case IG_R_PAGEFAULT:
-		ig_emit_fault(w, th, iv, ns);
+		ig_causes_fault(w, th, iv, ns);
 		return;
 	case IG_R_SOCKET:
 		/* a network peer is outside the host: not followed */
-		ig_emit_network(w, iv, ns);
+		ig_causes_network(w, iv, ns);
 		return;
 	case IG_R_SLEEP:
-		ig_det_add(ig_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
+		ig_detail_add(ig_detail_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
 			th->tgid, 0, th->comm, ns);
 		return;
 	case IG_R_FUTEX:
@@ -268,7 +267,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 	case IG_R_IOURING:
 	case IG_R_OTHER:
 		if (iv->flags & IG_F_IOWAIT) {
-			ig_emit_storage(w, th, iv, ns);
+			ig_causes_storage(w, th, iv, ns);
 			return;
 		}
 		break;
@@ -336,18 +335,18 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			w->top = w->cur;
 		switch (s.st) {
 		case ST_UNKNOWN:
-			ig_emit_unknown(w, s.y - s.x, s.why);
+			ig_detail_unknown(w, s.y - s.x, s.why);
 			break;
 		case ST_ONCPU:
-			ig_emit_oncpu(w, th, s.x, s.y);
+			ig_causes_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_PRE:
 			if (s.iv->reason == IG_R_PAGEFAULT)
-				ig_emit_fault(w, th, s.iv, s.y - s.x);
+				ig_causes_fault(w, th, s.iv, s.y - s.x);
 			else if (s.iv->reason == IG_R_STORAGE)
-				ig_emit_storage(w, th, s.iv, s.y - s.x);
+				ig_causes_storage(w, th, s.iv, s.y - s.x);
 			else
-				ig_emit_oncpu(w, th, s.x, s.y);
+				ig_causes_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_RUNNABLE:
 			/* woken onto an idle CPU: the wakeup's latency is
@@ -356,14 +355,14 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			    s.iv->reason != IG_R_PREEMPT)
 				emit_blocked(w, th, s.iv, s.x, s.y);
 			else
-				ig_emit_runnable(w, s.iv, s.y - s.x);
+				ig_causes_runnable(w, s.iv, s.y - s.x);
 			break;
 		case ST_BLOCKED:
 			emit_blocked(w, th, s.iv, s.x, s.y);
 			break;
 		}
 		if (w->segs && !w->depth)
-			est_seg_note(w->segs, w->seg_ns, s.x, s.y);
+			w->e->attr.seg_tap(w->e, w->seg_ns, s.x, s.y);
 	}
 }
 
@@ -379,7 +378,7 @@ static void walk_top(struct walk *w, const struct ig_thread *th, uint64_t a,
 			continue;
 		if (l[i].t0 > a)
 			walk_thread(w, th, a, l[i].t0);
-		ig_emit_unknown(w, ig_min64(l[i].t1, b) - ig_max64(l[i].t0, a),
+		ig_detail_unknown(w, ig_min64(l[i].t1, b) - ig_max64(l[i].t0, a),
 			     "records lost");
 		a = ig_min64(l[i].t1, b);
 	}
@@ -401,8 +400,8 @@ static struct ig_dev_causes *dev_causes(struct ig_engine *e, int ordinal)
 	return &a->bydev[a->nbydev++];
 }
 
-const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
-				   bool idle)
+const uint64_t *ig_attrib_dev_causes(const struct ig_engine *e, int ordinal,
+				     bool idle)
 {
 	uint32_t i;
 
@@ -412,36 +411,35 @@ const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
 	return NULL;
 }
 
-void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p)
+void ig_attrib_piece(struct ig_engine *e, bool idle, const struct ig_piece *p)
 {
 	struct ig_dev_causes *dc = dev_causes(e, p->device);
 	struct walk w = { .e = e, .set = idle ? &e->attr.idle : &e->attr.unres,
 			  .dev_ns = dc ? dc->ns[idle ? 0 : 1] : NULL,
 			  .obs = idle && e->obs.span ? e->obs_walk : NULL };
-	const struct ig_thread *th = p->tid ? ig_thread_find(e, p->tid) : NULL;
+	const struct ig_thread *th = p->tid ? ig_tasks_thread_find(e, p->tid) : NULL;
 
 	if (p->t1 <= p->t0)
 		return;
-	if (!idle)
-		w.segs = est_segs(e);
+	w.segs = !idle && e->attr.seg_tap;
 	if (!th) {
-		ig_emit_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
+		ig_detail_unknown(&w, p->t1 - p->t0, p->tid ? "feeder thread not tracked" :
 					  "no feeder known");
 		return;
 	}
 	walk_top(&w, th, p->t0, p->t1);
 }
 
-void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
-		       const struct ig_piece *p)
+void ig_attrib_into(struct ig_engine *e, struct ig_causeset *set,
+		    const struct ig_piece *p)
 {
 	struct walk w = { .e = e, .set = set };
-	const struct ig_thread *th = p->tid ? ig_thread_find(e, p->tid) : NULL;
+	const struct ig_thread *th = p->tid ? ig_tasks_thread_find(e, p->tid) : NULL;
 
 	if (p->t1 <= p->t0)
 		return;
 	if (!th) {
-		ig_emit_unknown(&w, p->t1 - p->t0, "launching thread not tracked");
+		ig_detail_unknown(&w, p->t1 - p->t0, "launching thread not tracked");
 		return;
 	}
 	walk_top(&w, th, p->t0, p->t1);
@@ -449,11 +447,11 @@ void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
 
 /* ---- unresolved spans wait for their feeder's timeline ---- */
 
-void ig_defer_poll(struct ig_engine *e, bool force)
+void ig_attrib_defer_poll(struct ig_engine *e, bool force)
 {
 	while (e->attr.defer.len) {
 		const struct ig_piece *p = ig_ring_at(&e->attr.defer, 0);
-		const struct ig_thread *th = ig_thread_find(e, p->tid);
+		const struct ig_thread *th = ig_tasks_thread_find(e, p->tid);
 		struct ig_piece pc = *p;
 
 		if (!force && th && th->known_until < p->t1 &&
@@ -461,12 +459,12 @@ void ig_defer_poll(struct ig_engine *e, bool force)
 		    p->t1 + e->window_ns / 2 > e->win.now)
 			return;
 		ig_ring_pop_front(&e->attr.defer, 1);
-		ig_attribute(e, false, &pc);
+		ig_attrib_piece(e, false, &pc);
 	}
 	ig_ring_trim(&e->attr.defer);
 }
 
-void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
+void ig_attrib_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 {
 	struct ig_piece *slot;
 
@@ -475,15 +473,15 @@ void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 		struct ig_piece pc = *h;
 
 		ig_ring_pop_front(&e->attr.defer, 1);
-		ig_attribute(e, false, &pc);
+		ig_attrib_piece(e, false, &pc);
 	}
 	slot = ig_ring_push(&e->attr.defer);
 	if (!slot) {
-		ig_attribute(e, false, p);
+		ig_attrib_piece(e, false, p);
 		return;
 	}
 	*slot = *p;
-	ig_defer_poll(e, false);
+	ig_attrib_defer_poll(e, false);
 }
 
 
@@ -492,12 +490,12 @@ static void sink_idle_gap(void *ctx, const struct ig_gap *g)
 	struct ig_piece p = { .t0 = g->t0, .t1 = g->t1, .tid = g->tid,
 			      .tgid = g->tgid, .device = g->device };
 
-	ig_attribute(ctx, true, &p);
+	ig_attrib_piece(ctx, true, &p);
 }
 
 static void sink_unresolved(void *ctx, const struct ig_piece *p)
 {
-	ig_defer_piece(ctx, p);
+	ig_attrib_defer_piece(ctx, p);
 }
 
 void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s)

@@ -13,7 +13,7 @@
 
 static void emit_host(struct walk *w, const struct ig_thread *th, uint64_t ns)
 {
-	ig_det_add(ig_cause_add(w, IG_C_HOST_COMPUTE, ns), IG_D_THREAD, th->tid,
+	ig_detail_add(ig_detail_cause_add(w, IG_C_HOST_COMPUTE, ns), IG_D_THREAD, th->tid,
 		th->tgid, 0, th->comm, ns);
 }
 
@@ -21,7 +21,7 @@ static void emit_api(struct walk *w, uint32_t api, uint64_t ns)
 {
 	const char *name = ig_api_name(api);
 
-	ig_det_add(ig_cause_add(w, IG_C_CUDA_API, ns), IG_D_API, 0, 0, api,
+	ig_detail_add(ig_detail_cause_add(w, IG_C_CUDA_API, ns), IG_D_API, 0, 0, api,
 		name ? name : "?", ns);
 }
 
@@ -33,12 +33,12 @@ static void emit_fault_cpu(struct walk *w, const struct ig_thread *th,
 	uint32_t i = ig_ring_upper(&th->ivals, offsetof(struct ig_ival, t_on),
 				   x);
 
-	if (i < th->ivals.len && ig_thread_ival(th, i)->reason == IG_R_PAGEFAULT)
-		ig_emit_fault(w, th, ig_thread_ival(th, i), ns);
-	else if (i > 0 && ig_thread_ival(th, i - 1)->reason == IG_R_PAGEFAULT)
-		ig_emit_fault(w, th, ig_thread_ival(th, i - 1), ns);
+	if (i < th->ivals.len && ig_tasks_thread_ival(th, i)->reason == IG_R_PAGEFAULT)
+		ig_causes_fault(w, th, ig_tasks_thread_ival(th, i), ns);
+	else if (i > 0 && ig_tasks_thread_ival(th, i - 1)->reason == IG_R_PAGEFAULT)
+		ig_causes_fault(w, th, ig_tasks_thread_ival(th, i - 1), ns);
 	else
-		ig_det_add(ig_cause_add(w, IG_C_PAGE_FAULT, ns), IG_D_FILE, 0, th->tgid,
+		ig_detail_add(ig_detail_cause_add(w, IG_C_PAGE_FAULT, ns), IG_D_FILE, 0, th->tgid,
 			0, "fault handling (sampled)", ns);
 }
 
@@ -92,7 +92,7 @@ static void emit_sampled(struct walk *w, const struct ig_thread *th,
 	cu = (y - x) * c.cuda / c.n;
 	pf = (y - x) * c.fault / c.n;
 	if (cu)
-		ig_det_add(ig_cause_add(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
+		ig_detail_add(ig_detail_cause_add(w, IG_C_CUDA_API, cu), IG_D_API, 0, 0, 0,
 			"driver code (sampled)", cu);
 	if (pf)
 		emit_fault_cpu(w, th, x, pf);
@@ -101,7 +101,7 @@ static void emit_sampled(struct walk *w, const struct ig_thread *th,
 }
 
 /* On CPU over [x, y): inside a timed driver call or not. */
-void ig_emit_oncpu(struct walk *w, const struct ig_thread *th,
+void ig_causes_oncpu(struct walk *w, const struct ig_thread *th,
 		       uint64_t x, uint64_t y)
 {
 	uint32_t i = ig_ring_upper(&th->spans, offsetof(struct ig_span, t1), x);
@@ -136,15 +136,15 @@ void ig_emit_oncpu(struct walk *w, const struct ig_thread *th,
 /* Runnable but not running; who ran instead is the task switched out
  * for it, never the idle task: a thread moved off a busy CPU onto an idle
  * one names no one. */
-void ig_emit_runnable(struct walk *w, const struct ig_ival *iv,
+void ig_causes_runnable(struct walk *w, const struct ig_ival *iv,
 			  uint64_t ns)
 {
-	struct ig_cause_acc *c = ig_cause_add(w, IG_C_CPU_STARVATION, ns);
+	struct ig_cause_acc *c = ig_detail_cause_add(w, IG_C_CPU_STARVATION, ns);
 
 	if (iv->prev_tid)
-		ig_det_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0,
-			ig_comm_of(w->e, iv->prev_tid), ns);
-	ig_det_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
+		ig_detail_add(c, IG_D_PROCESS, 0, iv->prev_tgid, 0,
+			ig_tasks_comm_of(w->e, iv->prev_tid), ns);
+	ig_detail_add(c, IG_D_CPU, 0, 0, iv->cpu, "", ns);
 }
 
 static const char *ival_name(const struct ig_ival *iv)
@@ -163,56 +163,56 @@ static void emit_mount(struct walk *w, struct ig_cause_acc *c,
 
 	if (!fi->mount)
 		return;
-	d = ig_det_add(c, IG_D_MOUNT, 0, 0, fi->mount, "", ns);
+	d = ig_detail_add(c, IG_D_MOUNT, 0, 0, fi->mount, "", ns);
 	if (!(fi->counted & bit)) {
 		fi->counted |= bit;
 		d->aux[0]++;
 	}
 }
 
-void ig_emit_storage(struct walk *w, const struct ig_thread *th,
+void ig_causes_storage(struct walk *w, const struct ig_thread *th,
 			 const struct ig_ival *iv, uint64_t ns)
 {
-	struct ig_cause_acc *c = ig_cause_add(w, IG_C_STORAGE, ns);
+	struct ig_cause_acc *c = ig_detail_cause_add(w, IG_C_STORAGE, ns);
 	const char *name = ival_name(iv);
 	struct ig_fileinfo *fi = iv->flags & IG_F_FILE_KEY ?
-				 ig_file_find(w->e, iv->arg) : NULL;
+				 ig_files_find(w->e, iv->arg) : NULL;
 
-	ig_det_add(c, IG_D_FILE, 0, th->tgid, fi ? fi->key : 0,
+	ig_detail_add(c, IG_D_FILE, 0, th->tgid, fi ? fi->key : 0,
 		name ? name : "?", ns);
 	if (fi)
 		emit_mount(w, c, fi, ns);
 	if (iv->dev)
-		ig_det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
+		ig_detail_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
 }
 
-void ig_emit_fault(struct walk *w, const struct ig_thread *th,
+void ig_causes_fault(struct walk *w, const struct ig_thread *th,
 		       const struct ig_ival *iv, uint64_t ns)
 {
-	struct ig_cause_acc *c = ig_cause_add(w, IG_C_PAGE_FAULT, ns);
+	struct ig_cause_acc *c = ig_detail_cause_add(w, IG_C_PAGE_FAULT, ns);
 	const char *name = ival_name(iv);
 
 	if (!name)
-		name = ig_map_lookup(th->proc, iv->arg);
-	ig_det_add(c, IG_D_FILE, 0, th->tgid, 0, name ? name : "[anon]", ns);
+		name = ig_tasks_map_lookup(th->proc, iv->arg);
+	ig_detail_add(c, IG_D_FILE, 0, th->tgid, 0, name ? name : "[anon]", ns);
 	if (iv->dev)
-		ig_det_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
+		ig_detail_add(c, IG_D_DEVICE, 0, 0, iv->dev, "", ns);
 }
 
-void ig_emit_network(struct walk *w, const struct ig_ival *iv,
+void ig_causes_network(struct walk *w, const struct ig_ival *iv,
 			 uint64_t ns)
 {
 	char peer[IG_NAME_LEN];
 
-	ig_fmt_peer(&iv->detail.peer, peer, sizeof(peer));
-	ig_det_add(ig_cause_add(w, IG_C_NETWORK, ns), IG_D_PEER, 0, 0,
+	ig_rec_fmt_peer(&iv->detail.peer, peer, sizeof(peer));
+	ig_detail_add(ig_detail_cause_add(w, IG_C_NETWORK, ns), IG_D_PEER, 0, 0,
 		iv->detail.peer.proto, peer, ns);
 }
 
 /* Woken from an interrupt or by the idle task (IG_F_WAKER_IRQ), or by a
  * kernel thread completing something (kworker, ksoftirqd): no user task
  * woke the thread. */
-bool ig_woken_by_kernel(const struct ig_ival *iv)
+bool ig_causes_woken_by_kernel(const struct ig_ival *iv)
 {
 	return iv->flags & (IG_F_WAKER_IRQ | IG_F_WAKER_KERNEL) ||
 	       !iv->waker_tid;
@@ -224,26 +224,26 @@ bool ig_woken_by_kernel(const struct ig_ival *iv)
  * ksoftirqd).  Neither is a process outside the tracked set, and neither
  * is the task the interrupt landed on.
  */
-void ig_emit_kernel_woken(struct walk *w, const struct ig_thread *th,
+void ig_causes_kernel_woken(struct walk *w, const struct ig_thread *th,
 			      const struct ig_ival *iv, uint64_t ns)
 {
 	char why[IG_NAME_LEN];
 
 	if (iv->flags & IG_F_WAKER_IRQ) {
-		ig_det_add(ig_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
+		ig_detail_add(ig_detail_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
 			th->tgid, 0, th->comm, ns);
 		return;
 	}
 	snprintf(why, sizeof(why), "woken by kernel thread %s",
-		 ig_comm_of(w->e, iv->waker_tid));
-	ig_emit_unknown(w, ns, why);
+		 ig_tasks_comm_of(w->e, iv->waker_tid));
+	ig_detail_unknown(w, ns, why);
 }
 
-void ig_emit_untracked(struct walk *w, const struct ig_ival *iv,
+void ig_causes_untracked(struct walk *w, const struct ig_ival *iv,
 			   uint64_t ns)
 {
-	ig_det_add(ig_cause_add(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
+	ig_detail_add(ig_detail_cause_add(w, IG_C_WAIT_UNTRACKED, ns), IG_D_WAKER,
 		iv->waker_tid, iv->waker_tgid, 0,
-		ig_comm_of(w->e, iv->waker_tid), ns);
+		ig_tasks_comm_of(w->e, iv->waker_tid), ns);
 }
 

@@ -54,7 +54,7 @@ static struct ig_detail *det_get(struct ig_cause_acc *c, uint8_t kind,
 	return d;
 }
 
-struct ig_detail *ig_det_add(struct ig_cause_acc *c, uint8_t kind,
+struct ig_detail *ig_detail_add(struct ig_cause_acc *c, uint8_t kind,
 				 uint32_t tid, uint32_t pid, uint64_t k,
 				 const char *name, uint64_t ns)
 {
@@ -65,8 +65,8 @@ struct ig_detail *ig_det_add(struct ig_cause_acc *c, uint8_t kind,
 	return d;
 }
 
-struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
-				  uint64_t ns)
+struct ig_cause_acc *ig_detail_cause_add(struct walk *w, enum ig_cause c,
+					 uint64_t ns)
 {
 	w->set->c[c].ns += ns;
 	w->set->total_ns += ns;
@@ -76,11 +76,11 @@ struct ig_cause_acc *ig_cause_add(struct walk *w, enum ig_cause c,
 		w->obs->ns[c] += ns;
 	if (w->segs)
 		w->seg_ns[c] += ns;
-	ig_stk_on_charge(w, c, ns);
+	ig_stacks_on_charge(w, c, ns);
 	return &w->set->c[c];
 }
 
-void ig_emit_unknown(struct walk *w, uint64_t ns, const char *why)
+void ig_detail_unknown(struct walk *w, uint64_t ns, const char *why)
 {
-	ig_det_add(ig_cause_add(w, IG_C_UNKNOWN, ns), IG_D_WHY, 0, 0, 0, why, ns);
+	ig_detail_add(ig_detail_cause_add(w, IG_C_UNKNOWN, ns), IG_D_WHY, 0, 0, 0, why, ns);
 }

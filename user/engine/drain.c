@@ -40,7 +40,7 @@ static void count_subs(struct ig_engine *e, struct ig_process *p,
 static void on_submit(struct ig_engine *e, struct ig_process *p,
 		      const struct ig_cuda *c)
 {
-	struct ig_stream *s = ig_stream_get(e, p, stream_key(c));
+	struct ig_stream *s = ig_gpu_stream_get(e, p, stream_key(c));
 	struct ig_device *d;
 
 	count_subs(e, p, c, true);
@@ -48,13 +48,13 @@ static void on_submit(struct ig_engine *e, struct ig_process *p,
 	if (!s)
 		return;
 	d = s->dev;
-	ig_dev_activate(d, c->h.ts);
+	ig_gpu_dev_activate(d, c->h.ts);
 	d->last_ev = ig_max64(d->last_ev, c->h.ts);
 	if (s->pending)
 		s->pending_until = ig_max64(s->pending_until, c->h.ts);
 	else
-		ig_stream_open(s, c->h.ts, c->h.ts, c->h.tid, c->h.tgid);
-	ig_dev_advance(e, d);
+		ig_gpu_stream_open(s, c->h.ts, c->h.ts, c->h.tid, c->h.tgid);
+	ig_sweep_advance(e, d);
 }
 
 /* Streams a sync's return proves drained. */
@@ -73,7 +73,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 		/* a partial event proves nothing about its stream */
 		if (!(c->flags & IG_CF_EVENT_ALL) || !c->stream)
 			return 0;
-		out[0] = ig_stream_get(e, p, c->stream);
+		out[0] = ig_gpu_stream_get(e, p, c->stream);
 		return out[0] ? 1 : 0;
 	case IG_AC_SYNC_COPY:
 		/* the streams the copy's own stream waits for (docs/design.md
@@ -88,7 +88,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 		break;
 	default:
 		if (c->stream) {
-			out[0] = ig_stream_get(e, p, c->stream);
+			out[0] = ig_gpu_stream_get(e, p, c->stream);
 			return out[0] ? 1 : 0;
 		}
 		break;
@@ -96,7 +96,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
 	it = 0;
 	while (n < max && (s = ig_htab_next(&p->streams, &it)))
 		out[n++] = s;
-	if (!n && (out[0] = ig_stream_get(e, p, IG_STREAM_LEGACY)))
+	if (!n && (out[0] = ig_gpu_stream_get(e, p, IG_STREAM_LEGACY)))
 		n = 1;
 	return n;
 }
@@ -133,12 +133,22 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			any_pending = true;
 			if (s->p_start <= drained_t)
 				first_pend = ig_min64(first_pend, s->p_start);
-			if (!late && s->p_start <= drained_t)
-				ig_stream_close(s, drained_t, how);
+			if (!late && s->p_start <= drained_t) {
+				/* its last submission was not done at the
+				 * sync's entry: queued until the drain */
+				if (how == IG_B_GPU) {
+					s->waited_from = ig_max64(s->p_start,
+						ig_min64(s->pending_until, called ? called : drained_t));
+					s->waited_to = drained_t;
+					s->waited_pend = s->p_start;
+					s->waited_tid = c->h.tid;
+				}
+				ig_gpu_stream_close(s, drained_t, how);
+			}
 		} else {
 			seen_drained = ig_max64(seen_drained, s->drained_at);
 			if (!s->dev->active && !late)
-				ig_stream_close(s, drained_t, how);
+				ig_gpu_stream_close(s, drained_t, how);
 		}
 	}
 	d = scope[0]->dev;
@@ -151,12 +161,12 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 			 * since at least what is already final, never idle */
 			first_pend = d->final_until;
 			if (late) {
-				ig_stream_open(scope[0], d->final_until, c->h.ts, c->h.tid,
+				ig_gpu_stream_open(scope[0], d->final_until, c->h.ts, c->h.tid,
 					    c->h.tgid);
 			} else {
-				ig_add_closed(d, d->final_until, drained_t, c->h.tid, c->h.tgid,
+				ig_gpu_add_closed(d, d->final_until, drained_t, c->h.tid, c->h.tgid,
 					   how);
-				ig_stream_close(scope[0], drained_t, how);
+				ig_gpu_stream_close(scope[0], drained_t, how);
 			}
 			any_pending = true;
 		}
@@ -164,13 +174,13 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 		 * submission until the drained point */
 		if (busy_ok && blocked && any_pending && c->last_submit &&
 		    c->last_submit <= drained_t && first_pend != IG_NS_INF)
-			ig_add_busy(d, ig_max64(c->last_submit, first_pend), drained_t);
+			ig_gpu_add_busy(d, ig_max64(c->last_submit, first_pend), drained_t);
 	}
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
 			touched[k]->last_ev = ig_max64(touched[k]->last_ev,
 						    c->h.ts);
-		ig_dev_advance(e, touched[k]);
+		ig_sweep_advance(e, touched[k]);
 	}
 }
 
@@ -197,8 +207,8 @@ static void on_sync_begin(struct ig_engine *e, struct ig_process *p,
  */
 static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
 {
-	const struct ig_thread *t = ig_thread_find(e, c->h.tid);
-	const struct ig_ival *iv = ig_thread_last_ival(t);
+	const struct ig_thread *t = ig_tasks_thread_find(e, c->h.tid);
+	const struct ig_ival *iv = ig_tasks_thread_last_ival(t);
 
 	if (!iv || iv->t_on < c->t_wake)
 		return true;	/* its interval was too short to be sent */
@@ -212,12 +222,12 @@ static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
 static uint64_t runnable_in(const struct ig_engine *e, uint32_t tid,
 			    uint64_t t0, uint64_t t1)
 {
-	const struct ig_thread *t = ig_thread_find(e, tid);
+	const struct ig_thread *t = ig_tasks_thread_find(e, tid);
 	uint64_t sum = 0, a, b;
 	uint32_t i;
 
 	for (i = t ? t->ivals.len : 0; i > 0; i--) {
-		const struct ig_ival *iv = ig_thread_ival(t, i - 1);
+		const struct ig_ival *iv = ig_tasks_thread_ival(t, i - 1);
 
 		if (iv->t_on <= t0)
 			break;
@@ -267,8 +277,8 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	 * as waiting: it says nothing about which side was behind */
 	bound = copy ? IG_B_OPEN : sync_bound(e, c);
 	if (!(c->flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)) && c->t_begin)
-		est_on_sync(e, p, c->t_begin, bound == IG_B_GPU ? drained_t : c->h.ts,
-			    bound == IG_B_GPU);
+		ig_est_on_sync(e, p, c->t_begin, bound == IG_B_GPU ? drained_t : c->h.ts,
+			       bound == IG_B_GPU);
 	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, !copy, bound);
 }
 
@@ -282,7 +292,7 @@ static void on_query_busy(struct ig_engine *e, struct ig_process *p,
 	count_subs(e, p, c, false);
 	if (!c->stream)
 		return;
-	s = ig_stream_get(e, p, c->stream);
+	s = ig_gpu_stream_get(e, p, c->stream);
 	if (!s || !s->dev->active)
 		return;
 	d = s->dev;
@@ -292,16 +302,16 @@ static void on_query_busy(struct ig_engine *e, struct ig_process *p,
 	if (s->pending)
 		s->pending_until = ig_max64(s->pending_until, c->h.ts);
 	else
-		ig_stream_open(s, d->final_until, c->h.ts, c->h.tid, c->h.tgid);
+		ig_gpu_stream_open(s, d->final_until, c->h.ts, c->h.tid, c->h.tgid);
 	t0 = ig_max64(c->last_submit, s->p_start);
 	if (c->last_submit && c->last_submit <= c->h.ts)
-		ig_add_busy(d, t0, c->h.ts);
-	ig_dev_advance(e, d);
+		ig_gpu_add_busy(d, t0, c->h.ts);
+	ig_sweep_advance(e, d);
 }
 
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 {
-	struct ig_process *p = ig_process_get(e, c->h.tgid, c->h.ts);
+	struct ig_process *p = ig_tasks_process_get(e, c->h.tgid, c->h.ts);
 	struct ig_stream *s;
 
 	if (!p)
@@ -323,13 +333,13 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		count_subs(e, p, c, false);
 		/* a query never waits: it found the work done */
 		if (!(c->flags & IG_CF_PARTIAL))
-			est_on_sync(e, p, c->t_begin ? c->t_begin : c->h.ts,
-				    c->h.ts, false);
+			ig_est_on_sync(e, p, c->t_begin ? c->t_begin : c->h.ts,
+				       c->h.ts, false);
 		drain(e, p, c, c->h.ts, 0, false, false, IG_B_HOST);
 		break;
 	case IG_CU_STREAM_NEW:
 		/* CU_STREAM_NON_BLOCKING (0x1): no implicit legacy sync */
-		s = c->stream ? ig_stream_get(e, p, c->stream) : NULL;
+		s = c->stream ? ig_gpu_stream_get(e, p, c->stream) : NULL;
 		if (s)
 			s->blocking = !(c->arg & 0x1);
 		break;

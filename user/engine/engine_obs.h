@@ -64,8 +64,8 @@ struct ig_obs_span {
 /* The deepest stretch walked that shows @cause ("storage": a disk wait,
  * "lock": a futex, ...), for its detail; NULL when none does (host
  * compute, driver calls, unknown). */
-const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
-					    const char *cause);
+const struct ig_obs_step *ig_observe_cause_step(const struct ig_obs_span *s,
+						const char *cause);
 
 struct ig_engine_obs {
 	void (*span)(void *ctx, const struct ig_obs_span *s);

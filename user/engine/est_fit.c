@@ -164,8 +164,8 @@ static int equation(const struct est_mark *m, const struct chain *c,
 	return 0;
 }
 
-int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
-	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out)
+int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
 	double *res = calloc(nm + 1, sizeof(*res)), *tmp = calloc(nm + 1, sizeof(*tmp));
@@ -194,7 +194,7 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	for (i = 0; i < (uint32_t)n - 1; i++)
 		out->d[i] = init > 0 ? init : 0;
 	for (r = 0; r < ROUNDS; r++) {
-		double tr = 0, lam;
+		double tr = 0, lam, w;
 		int pass, p, q;
 
 		walk(out, l, nl, m, nm, ch, NULL, NULL);
@@ -224,13 +224,17 @@ int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 				}
 				if (r && fabs(res[j] - med) > 3 * sigma)
 					continue;
+				/* EST_EARLY: a drained point is late by a
+				 * wakeup's delay, never early; ends later
+				 * than the replay weigh less (an expectile) */
+				w = zero == EST_EARLY && r ? (res[j] < 0 ? 0.2 : 0.8) : 1;
 				rows++;
 				for (p = 0; p < n; p++) {
 					if (!cnt[p])
 						continue;
-					b[p] += cnt[p] * rhs;
+					b[p] += w * cnt[p] * rhs;
 					for (q = 0; q < n; q++)
-						a[p * n + q] += cnt[p] * cnt[q];
+						a[p * n + q] += w * cnt[p] * cnt[q];
 				}
 			}
 			if (!pass) {
@@ -280,9 +284,9 @@ done:
 	return ret;
 }
 
-void est_predict(const struct est_model *md, const struct est_launch *l,
-		 uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
-		 double *err, uint32_t *nerr, double *rel, uint32_t *nrel)
+void ig_est_predict(const struct est_model *md, const struct est_launch *l,
+		    uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
+		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
 	uint32_t j;
@@ -304,9 +308,9 @@ void est_predict(const struct est_model *md, const struct est_launch *l,
 	free(ch);
 }
 
-void est_replay(const struct est_model *md, const struct est_launch *l,
-		uint32_t nl, const struct est_mark *m, uint32_t nm,
-		struct est_ival *k, uint32_t *nk)
+void ig_est_replay(const struct est_model *md, const struct est_launch *l,
+		   uint32_t nl, const struct est_mark *m, uint32_t nm,
+		   struct est_ival *k, uint32_t *nk)
 {
 	*nk = 0;
 	walk(md, l, nl, m, nm, NULL, k, nk);

@@ -13,6 +13,7 @@
 
 #define EST_MAX_SIGS	64
 #define EST_MAX_LAT_NS	200000.0
+#define EST_EARLY	(-2)	/* ig_est_fit's variant: ends taken as late */
 
 /* What identifies a launch's work: process, function (or graph, or the
  * api of a copy), grid and block size. */
@@ -47,19 +48,21 @@ struct est_model {
 /* Fit to every mark but those of fold @skip (-1: none); launches and
  * marks sorted by time.  Durations the syncs cannot tell apart (the same
  * mix of signatures before every sync) are kept near their start value,
- * or, for signature @zero (-1: none), near 0: the variants bound what
- * the evidence leaves open.  0, or -1 when nothing pins a duration. */
-int est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
-	    uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
+ * or, for signature @zero (-1: none), near 0; with @zero EST_EARLY, the
+ * syncs' ends are taken as late, by a wakeup's delay, more often than
+ * early.  The variants bound what the evidence leaves open.  0, or -1
+ * when nothing pins a duration. */
+int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
 /* For each waiting sync of fold @fold: the absolute error of its
  * predicted end in us (@err), and the error relative to its queue's busy
  * time (@rel), appended. */
-void est_predict(const struct est_model *md, const struct est_launch *l,
-		 uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
-		 double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
+void ig_est_predict(const struct est_model *md, const struct est_launch *l,
+		    uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
+		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
 /* The queue's busy intervals, in order, disjoint (@k: @nl slots). */
-void est_replay(const struct est_model *md, const struct est_launch *l,
-		uint32_t nl, const struct est_mark *m, uint32_t nm,
-		struct est_ival *k, uint32_t *nk);
+void ig_est_replay(const struct est_model *md, const struct est_launch *l,
+		   uint32_t nl, const struct est_mark *m, uint32_t nm,
+		   struct est_ival *k, uint32_t *nk);
 
 #endif

@@ -9,8 +9,11 @@
 #include "engine/estimate.h"
 #include "engine/est_fit.h"
 
-#define EST_MAX_LAUNCHES	(4u << 20)	/* kept per engine */
-#define EST_MAX_SEGS		(2u << 20)	/* feeder stretches kept */
+/* Bounds of the evidence kept per engine (a report): past them it is
+ * freed and the estimate refused, so a long report costs 8 MiB of
+ * launches at most, not a growing history (design §3.5, §4.10). */
+#define EST_MAX_LAUNCHES	(512u << 10)
+#define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
 
@@ -19,6 +22,7 @@ struct est_dev {
 	struct ig_vec l;	/* struct est_launch */
 	struct ig_vec m;	/* struct est_mark */
 	struct ig_vec u;	/* struct ig_piece: unresolved spans */
+	uint64_t unres_ns;	/* their time, kept past an overflow */
 	uint32_t tgid;		/* the one queue seen, or multi */
 	uint64_t stream;
 	bool multi;
@@ -49,6 +53,6 @@ struct est_seg {
 };
 
 /* The engine's estimator, made at its first use; NULL on ENOMEM. */
-struct ig_est *est_get(struct ig_engine *e);
+struct ig_est *ig_est_get(struct ig_engine *e);
 
 #endif

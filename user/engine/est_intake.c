@@ -9,31 +9,49 @@
 
 #include "engine/est_int.h"
 
-struct ig_est *est_get(struct ig_engine *e)
+struct ig_est *ig_est_get(struct ig_engine *e)
 {
 	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
 		e->est->segs.esz = sizeof(struct est_seg);
 	return e->est;
 }
 
-struct ig_vec *est_segs(struct ig_engine *e)
+/* Too much evidence for one report: all of it goes, and the estimate is
+ * refused; the unresolved time is still counted. */
+static void est_overflow(struct ig_est *s)
 {
-	struct ig_est *s = est_get(e);
+	uint32_t i;
 
-	return s && !s->done && s->segs.n < EST_MAX_SEGS ? &s->segs : NULL;
+	s->overflow = true;
+	for (i = 0; i < s->ndev; i++) {
+		struct est_dev *d = s->dev[i];
+
+		free(d->l.v);
+		free(d->m.v);
+		free(d->u.v);
+		d->l = (struct ig_vec){ .esz = d->l.esz };
+		d->m = (struct ig_vec){ .esz = d->m.esz };
+		d->u = (struct ig_vec){ .esz = d->u.esz };
+	}
+	free(s->segs.v);
+	s->segs = (struct ig_vec){ .esz = s->segs.esz };
 }
 
-void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
+void ig_est_seg_note(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y)
 {
-	struct est_seg *g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
+	struct ig_est *s = ig_est_get(e);
+	struct ig_vec *segs = s && !s->done && !s->overflow && s->segs.n < EST_MAX_SEGS ?
+			      &s->segs : NULL;
+	struct est_seg *g;
 	uint32_t c, best = IG_C__MAX;
 
 	for (c = 0; c < IG_C__MAX; c++)
 		if (ns[c] && (best == IG_C__MAX || ns[c] > ns[best]))
 			best = c;
 	memset(ns, 0, sizeof(uint64_t) * IG_C__MAX);
-	if (best == IG_C__MAX || y <= x)
+	if (!segs || best == IG_C__MAX || y <= x)
 		return;
+	g = segs->n ? (struct est_seg *)segs->v + segs->n - 1 : NULL;
 	if (g && g->y == x && g->cause == best) {
 		g->y = y;
 		return;
@@ -45,7 +63,7 @@ void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y)
 
 static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
 {
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_dev *d;
 	uint32_t i;
 
@@ -79,16 +97,16 @@ static uint32_t sig_of(struct ig_est *s, uint32_t tgid, const struct ig_launch *
 	return s->nsig++;
 }
 
-void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
+void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	const struct ig_launches *r = (const void *)rec;
-	struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
+	struct ig_process *p = ig_tasks_process_get(e, rec->tgid, rec->ts);
 	uint32_t i, n = (rec->size - offsetof(struct ig_launches, e)) /
 			sizeof(struct ig_launch);
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_dev *d;
 
-	if (!p || !s || !(d = dev_of(e, ig_proc_device(p))))
+	if (!p || !s || !(d = dev_of(e, ig_gpu_proc_device(p))))
 		return;
 	if (n > r->n)
 		n = r->n;
@@ -106,7 +124,7 @@ void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 		struct est_launch *l;
 
 		if (s->nlaunch >= EST_MAX_LAUNCHES) {
-			s->overflow = true;
+			est_overflow(s);
 			return;
 		}
 		if (!(l = ig_vec_push(&d->l)))
@@ -118,13 +136,13 @@ void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 	}
 }
 
-void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		 uint64_t t_end, bool waited)
+void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
+		    uint64_t t_end, bool waited)
 {
-	struct est_dev *d = dev_of(e, ig_proc_device(p));
+	struct est_dev *d = dev_of(e, ig_gpu_proc_device(p));
 	struct est_mark *m;
 
-	if (!d || !t_in || t_end < t_in || !(m = ig_vec_push(&d->m)))
+	if (!d || !t_in || t_end < t_in || e->est->overflow || !(m = ig_vec_push(&d->m)))
 		return;
 	m->t_in = t_in;
 	m->t_end = t_end;
@@ -132,11 +150,14 @@ void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 	m->fold = d->m.n % EST_FOLDS;
 }
 
-void est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
+void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 {
 	struct est_dev *d = dev_of(e, pc->device);
 	struct ig_piece *u;
 
-	if (d && pc->t1 > pc->t0 && (u = ig_vec_push(&d->u)))
+	if (!d || pc->t1 <= pc->t0)
+		return;
+	d->unres_ns += pc->t1 - pc->t0;
+	if (!e->est->overflow && (u = ig_vec_push(&d->u)))
 		*u = *pc;
 }

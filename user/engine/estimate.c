@@ -108,10 +108,10 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 	if (!d->err)
 		return;
 	for (f = 0; f < EST_FOLDS; f++) {
-		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
 			continue;
-		est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
-			    d->err, &d->nerr, rel, nrel);
+		ig_est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
+			       d->err, &d->nerr, rel, nrel);
 	}
 }
 
@@ -210,7 +210,7 @@ static void add_causes(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle)
 		seg_causes(c->s, c->causes, t0, t1);
 }
 
-void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
+void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 {
 	uint32_t i;
 
@@ -254,21 +254,17 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	struct est_model m;
 	struct est_ival *k;
 	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, sigs[EST_VARIANTS];
+	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
-	for (i = 0; i < d->u.n; i++) {
-		const struct ig_piece *u = (const struct ig_piece *)d->u.v + i;
-
-		r->unres_ns += u->t1 - u->t0;
-	}
+	r->unres_ns = d->unres_ns;
 	if (!r->unres_ns) {
 		r->have = true;
 		return;
 	}
 	if (e->est->overflow) {
-		r->refused = "more launches than the model keeps";
+		r->refused = "more than 512k launches in one report: the evidence was dropped";
 		return;
 	}
 	if (!d->l.n) {
@@ -279,9 +275,13 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "launches on several streams or processes: the replay models one queue";
 		return;
 	}
-	qsort(d->l.v, d->l.n, d->l.esz, by_launch);
-	qsort(d->m.v, d->m.n, d->m.esz, by_mark);
-	qsort(d->u.v, d->u.n, d->u.esz, by_piece);
+	/* an empty vector has no array: qsort() takes none */
+	if (d->l.n)
+		qsort(d->l.v, d->l.n, d->l.esz, by_launch);
+	if (d->m.n)
+		qsort(d->m.v, d->m.n, d->m.esz, by_mark);
+	if (d->u.n)
+		qsort(d->u.v, d->u.n, d->u.esz, by_piece);
 	rel = calloc(d->m.n + 1, sizeof(*rel));
 	if (!rel) {
 		r->refused = "out of memory";
@@ -311,12 +311,12 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "out of memory";
 		return;
 	}
-	if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
 		free(k);
 		r->refused = "the fit failed";
 		return;
 	}
-	est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -324,13 +324,15 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	for (v = 0; v < EST_VARIANTS && v < top_sigs(d, e->est->nsig, sigs); v++) {
+	nv = top_sigs(d, e->est->nsig, sigs);
+	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
-		if (est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
-			    (int)sigs[v], &m))
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
+			       (int)sigs[v], &m))
 			continue;
-		est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
+		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
 		idle = spans_walk(d, k, nk, NULL, NULL);
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
@@ -357,9 +359,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	r->have = true;
 }
 
-void est_compute(struct ig_engine *e)
+void ig_est_compute(struct ig_engine *e)
 {
-	struct ig_est *s = est_get(e);
+	struct ig_est *s = ig_est_get(e);
 	struct est_result *t;
 	uint32_t i, c;
 	bool any = false;
@@ -367,7 +369,8 @@ void est_compute(struct ig_engine *e)
 	if (!s || s->done)
 		return;
 	s->done = true;
-	qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
+	if (s->segs.n)
+		qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
 	t = &s->total;
 	t->have = true;
 	for (i = 0; i < s->ndev; i++) {
@@ -405,7 +408,7 @@ void est_compute(struct ig_engine *e)
 	}
 }
 
-const struct est_result *est_device(const struct ig_engine *e, int ordinal)
+const struct est_result *ig_est_device(const struct ig_engine *e, int ordinal)
 {
 	uint32_t i;
 
@@ -417,12 +420,12 @@ const struct est_result *est_device(const struct ig_engine *e, int ordinal)
 	return NULL;
 }
 
-const struct est_result *est_total(const struct ig_engine *e)
+const struct est_result *ig_est_total(const struct ig_engine *e)
 {
 	return e->est && e->est->done ? &e->est->total : NULL;
 }
 
-void est_free(struct ig_engine *e)
+void ig_est_free(struct ig_engine *e)
 {
 	struct ig_est *s = e->est;
 	uint32_t i;
@@ -446,5 +449,5 @@ void ig_engine_estimates(const struct ig_engine *e,
 			 void (*cb)(void *ctx, int device, uint64_t t0,
 				    uint64_t t1, bool idle), void *ctx)
 {
-	est_foreach(e, cb, ctx);
+	ig_est_foreach(e, cb, ctx);
 }

@@ -16,7 +16,7 @@
 #define EST_MIN_CHECKED		20	/* held-out syncs needed */
 #define EST_MAX_P50_REL		0.5	/* refuse past this held-out error */
 
-/* What the model made of one device (or of all: est_total()). */
+/* What the model made of one device (or of all: ig_est_total()). */
 struct est_result {
 	bool have;		/* an estimate stands */
 	const char *refused;	/* why not, when !have */
@@ -33,38 +33,37 @@ struct est_result {
 struct ig_engine;
 
 /* Evidence, as the engine reads it. */
-void est_on_launches(struct ig_engine *e, const struct ig_hdr *rec);
+void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec);
 /* A sync or query on @p's device that covered everything submitted
  * before @t_in: @waited (the queue ended at @t_end), else the queue was
  * empty by @t_end. */
-void est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		 uint64_t t_end, bool waited);
-void est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
+void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
+		    uint64_t t_end, bool waited);
+void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
 
-/* Unresolved time's walk: where it keeps each feeder stretch's main
- * cause (NULL: nowhere), and the note of one stretch [x, y) whose time
- * went to causes as @ns says (cleared after). */
-struct ig_vec *est_segs(struct ig_engine *e);
-void est_seg_note(struct ig_vec *segs, uint64_t *ns, uint64_t x, uint64_t y);
+/* Unresolved time's walk (e->attr.seg_tap): one feeder stretch [x, y)
+ * whose time went to causes as @ns says (cleared after), kept with its
+ * main cause while the estimate is open and has room. */
+void ig_est_seg_note(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y);
 
 /* Fit, check and replay, once, after ig_engine_finish(). */
-void est_compute(struct ig_engine *e);
+void ig_est_compute(struct ig_engine *e);
 /* The device's result (NULL: it had no GPU time), and the sum. */
-const struct est_result *est_device(const struct ig_engine *e, int ordinal);
-const struct est_result *est_total(const struct ig_engine *e);
-void est_free(struct ig_engine *e);
+const struct est_result *ig_est_device(const struct ig_engine *e, int ordinal);
+const struct est_result *ig_est_total(const struct ig_engine *e);
+void ig_est_free(struct ig_engine *e);
 /* The estimate's stretches of unresolved time, estimated @idle or busy,
- * per device in time order (after est_compute()). */
+ * per device in time order (after ig_est_compute()). */
 typedef void (*est_span_fn)(void *ctx, int device, uint64_t t0, uint64_t t1,
 			    bool idle);
-void est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx);
+void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx);
 
 /* ---- report_est.c ---- */
 struct json_object;
 /* The estimate's fields (docs/design.md §7.4) into a JSON object. */
-void est_json(const struct est_result *r, struct json_object *o);
+void ig_est_json(const struct est_result *r, struct json_object *o);
 /* The text report's line, or nothing without unresolved time. */
-void est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
-	      FILE *out);
+void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
+		 FILE *out);
 
 #endif

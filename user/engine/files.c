@@ -112,12 +112,12 @@ int ig_files_on_rec(struct ig_engine *e, const struct ig_hdr *rec)
 	return fi->path ? 0 : -ENOMEM;
 }
 
-struct ig_fileinfo *ig_file_find(const struct ig_engine *e, uint64_t key)
+struct ig_fileinfo *ig_files_find(const struct ig_engine *e, uint64_t key)
 {
 	return e->files ? ig_htab_get(&e->files->byk, key) : NULL;
 }
 
-const struct ig_mount *ig_mount_at(const struct ig_engine *e, uint32_t id)
+const struct ig_mount *ig_files_mount_at(const struct ig_engine *e, uint32_t id)
 {
 	if (!e->files || !id || id > e->files->nmounts)
 		return NULL;

@@ -33,8 +33,8 @@ struct ig_fileinfo {
 
 /* 0, or -ENOMEM / -EINVAL (a malformed record is skipped). */
 int ig_files_on_rec(struct ig_engine *e, const struct ig_hdr *rec);
-struct ig_fileinfo *ig_file_find(const struct ig_engine *e, uint64_t key);
-const struct ig_mount *ig_mount_at(const struct ig_engine *e, uint32_t id);
+struct ig_fileinfo *ig_files_find(const struct ig_engine *e, uint64_t key);
+const struct ig_mount *ig_files_mount_at(const struct ig_engine *e, uint32_t id);
 void ig_files_free(struct ig_engine *e);
 
 #endif

@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "engine/merge.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
 #include "util/util.h"
@@ -46,21 +47,22 @@ static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 	return d;
 }
 
-int ig_proc_device(const struct ig_process *p)
+int ig_gpu_proc_device(const struct ig_process *p)
 {
 	int ord = p->device_set ? p->device : 0;
 
 	if (ord >= 0 && (uint32_t)ord < p->ngpumap && p->gpumap[ord] >= 0)
-		return p->gpumap[ord];
-	return ord;
+		ord = p->gpumap[ord];
+	/* another host's GPUs in a merged analysis: devices of their own */
+	return ord + ig_merge_dev_base(p->pid);
 }
 
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)
 {
-	return dev_get(e, ig_proc_device(p));
+	return dev_get(e, ig_gpu_proc_device(p));
 }
 
-struct ig_stream *ig_stream_get(struct ig_engine *e, struct ig_process *p,
+struct ig_stream *ig_gpu_stream_get(struct ig_engine *e, struct ig_process *p,
 				 uint64_t key)
 {
 	struct ig_stream *s = ig_htab_get(&p->streams, key);
@@ -88,7 +90,7 @@ struct ig_stream *ig_stream_get(struct ig_engine *e, struct ig_process *p,
 	return s;
 }
 
-void ig_dev_activate(struct ig_device *d, uint64_t ts)
+void ig_gpu_dev_activate(struct ig_device *d, uint64_t ts)
 {
 	if (d->active)
 		return;
@@ -98,8 +100,8 @@ void ig_dev_activate(struct ig_device *d, uint64_t ts)
 	d->last_ev = ts;
 }
 
-void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t pending_until,
-		    uint32_t tid, uint32_t tgid)
+void ig_gpu_stream_open(struct ig_stream *s, uint64_t t, uint64_t pending_until,
+			uint32_t tid, uint32_t tgid)
 {
 	struct ig_device *d = s->dev;
 
@@ -117,8 +119,8 @@ void ig_stream_open(struct ig_stream *s, uint64_t t, uint64_t pending_until,
 	d->open[d->nopen++] = s;
 }
 
-void ig_add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
-		   uint32_t tid, uint32_t tgid, uint32_t how)
+void ig_gpu_add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
+		       uint32_t tid, uint32_t tgid, uint32_t how)
 {
 	struct ig_pend *p;
 
@@ -136,7 +138,7 @@ void ig_add_closed(struct ig_device *d, uint64_t t0, uint64_t t1,
 	p->pad = 0;
 }
 
-void ig_add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
+void ig_gpu_add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
 {
 	struct ig_busy *b;
 
@@ -152,14 +154,14 @@ void ig_add_busy(struct ig_device *d, uint64_t t0, uint64_t t1)
 
 /* The stream is proven empty at t: its pending interval ends there, in
  * the way @how says (enum ig_bound). */
-void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
+void ig_gpu_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 {
 	struct ig_device *d = s->dev;
 	struct ig_stream *last;
 
 	t = ig_max64(t, ig_max64(s->pending_until, d->final_until));
 	if (s->pending) {
-		ig_add_closed(d, s->p_start, t, s->feeder_tid, s->feeder_tgid,
+		ig_gpu_add_closed(d, s->p_start, t, s->feeder_tid, s->feeder_tgid,
 			   how);
 		last = d->open[--d->nopen];
 		d->open[s->open_idx] = last;
@@ -168,6 +170,8 @@ void ig_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 	}
 	s->drained_at = ig_max64(s->drained_at, t);
 	s->drained_once = true;
+	if (s->coll_at && !s->coll_end && t > s->coll_at)
+		s->coll_end = t;	/* a collective's end (peers_local.c) */
 }
 
 
@@ -181,7 +185,7 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 
 	while ((s = ig_htab_next(&p->streams, &it))) {
 		if (s->pending)
-			ig_stream_close(s, ts, IG_B_OPEN);
+			ig_gpu_stream_close(s, ts, IG_B_OPEN);
 		for (k = 0; k < nt && touched[k] != s->dev; k++)
 			;
 		if (k == nt && nt < IG_MAX_DEVICES)
@@ -193,7 +197,7 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
 			touched[k]->last_ev = ig_max64(touched[k]->last_ev, ts);
-		ig_dev_advance(e, touched[k]);
+		ig_sweep_advance(e, touched[k]);
 	}
 }
 
@@ -224,7 +228,7 @@ void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 	l->t0 = t0;
 	l->t1 = t1;
 	for (i = 0; i < e->gpu.ndevs; i++)
-		ig_dev_advance(e, e->gpu.devs[i]);
+		ig_sweep_advance(e, e->gpu.devs[i]);
 }
 
 uint64_t ig_gpu_span_end(const struct ig_device *d)

@@ -46,7 +46,7 @@ static size_t bytes_from(const struct ig_engine *e, uint64_t c)
 }
 
 /* The cutoff the budget asks for, at or after @cutoff (the window's). */
-uint64_t ig_hist_cap_cutoff(struct ig_engine *e, uint64_t cutoff)
+uint64_t ig_histcap_cutoff(struct ig_engine *e, uint64_t cutoff)
 {
 	size_t budget = e->o.hist_budget ? e->o.hist_budget : HIST_BUDGET;
 	uint64_t lo = cutoff, hi = e->win.now;

@@ -57,11 +57,11 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 
 	if (!t_off || t_off > t_on)
 		t_off = t_on;
-	t = ig_thread_get(e, r->h.tid, r->h.tgid, t_off);
+	t = ig_tasks_thread_get(e, r->h.tid, r->h.tgid, t_off);
 	if (!t)
 		return;
-	ig_comm_note(e, r->waker_tid, r->waker_comm);
-	ig_comm_note(e, r->prev_tid, r->prev_comm);
+	ig_tasks_comm_note(e, r->waker_tid, r->waker_comm);
+	ig_tasks_comm_note(e, r->prev_tid, r->prev_comm);
 	/* history is a sequence: an interval cannot start before the last
 	 * one ended */
 	if (t_off < t->last_on)
@@ -73,7 +73,7 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 	if (t_wake > t_on)
 		t_wake = t_on;
 	if (e->win.cutoff > t->hist_from)
-		ig_thread_prune(t, e->win.cutoff);
+		ig_tasks_thread_prune(t, e->win.cutoff);
 	iv = ig_ring_push(&t->ivals);
 	if (!iv)
 		return;
@@ -101,14 +101,14 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 	if (t->open_begin && t_off >= t->open_begin &&
 	    !(r->flags & IG_F_IN_CUDA_SYNC))
 		t->open_begin = 0;
-	ig_thread_seen_at(t, t_on);
+	ig_tasks_thread_seen_at(t, t_on);
 	offcpu_stats(e, iv);
 	/* the waker ran when it woke us; the previous task ran until t_on */
 	if (r->waker_tid && !(r->flags & IG_F_WAKER_IRQ) && t_wake &&
-	    (w = ig_thread_find(e, r->waker_tid)))
-		ig_thread_seen_at(w, t_wake);
-	if (r->prev_tid && (w = ig_thread_find(e, r->prev_tid)))
-		ig_thread_seen_at(w, t_on);
+	    (w = ig_tasks_thread_find(e, r->waker_tid)))
+		ig_tasks_thread_seen_at(w, t_wake);
+	if (r->prev_tid && (w = ig_tasks_thread_find(e, r->prev_tid)))
+		ig_tasks_thread_seen_at(w, t_on);
 }
 
 static struct ig_biodev *biodev_get(struct ig_engine *e, uint32_t dev)
@@ -126,7 +126,7 @@ static struct ig_biodev *biodev_get(struct ig_engine *e, uint32_t dev)
 
 static void on_bio(struct ig_engine *e, const struct ig_bio *r)
 {
-	struct ig_thread *t = ig_thread_find(e, r->h.tid);
+	struct ig_thread *t = ig_tasks_thread_find(e, r->h.tid);
 	struct ig_biodev *d;
 
 	if (t) {
@@ -161,7 +161,7 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 	if (t0 >= t1)
 		return;
 	if (e->win.cutoff > t->hist_from)
-		ig_thread_prune(t, e->win.cutoff);
+		ig_tasks_thread_prune(t, e->win.cutoff);
 	s = ig_ring_push(&t->spans);
 	if (!s)
 		return;
@@ -173,12 +173,12 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 
 static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 {
-	struct ig_thread *t = ig_thread_get(e, c->h.tid, c->h.tgid, c->h.ts);
+	struct ig_thread *t = ig_tasks_thread_get(e, c->h.tid, c->h.tgid, c->h.ts);
 
 	if (c->kind < IG_CU__MAX)
 		e->acct.cuda_by_kind[c->kind]++;
 	if (t) {
-		ig_thread_seen_at(t, c->h.ts);
+		ig_tasks_thread_seen_at(t, c->h.ts);
 		switch (c->kind) {
 		case IG_CU_SYNC_BEGIN:
 			t->open_begin = c->h.ts;
@@ -207,7 +207,7 @@ static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 
 static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 {
-	struct ig_thread *t = ig_thread_find(e, r->h.tid);
+	struct ig_thread *t = ig_tasks_thread_find(e, r->h.tid);
 	struct ig_sample_ref *s, *last;
 
 	if (!t || !t->proc)
@@ -216,13 +216,13 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	if (last && last->t > r->h.ts)
 		return;		/* keys stay ordered */
 	if (e->win.cutoff > t->hist_from)
-		ig_thread_prune(t, e->win.cutoff);
+		ig_tasks_thread_prune(t, e->win.cutoff);
 	s = ig_ring_push(&t->samples);
 	if (!s)
 		return;
 	s->t = r->h.ts;
 	/* the out-of-line page runs instructions of probed libcuda code */
-	s->cuda = (r->flags & IG_SF_UPROBE) || ig_ip_in_libcuda(t->proc, r->ip);
+	s->cuda = (r->flags & IG_SF_UPROBE) || ig_tasks_ip_in_libcuda(t->proc, r->ip);
 	s->fault = !!(r->flags & IG_SF_FAULT);
 	e->acct.nsamples++;
 	e->acct.nsamples_cuda += s->cuda;
@@ -319,7 +319,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	}
 	case IG_REC_PYRT: {
 		const struct ig_pyrt *y = REC(struct ig_pyrt, rec, tmp.y);
-		struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
+		struct ig_process *p = ig_tasks_process_get(e, rec->tgid, rec->ts);
 
 		if (p) {
 			p->pyrt_start = y->start;
@@ -332,7 +332,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	case IG_REC_GPUMAP: {
 		const struct ig_gpumap *g = REC(struct ig_gpumap, rec, tmp.g);
-		struct ig_process *p = ig_process_get(e, rec->tgid, rec->ts);
+		struct ig_process *p = ig_tasks_process_get(e, rec->tgid, rec->ts);
 
 		if (p) {
 			p->ngpumap = g->n < IG_GPUMAP_MAX ? g->n : IG_GPUMAP_MAX;
@@ -345,14 +345,14 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	case IG_REC_PYSTACK:
 	case IG_REC_USTACK:
-		ig_stacks_on_rec(e, ig_thread_get(e, rec->tid, rec->tgid, rec->ts), rec);
+		ig_stacks_on_rec(e, ig_tasks_thread_get(e, rec->tid, rec->tgid, rec->ts), rec);
 		break;
 	case IG_REC_PYCODE:
 	case IG_REC_USYM:
 		ig_stacks_on_rec(e, NULL, rec);
 		break;
 	case IG_REC_LAUNCHES:
-		est_on_launches(e, rec);
+		ig_est_on_launches(e, rec);
 		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));
@@ -367,14 +367,16 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	case IG_REC_NCCL: {
 		struct ig_nccl nc;
+		const struct ig_nccl *r = REC(struct ig_nccl, rec, nc);
 
-		peers_feed(e, REC(struct ig_nccl, rec, nc));
+		ig_peers_feed(e, r);
+		ig_peers_local_feed(e, r);
 		break;
 	}
 	case IG_REC_LIBNCCL: {
 		struct ig_libnccl ln;
 
-		peers_lib(e, REC(struct ig_libnccl, rec, ln));
+		ig_peers_lib(e, REC(struct ig_libnccl, rec, ln));
 		break;
 	}
 	case IG_REC_END: {
@@ -390,7 +392,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	}
 
 	if (e->attr.defer.len)
-		ig_defer_poll(e, false);
+		ig_attrib_defer_poll(e, false);
 	if (e->win.now >= e->win.next_gc)
 		ig_engine_gc(e);
 }

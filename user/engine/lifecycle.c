@@ -11,6 +11,7 @@
 #include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -29,7 +30,7 @@ static void gc_thread(struct ig_engine *e, struct ig_thread *t)
 {
 	struct ig_process *p = t->proc;
 
-	ig_thread_free(e, t);
+	ig_tasks_thread_free(e, t);
 	if (p && !p->threads && p->exit_ts != IG_NS_INF)
 		ig_stacks_gone(e, p->pid);
 }
@@ -45,13 +46,13 @@ void ig_engine_gc(struct ig_engine *e)
 		if (p->t0 < keep)
 			keep = p->t0;
 	}
-	keep = ig_min64(keep, peers_keep_from(e));
+	keep = ig_min64(keep, ig_peers_keep_from(e));
 	if (keep > e->win.now)
 		keep = e->win.now;
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
-	cutoff = ig_hist_cap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
+	cutoff = ig_histcap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {
@@ -59,7 +60,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->win.cutoff)
 			gc_thread(e, t);
 		else
-			ig_thread_prune(t, e->win.cutoff);
+			ig_tasks_thread_prune(t, e->win.cutoff);
 	}
 	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
 	       e->tasks.exit_head->exit_ts < e->win.cutoff) {
@@ -69,7 +70,7 @@ void ig_engine_gc(struct ig_engine *e)
 		if (!e->tasks.exit_head)
 			e->tasks.exit_tail = NULL;
 		e->tasks.nexited--;
-		ig_process_free(e, p);
+		ig_tasks_process_free(e, p);
 		e->tasks.procs_freed++;
 	}
 	if (e->lost.ranges.n)
@@ -110,6 +111,10 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	e->attr.gaps.limit = e->attr.max_gaps;
 	e->attr.unres_list.limit = e->attr.max_gaps;
 	ig_attrib_sink(e, &e->gpu.sink);
+	/* the estimate takes unresolved time from the GPU model and the
+	 * walk through taps, not calls (docs/design.md §3.1) */
+	e->gpu.unres_tap = ig_est_on_unres;
+	e->attr.seg_tap = ig_est_seg_note;
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));
 	e->lost.ranges.esz = sizeof(struct ig_lost);
@@ -128,9 +133,10 @@ void ig_engine_finish(struct ig_engine *e)
 	if (!e || e->win.finished)
 		return;
 	ig_gpu_finish(e);
-	ig_defer_poll(e, true);
-	est_compute(e);
-	peers_finish(e);
+	ig_attrib_defer_poll(e, true);
+	ig_est_compute(e);
+	ig_peers_finish(e);
+	ig_peers_local_finish(e);
 	e->win.finished = true;
 	if (e->o.verbose) {
 		struct ig_engine_mem m;
@@ -186,10 +192,11 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
-	est_free(e);
-	peers_free(e);
+	ig_est_free(e);
+	ig_peers_free(e);
+	ig_merge_free(e);
 	while (e->tasks.thr_head)
-		ig_thread_free(e, e->tasks.thr_head);
+		ig_tasks_thread_free(e, e->tasks.thr_head);
 	it = 0;
 	while ((p = ig_htab_next(&e->tasks.procs, &it))) {
 		ig_htab_free(&p->streams);

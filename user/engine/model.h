@@ -4,7 +4,7 @@
  *   intake.c     ig_engine_feed and the per-record handlers, thread history
  *   tasks.c      process/thread tables, comm cache, mappings, fork/exec/exit
  *   lifecycle.c  creation, the history window (gc), finish, memory, teardown
- *   gpu.c, drain.c, timeline.c   the GPU evidence model (gpu.h)
+ *   gpu.c, drain.c, sweep.c  the GPU evidence model (gpu.h)
  *   attrib.c, causes.c, detail.c  attribution of each ns of a gap (attrib.h)
  *   report_*.c   text and JSON output
  * Not a public header: only the engine and its tests include it.
@@ -152,8 +152,16 @@ struct ig_stream {
 	uint64_t p_start;	/* pending since */
 	uint64_t pending_until;	/* known pending at least until */
 	uint64_t drained_at;
+	uint64_t coll_at;	/* a collective's launch (peers_local.c) */
+	uint64_t coll_end;	/* the first drain after it (0: none yet) */
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
+	/* the last sync that waited for it (IG_B_GPU): its queue was
+	 * non-empty over [waited_from, waited_to), its work pending since
+	 * waited_pend, and thread waited_tid waited on it (a late rank's
+	 * peer_compute, §4.9) */
+	uint64_t waited_pend, waited_from, waited_to;	/* and pending since */
+	uint32_t waited_tid;
 };
 
 struct ig_process {
@@ -235,7 +243,7 @@ enum ig_dkind {
 	IG_D_API,
 	IG_D_THREAD,
 	IG_D_WHY,
-	IG_D_MOUNT,	/* k: ig_mount_at() id; aux[0]: files */
+	IG_D_MOUNT,	/* k: ig_files_mount_at() id; aux[0]: files */
 };
 
 /* One line of detail under a cause; the key is (kind, tid, pid, k, name). */
@@ -326,12 +334,15 @@ struct ig_engine_win {
 	uint64_t hist_kept_min;	/* the least history it left, ns */
 };
 
-/* The GPU model's devices (gpu.c, drain.c, timeline.c). */
+/* The GPU model's devices (gpu.c, drain.c, sweep.c). */
 struct ig_engine_gpu {
 	struct ig_device *devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
 	struct ig_gap_sink sink;	/* closed gaps go there */
-	void *scratch;		/* sweep event buffer (timeline.c) */
+	/* every unresolved piece, also, for the estimate (set by
+	 * lifecycle.c: the sweep calls no layer above it) */
+	void (*unres_tap)(struct ig_engine *e, const struct ig_piece *p);
+	void *scratch;		/* sweep event buffer (sweep.c) */
 	size_t scratch_cap;
 };
 
@@ -343,6 +354,10 @@ struct ig_dev_causes {
 
 /* What attribution made of the gaps (attrib.c, causes.c, detail.c). */
 struct ig_engine_attr {
+	/* each feeder stretch of an unresolved piece with its time per
+	 * cause, for the causes of estimated idle (set by lifecycle.c:
+	 * attribution calls no layer above it) */
+	void (*seg_tap)(struct ig_engine *e, uint64_t *ns, uint64_t x, uint64_t y);
 	int max_depth;
 	long max_gaps;
 	struct ig_causeset idle, unres;
@@ -401,43 +416,45 @@ struct ig_engine {
 	struct ig_est *est;	/* estimated idle (estimate.c) */
 	struct ig_peers *peers;	/* collectives across ranks (peers.c);
 				 * NULL until an NCCL record comes */
+	struct ig_merge *merge;	/* several hosts' recordings (merge.c);
+				 * NULL: one */
 };
 
 /* ---- gpu.c ---- */
 /* The engine's device for @p's current context: its ordinal, or the
  * host GPU an IG_REC_GPUMAP says the ordinal is. */
-int ig_proc_device(const struct ig_process *p);
+int ig_gpu_proc_device(const struct ig_process *p);
 
 /* ---- tasks.c ---- */
-struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
-				uint32_t tgid, uint64_t seen);
-struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid);
-struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
-struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid);
-const char *ig_comm_of(const struct ig_engine *e, uint32_t tid);
-void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
-void ig_thread_seen_at(struct ig_thread *t, uint64_t ts);
-const struct ig_ival *ig_thread_ival(const struct ig_thread *t, uint32_t i);
-const struct ig_ival *ig_thread_last_ival(const struct ig_thread *t);
+struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
+				      uint32_t tgid, uint64_t seen);
+struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e, uint32_t tid);
+struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
+struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgid);
+const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid);
+void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
+void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts);
+const struct ig_ival *ig_tasks_thread_ival(const struct ig_thread *t, uint32_t i);
+const struct ig_ival *ig_tasks_thread_last_ival(const struct ig_thread *t);
 /* Drop the thread's history older than @cutoff. */
-void ig_thread_prune(struct ig_thread *t, uint64_t cutoff);
-void ig_thread_free(struct ig_engine *e, struct ig_thread *t);
+void ig_tasks_thread_prune(struct ig_thread *t, uint64_t cutoff);
+void ig_tasks_thread_free(struct ig_engine *e, struct ig_thread *t);
 /* Frees the process and its threads. */
-void ig_process_free(struct ig_engine *e, struct ig_process *p);
+void ig_tasks_process_free(struct ig_engine *e, struct ig_process *p);
 void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r);
 void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
 void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r);
 /* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
-const char *ig_map_lookup(const struct ig_process *p, uint64_t addr);
+const char *ig_tasks_map_lookup(const struct ig_process *p, uint64_t addr);
 /* Is @ip in the process's CUDA driver (a libcuda.so* mapping)? */
-bool ig_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
+bool ig_tasks_ip_in_libcuda(const struct ig_process *p, uint64_t ip);
 
 /* ---- lifecycle.c ---- */
 /* Slide the history window: free exited tasks, prune old history. */
 void ig_engine_gc(struct ig_engine *e);
 /* The cutoff, at or after @cutoff, that holds all threads' history under
  * its budget (histcap.c). */
-uint64_t ig_hist_cap_cutoff(struct ig_engine *e, uint64_t cutoff);
+uint64_t ig_histcap_cutoff(struct ig_engine *e, uint64_t cutoff);
 
 /* ---- gpu.c ---- */
 void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c);
@@ -452,20 +469,20 @@ void ig_gpu_free(struct ig_engine *e);
 /* ---- attrib.c ---- */
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the
  * feeder thread's timeline; every ns lands in exactly one cause. */
-void ig_attribute(struct ig_engine *e, bool idle, const struct ig_piece *p);
+void ig_attrib_piece(struct ig_engine *e, bool idle, const struct ig_piece *p);
 /* The same walk over [t0, t1) of thread p->tid, into @set alone (no GPU's
  * share, no stacks): a late rank's lateness (peers.c). */
-void ig_attribute_into(struct ig_engine *e, struct ig_causeset *set,
-		       const struct ig_piece *p);
+void ig_attrib_into(struct ig_engine *e, struct ig_causeset *set,
+		    const struct ig_piece *p);
 /* A GPU's cause time (idle or unresolved), by enum ig_cause; NULL when
  * none was given to it. */
-const uint64_t *ig_attr_dev_causes(const struct ig_engine *e, int ordinal,
-				   bool idle);
+const uint64_t *ig_attrib_dev_causes(const struct ig_engine *e, int ordinal,
+				     bool idle);
 /* Point @s at attribution of @e. */
 void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
-void ig_defer_piece(struct ig_engine *e, const struct ig_piece *p);
-void ig_defer_poll(struct ig_engine *e, bool force);
+void ig_attrib_defer_piece(struct ig_engine *e, const struct ig_piece *p);
+void ig_attrib_defer_poll(struct ig_engine *e, bool force);
 
 /* ---- observe.c: the observer (engine_obs.h), when one is set ---- */
 struct ig_obs_walk {
@@ -474,9 +491,9 @@ struct ig_obs_walk {
 	unsigned int n;
 	uint64_t dropped;
 };
-void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
-		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
-void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g);
+void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		     uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
+void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g);
 
 /* ---- introspection, for tests and -v ---- */
 struct ig_engine_mem {

@@ -6,6 +6,8 @@
 #ifndef IG_ENGINE_NAMES_H
 #define IG_ENGINE_NAMES_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include "stream/records.h"
 #include "stream/cuda_api.h"
 
@@ -18,6 +20,10 @@ enum ig_cause {
 };
 
 /* JSON cause identifier; NULL outside enum ig_cause. */
-const char *ig_cause_name(unsigned int cause);
+const char *ig_names_cause(unsigned int cause);
+
+/* The causes with time in @ns (IG_C__MAX entries; NULL: none) into
+ * @out, most first (ties in enum order); how many. */
+size_t ig_names_by_ns(const uint64_t *ns, unsigned int *out);
 
 #endif

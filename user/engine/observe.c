@@ -19,7 +19,7 @@ static void obs_idle_gap(void *ctx, const struct ig_gap *g)
 
 	memset(e->obs_walk, 0, sizeof(*e->obs_walk));
 	e->obs_sink.idle_gap(e->obs_sink.ctx, g);
-	ig_obs_gap(e, g);
+	ig_observe_gap(e, g);
 }
 
 static void obs_unresolved(void *ctx, const struct ig_piece *p)
@@ -50,8 +50,8 @@ void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
 	memset(&e->obs, 0, sizeof(e->obs));
 }
 
-void ig_obs_span(struct ig_engine *e, const struct ig_device *d, int kind,
-		 uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound)
+void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
+		     uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound)
 {
 	struct ig_obs_span s = {
 		.kind = kind, .device = d->ordinal, .t0 = t0, .t1 = t1,
@@ -82,8 +82,8 @@ static bool shows(const struct ig_obs_step *st, const char *cause)
 	}
 }
 
-const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
-					    const char *cause)
+const struct ig_obs_step *ig_observe_cause_step(const struct ig_obs_span *s,
+						const char *cause)
 {
 	unsigned int i;
 
@@ -94,7 +94,7 @@ const struct ig_obs_step *ig_obs_cause_step(const struct ig_obs_span *s,
 }
 
 /* After the gap's walk: its causes, largest first, and the stretches. */
-void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g)
+void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 {
 	struct ig_obs_walk *w = e->obs_walk;
 	struct ig_obs_span s = {
@@ -114,7 +114,7 @@ void ig_obs_gap(struct ig_engine *e, const struct ig_gap *g)
 				best = i;
 		if (best < 0)
 			break;
-		s.causes[k].name = ig_cause_name(best);
+		s.causes[k].name = ig_names_cause(best);
 		s.causes[k].ns = ns[best];
 		s.ncauses++;
 		ns[best] = 0;

@@ -7,9 +7,7 @@
  * GPU: a rank's GPU reaches it at its launch when nothing earlier was
  * pending on that GPU (proven), else no earlier than its launch (a lower
  * bound); the last rank's arrival ends everyone's peer wait.  Each wait
- * [arrival, last arrival) is charged to the last rank, explained by the
- * same walk as an idle gap over its launching thread, or, when its GPU
- * still had earlier work pending then, by peer_compute.
+ * [arrival, last arrival) is charged to the last rank (peers_charge.c).
  *
  * A collective is settled once every rank's stream has drained after it
  * (its end: the rank's time in it runs to there) or it has waited long
@@ -90,36 +88,6 @@ static struct peers_rank *rank_get(struct ig_peers *ps, uint32_t pid)
 	return &ps->ranks[ps->nranks++];
 }
 
-static struct ig_device *dev_by_ordinal(const struct ig_engine *e, int ordinal)
-{
-	uint32_t i;
-
-	for (i = 0; i < e->gpu.ndevs; i++)
-		if (e->gpu.devs[i]->ordinal == ordinal)
-			return e->gpu.devs[i];
-	return NULL;
-}
-
-/* Where the call's GPU stood at its launch: the device, and since when
- * earlier work of the process was pending on it (0: none). */
-static void at_launch(struct ig_engine *e, struct peers_call *c)
-{
-	struct ig_process *p = ig_process_find(e, c->tgid);
-	struct ig_stream *s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
-	struct ig_device *d = s ? s->dev : p ? dev_by_ordinal(e, ig_proc_device(p)) : NULL;
-	uint32_t i;
-
-	c->device = d ? d->ordinal : (p ? ig_proc_device(p) : -1);
-	c->pend_since = 0;
-	for (i = 0; d && i < d->nopen; i++) {
-		const struct ig_stream *o = d->open[i];
-
-		if (o->proc == p && o->pending && o->p_start < c->launch &&
-		    (!c->pend_since || o->p_start < c->pend_since))
-			c->pend_since = o->p_start;
-	}
-}
-
 static void union_add(struct peers_union *u, uint64_t t0, uint64_t t1)
 {
 	if (t1 <= t0)
@@ -154,67 +122,6 @@ static struct peers_dev *dev_get(struct ig_peers *ps, int ordinal, int32_t rank)
 	return &ps->devs[ps->ndevs++];
 }
 
-/* The late rank @L made the others wait over [t0, t1): why. */
-static void charge(struct ig_engine *e, struct peers_rank *R,
-		   const struct peers_call *L, uint64_t t0, uint64_t t1,
-		   uint64_t *ns)
-{
-	struct ig_piece pc = { .t0 = t0, .t1 = t1, .tid = L->tid, .tgid = L->tgid,
-			       .device = L->device };
-	uint64_t walked = 0, given = 0;
-	uint32_t k, top = 0;
-
-	memset(ns, 0, IG_C__MAX * sizeof(*ns));
-	if (L->pend_since && L->pend_since <= t0) {
-		/* its GPU already had work when the other arrived: it still
-		 * computed (imbalance), not proven which work held it */
-		ns[IG_C_PEER_COMPUTE] = t1 - t0;
-		e->peers->unproven_wait_ns += t1 - t0;
-		goto out;
-	}
-	/* its GPU was idle when the other arrived: its host was late.  Work
-	 * it submitted since ran late for the same reasons: the rest of the
-	 * interval goes to the causes of the first part, in proportion */
-	if (L->pend_since && L->pend_since < t1) {
-		pc.t1 = L->pend_since;
-		e->peers->unproven_wait_ns += t1 - L->pend_since;
-	}
-	memset(&R->walk, 0, sizeof(R->walk));
-	ig_attribute_into(e, &R->walk, &pc);
-	for (k = 0; k < IG_C__MAX; k++)
-		walked += R->walk.c[k].ns;
-	if (!walked) {
-		ns[IG_C_UNKNOWN] = t1 - t0;
-		goto out;
-	}
-	for (k = 0; k < IG_C__MAX; k++) {
-		ns[k] = (uint64_t)((double)R->walk.c[k].ns * (t1 - t0) / walked);
-		given += ns[k];
-		if (ns[k] > ns[top])
-			top = k;
-	}
-	ns[top] += (t1 - t0) - ig_min64(given, t1 - t0);
-out:
-	for (k = 0; k < IG_C__MAX; k++)
-		R->cause_ns[k] += ns[k];
-}
-
-/* Causes with time, most first. */
-static size_t sorted_causes(const uint64_t *ns, unsigned int *out)
-{
-	size_t n = 0, i, j;
-
-	for (i = 0; i < IG_C__MAX; i++) {
-		if (!ns[i])
-			continue;
-		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
-			out[j] = out[j - 1];
-		out[j] = (unsigned int)i;
-		n++;
-	}
-	return n;
-}
-
 /* A view's observer sees each rank's time in the collective. */
 static void observe(struct ig_engine *e, const struct peers_call *c,
 		    const struct peers_call *L, const struct peers_rank *R,
@@ -229,10 +136,10 @@ static void observe(struct ig_engine *e, const struct peers_call *c,
 		.op = ig_nccl_op_name(c->api),
 	};
 	unsigned int order[IG_C__MAX];
-	size_t n = ns ? sorted_causes(ns, order) : 0, k;
+	size_t n = ns ? ig_names_by_ns(ns, order) : 0, k;
 
 	for (k = 0; k < n && k < IG_OBS_CAUSES; k++) {
-		o.causes[k].name = ig_cause_name(order[k]);
+		o.causes[k].name = ig_names_cause(order[k]);
 		o.causes[k].ns = ns[order[k]];
 	}
 	o.ncauses = (unsigned int)k;
@@ -252,7 +159,7 @@ static bool ends(struct ig_engine *e, struct peers_group *g)
 
 		if (c->end)	/* seen, or none to be seen (IG_NS_INF) */
 			continue;
-		p = ig_process_find(e, c->tgid);
+		p = ig_tasks_process_find(e, c->tgid);
 		s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
 		if (s && s->drained_at > c->launch)
 			c->end = s->drained_at;
@@ -309,7 +216,7 @@ static void finalize(struct ig_engine *e, struct peers_group *g)
 			any = true;
 			ps->wait_ns += w;
 			RL->late_ns += w;
-			charge(e, RL, &g->c[L], c->launch, A, ns);
+			ig_peers_charge(e, RL, &g->c[L], c, A, ns);
 		}
 		if (e->obs.span && coll)
 			observe(e, c, &g->c[L], R, RL, A, coll, w ? ns : NULL);
@@ -381,9 +288,15 @@ static void no_end_after(struct ig_peers *ps, uint32_t tgid, uint64_t stream)
 static void launched(struct ig_engine *e, struct peers_group *g,
 		     struct peers_call *c, uint64_t ts)
 {
+	struct peers_rank *R = rank_get(e->peers, c->tgid);
+
 	no_end_after(e->peers, c->tgid, c->stream);
 	c->launch = ts;
-	at_launch(e, c);
+	if (R) {
+		c->prev_launch = R->last_launch;
+		R->last_launch = ts;
+	}
+	ig_peers_at_launch(e, c);
 	g->nlaunched++;
 }
 
@@ -472,7 +385,7 @@ static void on_group_end(struct ig_engine *e, struct ig_peers *ps, const struct 
 	pp->nul = j;
 }
 
-void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
+void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = peers_get(e);
 	struct peers_rank *R;
@@ -500,7 +413,7 @@ void peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 	}
 }
 
-void peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
+void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 {
 	struct ig_peers *ps = peers_get(e);
 
@@ -514,7 +427,7 @@ void peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 	}
 }
 
-void peers_finish(struct ig_engine *e)
+void ig_peers_finish(struct ig_engine *e)
 {
 	struct ig_peers *ps = e->peers;
 	uint32_t it = 0;
@@ -531,13 +444,17 @@ static uint64_t group_first(const struct peers_group *g, uint64_t keep)
 {
 	uint32_t k;
 
-	for (k = 0; k < g->nranks; k++)
+	for (k = 0; k < g->nranks; k++) {
 		if (g->c[k].launch && g->c[k].launch < keep)
 			keep = g->c[k].launch;
+		/* a late rank's work queued late is walked from there */
+		if (g->c[k].waited_pend && g->c[k].waited_pend < keep)
+			keep = g->c[k].waited_pend;
+	}
 	return keep;
 }
 
-uint64_t peers_keep_from(const struct ig_engine *e)
+uint64_t ig_peers_keep_from(const struct ig_engine *e)
 {
 	const struct peers_priv *pp = (const struct peers_priv *)e->peers;
 	uint64_t keep = IG_NS_INF;
@@ -554,7 +471,7 @@ uint64_t peers_keep_from(const struct ig_engine *e)
 	return keep;
 }
 
-void peers_free(struct ig_engine *e)
+void ig_peers_free(struct ig_engine *e)
 {
 	struct peers_priv *pp = (struct peers_priv *)e->peers;
 	uint32_t it = 0;
@@ -566,6 +483,7 @@ void peers_free(struct ig_engine *e)
 		free(g);
 	ig_htab_free(&pp->pub.groups);
 	free(pp->pub.ranks);
+	free(pp->pub.local);
 	free(pp->ul);
 	for (it = 0; it < pp->nwait; it++)
 		free(pp->waiting[it]);
@@ -574,7 +492,7 @@ void peers_free(struct ig_engine *e)
 	e->peers = NULL;
 }
 
-int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid)
+int32_t ig_peers_rank_of(const struct ig_engine *e, uint32_t pid)
 {
 	uint32_t i;
 
@@ -584,8 +502,8 @@ int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid)
 	return -1;
 }
 
-void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
-	       uint64_t *coll_ns, int32_t *rank)
+void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
+		  uint64_t *coll_ns, int32_t *rank)
 {
 	uint32_t i;
 
@@ -612,7 +530,7 @@ static int by_latest(const void *a, const void *b)
 	return x->last_late > y->last_late ? -1 : x->last_late < y->last_late;
 }
 
-size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out)
+size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out)
 {
 	const struct peers_rank **v;
 	uint64_t coll = 0;

@@ -4,7 +4,8 @@
  * (communicator, sequence) over the ranks traced together, each rank's
  * time in a collective split into waiting for peers and transfer, and the
  * wait charged to the late rank with the cause of its lateness.
- *   peers.c         intake, matching, the split and the charge
+ *   peers.c         intake, matching and the split
+ *   peers_charge.c  the late rank's GPU at its launch, and why it was late
  *   peers_report.c  the JSON and text views of it
  */
 #ifndef IG_ENGINE_PEERS_H
@@ -22,6 +23,10 @@ struct peers_call {
 				 * yet, IG_NS_INF: another came first) */
 	uint64_t pend_since;	/* earlier work on its GPU pending since
 				 * (0: none: the GPU reached it at launch) */
+	uint64_t waited_from;	/* its launching thread last waited on its */
+	uint64_t waited_to;	/* GPU in a sync: busy over [from, to), */
+	uint64_t waited_pend;	/* that work pending since then */
+	uint64_t prev_launch;	/* the rank's collective before this one */
 	uint64_t stream;
 	uint64_t bytes;
 	uint32_t tid, tgid;
@@ -41,6 +46,7 @@ struct peers_rank {
 	uint64_t wait_ns;	/* its GPU's wait for others */
 	uint64_t coll_ns;	/* its GPU's time in collectives */
 	uint64_t last_late;	/* when it was last late (ordering) */
+	uint64_t last_launch;	/* of its newest collective */
 	uint64_t collectives;	/* in which it was the late rank */
 	uint64_t cause_ns[IG_C__MAX];
 	struct ig_causeset walk;	/* scratch set for the walk */
@@ -63,6 +69,22 @@ struct peers_dev {
 	struct peers_union wait, coll;
 };
 
+/* One process's collectives of one communicator, as its host alone sees
+ * them (peers_local.c): no peer needed. */
+struct peers_local {
+	uint64_t id;		/* communicator id */
+	uint32_t tgid;
+	int32_t rank, size;	/* in that communicator */
+	int device;
+	uint64_t calls;		/* launched */
+	uint64_t ended;		/* ... whose end was seen */
+	uint64_t lead_ns;	/* their launch-to-end time, summed */
+	uint64_t open_at;	/* the last one's launch, its end awaited */
+	uint64_t open_stream;
+	uint32_t group_tid;	/* grouped: launched at this thread's group end */
+	uint64_t group_stream;
+};
+
 struct ig_peers {
 	struct peers_dev devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
@@ -73,42 +95,56 @@ struct ig_peers {
 	uint64_t wait_ns, unproven_wait_ns;
 	uint64_t libs, static_libs;
 	char static_path[128];
+	struct peers_local *local;
+	uint32_t nlocal, caplocal;
 };
 
-void peers_feed(struct ig_engine *e, const struct ig_nccl *r);
-void peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
+void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r);
+void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
 /* No more records: what never matched is counted so. */
-void peers_finish(struct ig_engine *e);
-void peers_free(struct ig_engine *e);
+void ig_peers_finish(struct ig_engine *e);
+void ig_peers_free(struct ig_engine *e);
 /* Thread history the unsettled collectives still need: from here (their
  * lateness is walked when they settle). */
-uint64_t peers_keep_from(const struct ig_engine *e);
+uint64_t ig_peers_keep_from(const struct ig_engine *e);
 /* The rank of a process, -1 if unknown. */
-int32_t peers_rank_of(const struct ig_engine *e, uint32_t pid);
+int32_t ig_peers_rank_of(const struct ig_engine *e, uint32_t pid);
 /* A device's wait and collective time. */
-void peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
-	       uint64_t *coll_ns, int32_t *rank);
+void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
+		  uint64_t *coll_ns, int32_t *rank);
 /* Stragglers, the latest (most waited for) first; returns how many (caller frees).
  * A rank is one when the others' GPUs waited for it at least
  * IG_PEERS_LATE_SHARE of a rank's mean time in collectives: in a balanced
  * job every rank is last now and then, by little. */
 #define IG_PEERS_LATE_SHARE	0.10
-size_t peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
+size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
+
+/* ---- peers_local.c ---- */
+/* After ig_peers_feed (which makes e->peers): a collective or a group end. */
+void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
+void ig_peers_local_finish(struct ig_engine *e);
+/* ---- peers_charge.c ---- */
+/* Where @c's GPU stood at its launch: since when earlier work was pending
+ * there, and the launching thread's last sync that waited on it. */
+void ig_peers_at_launch(struct ig_engine *e, struct peers_call *c);
+/* The late rank @L made @r wait over [r->launch, t1): why, into @ns (per
+ * enum ig_cause) and @R's (L's) totals. */
+void ig_peers_charge(struct ig_engine *e, struct peers_rank *R,
+		  const struct peers_call *L, const struct peers_call *r,
+		  uint64_t t1, uint64_t *ns);
 
 /* ---- peers_report.c ---- */
 #include <json-c/json.h>
-/* Take a device's peer wait out of its busy time, then out of its
- * unresolved time (and unresolved GPU-bound); @wait gets it. */
-void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
-		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
 /* gpu.devices[]: rank, collective_s, peer_wait_s. */
-void peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
+void ig_peers_json_dev(const struct ig_engine *e, struct json_object *o, int ordinal);
 /* Top-level "stragglers". */
-struct json_object *peers_json_stragglers(const struct ig_engine *e);
+struct json_object *ig_peers_json_stragglers(const struct ig_engine *e);
+/* collectives.by_communicator (peers_local.c) */
+struct json_object *ig_peers_local_json(const struct ig_engine *e);
 /* Top-level "collectives": what was matched, what was not. */
-struct json_object *peers_json_summary(const struct ig_engine *e);
-uint64_t peers_wait_ns(const struct ig_engine *e);
+struct json_object *ig_peers_json_summary(const struct ig_engine *e);
+uint64_t ig_peers_wait_ns(const struct ig_engine *e);
 /* The text report's "Waiting for peers" section (nothing without NCCL). */
-void peers_text(FILE *out, const struct ig_engine *e);
+void ig_peers_text(FILE *out, const struct ig_engine *e);
 
 #endif

@@ -8,36 +8,19 @@
 #include "engine/peers.h"
 #include "engine/report.h"
 #include "engine/jsonval.h"
-
-void peers_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
-		 uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
-{
-	uint64_t coll, w, x, y;
-	int32_t rank;
-
-	peers_dev(e, ordinal, &w, &coll, &rank);
-	/* a collective's kernel occupies the GPU while it waits: the model
-	 * counted that time busy where proven, else unresolved (pending) */
-	x = ig_min64(w, *busy);
-	*busy -= x;
-	y = ig_min64(w - x, *unres);
-	*unres -= y;
-	*unres_gpu -= ig_min64(y, *unres_gpu);
-	/* never more than the pending time it came out of */
-	*wait = x + y;
-}
+#include "engine/merge.h"
 
 static double sec(uint64_t ns)
 {
 	return (double)ns / 1e9;
 }
 
-void peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
+void ig_peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
 {
 	uint64_t w, coll;
 	int32_t rank;
 
-	peers_dev(e, ordinal, &w, &coll, &rank);
+	ig_peers_dev(e, ordinal, &w, &coll, &rank);
 	json_object_object_add(o, "rank", rank >= 0 ? json_object_new_int(rank) : NULL);
 	json_object_object_add(o, "collective_s", jsec(coll));
 	json_object_object_add(o, "peer_wait_s", jsec(w));
@@ -46,7 +29,7 @@ void peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
 static jo *causes_json(const struct peers_rank *R)
 {
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_ns_sorted(R->cause_ns, order), i;
+	size_t n = ig_names_by_ns(R->cause_ns, order), i;
 	uint64_t tot = 0;
 	jo *a = json_object_new_array();
 
@@ -56,20 +39,20 @@ static jo *causes_json(const struct peers_rank *R)
 		jo *c = json_object_new_object();
 		uint64_t ns = R->cause_ns[order[i]];
 
-		json_object_object_add(c, "cause", jstr(ig_cause_name(order[i])));
+		json_object_object_add(c, "cause", jstr(ig_names_cause(order[i])));
 		/* the walk gives each ns of lateness one cause: scaled to the
 		 * wait it caused */
 		json_object_object_add(c, "seconds", jsec(ns));
-		json_object_object_add(c, "share", jnum(ig_share(ns, tot), 3));
+		json_object_object_add(c, "share", jnum(ig_report_share(ns, tot), 3));
 		json_object_array_add(a, c);
 	}
 	return a;
 }
 
-jo *peers_json_stragglers(const struct ig_engine *e)
+jo *ig_peers_json_stragglers(const struct ig_engine *e)
 {
 	const struct peers_rank **v;
-	size_t n = peers_stragglers(e, &v), i;
+	size_t n = ig_peers_stragglers(e, &v), i;
 	jo *a = json_object_new_array();
 
 	for (i = 0; i < n; i++) {
@@ -77,8 +60,8 @@ jo *peers_json_stragglers(const struct ig_engine *e)
 
 		json_object_object_add(o, "rank", v[i]->rank >= 0 ?
 				       json_object_new_int(v[i]->rank) : NULL);
-		json_object_object_add(o, "pid", ju64(v[i]->pid));
-		json_object_object_add(o, "host", jstr(e->win.meta.host));
+		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, v[i]->pid)));
+		json_object_object_add(o, "host", jstr(ig_merge_host_of(e, v[i]->pid)));
 		json_object_object_add(o, "late_s", jsec(v[i]->late_ns));
 		json_object_object_add(o, "collectives", ju64(v[i]->collectives));
 		json_object_object_add(o, "causes", causes_json(v[i]));
@@ -100,7 +83,9 @@ static jo *ranks_json(const struct ig_engine *e)
 		jo *o = json_object_new_object();
 
 		json_object_object_add(o, "rank", R->rank >= 0 ? json_object_new_int(R->rank) : NULL);
-		json_object_object_add(o, "pid", ju64(R->pid));
+		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, R->pid)));
+		if (e->merge)
+			json_object_object_add(o, "host", jstr(ig_merge_host_of(e, R->pid)));
 		json_object_object_add(o, "device", json_object_new_int(R->device));
 		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
 		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
@@ -110,7 +95,7 @@ static jo *ranks_json(const struct ig_engine *e)
 	return a;
 }
 
-jo *peers_json_summary(const struct ig_engine *e)
+jo *ig_peers_json_summary(const struct ig_engine *e)
 {
 	const struct ig_peers *ps = e->peers;
 	jo *o = json_object_new_object();
@@ -126,15 +111,16 @@ jo *peers_json_summary(const struct ig_engine *e)
 	json_object_object_add(o, "nccl_linked_statically",
 			       ps && ps->static_libs ? jstr(ps->static_path) : NULL);
 	json_object_object_add(o, "ranks", ranks_json(e));
+	json_object_object_add(o, "by_communicator", ig_peers_local_json(e));
 	return o;
 }
 
-uint64_t peers_wait_ns(const struct ig_engine *e)
+uint64_t ig_peers_wait_ns(const struct ig_engine *e)
 {
 	return e->peers ? e->peers->wait_ns : 0;
 }
 
-void peers_text(FILE *out, const struct ig_engine *e)
+void ig_peers_text(FILE *out, const struct ig_engine *e)
 {
 	const struct ig_peers *ps = e->peers;
 	const struct peers_rank **v;
@@ -151,21 +137,24 @@ void peers_text(FILE *out, const struct ig_engine *e)
 	for (i = 0; i < ps->nranks; i++) {
 		const struct peers_rank *R = &ps->ranks[i];
 
-		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s\n",
-			R->rank, R->pid, R->device, sec(R->wait_ns), sec(R->late_ns));
+		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s\n",
+			R->rank, ig_merge_host_pid(e, R->pid), R->device, sec(R->wait_ns),
+			sec(R->late_ns), e->merge ? " on " : "",
+			e->merge ? ig_merge_host_of(e, R->pid) : "");
 	}
-	n = peers_stragglers(e, &v);
+	n = ig_peers_stragglers(e, &v);
 	if (!n)
 		fprintf(out, "  no straggler: no rank kept the others waiting\n");
 	for (i = 0; i < n; i++) {
 		fprintf(out, "  straggler: rank %d (pid %u on %s), late %.3f s in %llu collectives:\n",
-			v[i]->rank, v[i]->pid, e->win.meta.host, sec(v[i]->late_ns),
+			v[i]->rank, ig_merge_host_pid(e, v[i]->pid),
+			ig_merge_host_of(e, v[i]->pid), sec(v[i]->late_ns),
 			(unsigned long long)v[i]->collectives);
-		m = ig_ns_sorted(v[i]->cause_ns, order);
+		m = ig_names_by_ns(v[i]->cause_ns, order);
 		for (k = 0; k < m && k < 5; k++)
-			fprintf(out, "    %-18s %10.3f %8.1f%%\n", ig_cause_name(order[k]),
+			fprintf(out, "    %-18s %10.3f %8.1f%%\n", ig_names_cause(order[k]),
 				sec(v[i]->cause_ns[order[k]]),
-				100.0 * ig_share(v[i]->cause_ns[order[k]], v[i]->late_ns));
+				100.0 * ig_report_share(v[i]->cause_ns[order[k]], v[i]->late_ns));
 	}
 	free(v);
 	if (ps->unmatched || ps->no_id)

@@ -5,7 +5,25 @@
 #include "engine/report.h"
 #include "engine/peers.h"
 
-void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
+void ig_report_peer_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
+			  uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait)
+{
+	uint64_t coll, w, x, y;
+	int32_t rank;
+
+	ig_peers_dev(e, ordinal, &w, &coll, &rank);
+	/* a collective's kernel occupies the GPU while it waits: the model
+	 * counted that time busy where proven, else unresolved (pending) */
+	x = ig_min64(w, *busy);
+	*busy -= x;
+	y = ig_min64(w - x, *unres);
+	*unres -= y;
+	*unres_gpu -= ig_min64(y, *unres_gpu);
+	/* never more than the pending time it came out of */
+	*wait = x + y;
+}
+
+void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 {
 	uint32_t i;
 
@@ -17,7 +35,7 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 
 		if (!d->active)
 			continue;
-		peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
+		ig_report_peer_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		t->ndevs++;
 		t->busy_ns += busy;
 		t->peer_wait_ns += pw;
@@ -36,53 +54,38 @@ void ig_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 	}
 }
 
-uint64_t ig_unres_open_ns(const struct ig_device *d)
+uint64_t ig_report_unres_open_ns(const struct ig_device *d)
 {
 	uint64_t known = d->unres_host_ns + d->unres_gpu_ns;
 
 	return d->unres_ns > known ? d->unres_ns - known : 0;
 }
 
-size_t ig_ns_sorted(const uint64_t *ns, unsigned int *out)
-{
-	size_t n = 0, i, j;
-
-	for (i = 0; ns && i < IG_C__MAX; i++) {
-		if (!ns[i])
-			continue;
-		for (j = n; j > 0 && ns[out[j - 1]] < ns[i]; j--)
-			out[j] = out[j - 1];
-		out[j] = (unsigned int)i;
-		n++;
-	}
-	return n;
-}
-
-size_t ig_causes_sorted(const struct ig_causeset *s, unsigned int *out)
+size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out)
 {
 	uint64_t ns[IG_C__MAX];
 	size_t i;
 
 	for (i = 0; i < IG_C__MAX; i++)
 		ns[i] = s->c[i].ns;
-	return ig_ns_sorted(ns, out);
+	return ig_names_by_ns(ns, out);
 }
 
-uint64_t ig_detail_ns(const struct ig_detail *d)
+uint64_t ig_report_detail_ns(const struct ig_detail *d)
 {
 	return d->ns - d->err;
 }
 
 static int cmp_det(const void *a, const void *b)
 {
-	uint64_t x = ig_detail_ns(*(const struct ig_detail *const *)a);
-	uint64_t y = ig_detail_ns(*(const struct ig_detail *const *)b);
+	uint64_t x = ig_report_detail_ns(*(const struct ig_detail *const *)a);
+	uint64_t y = ig_report_detail_ns(*(const struct ig_detail *const *)b);
 
 	return x > y ? -1 : x < y;
 }
 
-size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
-			 const struct ig_detail **out, size_t max)
+size_t ig_report_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
+				const struct ig_detail **out, size_t max)
 {
 	const struct ig_detail *all[IG_DET_CAP];
 	size_t n = 0, i;
@@ -90,7 +93,7 @@ size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
 	for (i = 0; i < c->ndet; i++) {
 		const struct ig_detail *d = &c->det[i];
 
-		if ((!kind || d->kind == kind) && ig_detail_ns(d))
+		if ((!kind || d->kind == kind) && ig_report_detail_ns(d))
 			all[n++] = d;
 	}
 	qsort(all, n, sizeof(*all), cmp_det);
@@ -101,12 +104,12 @@ size_t ig_details_sorted(const struct ig_cause_acc *c, uint8_t kind,
 	return n;
 }
 
-double ig_share(uint64_t part, uint64_t whole)
+double ig_report_share(uint64_t part, uint64_t whole)
 {
 	return whole ? (double)part / (double)whole : 0.0;
 }
 
-uint64_t ig_duration_ns(const struct ig_engine *e)
+uint64_t ig_report_duration_ns(const struct ig_engine *e)
 {
 	uint64_t start = e->win.have_meta ? e->win.meta_ts : e->win.first_ts;
 	uint64_t end = e->win.have_end ? e->win.end_ts : e->win.now;
@@ -114,7 +117,7 @@ uint64_t ig_duration_ns(const struct ig_engine *e)
 	return end > start ? end - start : 0;
 }
 
-void ig_fmt_dev(uint32_t dev, char *buf, size_t n)
+void ig_report_fmt_dev(uint32_t dev, char *buf, size_t n)
 {
 	snprintf(buf, n, "%u:%u", IG_DEV_MAJOR(dev), IG_DEV_MINOR(dev));
 }
@@ -127,7 +130,7 @@ static int cmp_proc(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out)
+size_t ig_report_procs_sorted(const struct ig_engine *e, const struct ig_process ***out)
 {
 	const struct ig_process **v = calloc(e->tasks.nprocs + 1, sizeof(*v));
 	const struct ig_process *p;
@@ -143,7 +146,7 @@ size_t ig_procs_sorted(const struct ig_engine *e, const struct ig_process ***out
 	return n;
 }
 
-const char *ig_dkind_name(uint8_t kind)
+const char *ig_report_dkind_name(uint8_t kind)
 {
 	switch (kind) {
 	case IG_D_FILE: return "file";
@@ -162,7 +165,7 @@ const char *ig_dkind_name(uint8_t kind)
 	return "?";
 }
 
-size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
+size_t ig_report_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 {
 	static const uint8_t kinds[IG_C__MAX][3] = {
 #define IG_CAUSE(cause, name, doing, ...) [IG_C_##cause] = { __VA_ARGS__ },
@@ -178,7 +181,7 @@ size_t ig_cause_kinds(unsigned int cause, uint8_t *out, size_t max)
 	return n;
 }
 
-const struct ig_biodev *ig_biodev_find(const struct ig_engine *e, uint32_t dev)
+const struct ig_biodev *ig_report_biodev_find(const struct ig_engine *e, uint32_t dev)
 {
 	uint32_t i;
 

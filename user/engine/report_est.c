@@ -8,7 +8,7 @@
 #include "engine/jsonval.h"
 #include "engine/report.h"
 
-void est_json(const struct est_result *r, jo *o)
+void ig_est_json(const struct est_result *r, jo *o)
 {
 	const char *why = r ? r->refused : "no GPU time";
 	unsigned int order[IG_C__MAX];
@@ -35,11 +35,11 @@ void est_json(const struct est_result *r, jo *o)
 	add(o, "estimate_fit", f);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
 	a = json_object_new_array();
-	n = r && r->have ? ig_ns_sorted(r->causes, order) : 0;
+	n = r && r->have ? ig_names_by_ns(r->causes, order) : 0;
 	for (i = 0; i < n; i++) {
 		jo *c = json_object_new_object();
 
-		add(c, "cause", jstr(ig_cause_name(order[i])));
+		add(c, "cause", jstr(ig_names_cause(order[i])));
 		add(c, "seconds", jsec(r->causes[order[i]]));
 		json_object_array_add(a, c);
 	}
@@ -51,8 +51,8 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0;
 }
 
-void est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
-	      FILE *out)
+void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
+		 FILE *out)
 {
 	if (!r || !r->unres_ns)
 		return;

@@ -11,10 +11,12 @@
 #include <json-c/json.h>
 #include "engine/estimate.h"
 #include "engine/report.h"
+#include "engine/report_causes.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "engine/jsonval.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 
 static jo *meta_json(const struct ig_engine *e)
 {
@@ -35,7 +37,7 @@ static jo *meta_json(const struct ig_engine *e)
 static jo *processes_json(const struct ig_engine *e)
 {
 	const struct ig_process **v;
-	size_t n = ig_procs_sorted(e, &v), i;
+	size_t n = ig_report_procs_sorted(e, &v), i;
 	jo *a = json_object_new_array();
 
 	for (i = 0; i < n; i++) {
@@ -44,13 +46,15 @@ static jo *processes_json(const struct ig_engine *e)
 
 		add(o, "pid", ju64(p->pid));
 		add(o, "comm", jstr(p->comm));
+		if (e->merge)
+			add(o, "host", jstr(ig_merge_host_of(e, p->pid)));
 		add(o, "ppid", ju64(p->ppid));
 		add(o, "exe", jstr(p->exe));
 		add(o, "threads", ju64(p->nthreads_seen));
 		add(o, "first_seen_ns", ju64(p->first_seen));
 		add(o, "exit_ns", p->exit_ts == IG_NS_INF ? NULL
 							  : ju64(p->exit_ts));
-		add(o, "device", p->on_gpu ? json_object_new_int(ig_proc_device(p)) : NULL);
+		add(o, "device", p->on_gpu ? json_object_new_int(ig_gpu_proc_device(p)) : NULL);
 		add(o, "ordinal", p->on_gpu ?
 			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
 		add(o, "submissions", ju64(p->submissions));
@@ -121,15 +125,15 @@ static jo *gap_hist_json(const struct ig_hist *h)
 /* A GPU's share of the cause time: [{cause, seconds}], largest first. */
 static jo *dev_causes_json(const struct ig_engine *e, int ordinal, bool idle)
 {
-	const uint64_t *ns = ig_attr_dev_causes(e, ordinal, idle);
+	const uint64_t *ns = ig_attrib_dev_causes(e, ordinal, idle);
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_ns_sorted(ns, order), i;
+	size_t n = ig_names_by_ns(ns, order), i;
 	jo *a = json_object_new_array();
 
 	for (i = 0; i < n; i++) {
 		jo *o = json_object_new_object();
 
-		add(o, "cause", jstr(ig_cause_name(order[i])));
+		add(o, "cause", jstr(ig_names_cause(order[i])));
 		add(o, "seconds", jsec(ns[order[i]]));
 		json_object_array_add(a, o);
 	}
@@ -148,7 +152,7 @@ static jo *devices_json(const struct ig_engine *e)
 
 		if (!d->active)
 			continue;
-		peers_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
+		ig_report_peer_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		o = json_object_new_object();
 		add(o, "device", ju64((uint64_t)d->ordinal));
 		add(o, "busy_s", jsec(busy));
@@ -158,7 +162,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "unresolved_gpu_bound_s", jsec(ugpu));
 		add(o, "unresolved_open_s", jsec(unres > d->unres_host_ns + ugpu ?
 						 unres - d->unres_host_ns - ugpu : 0));
-		peers_json_dev(e, o, d->ordinal);
+		ig_peers_json_dev(e, o, d->ordinal);
 		add(o, "gaps", ju64(d->gaps));
 		add(o, "unresolved_spans", ju64(d->unres_spans));
 		add(o, "span_start_ns", ju64(d->span_start));
@@ -166,7 +170,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "streams", ju64(d->nstreams));
 		add(o, "causes", dev_causes_json(e, d->ordinal, true));
 		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
-		est_json(est_device(e, d->ordinal), o);
+		ig_est_json(ig_est_device(e, d->ordinal), o);
 		add(o, "gap_histogram", gap_hist_json(&d->gap_hist));
 		json_object_array_add(a, o);
 	}
@@ -178,7 +182,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	struct ig_gpu_totals t;
 	jo *g = json_object_new_object();
 
-	ig_gpu_totals(e, &t);
+	ig_report_gpu_totals(e, &t);
 	add(g, "busy_s", jsec(t.busy_ns));
 	add(g, "idle_s", jsec(t.idle_ns));
 	add(g, "peer_wait_s", jsec(t.peer_wait_ns));
@@ -187,7 +191,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "unresolved_gpu_bound_s", jsec(t.unres_gpu_ns));
 	add(g, "unresolved_open_s", jsec(t.unres_open_ns));
 	add(g, "at_once_threshold_us", jnum(IG_AT_ONCE_NS / 1e3, 1));
-	est_json(est_total(e), g);
+	ig_est_json(ig_est_total(e), g);
 	add(g, "span_s", jsec(t.span_ns));
 	add(g, "gaps", ju64(t.gaps));
 	add(g, "gap_p50_ms", jms(ig_hist_quantile(&e->attr.gap_hist, 0.50)));
@@ -207,237 +211,6 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "samples", ju64(e->acct.nsamples));
 	add(g, "samples_in_driver", ju64(e->acct.nsamples_cuda));
 	return g;
-}
-
-static void mount_json(const struct ig_engine *e, jo *o, uint32_t id)
-{
-	const struct ig_mount *m = ig_mount_at(e, id);
-
-	add(o, "mount", m ? jstr(m->path) : NULL);
-	add(o, "fstype", m ? jstr(m->fstype) : NULL);
-}
-
-/* Where the file is: its path as the process names it, its mount. */
-static void file_json(const struct ig_engine *e, jo *o,
-		      const struct ig_detail *d)
-{
-	const struct ig_fileinfo *fi = d->k ? ig_file_find(e, d->k) : NULL;
-
-	if (fi)
-		add(o, "path", jstr(fi->path));
-	else
-		add(o, "path", d->name[0] == '/' ? jstr(d->name) : NULL);
-	mount_json(e, o, fi ? fi->mount : 0);
-}
-
-static jo *detail_json(const struct ig_engine *e, const struct ig_detail *d)
-{
-	jo *o = json_object_new_object();
-	const struct ig_biodev *b;
-	char buf[64];
-
-	add(o, "kind", jstr(ig_dkind_name(d->kind)));
-	switch (d->kind) {
-	case IG_D_FILE:
-		add(o, "file", jstr(d->name));
-		add(o, "pid", ju64(d->pid));
-		file_json(e, o, d);
-		break;
-	case IG_D_MOUNT:
-		mount_json(e, o, (uint32_t)d->k);
-		add(o, "files", ju64(d->aux[0]));
-		break;
-	case IG_D_DEVICE:
-		ig_fmt_dev((uint32_t)d->k, buf, sizeof(buf));
-		add(o, "dev", jstr(buf));
-		b = ig_biodev_find(e, (uint32_t)d->k);
-		if (b) {
-			add(o, "reads", ju64(b->reads));
-			add(o, "read_p50_ms", jms(ig_hist_quantile(&b->lat, 0.5)));
-			add(o, "read_p99_ms",
-			    jms(ig_hist_quantile(&b->lat, 0.99)));
-		}
-		break;
-	case IG_D_PROCESS:
-		add(o, "pid", ju64(d->pid));
-		add(o, "comm", jstr(d->name));
-		break;
-	case IG_D_CPU:
-		add(o, "cpu", ju64(d->k));
-		break;
-	case IG_D_LOCK:
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)d->k);
-		add(o, "addr", jstr(buf));
-		add(o, "pid", ju64(d->pid));
-		break;
-	case IG_D_HOLDER:
-		add(o, "holder_on_cpu_s", jsec(d->aux[0]));
-		add(o, "holder_runnable_s", jsec(d->aux[1]));
-		add(o, "holder_blocked_s", jsec(d->aux[2]));
-		/* fall through */
-	case IG_D_WAKER:
-	case IG_D_THREAD:
-		add(o, "tid", ju64(d->tid));
-		add(o, "pid", ju64(d->pid));
-		add(o, "comm", jstr(d->name));
-		break;
-	case IG_D_PEER:
-		add(o, "peer", jstr(d->name));
-		add(o, "proto", jstr(d->k == 6 ? "tcp" : d->k == 17 ? "udp" : "?"));
-		break;
-	case IG_D_API:
-		add(o, "api", jstr(d->name));
-		break;
-	case IG_D_WHY:
-		add(o, "why", jstr(d->name));
-		break;
-	}
-	add(o, "seconds", jsec(ig_detail_ns(d)));
-	add(o, "count", ju64(d->count));
-	return o;
-}
-
-/* Per kind, the top few; the kinds that explain the cause first. */
-static jo *details_json(const struct ig_engine *e, unsigned int cause,
-			const struct ig_cause_acc *c, uint64_t *omitted)
-{
-	const struct ig_detail *top[IG_DET_CAP];
-	uint8_t kinds[16];
-	jo *a = json_object_new_array();
-	bool done[16] = { false };
-	size_t nk = ig_cause_kinds(cause, kinds, 3), n, i, k;
-	uint32_t j;
-
-	/* then any other kind present, in the order first seen */
-	for (j = 0; j < c->ndet && nk < 16; j++) {
-		for (k = 0; k < nk && kinds[k] != c->det[j].kind; k++)
-			;
-		if (k == nk)
-			kinds[nk++] = c->det[j].kind;
-	}
-	*omitted = 0;
-	for (k = 0; k < nk; k++) {
-		if (kinds[k] >= 16 || done[kinds[k]])
-			continue;
-		done[kinds[k]] = true;
-		n = ig_details_sorted(c, kinds[k], top, IG_DET_CAP);
-		for (i = 0; i < n; i++) {
-			if (i < IG_DET_SHOW)
-				json_object_array_add(a, detail_json(e, top[i]));
-			else
-				(*omitted)++;
-		}
-	}
-	return a;
-}
-
-/* The top stacks of each role: {"kind": "stack", "role", "lang",
- * "frames" (innermost first), "seconds", "count"}. */
-#define STACKS_SHOWN	4
-
-static void stacks_json(const struct ig_engine *e, bool idle,
-			unsigned int cause, jo *a)
-{
-	struct ig_stk_line *l = malloc(IG_STK_CAP * sizeof(*l));
-	size_t n, i;
-	unsigned int role;
-	uint16_t k;
-
-	if (!l)
-		return;
-	for (role = 0; role < IG_SR__MAX; role++) {
-		n = ig_stk_lines(e, idle, cause, role, l, IG_STK_CAP);
-		for (i = 0; i < n && i < STACKS_SHOWN; i++) {
-			jo *o = json_object_new_object(), *f = json_object_new_array();
-
-			add(o, "kind", jstr("stack"));
-			add(o, "role", jstr(ig_stk_role_name(role)));
-			add(o, "lang", jstr(ig_stk_lang_name(l[i].lang)));
-			for (k = 0; k < l[i].n; k++)
-				json_object_array_add(f, jstr(l[i].f[k]));
-			add(o, "frames", f);
-			add(o, "seconds", jsec(l[i].ns));
-			add(o, "count", ju64(l[i].count));
-			json_object_array_add(a, o);
-		}
-	}
-	free(l);
-}
-
-/*
- * Shares rounded so the printed values sum to exactly 1 (largest
- * remainder, in millionths).
- */
-static void shares(const struct ig_causeset *s, const unsigned int *order,
-		   size_t n, uint64_t *micro)
-{
-	uint64_t left = 1000000, rem[IG_C__MAX];
-	size_t i, j;
-
-	for (i = 0; i < n; i++) {
-		unsigned __int128 x = (unsigned __int128)s->c[order[i]].ns *
-				      1000000;
-
-		micro[i] = (uint64_t)(x / s->total_ns);
-		rem[i] = (uint64_t)(x % s->total_ns);
-		left -= micro[i];
-	}
-	while (left && n) {
-		for (j = 0, i = 1; i < n; i++)
-			if (rem[i] > rem[j])
-				j = i;
-		micro[j]++;
-		rem[j] = 0;
-		left--;
-	}
-}
-
-static jo *causes_json(const struct ig_engine *e, const struct ig_causeset *s)
-{
-	unsigned int order[IG_C__MAX];
-	uint64_t micro[IG_C__MAX];
-	size_t n = ig_causes_sorted(s, order), i;
-	jo *a = json_object_new_array();
-
-	if (!s->total_ns)
-		return a;
-	shares(s, order, n, micro);
-	for (i = 0; i < n; i++) {
-		const struct ig_cause_acc *c = &s->c[order[i]];
-		jo *o = json_object_new_object();
-		uint64_t omitted;
-
-		add(o, "cause", jstr(ig_cause_name(order[i])));
-		add(o, "seconds", jsec(c->ns));
-		add(o, "share", jnum((double)micro[i] / 1e6, 6));
-		add(o, "details", details_json(e, order[i], c, &omitted));
-		stacks_json(e, s == &e->attr.idle, order[i],
-			    json_object_object_get(o, "details"));
-		add(o, "details_omitted", ju64(omitted));
-		add(o, "details_approximate",
-		    json_object_new_boolean(c->evicted != 0));
-		json_object_array_add(a, o);
-	}
-	return a;
-}
-
-/* The name tables of stacks: what they hold, and what their bounds
- * evicted (user/stacks/ustacks.h). */
-static jo *stack_tables_json(const struct ig_engine *e)
-{
-	jo *o = json_object_new_object();
-	struct ig_stk_held h;
-
-	ig_stacks_held(e, &h);
-	add(o, "native_stacks", ju64(h.nat));
-	add(o, "native_names", ju64(h.syms));
-	add(o, "python_stacks", ju64(h.py));
-	add(o, "python_code", ju64(h.code));
-	add(o, "evicted_native_stacks", ju64(h.ev_nat));
-	add(o, "evicted_native_names", ju64(h.ev_syms));
-	add(o, "evicted_python_stacks", ju64(h.ev_py));
-	add(o, "evicted_python_code", ju64(h.ev_code));
-	return o;
 }
 
 static jo *events_json(const struct ig_engine *e)
@@ -464,7 +237,7 @@ static jo *events_json(const struct ig_engine *e)
 	add(bt, "other", ju64(other));
 	add(o, "by_type", bt);
 	for (i = 1; i < IG_CU__MAX; i++)
-		add(ck, ig_cuda_kind_name((unsigned int)i),
+		add(ck, ig_rec_cuda_kind_name((unsigned int)i),
 		    ju64(e->acct.cuda_by_kind[i]));
 	add(o, "cuda_by_kind", ck);
 	add(o, "stats_seen", json_object_new_boolean(e->acct.have_stats));
@@ -479,7 +252,7 @@ static jo *events_json(const struct ig_engine *e)
 	add(o, "kernel", k);
 	add(o, "user_lost", ju64(e->acct.stats.user_lost));
 	add(o, "evidence_lost", json_object_new_boolean(e->lost.any));
-	add(o, "stack_tables", stack_tables_json(e));
+	add(o, "stack_tables", ig_report_stack_tables_json(e));
 	add(o, "history_trims", ju64(e->win.hist_trims));
 	add(o, "history_kept_min_s", jsec(e->win.hist_kept_min));
 	return o;
@@ -493,7 +266,7 @@ static jo *offcpu_json(const struct ig_engine *e)
 
 	for (i = 1; i < IG_R__MAX; i++) {
 		total += e->acct.offcpu_ns[i];
-		add(r, ig_reason_name(i), jsec(e->acct.offcpu_ns[i]));
+		add(r, ig_rec_reason_name(i), jsec(e->acct.offcpu_ns[i]));
 	}
 	add(o, "total_s", jsec(total));
 	add(o, "runnable_s", jsec(e->acct.runnable_ns));
@@ -511,7 +284,7 @@ static jo *block_json(const struct ig_engine *e)
 		const struct ig_biodev *b = &e->acct.biodev[i];
 		jo *o = json_object_new_object();
 
-		ig_fmt_dev(b->dev, buf, sizeof(buf));
+		ig_report_fmt_dev(b->dev, buf, sizeof(buf));
 		add(o, "dev", jstr(buf));
 		add(o, "reads", ju64(b->reads));
 		add(o, "bytes", ju64(b->bytes));
@@ -598,9 +371,9 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	r = json_object_new_object();
 	if (!r)
 		return -ENOMEM;
-	stop = e->win.have_end ? ig_stop_reason_name(e->win.stop_reason) : NULL;
+	stop = e->win.have_end ? ig_rec_stop_reason_name(e->win.stop_reason) : NULL;
 	add(r, "version", ju64(1));
-	add(r, "duration_s", jsec(ig_duration_ns(e)));
+	add(r, "duration_s", jsec(ig_report_duration_ns(e)));
 	add(r, "complete", json_object_new_boolean(e->win.have_end));
 	add(r, "stop_reason", stop ? jstr(stop) : NULL);
 	add(r, "meta", meta_json(e));
@@ -608,15 +381,17 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	/* exited ones dropped from the table (fork storms): not listed */
 	add(r, "processes_not_kept", ju64(e->tasks.procs_freed));
 	add(r, "gpu", gpu_json(e));
-	add(r, "causes", causes_json(e, &e->attr.idle));
-	add(r, "unresolved_causes", causes_json(e, &e->attr.unres));
+	add(r, "causes", ig_report_causes_json(e, &e->attr.idle));
+	add(r, "unresolved_causes", ig_report_causes_json(e, &e->attr.unres));
 	add(r, "events", events_json(e));
 	add(r, "offcpu", offcpu_json(e));
 	add(r, "block", block_json(e));
 	add(r, "cuda", cuda_json(e));
 	add(r, "dashboard", dashboard_json(e));
-	add(r, "stragglers", peers_json_stragglers(e));
-	add(r, "collectives", peers_json_summary(e));
+	add(r, "stragglers", ig_peers_json_stragglers(e));
+	add(r, "collectives", ig_peers_json_summary(e));
+	if (e->merge)
+		add(r, "clock_alignment", ig_merge_json(e));
 	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	errno = 0;	/* a failed write's cause, for the caller's message */

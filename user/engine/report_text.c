@@ -11,6 +11,7 @@
 #include "engine/estimate.h"
 #include "engine/report.h"
 #include "engine/peers.h"
+#include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 #include "util/escape.h"
@@ -25,7 +26,7 @@ static double sec(uint64_t ns)
 
 static double pct(uint64_t part, uint64_t whole)
 {
-	return 100.0 * ig_share(part, whole);
+	return 100.0 * ig_report_share(part, whole);
 }
 
 /* Keep the end of long labels (file names matter at their tail). */
@@ -77,11 +78,11 @@ static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 	ig_esc(nm, sizeof(nm), d->name, sizeof(d->name));
 	switch (d->kind) {
 	case IG_D_FILE:
-		fi = d->k ? ig_file_find(e, d->k) : NULL;
+		fi = d->k ? ig_files_find(e, d->k) : NULL;
 		snprintf(buf, n, "%s", fi ? esc_tail(pth, sizeof(pth), fi->path) : nm);
 		break;
 	case IG_D_MOUNT:
-		m = ig_mount_at(e, (uint32_t)d->k);
+		m = ig_files_mount_at(e, (uint32_t)d->k);
 		thousands(d->aux[0], dev, sizeof(dev));
 		snprintf(buf, n, "reading %s file%s under %s (%s)", dev,
 			 d->aux[0] == 1 ? "" : "s",
@@ -89,8 +90,8 @@ static void detail_label(const struct ig_engine *e, const struct ig_detail *d,
 			 m ? ig_esc(nm, sizeof(nm), m->fstype, sizeof(m->fstype)) : "?");
 		break;
 	case IG_D_DEVICE:
-		ig_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
-		b = ig_biodev_find(e, (uint32_t)d->k);
+		ig_report_fmt_dev((uint32_t)d->k, dev, sizeof(dev));
+		b = ig_report_biodev_find(e, (uint32_t)d->k);
 		if (b)
 			snprintf(buf, n, "dev %s, reads p50 %.1f ms p99 %.1f ms",
 				 dev, ig_hist_quantile(&b->lat, 0.5) / 1e6,
@@ -142,14 +143,14 @@ static size_t top_details(const struct ig_cause_acc *c, unsigned int cause,
 			  const struct ig_detail **out)
 {
 	uint8_t kinds[3];
-	size_t nk = ig_cause_kinds(cause, kinds, 3), n = 0, i;
+	size_t nk = ig_report_cause_kinds(cause, kinds, 3), n = 0, i;
 
 	if (nk == 1)
-		n = ig_details_sorted(c, kinds[0], out, SHOW_DETAILS);
+		n = ig_report_details_sorted(c, kinds[0], out, SHOW_DETAILS);
 	for (i = 0; nk > 1 && i < nk && n < SHOW_DETAILS; i++)
-		n += ig_details_sorted(c, kinds[i], out + n, 1);
+		n += ig_report_details_sorted(c, kinds[i], out + n, 1);
 	/* hide what rounds to nothing */
-	while (n && ig_detail_ns(out[n - 1]) < 500000)
+	while (n && ig_report_detail_ns(out[n - 1]) < 500000)
 		n--;
 	return n;
 }
@@ -182,13 +183,13 @@ static void stack_lines(FILE *out, const struct ig_engine *e, bool idle,
 	uint16_t k;
 
 	for (i = 0; l && i < 3 && !n; i++)
-		n = ig_stk_lines(e, idle, cause, roles[i], l, IG_STK_CAP);
+		n = ig_stacks_lines(e, idle, cause, roles[i], l, IG_STK_CAP);
 	if (!n || l[0].ns < 500000) {
 		free(l);
 		return;
 	}
 	off = snprintf(buf, sizeof(buf), "%s (%s, %.3f s): ",
-		       ig_stk_role_name(l[0].role), ig_stk_lang_name(l[0].lang),
+		       ig_stacks_role_name(l[0].role), ig_stacks_lang_name(l[0].lang),
 		       sec(l[0].ns));
 	for (k = 0; k < l[0].n && off < sizeof(buf) - 1; k++)
 		off += short_frame(buf + off, sizeof(buf) - off, k ? " < " : "",
@@ -208,7 +209,7 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 			 const struct ig_causeset *s, size_t max_causes)
 {
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_causes_sorted(s, order), i, k, nd, shown = 0;
+	size_t n = ig_report_causes_sorted(s, order), i, k, nd, shown = 0;
 	const struct ig_detail *top[SHOW_DETAILS];
 	char label[IG_ESC_SIZE(IG_NAME_LEN) + 64];
 
@@ -219,13 +220,13 @@ static void causes_table(FILE *out, const struct ig_engine *e,
 		if (c->ns < 500000)
 			break;
 		shown++;
-		fprintf(out, "  %-18s %10.3f %9.1f\n", ig_cause_name(order[i]),
+		fprintf(out, "  %-18s %10.3f %9.1f\n", ig_names_cause(order[i]),
 			sec(c->ns), pct(c->ns, s->total_ns));
 		nd = top_details(c, order[i], top);
 		for (k = 0; k < nd; k++) {
 			detail_label(e, top[k], label, sizeof(label));
 			fprintf(out, "      %-*s %9.3f s\n", LABEL_W, label,
-				sec(ig_detail_ns(top[k])));
+				sec(ig_report_detail_ns(top[k])));
 		}
 		stack_lines(out, e, s == &e->attr.idle, order[i]);
 	}
@@ -252,7 +253,7 @@ static void bound_line(FILE *out, const struct ig_engine *e,
 		       const struct ig_gpu_totals *t)
 {
 	unsigned int order[IG_C__MAX];
-	size_t n = ig_causes_sorted(&e->attr.unres, order);
+	size_t n = ig_report_causes_sorted(&e->attr.unres, order);
 	double h = pct(t->unres_host_ns, t->unres_ns);
 	double g = pct(t->unres_gpu_ns, t->unres_ns);
 
@@ -313,7 +314,7 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	fprintf(out, "\n");
 	/* waiting for peers first when it outweighs idle time */
 	if (t->peer_wait_ns > t->idle_ns)
-		peers_text(out, e);
+		ig_peers_text(out, e);
 	/* the larger of the two first: when most of the GPU's waiting could
 	 * not be proven idle (back-to-back launches, synchronous copies), what
 	 * the host did then is the answer */
@@ -336,13 +337,13 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 	if (t->unres_ns <= t->idle_ns)
 		unresolved_part(out, e, t);
 	if (t->peer_wait_ns <= t->idle_ns)
-		peers_text(out, e);
+		ig_peers_text(out, e);
 }
 
 static void processes_section(FILE *out, const struct ig_engine *e)
 {
 	const struct ig_process **v;
-	size_t n = ig_procs_sorted(e, &v), i;
+	size_t n = ig_report_procs_sorted(e, &v), i;
 	char exe[IG_ESC_SIZE(sizeof(((struct ig_process *)0)->exe))];
 	char comm[IG_ESC_SIZE(IG_COMM_LEN)];
 
@@ -420,7 +421,7 @@ static void events_section(FILE *out, const struct ig_engine *e)
 		for (i = 1; i < IG_R__MAX; i++)
 			if (e->acct.offcpu_ns[i])
 				fprintf(out, "  %-12s %10.3f %9.1f\n",
-					ig_reason_name(i), sec(e->acct.offcpu_ns[i]),
+					ig_rec_reason_name(i), sec(e->acct.offcpu_ns[i]),
 					pct(e->acct.offcpu_ns[i], total));
 	}
 	fprintf(out, "\n");
@@ -450,25 +451,26 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 	if (!e || !out)
 		return -EINVAL;
 	ig_engine_finish(e);
-	ig_gpu_totals(e, &t);
+	ig_report_gpu_totals(e, &t);
 	/* the answer first */
 	if (!t.ndevs) {
 		fprintf(out, "No GPU activity: the traced processes submitted "
-			"no CUDA work in %.3f s.\n", sec(ig_duration_ns(e)));
+			"no CUDA work in %.3f s.\n", sec(ig_report_duration_ns(e)));
 	} else {
 		fprintf(out, "GPU busy %.1f%%, idle %.1f%%, unresolved %.1f%% "
 			"of %.3f s\n", pct(t.busy_ns, t.span_ns),
 			pct(t.idle_ns, t.span_ns), pct(t.unres_ns, t.span_ns),
 			sec(t.span_ns));
-		est_text(est_total(e), t.idle_ns, t.span_ns, out);
+		ig_est_text(ig_est_total(e), t.idle_ns, t.span_ns, out);
 		if (t.peer_wait_ns)
 			fprintf(out, "GPU waiting for peers %.1f%% (in collectives, "
 				"not counted busy)\n", pct(t.peer_wait_ns, t.span_ns));
 	}
 	fprintf(out, "traced %.3f s: %u GPU%s with work, %llu processes%s\n",
-		sec(ig_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
+		sec(ig_report_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->win.have_end ? "" : " (recording incomplete)");
+	ig_merge_text(out, e);
 	if (t.ndevs)
 		gpu_section(out, e, &t);
 	else

@@ -121,7 +121,7 @@ void ig_stacks_on_rec(struct ig_engine *e, struct ig_thread *t,
 	}
 }
 
-bool ig_stk_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out)
+bool ig_stacks_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out)
 {
 	uint32_t i = ig_ring_upper(&th->stks, offsetof(struct ig_stk_ref, t), t);
 
@@ -193,7 +193,7 @@ static void add_run(struct ig_stk_tab *tb, const struct ig_thread *th,
 		if (((const struct ig_sample_ref *)ig_ring_at(&th->samples, i))->t >= y)
 			break;
 	if (!n) {
-		if (ig_stk_at(th, y ? y - 1 : 0, &r))
+		if (ig_stacks_at(th, y ? y - 1 : 0, &r))
 			tab_add(tb, th->tgid, &r, ns, 1);
 		return;
 	}
@@ -203,7 +203,7 @@ static void add_run(struct ig_stk_tab *tb, const struct ig_thread *th,
 		uint64_t part = i + 1 == i0 + n ? left : share;
 
 		left -= part;
-		if (ig_stk_at(th, s->t, &r))
+		if (ig_stacks_at(th, s->t, &r))
 			tab_add(tb, th->tgid, &r, part, i == i0);
 	}
 }
@@ -219,20 +219,20 @@ static void add_pos(struct ig_stk_tab *tb, const struct ig_stk_pos *p,
 		add_run(tb, p->th, p->x, p->y, ns);
 		return;
 	}
-	if (ig_stk_at(p->th, p->iv->t_off, &r))
+	if (ig_stacks_at(p->th, p->iv->t_off, &r))
 		tab_add(tb, p->th->tgid, &r, ns, 1);
 }
 
-void ig_stk_on_charge(struct walk *w, unsigned int c, uint64_t ns)
+void ig_stacks_on_charge(struct walk *w, unsigned int c, uint64_t ns)
 {
 	add_pos(tab_of(w, c, IG_SR_WAITER), &w->top, ns);
 	if (c == IG_C_STORAGE || c == IG_C_PAGE_FAULT || c == IG_C_NETWORK)
 		add_pos(tab_of(w, c, IG_SR_BLOCKED), &w->cur, ns);
 }
 
-void ig_stk_holder(struct walk *w, unsigned int c,
-		   const struct ig_thread *holder, uint64_t x, uint64_t y,
-		   uint64_t ns)
+void ig_stacks_holder(struct walk *w, unsigned int c,
+		      const struct ig_thread *holder, uint64_t x, uint64_t y,
+		      uint64_t ns)
 {
 	struct ig_stk_tab *tb = tab_of(w, c, IG_SR_HOLDER);
 
@@ -342,7 +342,7 @@ static void gone_prune(struct ig_engine *e, struct ig_stacks *s, bool all)
 	size_t i, n = 0;
 
 	for (i = 0; i < s->ngone; i++) {
-		const struct ig_process *p = ig_process_find(e, s->gone[i]);
+		const struct ig_process *p = ig_tasks_process_find(e, s->gone[i]);
 		struct pin k = { .tgid = s->gone[i] };
 
 		if (p && (p->exit_ts == IG_NS_INF || p->threads))

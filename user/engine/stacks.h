@@ -97,21 +97,21 @@ struct ig_stk_held {
 };
 void ig_stacks_held(const struct ig_engine *e, struct ig_stk_held *h);
 /* The thread's stack ids at @t; false when none was seen by then. */
-bool ig_stk_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out);
+bool ig_stacks_at(const struct ig_thread *th, uint64_t t, struct ig_stk_ref *out);
 
 /* The walk gave @ns to cause @c: the waiter's and the blocked thread's
  * stacks get it (attrib.h: w->top, w->cur). */
-void ig_stk_on_charge(struct walk *w, unsigned int c, uint64_t ns);
+void ig_stacks_on_charge(struct walk *w, unsigned int c, uint64_t ns);
 /* @ns of cause @c went to a wait on @holder over [x, y). */
-void ig_stk_holder(struct walk *w, unsigned int c,
-		   const struct ig_thread *holder, uint64_t x, uint64_t y,
-		   uint64_t ns);
+void ig_stacks_holder(struct walk *w, unsigned int c,
+		      const struct ig_thread *holder, uint64_t x, uint64_t y,
+		      uint64_t ns);
 
 /* The stacks of (set, cause, role), most time first, merged by their
  * frames; @out holds @max.  Returns how many. */
-size_t ig_stk_lines(const struct ig_engine *e, bool idle, unsigned int cause,
-		    unsigned int role, struct ig_stk_line *out, size_t max);
-const char *ig_stk_role_name(unsigned int role);
-const char *ig_stk_lang_name(unsigned int lang);
+size_t ig_stacks_lines(const struct ig_engine *e, bool idle, unsigned int cause,
+		       unsigned int role, struct ig_stk_line *out, size_t max);
+const char *ig_stacks_role_name(unsigned int role);
+const char *ig_stacks_lang_name(unsigned int lang);
 
 #endif

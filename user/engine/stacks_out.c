@@ -92,8 +92,8 @@ static int by_ns(const void *a, const void *b)
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-size_t ig_stk_lines(const struct ig_engine *e, bool idle, unsigned int cause,
-		    unsigned int role, struct ig_stk_line *out, size_t max)
+size_t ig_stacks_lines(const struct ig_engine *e, bool idle, unsigned int cause,
+		       unsigned int role, struct ig_stk_line *out, size_t max)
 {
 	const struct ig_stk_tab *tb;
 	size_t n = 0, k;
@@ -125,14 +125,14 @@ size_t ig_stk_lines(const struct ig_engine *e, bool idle, unsigned int cause,
 	return n;
 }
 
-const char *ig_stk_role_name(unsigned int role)
+const char *ig_stacks_role_name(unsigned int role)
 {
 	static const char *const names[] = { "waiter", "holder", "blocked" };
 
 	return role < IG_SR__MAX ? names[role] : "?";
 }
 
-const char *ig_stk_lang_name(unsigned int lang)
+const char *ig_stacks_lang_name(unsigned int lang)
 {
 	static const char *const names[] = { "python", "native", "mixed" };
 
@@ -166,11 +166,11 @@ int ig_engine_folded(struct ig_engine *e, FILE *out)
 		goto out;
 	}
 	for (c = 0; c < IG_C__MAX && !err; c++) {
-		n = ig_stk_lines(e, true, c, folded_role(e->stk, c), l, IG_STK_CAP);
+		n = ig_stacks_lines(e, true, c, folded_role(e->stk, c), l, IG_STK_CAP);
 		for (i = 0; i < n && !err; i++) {
 			for (k = 0; k < l[i].n; k++)
 				fr[k] = l[i].f[k];
-			err = ig_folded_add(f, ig_cause_name(c), fr, l[i].n, l[i].ns);
+			err = ig_folded_add(f, ig_names_cause(c), fr, l[i].n, l[i].ns);
 		}
 	}
 	if (!err)

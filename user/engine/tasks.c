@@ -23,7 +23,7 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
 
 /* ---- comm cache: names of threads outside the tracked set ---- */
 
-void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
+void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
 {
 	struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
 
@@ -33,9 +33,9 @@ void ig_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
 	copy_str(c->comm, sizeof(c->comm), comm, IG_COMM_LEN);
 }
 
-const char *ig_comm_of(const struct ig_engine *e, uint32_t tid)
+const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid)
 {
-	const struct ig_thread *t = ig_thread_find(e, tid);
+	const struct ig_thread *t = ig_tasks_thread_find(e, tid);
 	const struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
 
 	if (t && t->comm[0])
@@ -47,12 +47,12 @@ const char *ig_comm_of(const struct ig_engine *e, uint32_t tid)
 
 /* ---- processes and threads ---- */
 
-struct ig_process *ig_process_find(const struct ig_engine *e, uint32_t tgid)
+struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgid)
 {
 	return ig_htab_get(&e->tasks.procs, tgid);
 }
 
-struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen)
+struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen)
 {
 	struct ig_process *p = ig_htab_get(&e->tasks.procs, tgid);
 
@@ -74,7 +74,7 @@ struct ig_process *ig_process_get(struct ig_engine *e, uint32_t tgid, uint64_t s
 	return p;
 }
 
-struct ig_thread *ig_thread_find(const struct ig_engine *e, uint32_t tid)
+struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e, uint32_t tid)
 {
 	return ig_htab_get(&e->tasks.threads, tid);
 }
@@ -117,8 +117,8 @@ static void thread_reset(struct ig_thread *t, uint64_t seen)
 	t->nbio = 0;
 }
 
-struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
-				uint32_t tgid, uint64_t seen)
+struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
+				      uint32_t tgid, uint64_t seen)
 {
 	struct ig_thread *t = ig_htab_get(&e->tasks.threads, tid);
 	struct ig_process *p;
@@ -126,7 +126,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	if (t) {
 		if (t->tgid != tgid && tgid) {
 			/* the tid now belongs to another process */
-			p = ig_process_get(e, tgid, seen);
+			p = ig_tasks_process_get(e, tgid, seen);
 			if (!p)
 				return t;
 			thread_unlink_proc(t);
@@ -136,7 +136,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 		}
 		return t;
 	}
-	p = ig_process_get(e, tgid ? tgid : tid, seen);
+	p = ig_tasks_process_get(e, tgid ? tgid : tid, seen);
 	if (!p)
 		return NULL;
 	t = calloc(1, sizeof(*t));
@@ -162,7 +162,7 @@ struct ig_thread *ig_thread_get(struct ig_engine *e, uint32_t tid,
 	return t;
 }
 
-void ig_thread_free(struct ig_engine *e, struct ig_thread *t)
+void ig_tasks_thread_free(struct ig_engine *e, struct ig_thread *t)
 {
 	ig_htab_del(&e->tasks.threads, t->tid);
 	thread_unlink_proc(t);
@@ -181,12 +181,12 @@ void ig_thread_free(struct ig_engine *e, struct ig_thread *t)
 	e->tasks.threads_freed++;
 }
 
-void ig_process_free(struct ig_engine *e, struct ig_process *p)
+void ig_tasks_process_free(struct ig_engine *e, struct ig_process *p)
 {
 	struct ig_thread *t;
 
 	while ((t = p->threads))
-		ig_thread_free(e, t);
+		ig_tasks_thread_free(e, t);
 	ig_htab_del(&e->tasks.procs, p->pid);
 	ig_htab_free(&p->streams);
 	free(p->maps);
@@ -195,25 +195,25 @@ void ig_process_free(struct ig_engine *e, struct ig_process *p)
 }
 
 /* The thread ran at ts: its state is known up to there. */
-void ig_thread_seen_at(struct ig_thread *t, uint64_t ts)
+void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts)
 {
 	if (ts > t->known_until && ts < t->exit_ts)
 		t->known_until = ts;
 }
 
 /* The thread's @i-th retained off-CPU interval, oldest first. */
-const struct ig_ival *ig_thread_ival(const struct ig_thread *t, uint32_t i)
+const struct ig_ival *ig_tasks_thread_ival(const struct ig_thread *t, uint32_t i)
 {
 	return ig_ring_at(&t->ivals, i);
 }
 
 /* The thread's newest off-CPU interval, or NULL. */
-const struct ig_ival *ig_thread_last_ival(const struct ig_thread *t)
+const struct ig_ival *ig_tasks_thread_last_ival(const struct ig_thread *t)
 {
 	return t ? ig_ring_back(&t->ivals) : NULL;
 }
 
-void ig_thread_prune(struct ig_thread *t, uint64_t cutoff)
+void ig_tasks_thread_prune(struct ig_thread *t, uint64_t cutoff)
 {
 	uint32_t n;
 
@@ -293,7 +293,7 @@ static uint64_t attach_ts(const struct ig_engine *e, uint64_t ts)
 void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r)
 {
 	uint64_t seen = attach_ts(e, r->h.ts);
-	struct ig_thread *t = ig_thread_get(e, r->h.tid, r->h.tgid, seen);
+	struct ig_thread *t = ig_tasks_thread_get(e, r->h.tid, r->h.tgid, seen);
 	struct ig_process *p;
 
 	if (!t)
@@ -314,12 +314,12 @@ void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r)
 
 static void on_fork(struct ig_engine *e, const struct ig_proc *r)
 {
-	struct ig_process *p, *parent = ig_process_find(e, r->ppid);
-	struct ig_thread *t = ig_thread_find(e, r->h.tid);
+	struct ig_process *p, *parent = ig_tasks_process_find(e, r->ppid);
+	struct ig_thread *t = ig_tasks_thread_find(e, r->h.tid);
 
 	if (t)
 		thread_reset(t, r->h.ts);
-	t = ig_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
+	t = ig_tasks_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
 	if (!t)
 		return;
 	p = t->proc;
@@ -348,19 +348,19 @@ void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 		on_fork(e, r);
 		break;
 	case IG_PROC_THREAD:
-		t = ig_thread_find(e, r->h.tid);
+		t = ig_tasks_thread_find(e, r->h.tid);
 		if (t)
 			thread_reset(t, r->h.ts);
-		t = ig_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
+		t = ig_tasks_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
 		if (t)
 			copy_str(t->comm, sizeof(t->comm), r->comm,
 				 sizeof(r->comm));
 		break;
 	case IG_PROC_EXEC:
-		t = ig_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
+		t = ig_tasks_thread_get(e, r->h.tid, r->h.tgid, r->h.ts);
 		if (!t)
 			break;
-		ig_thread_seen_at(t, r->h.ts);
+		ig_tasks_thread_seen_at(t, r->h.ts);
 		p = t->proc;
 		copy_str(t->comm, sizeof(t->comm), r->comm, sizeof(r->comm));
 		copy_str(p->comm, sizeof(p->comm), r->comm, sizeof(r->comm));
@@ -372,15 +372,15 @@ void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 		maps_clear(p);
 		break;
 	case IG_PROC_EXIT:
-		t = ig_thread_find(e, r->h.tid);
+		t = ig_tasks_thread_find(e, r->h.tid);
 		if (t && t->exit_ts > r->h.ts)
 			t->exit_ts = r->h.ts;
 		break;
 	case IG_PROC_GROUP_EXIT:
-		t = ig_thread_find(e, r->h.tid);
+		t = ig_tasks_thread_find(e, r->h.tid);
 		if (t && t->exit_ts > r->h.ts)
 			t->exit_ts = r->h.ts;
-		p = ig_process_find(e, r->h.tgid);
+		p = ig_tasks_process_find(e, r->h.tgid);
 		if (p)
 			proc_exited(e, p, r->h.ts);
 		break;
@@ -389,7 +389,7 @@ void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 
 void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r)
 {
-	struct ig_process *p = ig_process_get(e, r->h.tgid, r->h.ts);
+	struct ig_process *p = ig_tasks_process_get(e, r->h.tgid, r->h.ts);
 	uint32_t i;
 
 	if (!p || r->end <= r->start)
@@ -409,7 +409,7 @@ void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r)
 	p->nmaps++;
 }
 
-const char *ig_map_lookup(const struct ig_process *p, uint64_t addr)
+const char *ig_tasks_map_lookup(const struct ig_process *p, uint64_t addr)
 {
 	uint32_t lo = 0, hi = p ? p->nmaps : 0;
 
@@ -426,9 +426,9 @@ const char *ig_map_lookup(const struct ig_process *p, uint64_t addr)
 	return NULL;
 }
 
-bool ig_ip_in_libcuda(const struct ig_process *p, uint64_t ip)
+bool ig_tasks_ip_in_libcuda(const struct ig_process *p, uint64_t ip)
 {
-	const char *path = ig_map_lookup(p, ip);
+	const char *path = ig_tasks_map_lookup(p, ip);
 
 	return path && strstr(path, "libcuda.so");
 }

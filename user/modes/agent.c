@@ -107,7 +107,7 @@ static int check_privileges(void)
 		ig_err("%s (see CAPABILITIES in idlegap(8))", why);
 		return 1;
 	}
-	if (!(ig_caps_effective() & (IG_CAP(CAP_SYS_PTRACE)))) {
+	if (!(ig_privs_effective() & (IG_CAP(CAP_SYS_PTRACE)))) {
 		ig_err("missing CAP_SYS_PTRACE: the agent reads every GPU process's libcuda through /proc/PID/root (see CAPABILITIES in idlegap(8))");
 		return 1;
 	}
@@ -122,7 +122,7 @@ static void limit_privileges(void)
 			IG_CAP(CAP_SYS_PTRACE) | IG_CAP(CAP_SYS_ADMIN) |
 			IG_CAP(CAP_DAC_READ_SEARCH) | IG_CAP(CAP_DAC_OVERRIDE) |
 			IG_CAP(CAP_SYS_RESOURCE);
-	int err = ig_caps_limit(keep & ig_caps_effective());
+	int err = ig_privs_limit(keep & ig_privs_effective());
 
 	if (err)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
@@ -158,6 +158,16 @@ static int open_tracing(struct agent *a)
 	return 0;
 }
 
+/* A GPU process the sweep found: followed when in --cgroup's subtree. */
+static int scan_found(pid_t pid, __u64 now, void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (ig_agent_in_scope(a, pid))
+		ig_discovery_add(a->cap.disc, pid, now);
+	return 0;
+}
+
 static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 {
 	__u64 due = ig_discovery_next_due(a->cap.disc), next = end;
@@ -189,7 +199,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
 		 (ig_agent_now() - now) / 1e6);
 	for (;;) {
-		ig_capture_scan_host(&a->cap, now, NULL, NULL);
+		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
 		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
 							  end : a->cap.next_host_scan));
 		if (n < 0) {

@@ -33,6 +33,7 @@ struct ig_agent_opts {
 	unsigned int reports_keep;	/* files kept, oldest removed */
 	unsigned long long reports_max_bytes;
 	const char *libcuda_path;
+	const char *cgroup;		/* --cgroup: only this subtree, NULL: all */
 	const char *labels[IG_AGENT_MAX_LABELS];
 	size_t nlabels;
 	__u64 min_offcpu_ns;
@@ -47,6 +48,11 @@ struct ig_agent_opts {
 int ig_agent_main(int argc, char **argv);
 /* Runs the agent with parsed options. */
 int ig_agent_run(const struct ig_agent_opts *o);
+
+/* --cgroup (agent_scope.c): a PATH as /proc/PID/cgroup names it, at
+ * most this long; 0, or -1 when it is not one. */
+#define IG_AGENT_SCOPE_MAX	512
+int ig_agent_scope_check(const char *path);
 
 /* The window reports directory: created (0700) when missing; 0, or -errno
  * when it cannot be written. */

@@ -16,7 +16,7 @@
 
 enum {
 	OPT_LISTEN = 0x200, OPT_WINDOW, OPT_EVERY, OPT_REPORTS, OPT_LIBCUDA,
-	OPT_LABEL, OPT_KEEP, OPT_MAX_MB, OPT_RINGBUF, OPT_NODE_ROOT,
+	OPT_LABEL, OPT_KEEP, OPT_MAX_MB, OPT_RINGBUF, OPT_NODE_ROOT, OPT_CGROUP,
 };
 
 static const char doc[] =
@@ -40,6 +40,7 @@ static const struct argp_option options[] = {
 	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda in every process instead of the one it maps", 0 },
 	{ "label", OPT_LABEL, "KEY=VALUE", 0, "A label on every series (repeatable)", 0 },
 	{ "node-root", OPT_NODE_ROOT, "DIR", 0, "Read the container runtimes' records under DIR/run (default /)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Follow only the processes of this cgroup v2 subtree (as /proc/PID/cgroup names it)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output", 0 },
 	{},
@@ -139,6 +140,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			fail(st, "invalid --node-root: '%s' (an absolute directory)", arg);
 		else
 			ig_identity_set_node_root(arg);
+		break;
+	case OPT_CGROUP:
+		if (ig_agent_scope_check(arg))
+			fail(st, "invalid --cgroup: '%s' (a cgroup v2 path from the root, e.g. /system.slice/job.scope)", arg);
+		else
+			o->cgroup = arg;
 		break;
 	case OPT_KEEP:
 		o->reports_keep = parse_count(st, arg, 1000000,

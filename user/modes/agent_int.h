@@ -71,6 +71,9 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
  * its identity read.  @ts: the records' time. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
 
+/* --cgroup (agent_scope.c): whether @pid is in scope. */
+bool ig_agent_in_scope(const struct agent *a, pid_t pid);
+
 /* An IG_REC_GPULIB record: the process is looked at at once and, in a
  * window, counted among the window's GPU processes. */
 void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec);

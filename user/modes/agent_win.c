@@ -61,6 +61,8 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 	__u64 now = ig_agent_now();
 	size_t i;
 
+	if (!ig_agent_in_scope(a, pid))
+		return;
 	ig_discovery_add(a->cap.disc, pid, now);
 	/* the mapping may still be under way: another look soon */
 	ig_discovery_watch(a->cap.disc, pid, now);

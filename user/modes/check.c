@@ -58,7 +58,7 @@ static size_t nmissing(void)
  * want of privileges says nothing about the kernel). */
 static void check_features(bool btf)
 {
-	bool multi = ig_probe_uprobe_multi(), use = ig_use_uprobe_multi(), compat;
+	bool multi = ig_probe_uprobe_multi(), use = ig_tracer_use_uprobe_multi(), compat;
 	size_t i, nbtf = 0, n = ig_nhooks;
 
 	/* the same (cached) probes pick run's flavours */
@@ -74,7 +74,7 @@ static void check_features(bool btf)
 	     access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0,
 	     false, "uprobes", "libcuda entry points (kprobes themselves are not used)");
 	line(use, false, "multi-uprobe links", "%s", use ?
-	     "one link per library: fast attach and detach" : multi && ig_use_compat() ?
+	     "one link per library: fast attach and detach" : multi && ig_tracer_use_compat() ?
 	     "not with the compat object: one link per entry point" : multi ?
 	     "off (IDLEGAP_NO_UPROBE_MULTI): one link per entry point" :
 	     "not in this kernel (Linux 6.6 brings them): one link per entry point (slower to attach and detach)");
@@ -89,7 +89,7 @@ static void check_features(bool btf)
 		if (!have)
 			printf("       %-28s without it: %s\n", "", f->without);
 	}
-	compat = ig_use_compat();
+	compat = ig_tracer_use_compat();
 	printf("  %-4s %-28s %s\n", "", "BPF object", !compat ? "main (every feature above)" :
 	       getenv("IDLEGAP_COMPAT") && !nmissing() ? "compat (forced by IDLEGAP_COMPAT)" :
 	       "compat: the features marked -- above are lost or done another way");
@@ -111,7 +111,7 @@ static bool check_kernel(bool priv)
 	for (i = 0; btf && i < ig_nhooks; i++) {
 		bool ok = ig_probe_raw_tp_exists(ig_hooks[i]);
 
-		if (!ok && ig_hook_optional(i))
+		if (!ok && ig_tracer_hook_optional(i))
 			line(false, false, ig_hooks[i], "%s",
 			     "absent (x86 has it alone): page-fault waits are not told from other waits");
 		else
@@ -132,7 +132,7 @@ static void on_record(const struct ig_hdr *rec, void *ctx)
 
 static const char *fix(int err)
 {
-	const char *h = ig_attach_hint(err);
+	const char *h = ig_tracer_attach_hint(err);
 
 	return h ? h : "";
 }
@@ -158,7 +158,7 @@ static struct ig_tracer *check_load(void)
 	line(!err, true, "BPF programs load+attach", "%s%s%s",
 	     err ? strerror(-err) : ig_tracer_uses_btf(t) ? "all (tp_btf flavour)" :
 	     "all (tp_btf where the kernel has it, else raw_tp)",
-	     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
+	     err && ig_tracer_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 	if (err) {
 		ig_tracer_close(t);
 		return NULL;
@@ -198,7 +198,7 @@ static void check_uprobes(struct ig_tracer *t)
 	err = ig_tracer_attach_ld(t, c.path);
 	line(!err, true, "uprobes attach", "%s%s%s%s", err ? strerror(-err) : c.path,
 	     err ? "" : ig_tracer_uses_multi(t) ? " (multi-uprobe link)" : " (perf-event links)",
-	     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
+	     err && ig_tracer_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 }
 
 struct sym_ctx {
@@ -261,7 +261,7 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *nam
 		     info.nsyms);
 	else
 		line(false, true, "probes attach", "%s%s%s", err ? strerror(-err) : "none attached",
-		     err && ig_attach_hint(err) ? ": " : "", err ? fix(err) : "");
+		     err && ig_tracer_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 }
 
 static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)

@@ -16,7 +16,7 @@ enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
-	OPT_PERFETTO,
+	OPT_PERFETTO, OPT_CLOCK_OFFSET,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -29,7 +29,7 @@ static const char doc[] =
 "  idlegap check [-p PID] [--libcuda PATH]\n"
 "  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
 "  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
-"  idlegap report [--json FILE] RECORDING\n"
+"  idlegap report [--json FILE] RECORDING [RECORDING...]\n"
 "  idlegap top [-p PID[,PID...]] [-d SECONDS]\n"
 "  idlegap agent [--listen ADDR:PORT] [--window S] [--every S] [--reports DIR]\n"
 "\n"
@@ -38,6 +38,7 @@ static const char doc[] =
 "  sudo idlegap attach -p 4242 -d 30   # trace a running job for 30 s\n"
 "  sudo idlegap run --json out.json -- python3 train.py\n"
 "  sudo idlegap attach -p 4242 -o job.igrec; idlegap report job.igrec\n"
+"  idlegap report node1.igrec node2.igrec  # two hosts' ranks, clocks aligned\n"
 "  sudo idlegap run --perfetto job.pftrace -- python3 train.py  # ui.perfetto.dev\n"
 "  sudo idlegap top                    # every GPU process on the host, live\n"
 "\n"
@@ -51,6 +52,7 @@ static const struct argp_option options[] = {
 	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda instead of the one found", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
 	{ "partial", OPT_PARTIAL, NULL, 0, "report: analyse a truncated recording anyway", 0 },
+	{ "clock-offset", OPT_CLOCK_OFFSET, "NAME=SECONDS", 0, "report: add SECONDS to the clock of the recording of host (or file) NAME instead of aligning it on collectives", 0 },
 	{ "dump", OPT_DUMP, NULL, 0, "report: print the records as text, in time order", 0 },
 	{ "min-offcpu-us", OPT_MIN_OFFCPU, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
@@ -152,6 +154,40 @@ static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
 		usage_error(st, "-p needs a pid");
 }
 
+/* --clock-offset NAME=SECONDS */
+static void parse_clock_offset(struct argp_state *st, struct ig_cli *c, const char *arg)
+{
+	const char *eq = strrchr(arg, '=');
+	char *end;
+	double v;
+
+	if (c->cmd != IG_CMD_REPORT) {
+		usage_error(st, "--clock-offset applies to report");
+		return;
+	}
+	if (!eq || eq == arg) {
+		usage_error(st, "--clock-offset wants NAME=SECONDS (a host or a recording)");
+		return;
+	}
+	errno = 0;
+	v = strtod(eq + 1, &end);
+	if (errno || end == eq + 1 || *end || v != v || v > 1e9 || v < -1e9) {
+		usage_error(st, "--clock-offset: SECONDS is not a number");
+		return;
+	}
+	if (c->noffsets == IG_MERGE_MAX) {
+		usage_error(st, "--clock-offset: at most 64");
+		return;
+	}
+	if ((size_t)(eq - arg) >= sizeof(c->offsets[0].name)) {
+		usage_error(st, "--clock-offset: NAME is too long");
+		return;
+	}
+	memcpy(c->offsets[c->noffsets].name, arg, eq - arg);
+	c->offsets[c->noffsets].name[eq - arg] = '\0';
+	c->offsets[c->noffsets++].seconds = v;
+}
+
 /* The views: --perfetto and top.  1 after a usage error. */
 static int check_views(struct argp_state *st, struct ig_cli *c)
 {
@@ -183,6 +219,10 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 		usage_error(st, "report needs a RECORDING file");
 	else if (!traces && (c->s.record_path || c->s.duration_s > 0))
 		usage_error(st, "-o and -d apply to attach, run and top");
+	else if (c->nrecordings > 1 && c->s.out.dump)
+		usage_error(st, "--dump takes one recording");
+	else if (c->noffsets && c->nrecordings < 2)
+		usage_error(st, "--clock-offset applies to report of several recordings");
 	else if (c->cmd != IG_CMD_REPORT && (c->partial || c->s.out.dump))
 		usage_error(st, "--partial and --dump apply to report");
 	else if (c->cmd == IG_CMD_RUN && c->s.npids)
@@ -224,6 +264,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_USER: c->s.run_user = arg; break;
 	case OPT_AS_ROOT: c->s.as_root = true; break;
 	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
+	case OPT_CLOCK_OFFSET:
+		parse_clock_offset(st, c, arg);
+		break;
 	case OPT_SAMPLE_HZ:
 		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
 		break;
@@ -236,8 +279,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			c->s.out.engine.max_gaps_json = IG_GAPS_NONE;
 		break;
 	case ARGP_KEY_ARG:
-		if (c->cmd == IG_CMD_REPORT && !c->recording) {
-			c->recording = arg;
+		if (c->cmd == IG_CMD_REPORT) {
+			if (c->nrecordings == IG_MERGE_MAX) {
+				usage_error(st, "report merges at most 64 recordings");
+				break;
+			}
+			if (!c->recording)
+				c->recording = arg;
+			c->recordings[c->nrecordings++] = arg;
 		} else if (c->cmd == IG_CMD_RUN) {
 			/* the command and its arguments: stop parsing here */
 			c->s.argv = &st->argv[st->next - 1];

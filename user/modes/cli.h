@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "modes/session.h"
+#include "modes/report_merge.h"
+#include "engine/merge.h"
 
 #define IG_MAX_PIDS 64
 #define IG_MAX_DURATION_S (366 * 24 * 3600)	/* -d */
@@ -18,7 +20,11 @@ struct ig_cli {
 	struct ig_session_opts s;
 	pid_t pids[IG_MAX_PIDS];
 	pid_t check_pid;
-	const char *recording;
+	const char *recording;		/* the first */
+	const char *recordings[IG_MERGE_MAX];
+	int nrecordings;
+	struct ig_clock_offset offsets[IG_MERGE_MAX];
+	int noffsets;
 	bool partial;
 };
 

@@ -17,7 +17,7 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 	ESC_BUF;
 
 	fprintf(f, " off=%llu wake=%llu reason=%s syscall=%d arg=%#llx flags=%#x waker=%u/%u/%s prev=%u/%s",
-		(ull)o->t_off, (ull)o->t_wake, ig_reason_name(o->reason), o->syscall,
+		(ull)o->t_off, (ull)o->t_wake, ig_rec_reason_name(o->reason), o->syscall,
 		(ull)o->arg, o->flags, o->waker_tid, o->waker_tgid,
 		ESC(0, o->waker_comm), o->prev_tid, ESC(1, o->prev_comm));
 	if (o->flags & IG_F_DETAIL_NAME) {
@@ -25,7 +25,7 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 	} else if (o->reason == IG_R_SOCKET) {
 		char a[IG_PEER_STRLEN];
 
-		ig_fmt_peer(&o->detail.peer, a, sizeof(a));
+		ig_rec_fmt_peer(&o->detail.peer, a, sizeof(a));
 		fprintf(f, " peer=%s", a);
 	}
 }
@@ -70,7 +70,7 @@ static void dump_pycode(FILE *f, const struct ig_pycode *c)
 
 static void dump_cuda(FILE *f, const struct ig_cuda *c)
 {
-	const char *api = ig_api_name(c->api), *kind = ig_cuda_kind_name(c->kind);
+	const char *api = ig_api_name(c->api), *kind = ig_rec_cuda_kind_name(c->kind);
 
 	fprintf(f, " kind=%s api=%s stream=%#llx handle=%#llx begin=%llu wake=%llu last_submit=%llu arg=%llu ret=%d nsub=%u flags=%#x",
 		kind ? kind : "?", api ? api : "?", (ull)c->stream, (ull)c->handle,
@@ -105,7 +105,7 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	switch (r->type) {
 	case IG_REC_PROC: {
 		const struct ig_proc *p = (const void *)r;
-		const char *kind = ig_proc_kind_name(p->kind);
+		const char *kind = ig_rec_proc_kind_name(p->kind);
 
 		if (kind)
 			fprintf(f, " kind=%s", kind);
@@ -176,7 +176,7 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 	}
 	case IG_REC_END: {
 		const struct ig_end *e = (const void *)r;
-		const char *why = ig_stop_reason_name(e->reason);
+		const char *why = ig_rec_stop_reason_name(e->reason);
 
 		fprintf(f, " records=%llu reason=%s", (ull)e->nrecords, why ? why : "?");
 		break;

@@ -48,6 +48,9 @@ int main(int argc, char **argv)
 	case IG_CMD_CHECK:
 		return ig_check(c.check_pid, c.s.libcuda_path);
 	case IG_CMD_REPORT:
+		if (c.nrecordings > 1)
+			return ig_merge_report(c.recordings, c.nrecordings, c.partial,
+					       c.offsets, c.noffsets, &c.s.out);
 		return ig_session_report(c.recording, c.partial, &c.s.out);
 	case IG_CMD_TOP:
 		return ig_top_main(&c.s);

@@ -380,7 +380,7 @@ static int check_privileges(struct session *s)
 	struct ig_privs_target t = { .pids = o->pids, .npids = o->npids };
 	char why[256];
 
-	if (o->argv && ig_run_as_resolve(o->run_user, o->as_root, &s->run_as,
+	if (o->argv && ig_spawn_resolve_user(o->run_user, o->as_root, &s->run_as,
 					  why, sizeof(why))) {
 		ig_err("%s", why);
 		return 1;
@@ -401,10 +401,10 @@ static void drop_privileges(const struct session *s)
 	/* the recording is open already; the JSON report is opened at the end */
 	bool files = s->o->out.json_path && strcmp(s->o->out.json_path, "-");
 	uint64_t keep = ig_privs_after_attach(files);
-	int err = ig_caps_limit(keep);
+	int err = ig_privs_limit(keep);
 	char names[256];
 
-	ig_caps_names(keep, names, sizeof(names));
+	ig_privs_cap_names(keep, names, sizeof(names));
 	if (err)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
 	else
@@ -476,7 +476,7 @@ static int trace_and_report(struct session *s, __u64 t0)
 	finish_stream(s, why);
 	werr = ig_rec_writer_close(s->writer);
 	s->writer = NULL;
-	rc = ig_sess_write_reports(s, &o->out);
+	rc = ig_session_write_reports(s, &o->out);
 	if (werr) {
 		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
 		rc = 1;
@@ -506,7 +506,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 		return 1;
 	s.o = &local;
 	if (check_targets(o, &local, &pids) ||
-	    ig_sess_setup_outputs(&s, &o->out, o->record_path))
+	    ig_session_setup_outputs(&s, &o->out, o->record_path))
 		goto out;
 	ig_on_stop_signals(on_signal);
 	if (o->argv) {
@@ -542,7 +542,7 @@ out:
 		ig_rec_writer_abandon(s.writer, o->record_path);
 	else if (s.writer)
 		ig_rec_writer_close(s.writer);
-	ig_sess_teardown(&s);
+	ig_session_teardown(&s);
 	free(pids);
 	return rc;
 }

@@ -33,16 +33,16 @@ struct session {
 
 /* Opens the engine (or the record dump), the recording and the --json
  * file; 1 after one line when one cannot be. */
-int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
-			  const char *record_path);
+int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out,
+			     const char *record_path);
 /* The text and JSON reports; 1 after one line when one fails. */
-int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out);
+int ig_session_write_reports(struct session *s, const struct ig_output_opts *out);
 /* Writes the rest of the --perfetto trace and closes it; 1 after one
  * line when it fails. */
-int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out);
+int ig_session_close_timeline(struct session *s, const struct ig_output_opts *out);
 /* Flushes @f and closes it (stdout is only flushed); 1 and one line
  * naming @what when not all got there (@werr: errno of an earlier write). */
-int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr);
-void ig_sess_teardown(struct session *s);
+int ig_session_close_output(FILE *f, const char *what, const char *path, int werr);
+void ig_session_teardown(struct session *s);
 
 #endif

@@ -37,7 +37,7 @@ static void to_timeline(const struct ig_hdr *rec, void *ctx)
 {
 	struct session *s = ctx;
 
-	ig_tlb_record(s->tlb, rec);
+	ig_timeline_record(s->tlb, rec);
 	ig_engine_feed(s->engine, rec);
 }
 
@@ -50,7 +50,7 @@ static void to_dump(const struct ig_hdr *rec, void *ctx)
  * what was written did not all get there, and the file made at @path
  * (NULL: none) is removed; @werr is the errno of a write that failed
  * before, when known. */
-int ig_sess_close_output(FILE *f, const char *what, const char *path, int werr)
+int ig_session_close_output(FILE *f, const char *what, const char *path, int werr)
 {
 	int err = 0;
 
@@ -94,10 +94,10 @@ static int write_folded(struct session *s, const struct ig_output_opts *out)
 		abandon_output(f, out->folded_path);
 		return 1;
 	}
-	return ig_sess_close_output(f, out->folded_path, out->folded_path, -err);
+	return ig_session_close_output(f, out->folded_path, out->folded_path, -err);
 }
 
-int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
+int ig_session_write_reports(struct session *s, const struct ig_output_opts *out)
 {
 	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
 	bool pf_stdout = out->perfetto_path && !strcmp(out->perfetto_path, "-");
@@ -110,7 +110,7 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 			ig_err("cannot make the report: %s", strerror(-err));
 			rc = 1;
 		}
-		rc |= ig_sess_close_output(stdout, "the report to standard output", NULL, -err);
+		rc |= ig_session_close_output(stdout, "the report to standard output", NULL, -err);
 	}
 	if (f) {
 		s->json = NULL;
@@ -120,15 +120,15 @@ int ig_sess_write_reports(struct session *s, const struct ig_output_opts *out)
 			abandon_output(f, out->json_path);
 			rc = 1;
 		} else {
-			rc |= ig_sess_close_output(f, json_stdout ?
+			rc |= ig_session_close_output(f, json_stdout ?
 					"the JSON report to standard output" : out->json_path,
 					out->json_path, -err);
 		}
 	}
-	return rc | write_folded(s, out) | ig_sess_close_timeline(s, out);
+	return rc | write_folded(s, out) | ig_session_close_timeline(s, out);
 }
 
-int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
+int ig_session_close_timeline(struct session *s, const struct ig_output_opts *out)
 {
 	struct ig_perfetto_stats st;
 	int err;
@@ -136,8 +136,8 @@ int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
 	if (!s->tlb)
 		return 0;
 	ig_engine_finish(s->engine);
-	ig_tlb_estimates(s->tlb, s->engine);
-	err = ig_tlb_close(s->tlb, &st);
+	ig_timeline_estimates(s->tlb, s->engine);
+	err = ig_timeline_close(s->tlb, &st);
 	s->tlb = NULL;
 	if (err) {
 		ig_err("cannot write %s: %s", out->perfetto_path, strerror(-err));
@@ -153,13 +153,13 @@ int ig_sess_close_timeline(struct session *s, const struct ig_output_opts *out)
 static int open_timeline(struct session *s, const char *path)
 {
 	struct ig_engine_obs o;
-	int err = ig_tlb_open(&s->tlb, path);
+	int err = ig_timeline_open(&s->tlb, path);
 
 	if (err) {
 		ig_err("cannot write %s: %s", path, ig_outfile_strerror(err));
 		return 1;
 	}
-	ig_tlb_observer(s->tlb, &o);
+	ig_timeline_observer(s->tlb, &o);
 	ig_engine_observe(s->engine, &o);
 	return 0;
 }
@@ -187,7 +187,7 @@ static int open_out(FILE **out, const char *path)
 	return 0;
 }
 
-int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
+int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out,
 			 const char *record_path)
 {
 	s->engine = ig_engine_new(&out->engine);
@@ -223,11 +223,11 @@ int ig_sess_setup_outputs(struct session *s, const struct ig_output_opts *out,
 	return 0;
 }
 
-void ig_sess_teardown(struct session *s)
+void ig_session_teardown(struct session *s)
 {
 	/* still open: never written, the run or the read failed first */
 	abandon_output(s->json, s->json_path);
-	ig_tlb_abandon(s->tlb);
+	ig_timeline_abandon(s->tlb);
 	abandon_output(s->folded, s->folded_path);
 	ig_capture_close(&s->cap);
 	ig_reorder_free(s->reorder);
@@ -270,7 +270,7 @@ int ig_session_report(const char *path, bool partial,
 	 * faulted in again (glibc's 128 KiB trim threshold moves with the
 	 * layout: up to 2 faults per thousand records, a sixth of the time). */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	if (ig_sess_setup_outputs(&s, out, NULL))
+	if (ig_session_setup_outputs(&s, out, NULL))
 		goto out;
 	memset(&r, 0, sizeof(r));
 	r.reorder = s.reorder;
@@ -292,12 +292,12 @@ int ig_session_report(const char *path, bool partial,
 		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
 	ig_reorder_flush(s.reorder);
 	if (out->dump) {
-		rc = ig_sess_close_output(stdout, "the records to standard output", NULL, 0);
+		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
 		goto out;
 	}
 	ig_engine_finish(s.engine);
-	rc = ig_sess_write_reports(&s, out);
+	rc = ig_session_write_reports(&s, out);
 out:
-	ig_sess_teardown(&s);
+	ig_session_teardown(&s);
 	return rc;
 }

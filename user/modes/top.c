@@ -28,6 +28,7 @@
 struct bucket {
 	uint64_t sec;		/* which second it holds */
 	uint64_t busy, idle, unres;
+	uint64_t peer;		/* waiting for peers in collectives */
 	uint64_t cause[MAX_CAUSES];
 };
 
@@ -35,6 +36,8 @@ struct row {
 	uint32_t pid;
 	int device;
 	char comm[16];
+	bool collectives;	/* a rank: in NCCL collectives */
+	int32_t rank;
 	uint64_t last_sec;	/* the newest second it holds */
 	struct bucket b[NBUCKETS];
 	char detail[MAX_CAUSES][DETAIL_LEN];	/* the newest, per cause */
@@ -142,6 +145,26 @@ static void add_idle(struct topst *t, const struct ig_obs_span *o,
 	}
 }
 
+/* A rank's time in a collective, settled after the device's own spans:
+ * its wait for peers, [t0, wait_until), per second. */
+static void on_collective(struct topst *t, const struct ig_obs_span *o)
+{
+	struct row *r = row_get(t, o->tgid, o->device, o->t0 / NSEC);
+	uint64_t x, end = o->wait_until < o->t1 ? o->wait_until : o->t1;
+
+	if (!r)
+		return;
+	r->collectives = true;
+	r->rank = o->rank;
+	for (x = o->t0; x < end;) {
+		uint64_t sec = x / NSEC, e = (sec + 1) * NSEC;
+		uint64_t part = (e < end ? e : end) - x;
+
+		bucket(r, sec)->peer += part;
+		x += part;
+	}
+}
+
 static void on_span(void *ctx, const struct ig_obs_span *o)
 {
 	struct topst *t = ctx;
@@ -151,10 +174,12 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 	struct row *r;
 	int c;
 
-	/* the device's own time only (collectives come again, later) */
-	if (o->kind == IG_OBS_COLLECTIVE || o->device < 0 || o->device >= 64 ||
-	    o->t1 <= o->t0)
+	if (o->device < 0 || o->device >= 64 || o->t1 <= o->t0)
 		return;
+	if (o->kind == IG_OBS_COLLECTIVE) {
+		on_collective(t, o);
+		return;
+	}
 	if (pid)
 		t->dev_pid[o->device] = pid;
 	else
@@ -177,7 +202,8 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 			add_idle(t, o, b, part);
 		x += part;
 	}
-	if (o->kind == IG_OBS_IDLE && o->ncauses && (st = ig_obs_cause_step(o, o->causes[0].name)) &&
+	if (o->kind == IG_OBS_IDLE && o->ncauses &&
+	    (st = ig_observe_cause_step(o, o->causes[0].name)) &&
 	    (c = cause_id(t, o->causes[0].name)) >= 0)
 		detail_of(st, r->detail[c], DETAIL_LEN);
 }
@@ -186,7 +212,7 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t now_sec,
 			 struct ig_top_row *out)
 {
-	uint64_t busy = 0, idle = 0, unres = 0, cause[MAX_CAUSES] = { 0 }, all;
+	uint64_t busy = 0, idle = 0, unres = 0, peer = 0, cause[MAX_CAUSES] = { 0 }, all;
 	unsigned int i, j, k;
 
 	for (i = 0; i < NBUCKETS; i++) {
@@ -197,6 +223,7 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 		busy += b->busy;
 		idle += b->idle;
 		unres += b->unres;
+		peer += b->peer;
 		for (j = 0; j < t->ncauses; j++)
 			cause[j] += b->cause[j];
 	}
@@ -210,6 +237,10 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	out->busy = (double)busy / all;
 	out->idle = (double)idle / all;
 	out->unresolved = (double)unres / all;
+	out->collectives = r->collectives;
+	out->rank = r->rank;
+	/* the wait was counted busy or unresolved by the device's spans */
+	out->peer_wait = (double)(peer < busy + unres ? peer : busy + unres) / all;
 	for (k = 0; k < IG_TOP_CAUSES; k++) {	/* the largest, in order */
 		int best = -1;
 

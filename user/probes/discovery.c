@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include <unistd.h>
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
+#include "probes/discovery_int.h"
 #include "probes/nccl_attach.h"
 #include "engine/htab.h"
 #include "host/procfs.h"
@@ -18,42 +18,7 @@
 #define RESCAN_EVERY_NS		(2000ULL * 1000 * 1000)
 #define RESCAN_SOON_NS		(20ULL * 1000 * 1000)
 
-/* A followed process. */
-struct dproc {
-	pid_t tgid;
-	unsigned int slot;	/* in discovery.procs */
-	__u64 due;		/* next look at its maps; 0: none */
-	bool pychecked;		/* _PyRuntime looked up for this image */
-	bool python;		/* it runs CPython: pyrt says where */
-	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
-	bool probed;
-	bool mapped;		/* its code ranges were recorded */
-	dev_t lib_dev;
-	ino_t lib_ino;
-	struct ig_pyrt pyrt;	/* the record sent when python */
-	struct ig_libcuda_info *info;	/* its probes, while probed */
-	struct ig_nccl_seen nccl;	/* its libnccl (nccl_attach.h) */
-};
-
-/* A dynamic loader file, hooked for every process. */
-struct loader {
-	dev_t dev;
-	ino_t ino;
-};
-
-struct ig_discovery {
-	struct ig_discovery_opts o;
-	struct ig_htab by_tgid;		/* tgid -> struct dproc */
-	struct dproc **procs;		/* the same, dense, to walk */
-	size_t nprocs, capprocs;
-	struct loader *lds;
-	size_t nld, capld;
-	__u64 next_due;			/* 0: nothing due */
-	bool detached;			/* between windows: attach nothing */
-	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
-};
-
-static void event(struct ig_discovery *d, const struct ig_disc_event *ev)
+void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev)
 {
 	if (d->o.event)
 		d->o.event(ev, d->o.ctx);
@@ -195,7 +160,7 @@ static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
 
 /* The driver's code in the process, so samples there count as driver
  * time; once it is mapped (a launched command maps it after exec). */
-static void emit_cuda_maps(struct ig_discovery *d, struct dproc *p, __u64 ts)
+void ig_discovery_emit_maps(struct ig_discovery *d, struct dproc *p, __u64 ts)
 {
 	struct cuda_maps c = { d, p, ts, false };
 
@@ -211,11 +176,11 @@ static int unprobed(struct ig_discovery *d, pid_t pid, const char *name, int err
 		.kind = IG_DISC_UNPROBED, .pid = pid, .name = name, .err = err,
 	};
 
-	event(d, &ev);
+	ig_discovery_event(d, &ev);
 	return err;
 }
 
-static void emit_libcuda(struct ig_discovery *d, pid_t pid,
+void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
 			 const struct ig_libcuda_info *info, __u64 ts)
 {
 	struct ig_libcuda rec = {
@@ -243,7 +208,7 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 	if (stat(lib->path, &st))
 		return unprobed(d, p->tgid, lib->name, -errno);
 	if (p->has_lib && p->lib_dev == st.st_dev && p->lib_ino == st.st_ino) {
-		emit_cuda_maps(d, p, ts);
+		ig_discovery_emit_maps(d, p, ts);
 		return 0;
 	}
 	p->has_lib = true;
@@ -251,7 +216,7 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 	p->lib_dev = st.st_dev;
 	p->lib_ino = st.st_ino;
 	if (!d->o.tracer) {	/* finding only */
-		event(d, &ev);
+		ig_discovery_event(d, &ev);
 		return 0;
 	}
 	err = ig_cuda_attach(d->o.tracer, lib, p->tgid, &info);
@@ -264,9 +229,9 @@ static int attach_lib(struct ig_discovery *d, struct dproc *p,
 		*p->info = info;
 	ev.nsyms = info.nsyms;
 	ev.nattached = info.nattached;
-	event(d, &ev);
-	emit_libcuda(d, p->tgid, &info, ts);
-	emit_cuda_maps(d, p, ts);
+	ig_discovery_event(d, &ev);
+	ig_discovery_emit_libcuda(d, p->tgid, &info, ts);
+	ig_discovery_emit_maps(d, p, ts);
 	return 0;
 }
 
@@ -354,7 +319,7 @@ static int hook_loader(const struct ig_map_entry *m, void *ctx)
 	ev.name = m->path;
 	ev.path = path;
 	if (ev.err)
-		event(d, &ev);
+		ig_discovery_event(d, &ev);
 	return 1;
 }
 
@@ -421,7 +386,7 @@ static void gone(struct ig_discovery *d, pid_t tgid)
 	if (d->o.tracer && d->o.detach_on_exit && p->probed)
 		ig_tracer_detach_uprobes(d->o.tracer, tgid);
 	proc_drop(d, p);
-	event(d, &ev);
+	ig_discovery_event(d, &ev);
 }
 
 /* A new image or a new library: the interpreter and libcuda may be in it. */
@@ -530,125 +495,4 @@ int ig_discovery_foreach_process(struct ig_discovery *d, ig_disc_proc_fn fn,
 			return r;
 	}
 	return 0;
-}
-
-void ig_discovery_detach_all(struct ig_discovery *d)
-{
-	size_t i;
-
-	if (d->o.tracer)
-		ig_tracer_detach_uprobes(d->o.tracer, -1);
-	d->nld = 0;
-	for (i = 0; i < d->nprocs; i++) {
-		d->procs[i]->has_lib = d->procs[i]->probed = false;
-		d->procs[i]->mapped = d->procs[i]->nccl.probed = false;
-	d->nccl_all.probed = false;
-	}
-	d->detached = true;
-}
-
-int ig_discovery_attach_all(struct ig_discovery *d, __u64 now)
-{
-	size_t i;
-	int n = 0;
-
-	d->detached = false;
-	for (i = 0; i < d->nprocs; i++) {
-		struct dproc *p = d->procs[i];
-
-		p->due = 0;
-		if (ig_discovery_add(d, p->tgid, now) == 0 && p->probed)
-			n++;
-	}
-	return n;
-}
-
-int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
-{
-	size_t i;
-	int n = 0;
-
-	for (i = 0; i < d->nprocs; i++) {
-		struct dproc *p = d->procs[i];
-		struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
-					    .ts = ts };
-
-		if (!p->probed || !p->info)
-			continue;
-		ev.name = ev.path = p->info->path;
-		ev.nsyms = p->info->nsyms;
-		ev.nattached = p->info->nattached;
-		event(d, &ev);
-		emit_libcuda(d, p->tgid, p->info, ts);
-		p->mapped = false;
-		emit_cuda_maps(d, p, ts);
-		n++;
-	}
-	return n;
-}
-
-struct scan_ctx {
-	struct ig_discovery *d;
-	__u64 now;
-	int (*found)(pid_t pid, __u64 now, void *ctx);
-	void *ctx;
-	int added;
-};
-
-static int scan_one(const struct ig_gpu_proc *g, void *ctx)
-{
-	struct scan_ctx *c = ctx;
-
-	/* idlegap's own mapping of a libcuda is its ELF reader's */
-	if (g->pid == getpid() || ig_htab_get(&c->d->by_tgid, (__u64)g->pid))
-		return 0;
-	c->added++;
-	if (c->found)
-		c->found(g->pid, c->now, c->ctx);
-	else
-		ig_discovery_add(c->d, g->pid, c->now);
-	return 0;
-}
-
-int ig_discovery_scan(struct ig_discovery *d, __u64 now,
-		      int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx)
-{
-	struct scan_ctx c = { d, now, found, ctx, 0 };
-	int err = ig_gpu_procs(scan_one, &c);
-
-	return err < 0 ? err : c.added;
-}
-
-static pid_t pid_of(const char *name)
-{
-	char *end;
-	long v = strtol(name, &end, 10);
-
-	return *name && !*end && v > 0 && v <= 0x7fffffff ? (pid_t)v : 0;
-}
-
-int ig_gpu_procs(ig_gpu_proc_fn fn, void *ctx)
-{
-	DIR *dir = opendir("/proc");
-	struct ig_cuda_lib lib;
-	struct dirent *e;
-	int r = 0, err;
-
-	if (!dir)
-		return -errno;
-	while (!r && (e = readdir(dir))) {
-		struct ig_gpu_proc g = { .pid = pid_of(e->d_name) };
-
-		if (!g.pid)
-			continue;
-		err = ig_cuda_find_in_maps(g.pid, &lib);
-		if (!lib.name[0])
-			continue;	/* none mapped, gone, or kernel thread */
-		g.name = lib.name;
-		g.path = err ? "" : lib.path;
-		g.err = err;
-		r = fn(&g, ctx);
-	}
-	closedir(dir);
-	return r;
 }

@@ -113,7 +113,7 @@ int ig_discovery_attach_all(struct ig_discovery *d, __u64 now);
  * records at @ts) while its probes stay as they are.  Returns how many. */
 int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts);
 
-/* A process mapping a libcuda, as ig_gpu_procs() finds it. */
+/* A process mapping a libcuda, as ig_discovery_gpu_procs() finds it. */
 struct ig_gpu_proc {
 	pid_t pid;
 	const char *name;	/* the library as the process names it */
@@ -126,7 +126,7 @@ typedef int (*ig_gpu_proc_fn)(const struct ig_gpu_proc *p, void *ctx);
  * namespace (pids as this namespace numbers them).  Stateless: `idlegap
  * top`'s list.  A callback returning non-zero stops the walk
  * with that value; else 0 or a negative errno. */
-int ig_gpu_procs(ig_gpu_proc_fn fn, void *ctx);
+int ig_discovery_gpu_procs(ig_gpu_proc_fn fn, void *ctx);
 
 /* Probes the libnccl at @path for every process (a launched command's,
  * found before it runs: its ranks may create their communicators before

@@ -29,7 +29,7 @@ static uint64_t join(__u32 lo, __u32 hi)
 	return lo | (uint64_t)hi << 32;
 }
 
-uint64_t ig_caps_effective(void)
+uint64_t ig_privs_effective(void)
 {
 	struct __user_cap_data_struct d[2] = {};
 
@@ -80,7 +80,7 @@ static bool reachable(pid_t pid)
  * CAP_SYS_ADMIN. */
 static bool per_probe_links(void)
 {
-	return !ig_use_uprobe_multi();
+	return !ig_tracer_use_uprobe_multi();
 }
 
 /* tp/ programs read their tracepoint's id from tracefs, which is root's
@@ -99,7 +99,7 @@ static bool tracefs_denied(void)
 
 static uint64_t have_caps(void)
 {
-	uint64_t have = ig_caps_effective();
+	uint64_t have = ig_privs_effective();
 
 	return have & IG_CAP(CAP_SYS_ADMIN) ? have | TRACING : have;
 }
@@ -137,7 +137,7 @@ static const char *cap_name(int cap)
 	return NULL;
 }
 
-void ig_caps_names(uint64_t caps, char *buf, size_t n)
+void ig_privs_cap_names(uint64_t caps, char *buf, size_t n)
 {
 	size_t off = 0;
 	int c;
@@ -162,7 +162,7 @@ int ig_privs_check(const struct ig_privs_target *t, char *why, size_t n)
 
 	if (!missing)
 		return 0;
-	ig_caps_names(missing, names, sizeof(names));
+	ig_privs_cap_names(missing, names, sizeof(names));
 	snprintf(why, n, "missing %s%s: %s", names,
 		 missing & OTHER_USER ?
 		 " (a target is another user's process in another mount namespace)" : "",
@@ -185,7 +185,7 @@ static bool bpf_cmds_need_cap(void)
 
 uint64_t ig_privs_after_attach(bool output_files)
 {
-	uint64_t have = ig_caps_effective();
+	uint64_t have = ig_privs_effective();
 	/* CAP_PERFMON reads maps where CAP_SYS_PTRACE is not there to */
 	uint64_t keep = have & IG_CAP(CAP_SYS_PTRACE) ? IG_CAP(CAP_SYS_PTRACE) :
 			IG_CAP(CAP_PERFMON);
@@ -200,7 +200,7 @@ uint64_t ig_privs_after_attach(bool output_files)
 	return keep & have;
 }
 
-int ig_caps_limit(uint64_t keep)
+int ig_privs_limit(uint64_t keep)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = {};
@@ -224,7 +224,7 @@ int ig_caps_limit(uint64_t keep)
 	return 0;
 }
 
-int ig_caps_no_inherit(void)
+int ig_privs_no_inherit(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = {};

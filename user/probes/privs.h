@@ -65,17 +65,17 @@ int ig_privs_check(const struct ig_privs_target *t, char *why, size_t n);
  * has; see "after attach" above. */
 uint64_t ig_privs_after_attach(bool output_files);
 /* "CAP_BPF, CAP_PERFMON" */
-void ig_caps_names(uint64_t caps, char *buf, size_t n);
+void ig_privs_cap_names(uint64_t caps, char *buf, size_t n);
 /* This thread's effective set, as IG_CAP bits. */
-uint64_t ig_caps_effective(void);
+uint64_t ig_privs_effective(void);
 /* Keeps only @keep in the permitted and effective sets (and the bounding
  * set, where allowed); empties the inheritable and ambient sets, so that
  * nothing is passed on through exec.  Call it before any thread starts:
  * capabilities are per thread.  Negative errno. */
-int ig_caps_limit(uint64_t keep);
+int ig_privs_limit(uint64_t keep);
 /* Empties the ambient and inheritable sets: an exec'd program gets none of
  * this process's capabilities (a root one gets root's, as always).  For a
  * forked child; 0, or -1 with errno set. */
-int ig_caps_no_inherit(void);
+int ig_privs_no_inherit(void);
 
 #endif

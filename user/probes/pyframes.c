@@ -75,7 +75,7 @@ int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
 
 	if (!p)
 		return -ENOTSUP;
-	err = ig_py_layout(ig_py_read_mem, &tgid, rt, &o, &l);
+	err = ig_pylayout_find(ig_pylayout_read_mem, &tgid, rt, &o, &l);
 	if (err)
 		return err;
 	pp = proc_of(p, tgid);
@@ -128,7 +128,7 @@ static __u64 code_sig(const struct pyproc *pp, pid_t pid, __u64 code)
 	__u64 h = 0xcbf29ce484222325ULL, v;
 	size_t i;
 
-	if (ig_py_read_mem(&pid, code, b, sizeof(b)))
+	if (ig_pylayout_read_mem(&pid, code, b, sizeof(b)))
 		return 0;
 	for (i = 0; i < 5; i++) {
 		if (f[i] > sizeof(b) - 8)
@@ -202,7 +202,7 @@ void ig_pyframes_on_stack(struct ig_pyframes *p, const struct ig_hdr *rec,
 		if (!s->f[i].code ||
 		    !seen_add(pp, s->f[i].code, code_sig(pp, pid, s->f[i].code)))
 			continue;
-		ig_pycode_read(&pp->l, ig_py_read_mem, &pid, s->f[i].code, &c);
+		ig_pycode_read(&pp->l, ig_pylayout_read_mem, &pid, s->f[i].code, &c);
 		c.h = (struct ig_hdr){ .type = IG_REC_PYCODE,
 				       .size = IG_PYCODE_SIZE(c.ltlen),
 				       .cpu = rec->cpu & 0xffff, .tid = rec->tid,

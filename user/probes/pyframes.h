@@ -17,14 +17,14 @@ struct ig_tracer;
 struct ig_pyframes;
 
 /* Reads @pid's memory (process_vm_readv).  0 or -errno. */
-int ig_py_read_mem(void *pidp, __u64 addr, void *buf, size_t len);
+int ig_pylayout_read_mem(void *pidp, __u64 addr, void *buf, size_t len);
 
 /* The layout of the interpreter @rt, whose memory @rd reads: 0, -ENOTSUP
  * for a version without one (native frames only), other -errno.  3.9-3.12
  * by the version in the file name, 3.13 by _Py_DebugOffsets
  * (user/probes/pylayout.c). */
-int ig_py_layout(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
-		 struct ig_py_offsets *o, struct ig_py_codelayout *l);
+int ig_pylayout_find(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
+		     struct ig_py_offsets *o, struct ig_py_codelayout *l);
 
 typedef void (*ig_pyemit_fn)(const struct ig_hdr *rec, void *ctx);
 

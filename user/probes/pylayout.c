@@ -30,7 +30,7 @@ static const struct layout layouts[] = {
 	  { 0x030d, 68, 120, 128, 112, 136, 200, 40, 56 } },
 };
 
-int ig_py_read_mem(void *pidp, __u64 addr, void *buf, size_t len)
+int ig_pylayout_read_mem(void *pidp, __u64 addr, void *buf, size_t len)
 {
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv(*(pid_t *)pidp, &l, 1, &r, 1, 0);
@@ -84,8 +84,8 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, __u64 rt,
 	return 0;
 }
 
-int ig_py_layout(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
-		 struct ig_py_offsets *o, struct ig_py_codelayout *l)
+int ig_pylayout_find(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
+		     struct ig_py_offsets *o, struct ig_py_codelayout *l)
 {
 	unsigned int ver = version_of_path(rt->path);
 	struct layout d;

@@ -79,8 +79,8 @@ static int from_sudo(struct ig_run_as *ra, char *why, size_t n)
 	return 0;
 }
 
-int ig_run_as_resolve(const char *user, bool as_root, struct ig_run_as *ra,
-		      char *why, size_t n)
+int ig_spawn_resolve_user(const char *user, bool as_root, struct ig_run_as *ra,
+			  char *why, size_t n)
 {
 	const char *sudo = getenv("SUDO_UID");
 	int err = 0;
@@ -107,7 +107,7 @@ int ig_run_as_resolve(const char *user, bool as_root, struct ig_run_as *ra,
 /* In the child: who it runs as; 0 or an errno. */
 static int become(const struct ig_run_as *ra)
 {
-	if (ig_caps_no_inherit())
+	if (ig_privs_no_inherit())
 		return errno;
 	if (!ra->switch_user)
 		return 0;

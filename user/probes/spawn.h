@@ -23,8 +23,8 @@ struct ig_run_as {
 /* Who runs the command: @user (--user NAME or UID); else, under sudo, the
  * invoking user (SUDO_UID, SUDO_GID); else idlegap's own user.  @as_root
  * keeps root.  0, or -EINVAL with @why set. */
-int ig_run_as_resolve(const char *user, bool as_root, struct ig_run_as *ra,
-		      char *why, size_t n);
+int ig_spawn_resolve_user(const char *user, bool as_root, struct ig_run_as *ra,
+			  char *why, size_t n);
 
 struct ig_child {
 	pid_t pid;

@@ -65,7 +65,7 @@ static void pick_flavours(struct ig_tracer *t)
 	t->btf = true;
 	for (i = 0; i < ig_nhooks; i++) {
 		hook_progs(t->skel, i, &btf, &raw);
-		if (ig_hook_optional(i) && !ig_probe_raw_tp_exists(ig_hooks[i])) {
+		if (ig_tracer_hook_optional(i) && !ig_probe_raw_tp_exists(ig_hooks[i])) {
 			/* a kernel without it (arm64): left out */
 			bpf_program__set_autoload(btf, false);
 			bpf_program__set_autoload(raw, false);
@@ -166,7 +166,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		bpf_program__set_autoload(t->skel->progs.ig_sys_enter_btf, btf);
 		bpf_program__set_autoload(t->skel->progs.ig_sys_enter_raw, want && !btf);
 	}
-	t->multi = ig_use_uprobe_multi();
+	t->multi = ig_tracer_use_uprobe_multi();
 	if (t->multi)
 		uprobe_multi_progs(t);
 	if (t->compat)
@@ -224,7 +224,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	}
 	t->fn = fn;
 	t->ctx = ctx;
-	t->compat = ig_use_compat();
+	t->compat = ig_tracer_use_compat();
 	t->skel = t->compat ? open_compat() : idlegap_bpf__open();
 	if (!t->skel) {
 		err = -errno;
@@ -344,7 +344,7 @@ static int attach_prog(struct ig_tracer *t, struct bpf_program *p, char *why,
 	if (l)
 		return ig_tracer_keep(t, l, -1, -1, false);
 	err = -errno;
-	hint = ig_attach_hint(err);
+	hint = ig_tracer_attach_hint(err);
 	snprintf(why, n, "cannot attach %s: %s%s%s", bpf_program__section_name(p),
 		 strerror(-err), hint ? ": " : "", hint ? hint : "");
 	return err;

@@ -90,11 +90,11 @@ void ig_tracer_close(struct ig_tracer *t);
 
 /* The kernel tracepoints idlegap hooks, in attach order: each has a
  * tp_btf and a raw_tp flavour, and a session cannot start without it,
- * but for an optional one (ig_hook_optional()). */
+ * but for an optional one (ig_tracer_hook_optional()). */
 extern const char *const ig_hooks[];
 extern const size_t ig_nhooks;
 /* What to do about an attach error (negative errno), or NULL. */
-const char *ig_attach_hint(int err);
+const char *ig_tracer_attach_hint(int err);
 bool ig_tracer_uses_multi(const struct ig_tracer *t);
 
 /* Feature probes, shared with `idlegap check`. */
@@ -103,7 +103,7 @@ bool ig_probe_raw_tp_exists(const char *tp_name);
 void ig_probe_release_btf(void);
 /* Whether idlegap works without hook @i (ig_hooks[]): page_fault_user is
  * x86's alone; without it page-fault waits are not told apart. */
-bool ig_hook_optional(size_t i);
+bool ig_tracer_hook_optional(size_t i);
 /* One link for many uprobes (Linux 6.6+): whether the kernel has them
  * (a link is created to find out: 6.1 takes the program but not the link),
  * and whether the tracer uses them (IDLEGAP_NO_UPROBE_MULTI in the
@@ -111,7 +111,7 @@ bool ig_hook_optional(size_t i);
  * probe instead).  Each
  * probe runs once per process. */
 bool ig_probe_uprobe_multi(void);
-bool ig_use_uprobe_multi(void);
+bool ig_tracer_use_uprobe_multi(void);
 
 /*
  * The kernel helpers the main BPF object calls, with the kernel that
@@ -131,7 +131,7 @@ extern const size_t ig_nkfeatures;
 bool ig_probe_kfeature(size_t i);
 /* Whether the tracer loads the compat object: some feature is missing or
  * IDLEGAP_COMPAT=1. */
-bool ig_use_compat(void);
+bool ig_tracer_use_compat(void);
 bool ig_tracer_uses_compat(const struct ig_tracer *t);
 
 #endif

@@ -79,9 +79,9 @@ bool ig_probe_uprobe_multi(void)
 	return have;
 }
 
-bool ig_use_uprobe_multi(void)
+bool ig_tracer_use_uprobe_multi(void)
 {
-	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && !ig_use_compat() &&
+	return !getenv("IDLEGAP_NO_UPROBE_MULTI") && !ig_tracer_use_compat() &&
 	       ig_probe_uprobe_multi();
 }
 
@@ -121,7 +121,7 @@ bool ig_probe_kfeature(size_t i)
 	return known[i] > 0;
 }
 
-bool ig_use_compat(void)
+bool ig_tracer_use_compat(void)
 {
 	const char *e = getenv("IDLEGAP_COMPAT");
 	size_t i;
@@ -212,7 +212,7 @@ const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
 _Static_assert(sizeof(ig_hooks) / sizeof(ig_hooks[0]) == IG_NHOOKS,
 	       "tracer.c pairs programs with each hook");
 
-bool ig_hook_optional(size_t i)
+bool ig_tracer_hook_optional(size_t i)
 {
 	return i < ig_nhooks && !strcmp(ig_hooks[i], "page_fault_user");
 }
@@ -234,7 +234,7 @@ bool ig_probe_tp_btf(const char *tp)
 }
 
 /* What to do about a hook that does not attach, in words. */
-const char *ig_attach_hint(int err)
+const char *ig_tracer_attach_hint(int err)
 {
 	switch (-err) {
 	case EPERM:

@@ -23,7 +23,7 @@ struct ig_rec_writer {
 	unsigned char *buf;	/* the block being filled */
 };
 
-__u32 ig_block_crc(const struct ig_block_hdr *bh, const void *payload)
+__u32 ig_rec_block_crc(const struct ig_block_hdr *bh, const void *payload)
 {
 	__u32 c = ig_crc32(0, bh, offsetof(struct ig_block_hdr, crc));
 
@@ -57,7 +57,7 @@ static int write_block(struct ig_rec_writer *w)
 	bh->magic = IG_BLOCK_MAGIC;
 	bh->len = w->len;
 	bh->nrec = w->nrec;
-	bh->crc = ig_block_crc(bh, bh + 1);
+	bh->crc = ig_rec_block_crc(bh, bh + 1);
 	memset(w->buf + sizeof(*bh) + w->len, 0, pad);
 	w->err = write_all(w->fd, w->buf, sizeof(*bh) + w->len + pad);
 	w->len = w->nrec = 0;
@@ -209,7 +209,7 @@ static int block_at(struct reader *r, size_t off, struct ig_block_hdr *bh)
 
 	if (st != BLK_OK)
 		return st;
-	if (ig_block_crc(bh, r->p + off + sizeof(*bh)) != bh->crc)
+	if (ig_rec_block_crc(bh, r->p + off + sizeof(*bh)) != bh->crc)
 		return snprintf(r->why, sizeof(r->why), "checksum mismatch"), BLK_CORRUPT;
 	return BLK_OK;
 }

@@ -36,7 +36,7 @@ struct ig_block_hdr {
 	__u32 crc;
 };
 
-__u32 ig_block_crc(const struct ig_block_hdr *bh, const void *payload);
+__u32 ig_rec_block_crc(const struct ig_block_hdr *bh, const void *payload);
 
 /* Records are no older than this before the start (kernel records from
  * before the run metadata) and no newer than this after the end. */

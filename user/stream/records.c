@@ -78,13 +78,13 @@ static const char *const reasons[IG_R__MAX] = {
 	[IG_R_OTHER] = "other",
 };
 
-const char *ig_reason_name(unsigned int reason)
+const char *ig_rec_reason_name(unsigned int reason)
 {
 	return reason < IG_R__MAX && reasons[reason] ? reasons[reason]
 						     : "unknown";
 }
 
-const char *ig_proc_kind_name(unsigned int kind)
+const char *ig_rec_proc_kind_name(unsigned int kind)
 {
 	switch (kind) {
 	case IG_PROC_FORK: return "fork";
@@ -107,12 +107,12 @@ static const char *const cuda_kinds[IG_CU__MAX] = {
 	[IG_CU_CTX] = "ctx",
 };
 
-const char *ig_cuda_kind_name(unsigned int kind)
+const char *ig_rec_cuda_kind_name(unsigned int kind)
 {
 	return kind < IG_CU__MAX ? cuda_kinds[kind] : NULL;
 }
 
-const char *ig_stop_reason_name(unsigned int reason)
+const char *ig_rec_stop_reason_name(unsigned int reason)
 {
 	switch (reason) {
 	case IG_STOP_DURATION: return "duration";
@@ -123,7 +123,7 @@ const char *ig_stop_reason_name(unsigned int reason)
 	return NULL;
 }
 
-void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
+void ig_rec_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n)
 {
 	char a[INET6_ADDRSTRLEN] = "?";
 

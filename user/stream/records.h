@@ -192,17 +192,17 @@ size_t ig_rec_min_size(unsigned int type);
 const char *ig_rec_type_name(unsigned int type);
 /* "1.2.3.4:80", "[::1]:80", "?" for another family; fits IG_PEER_STRLEN. */
 #define IG_PEER_STRLEN 64
-void ig_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
+void ig_rec_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 /* Dense index of a record type for counting (0: other), < IG_REC_SLOTS. */
 #define IG_REC_SLOTS 32
 unsigned int ig_rec_slot(unsigned int type);
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
-const char *ig_reason_name(unsigned int reason);
+const char *ig_rec_reason_name(unsigned int reason);
 /* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
-const char *ig_proc_kind_name(unsigned int kind);
+const char *ig_rec_proc_kind_name(unsigned int kind);
 /* CUDA record kind name ("submit"); NULL if unknown. */
-const char *ig_cuda_kind_name(unsigned int kind);
+const char *ig_rec_cuda_kind_name(unsigned int kind);
 /* "duration", "signal", ...; NULL if unknown. */
-const char *ig_stop_reason_name(unsigned int reason);
+const char *ig_rec_stop_reason_name(unsigned int reason);
 
 #endif

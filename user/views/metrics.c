@@ -35,7 +35,8 @@ static bool name_ok(const char *k, size_t n)
 static bool reserved(const char *k, size_t n)
 {
 	static const char *const own[] = { "state", "cause", "le", "reason",
-					   "version", "job", "instance" };
+					   "version", "job", "instance", "late_rank",
+					   "communicator", "comm_rank", "comm_size" };
 	size_t i;
 
 	for (i = 0; i < IG_MK__MAX; i++)
@@ -103,6 +104,7 @@ void ig_metrics_free(struct ig_metrics *m)
 	for (i = 0; i < m->ntargets; i++)
 		target_free(m->targets[i]);
 	free(m->targets);
+	ig_metrics_coll_free(m);
 	free(m->refused);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -185,7 +187,7 @@ static int64_t jint(struct json_object *o, const char *k, int64_t dflt)
 	return json_object_get_int64(v);
 }
 
-double ig_jsec(struct json_object *o, const char *k)
+double ig_metrics_jsec(struct json_object *o, const char *k)
 {
 	struct json_object *v;
 	double d;
@@ -198,8 +200,8 @@ double ig_jsec(struct json_object *o, const char *k)
 	return d > 0 && d < 1e15 ? d : 0;
 }
 
-struct json_object *ig_jget(struct json_object *o, const char *k,
-			    enum json_type t)
+struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
+				    enum json_type t)
 {
 	struct json_object *v;
 
@@ -309,17 +311,17 @@ static void add_causes(struct ig_cause_sum *c, uint32_t *n,
 
 	for (i = 0; i < len; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
-		struct json_object *name = ig_jget(o, "cause", json_type_string);
+		struct json_object *name = ig_metrics_jget(o, "cause", json_type_string);
 
 		if (name)
 			add_cause(c, n, json_object_get_string(name),
-				  ig_jsec(o, "seconds"));
+				  ig_metrics_jsec(o, "seconds"));
 	}
 }
 
 static void add_hist(struct ig_target *t, struct json_object *h)
 {
-	struct json_object *c = ig_jget(h, "counts", json_type_array);
+	struct json_object *c = ig_metrics_jget(h, "counts", json_type_array);
 	size_t i;
 
 	if (!c || json_object_array_length(c) != IG_NBOUNDS)
@@ -330,7 +332,7 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 		t->hist[i] += v > 0 ? (uint64_t)v : 0;
 	}
 	t->hist_count += (uint64_t)(jint(h, "count", 0) > 0 ? jint(h, "count", 0) : 0);
-	t->hist_sum += ig_jsec(h, "sum_s");
+	t->hist_sum += ig_metrics_jsec(h, "sum_s");
 	t->has_hist = true;
 }
 
@@ -340,14 +342,14 @@ static void add_cause_series(struct ig_target *t, struct json_object *o,
 {
 	struct json_object *est;
 
-	add_causes(t->idle, &t->nidle, ig_jget(o, "causes", json_type_array));
+	add_causes(t->idle, &t->nidle, ig_metrics_jget(o, "causes", json_type_array));
 	add_causes(t->unres, &t->nunres,
-		   ig_jget(o, "unresolved_causes", json_type_array));
+		   ig_metrics_jget(o, "unresolved_causes", json_type_array));
 	/* a device's estimate is in its object, the window's in "gpu" */
-	est = ig_jget(o, "estimated_causes", json_type_array);
+	est = ig_metrics_jget(o, "estimated_causes", json_type_array);
 	add_causes(t->est, &t->nest,
-		   est ? est : ig_jget(h, "estimated_causes", json_type_array));
-	add_hist(t, ig_jget(h, "gap_histogram", json_type_object));
+		   est ? est : ig_metrics_jget(h, "estimated_causes", json_type_array));
+	add_hist(t, ig_metrics_jget(h, "gap_histogram", json_type_object));
 	t->has_causes = true;
 }
 
@@ -358,13 +360,13 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 			struct json_object *procs,
 			const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *devs = ig_jget(gpu, "devices", json_type_array);
+	struct json_object *devs = ig_metrics_jget(gpu, "devices", json_type_array);
 	size_t i, n = devs ? json_object_array_length(devs) : 0;
 	bool per_dev = n > 0;
 
 	for (i = 0; i < n; i++)
-		per_dev &= ig_jget(json_object_array_get_idx(devs, i), "causes",
-				   json_type_array) != NULL;
+		per_dev &= ig_metrics_jget(json_object_array_get_idx(devs, i), "causes",
+					   json_type_array) != NULL;
 
 	for (i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
@@ -378,12 +380,12 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t = target_get(m, &s);
 		if (!t)
 			continue;
-		t->state[IG_ST_BUSY] += ig_jsec(d, "busy_s");
-		t->state[IG_ST_IDLE] += ig_jsec(d, "idle_s");
-		t->state[IG_ST_UNRES_HOST] += ig_jsec(d, "unresolved_host_bound_s");
-		t->state[IG_ST_UNRES_GPU] += ig_jsec(d, "unresolved_gpu_bound_s");
-		t->state[IG_ST_UNRES_OPEN] += ig_jsec(d, "unresolved_open_s");
-		t->state[IG_ST_PEER_WAIT] += ig_jsec(d, "peer_wait_s");
+		t->state[IG_ST_BUSY] += ig_metrics_jsec(d, "busy_s");
+		t->state[IG_ST_IDLE] += ig_metrics_jsec(d, "idle_s");
+		t->state[IG_ST_UNRES_HOST] += ig_metrics_jsec(d, "unresolved_host_bound_s");
+		t->state[IG_ST_UNRES_GPU] += ig_metrics_jsec(d, "unresolved_gpu_bound_s");
+		t->state[IG_ST_UNRES_OPEN] += ig_metrics_jsec(d, "unresolved_open_s");
+		t->state[IG_ST_PEER_WAIT] += ig_metrics_jsec(d, "peer_wait_s");
 		t->has_state = true;
 		if (per_dev)
 			add_cause_series(t, d, d);
@@ -398,7 +400,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 
 	for (i = 0; i < n; i++) {
 		struct json_object *st = json_object_array_get_idx(arr, i);
-		struct json_object *cs = ig_jget(st, "causes", json_type_array);
+		struct json_object *cs = ig_metrics_jget(st, "causes", json_type_array);
 		long long rank = jint(st, "rank", -1);
 		char r[16];
 
@@ -407,7 +409,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 			snprintf(r, sizeof(r), "unknown");
 		for (k = 0; cs && k < json_object_array_length(cs); k++) {
 			struct json_object *c = json_object_array_get_idx(cs, k);
-			struct json_object *name = ig_jget(c, "cause", json_type_string);
+			struct json_object *name = ig_metrics_jget(c, "cause", json_type_string);
 
 			if (!name)
 				continue;
@@ -423,9 +425,51 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 					 json_object_get_string(name));
 				m->npeer++;
 			}
-			m->peer[j].s += ig_jsec(c, "seconds");
+			m->peer[j].s += ig_metrics_jsec(c, "seconds");
 		}
 	}
+}
+
+/* The process's own number for its GPU (processes[].ordinal), as its GPU
+ * series take it; -1 when not known. */
+static int ordinal_of(struct json_object *procs, int64_t pid)
+{
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+		int64_t ord = jint(p, "ordinal", jint(p, "device", -1));
+
+		if (jint(p, "pid", -1) == pid)
+			return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
+	}
+	return -1;
+}
+
+/* collectives.by_communicator: each rank under its own labels. */
+static void add_collectives(struct ig_metrics *m, struct json_object *r,
+			    struct json_object *procs,
+			    const struct ig_pid_identity *ids, size_t nids)
+{
+	struct json_object *coll = ig_metrics_jget(r, "collectives", json_type_object);
+	struct json_object *a = ig_metrics_jget(coll, "by_communicator", json_type_array);
+	struct ig_identity none = { 0 };
+	size_t i, n = a ? json_object_array_length(a) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(a, i);
+		int64_t pid = jint(c, "pid", -1);
+		const struct ig_identity *id = who(ids, nids, pid);
+		struct ig_lset s;
+		char *labels;
+
+		lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
+		labels = ig_metrics_lset_text(&s);
+		if (labels)
+			ig_metrics_coll_add(m, labels, c);
+		free(labels);
+	}
+	ig_metrics_coll_expire(m);
 }
 
 static void drop_stale(struct ig_metrics *m)
@@ -446,20 +490,20 @@ static void drop_stale(struct ig_metrics *m)
 static void add_window(struct ig_metrics *m, struct json_object *r,
 		       const struct ig_pid_identity *ids, size_t nids)
 {
-	struct json_object *gpu = ig_jget(r, "gpu", json_type_object);
-	struct json_object *procs = ig_jget(r, "processes", json_type_array);
-	struct json_object *ev = ig_jget(r, "events", json_type_object);
-	struct json_object *done = ig_jget(r, "complete", json_type_boolean);
+	struct json_object *gpu = ig_metrics_jget(r, "gpu", json_type_object);
+	struct json_object *procs = ig_metrics_jget(r, "processes", json_type_array);
+	struct json_object *ev = ig_metrics_jget(r, "events", json_type_object);
+	struct json_object *done = ig_metrics_jget(r, "complete", json_type_boolean);
 	struct ig_target *t;
 	struct ig_lset s;
 	size_t i, n = procs ? json_object_array_length(procs) : 0;
 
 	m->windows++;
 	m->partial += !done || !json_object_get_boolean(done);
-	m->observed += ig_jsec(r, "duration_s");
+	m->observed += ig_metrics_jsec(r, "duration_s");
 	m->lost += (uint64_t)(jint(ev, "dropped", 0) > 0 ? jint(ev, "dropped", 0) : 0);
 	{
-		struct json_object *gp = ig_jget(r, "gpu_processes", json_type_object);
+		struct json_object *gp = ig_metrics_jget(r, "gpu_processes", json_type_object);
 		long long missed = gp ? jint(gp, "missed", 0) : 0;
 
 		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
@@ -467,7 +511,8 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	for (m->processes = 0, i = 0; i < n; i++)
 		m->processes += jint(json_object_array_get_idx(procs, i),
 				     "device", -1) >= 0;
-	add_stragglers(m, ig_jget(r, "stragglers", json_type_array));
+	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
+	add_collectives(m, r, procs, ids, nids);
 	if (!add_devices(m, gpu, procs, ids, nids)) {
 		window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);
@@ -480,7 +525,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 int ig_metrics_add_window(struct ig_metrics *m, struct json_object *report,
 			  const struct ig_pid_identity *ids, size_t nids)
 {
-	if (!m || !ig_jget(report, "gpu", json_type_object) ||
+	if (!m || !ig_metrics_jget(report, "gpu", json_type_object) ||
 	    jint(report, "version", 0) != 1)
 		return -EINVAL;
 	pthread_mutex_lock(&m->lock);

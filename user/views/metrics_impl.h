@@ -55,6 +55,14 @@ struct ig_cause_sum {
 	double s;
 };
 
+/* One rank's collectives of one communicator (metrics_coll.c): its
+ * labels as exposed, the window it was last seen in, its counters. */
+struct ig_coll_sum {
+	char *key;
+	uint64_t last;
+	double ended, lead_s;
+};
+
 /* One label set and its counters. */
 struct ig_target {
 	char *key;		/* its labels as exposed: k="v",... */
@@ -85,12 +93,24 @@ struct ig_metrics {
 	double observed;
 	struct ig_peer_sum peer[IG_MAX_PEER_SUMS];
 	uint32_t npeer;
+	struct ig_coll_sum *coll;	/* metrics_coll.c */
+	size_t ncoll;
 };
 
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
 char *ig_metrics_lset_text(const struct ig_lset *s);
-double ig_jsec(struct json_object *o, const char *k);
-struct json_object *ig_jget(struct json_object *o, const char *k,
-			    enum json_type t);
+double ig_metrics_jsec(struct json_object *o, const char *k);
+struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
+				    enum json_type t);
+
+/* ---- metrics_coll.c: collectives by communicator (docs/design.md §7.5) */
+/* One by_communicator entry @c of a rank whose workload labels are
+ * @labels (k="v",... as exposed): summed under them and the
+ * communicator's; an entry that is not one is skipped. */
+void ig_metrics_coll_add(struct ig_metrics *m, const char *labels,
+			 struct json_object *c);
+/* Drops the series not seen for the registry's keep windows. */
+void ig_metrics_coll_expire(struct ig_metrics *m);
+void ig_metrics_coll_free(struct ig_metrics *m);
 
 #endif

@@ -143,6 +143,25 @@ static void peer_wait(struct out *o)
 
 enum { C_IDLE, C_UNRES, C_EST };
 
+/* Each rank's collectives by communicator (metrics_coll.c). */
+static void collectives(struct out *o)
+{
+	size_t i;
+
+	if (!o->m->ncoll)
+		return;
+	family(o, "idlegap_collectives_ended_total", "counter",
+	       "Collectives this rank launched whose end its GPU was seen at.");
+	for (i = 0; i < o->m->ncoll; i++)
+		series(o, "idlegap_collectives_ended_total", o->m->coll[i].key,
+		       NULL, NULL, "%.0f", o->m->coll[i].ended);
+	family(o, "idlegap_collective_launch_to_end_seconds_total", "counter",
+	       "Time from this rank's launch of each of those collectives to its end on this rank's GPU.");
+	for (i = 0; i < o->m->ncoll; i++)
+		series(o, "idlegap_collective_launch_to_end_seconds_total",
+		       o->m->coll[i].key, NULL, NULL, "%.9g", o->m->coll[i].lead_s);
+}
+
 static void causes(struct out *o, int kind)
 {
 	static const char *const names[] = {
@@ -203,30 +222,34 @@ static void histogram(struct out *o)
 static void agent(struct out *o)
 {
 	const struct ig_metrics *m = o->m;
+	/* the families of one series each: seconds with all their digits,
+	 * the rest counts */
+	const struct {
+		const char *name, *type, *help;
+		double v;
+	} one[] = {
+		{ "idlegap_observed_seconds_total", "counter",
+		  "Time traced, summed over windows.", m->observed },
+		{ "idlegap_windows_total", "counter", "Tracing windows reported.",
+		  (double)m->windows },
+		{ "idlegap_windows_partial_total", "counter",
+		  "Windows whose report is partial (a target died, records lost).",
+		  (double)m->partial },
+		{ "idlegap_records_lost_total", "counter",
+		  "Trace records dropped before the analysis.", (double)m->lost },
+		{ "idlegap_gpu_processes_missed_total", "counter",
+		  "GPU processes that mapped libcuda in a window and ended before they were followed.",
+		  (double)m->gpu_missed },
+		{ "idlegap_processes", "gauge", "GPU processes in the last window.",
+		  (double)m->processes },
+	};
+	size_t i;
 
-	family(o, "idlegap_observed_seconds_total", "counter",
-	       "Time traced, summed over windows.");
-	series(o, "idlegap_observed_seconds_total", NULL, NULL, NULL, "%.9g",
-	       m->observed);
-	family(o, "idlegap_windows_total", "counter", "Tracing windows reported.");
-	series(o, "idlegap_windows_total", NULL, NULL, NULL, "%.0f",
-	       (double)m->windows);
-	family(o, "idlegap_windows_partial_total", "counter",
-	       "Windows whose report is partial (a target died, records lost).");
-	series(o, "idlegap_windows_partial_total", NULL, NULL, NULL, "%.0f",
-	       (double)m->partial);
-	family(o, "idlegap_records_lost_total", "counter",
-	       "Trace records dropped before the analysis.");
-	series(o, "idlegap_records_lost_total", NULL, NULL, NULL, "%.0f",
-	       (double)m->lost);
-	family(o, "idlegap_gpu_processes_missed_total", "counter",
-	       "GPU processes that mapped libcuda in a window and ended before they were followed.");
-	series(o, "idlegap_gpu_processes_missed_total", NULL, NULL, NULL, "%.0f",
-	       (double)m->gpu_missed);
-	family(o, "idlegap_processes", "gauge",
-	       "GPU processes in the last window.");
-	series(o, "idlegap_processes", NULL, NULL, NULL, "%.0f",
-	       (double)m->processes);
+	for (i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		family(o, one[i].name, one[i].type, one[i].help);
+		series(o, one[i].name, NULL, NULL, NULL,
+		       strstr(one[i].name, "_seconds") ? "%.9g" : "%.0f", one[i].v);
+	}
 	family(o, "idlegap_series_dropped_total", "counter",
 	       "Label sets dropped: not seen for a while (stale) or over the limit.");
 	series(o, "idlegap_series_dropped_total", NULL, "reason", "stale", "%.0f",
@@ -253,6 +276,7 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 	causes(&o, C_UNRES);
 	causes(&o, C_EST);
 	peer_wait(&o);
+	collectives(&o);
 	histogram(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);

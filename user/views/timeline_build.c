@@ -152,7 +152,7 @@ static const char *reason_label(int what, unsigned int reason)
 
 	if (!names[what][i][0])
 		snprintf(names[what][i], sizeof(names[what][i]), fmt[what],
-			 ig_reason_name(reason));
+			 ig_rec_reason_name(reason));
 	return names[what][i];
 }
 
@@ -205,7 +205,7 @@ static void cuda(struct ig_tlb *b, const struct ig_cuda *c)
 	put(b, &s);
 }
 
-void ig_tlb_record(struct ig_tlb *b, const struct ig_hdr *rec)
+void ig_timeline_record(struct ig_tlb *b, const struct ig_hdr *rec)
 {
 	switch (rec->type) {
 	case IG_REC_TASK:
@@ -281,7 +281,7 @@ static unsigned int step_annots(struct ig_tlb *b, const struct ig_obs_step *st,
 	unsigned int n = 0;
 
 	a[n++] = (struct ig_tl_annot){ .name = "wait", .type = IG_TL_STR,
-				       .s = ig_reason_name(st->reason) };
+				       .s = ig_rec_reason_name(st->reason) };
 	if (st->detail[0])
 		a[n++] = (struct ig_tl_annot){ .name = st->reason == IG_R_SOCKET ? "peer" : "file",
 					       .type = IG_TL_STR, .s = st->detail };
@@ -387,7 +387,7 @@ static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 	if (t && t->comm[0])
 		a[n++] = (struct ig_tl_annot){ .name = "comm", .type = IG_TL_STR, .s = t->comm };
 	/* the detail of the first cause: the disk read, the lock, the peer */
-	if ((st = ig_obs_cause_step(o, o->ncauses ? o->causes[0].name : NULL)))
+	if ((st = ig_observe_cause_step(o, o->ncauses ? o->causes[0].name : NULL)))
 		n += step_annots(b, st, a + n);
 	s.n_annots = n;
 	put(b, &s);
@@ -475,13 +475,13 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 		unres(b, o);
 }
 
-void ig_tlb_observer(struct ig_tlb *b, struct ig_engine_obs *o)
+void ig_timeline_observer(struct ig_tlb *b, struct ig_engine_obs *o)
 {
 	o->span = on_span;
 	o->ctx = b;
 }
 
-int ig_tlb_open(struct ig_tlb **out, const char *path)
+int ig_timeline_open(struct ig_tlb **out, const char *path)
 {
 	struct ig_tlb *b = calloc(1, sizeof(*b));
 	int err;
@@ -500,7 +500,7 @@ int ig_tlb_open(struct ig_tlb **out, const char *path)
 	return 0;
 }
 
-void ig_tlb_abandon(struct ig_tlb *b)
+void ig_timeline_abandon(struct ig_tlb *b)
 {
 	if (!b)
 		return;
@@ -538,13 +538,13 @@ static void est_slice(void *ctx, int device, uint64_t t0, uint64_t t1, bool idle
 		b->err = err;
 }
 
-void ig_tlb_estimates(struct ig_tlb *b, const struct ig_engine *e)
+void ig_timeline_estimates(struct ig_tlb *b, const struct ig_engine *e)
 {
 	if (b && e)
 		ig_engine_estimates(e, est_slice, b);
 }
 
-int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st)
+int ig_timeline_close(struct ig_tlb *b, struct ig_perfetto_stats *st)
 {
 	int d, err;
 

@@ -3,7 +3,7 @@
  * `--perfetto FILE`: builds the timeline (timeline.h) of a session as it
  * goes and streams it to the Perfetto writer.  Thread intervals, driver
  * calls and submissions come from the record stream as the engine gets it
- * (ig_tlb_record); device time and gaps from the engine's observer
+ * (ig_timeline_record); device time and gaps from the engine's observer
  * (engine_obs.h), each gap with a flow through the intervals its
  * attribution walked.  Memory is bounded by the threads seen.
  */
@@ -17,17 +17,17 @@
 struct ig_tlb;
 
 /* Opens @path (as every output file; "-": stdout); 0 or -errno. */
-int ig_tlb_open(struct ig_tlb **out, const char *path);
+int ig_timeline_open(struct ig_tlb **out, const char *path);
 /* The observer to give the engine. */
-void ig_tlb_observer(struct ig_tlb *b, struct ig_engine_obs *o);
+void ig_timeline_observer(struct ig_tlb *b, struct ig_engine_obs *o);
 /* Each record, in the order the engine is fed. */
-void ig_tlb_record(struct ig_tlb *b, const struct ig_hdr *rec);
+void ig_timeline_record(struct ig_tlb *b, const struct ig_hdr *rec);
 /* Writes what is pending, closes and frees; the first error, if any. */
-int ig_tlb_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
+int ig_timeline_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
 /* After the report: the estimate's own track per GPU. */
 struct ig_engine;
-void ig_tlb_estimates(struct ig_tlb *b, const struct ig_engine *e);
+void ig_timeline_estimates(struct ig_tlb *b, const struct ig_engine *e);
 /* Closes and frees a timeline never finished; its file is removed. */
-void ig_tlb_abandon(struct ig_tlb *b);
+void ig_timeline_abandon(struct ig_tlb *b);
 
 #endif

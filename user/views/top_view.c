@@ -192,6 +192,14 @@ static int draw_row(FILE *f, const struct ig_top_row *r, int cols, int room)
 			fit(name, sizeof(name), r->causes[c].name, 14), pct(r->causes[c].share),
 			r->causes[c].detail ? fit(detail, sizeof(detail), r->causes[c].detail,
 						  cols - 31) : "");
+	if (r->collectives && n < room) {
+		if (r->rank >= 0)
+			fprintf(f, "        %-14s %4d%%  rank %d\033[K\r\n", "peer_wait",
+				pct(r->peer_wait), r->rank);
+		else
+			fprintf(f, "        %-14s %4d%%\033[K\r\n", "peer_wait", pct(r->peer_wait));
+		n++;
+	}
 	return n;
 }
 
@@ -210,7 +218,7 @@ static void draw_screen(struct ig_top *t, FILE *f, int rows, int cols)
 	fputs("\033[7m    PID COMM             GPU  BUSY  IDLE UNRES  share of the window", f);
 	fprintf(f, "%*s\033[m\033[K\r\n", cols > 70 ? cols - 70 : 0, "");
 	for (i = 0; i < s->n_rows; i++) {
-		need = 1 + (int)t->rows[i].n_causes;
+		need = 1 + (int)t->rows[i].n_causes + t->rows[i].collectives;
 		/* a row with its first cause, or not at all; one line for "more" */
 		if (line + (need < 2 ? need : 2) > limit - 1)
 			break;
@@ -246,6 +254,8 @@ static void draw_lines(struct ig_top *t, FILE *f)
 				pct(r->causes[0].share), r->causes[0].detail ? " " : "",
 				r->causes[0].detail ? fit(detail, sizeof(detail),
 							  r->causes[0].detail, 200) : "");
+		if (r->collectives)
+			fprintf(f, " rank %d peer_wait %d%%", r->rank, pct(r->peer_wait));
 		fprintf(f, " rec/s %.0f lost %llu\n", s->records_per_s,
 			(unsigned long long)s->lost_records);
 	}

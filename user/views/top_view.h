@@ -2,7 +2,8 @@
 /*
  * The screen of `idlegap top`: each second the caller hands a snapshot
  * (per process and GPU: busy, idle and unresolved shares of the last
- * window, the first causes with their detail) and the view draws it, on a
+ * window, the first causes with their detail, and for a rank of a
+ * multi-GPU job its wait for peers) and the view draws it, on a
  * terminal as a full screen (top_term.h), elsewhere as one line per row.
  * Keys (docs/design.md §7.9): q quits, p pauses (the screen keeps the
  * last snapshot), s cycles the sort.  Strings are the target's and are
@@ -30,6 +31,12 @@ struct ig_top_row {
 	double busy, idle, unresolved;	/* shares of the window, 0..1 */
 	struct ig_top_cause causes[IG_TOP_CAUSES];	/* largest first */
 	unsigned int n_causes;
+	/* in NCCL collectives (docs/design.md §4.9): its rank (-1: unknown)
+	 * and the share of the window its GPU waited for peers (inside the
+	 * busy and unresolved shares, where the model counted it) */
+	bool collectives;
+	int32_t rank;
+	double peer_wait;
 };
 
 struct ig_top_snapshot {

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
 
@@ -83,7 +82,8 @@ static void piece_flush(struct sweep *sw)
 	if (!sw->pc_open)
 		return;
 	sw->pc_open = false;
-	est_on_unres(sw->e, &sw->pc);
+	if (sw->e->gpu.unres_tap)
+		sw->e->gpu.unres_tap(sw->e, &sw->pc);
 	sw->e->gpu.sink.unresolved(sw->e->gpu.sink.ctx, &sw->pc);
 	if (d->merging_open && d->merging_t1 == sw->pc.t0 &&
 	    d->merging_tid == sw->pc.tid) {
@@ -127,9 +127,9 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
  * how) or busy evidence (the GPU still had work when the host asked). */
 static void run_end(struct ig_engine *e, struct ig_device *d, uint32_t how)
 {
-	ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid, d->ur_tgid,
-		    how == IG_B_HOST ? IG_OBS_HOST_BOUND : how == IG_B_GPU ? IG_OBS_GPU_BOUND :
-		    IG_OBS_OPEN);
+	ig_observe_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid, d->ur_tgid,
+			how == IG_B_HOST ? IG_OBS_HOST_BOUND : how == IG_B_GPU ? IG_OBS_GPU_BOUND :
+			IG_OBS_OPEN);
 	if (how == IG_B_HOST)
 		d->unres_host_ns += d->ur_ns;
 	else if (how == IG_B_GPU)
@@ -159,7 +159,7 @@ static void segment(struct sweep *sw, int cls, uint64_t x, uint64_t y,
 	if (cls == SEG_BUSY) {
 		piece_flush(sw);
 		d->busy_ns += y - x;
-		ig_obs_span(sw->e, d, IG_OBS_BUSY, x, y, tid, tgid, 0);
+		ig_observe_span(sw->e, d, IG_OBS_BUSY, x, y, tid, tgid, 0);
 		return;
 	}
 	if (!d->ur_ns) {
@@ -371,7 +371,7 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d,
 
 /* Finalise what can be: up to the newest record, but not past what each
  * pending stream is known to have been pending until. */
-void ig_dev_advance(struct ig_engine *e, struct ig_device *d)
+void ig_sweep_advance(struct ig_engine *e, struct ig_device *d)
 {
 	uint64_t watermark = e->win.now;
 	uint32_t i;
@@ -403,8 +403,8 @@ void ig_gpu_finish(struct ig_engine *e)
 		if (d->ur_ns && !d->nopen)
 			run_end(e, d, d->end_how);
 		else if (d->ur_ns)	/* still open at the end */
-			ig_obs_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
-				    d->ur_tgid, IG_OBS_OPEN);
+			ig_observe_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
+					d->ur_tgid, IG_OBS_OPEN);
 		unres_list_flush(e, d);
 	}
 }

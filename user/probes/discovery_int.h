@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Discovery's tables, shared by discovery.c (following processes) and
+ * discovery_host.c (every process of the host, the agent's windows). */
+#ifndef IG_DISCOVERY_INT_H
+#define IG_DISCOVERY_INT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "engine/htab.h"
+#include "probes/cuda_attach.h"
+#include "probes/discovery.h"
+#include "probes/nccl_attach.h"
+#include "stream/records.h"
+
+/* A followed process. */
+struct dproc {
+	pid_t tgid;
+	unsigned int slot;	/* in discovery.procs */
+	__u64 due;		/* next look at its maps; 0: none */
+	bool pychecked;		/* _PyRuntime looked up for this image */
+	bool python;		/* it runs CPython: pyrt says where */
+	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
+	bool probed;
+	bool mapped;		/* its code ranges were recorded */
+	dev_t lib_dev;
+	ino_t lib_ino;
+	struct ig_pyrt pyrt;	/* the record sent when python */
+	struct ig_libcuda_info *info;	/* its probes, while probed */
+	struct ig_nccl_seen nccl;	/* its libnccl (nccl_attach.h) */
+};
+
+/* A dynamic loader file, hooked for every process. */
+struct loader {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct ig_discovery {
+	struct ig_discovery_opts o;
+	struct ig_htab by_tgid;		/* tgid -> struct dproc */
+	struct dproc **procs;		/* the same, dense, to walk */
+	size_t nprocs, capprocs;
+	struct loader *lds;
+	size_t nld, capld;
+	__u64 next_due;			/* 0: nothing due */
+	bool detached;			/* between windows: attach nothing */
+	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
+};
+
+void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev);
+/* @pid's IG_REC_LIBCUDA record, as probed (@info). */
+void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
+			       const struct ig_libcuda_info *info, __u64 ts);
+/* An IG_REC_MAPPING record for each executable mapping of @p's libcuda,
+ * once per probing. */
+void ig_discovery_emit_maps(struct ig_discovery *d, struct dproc *p, __u64 ts);
+
+#endif
