@@ -25,7 +25,7 @@ struct ig_engine_opts {
 				 * -1: all, IG_GAPS_NONE: none) */
 	bool verbose;		/* -v: a memory summary on stderr at the end */
 	size_t hist_budget;	/* bytes of thread history held at most
-				 * (0: default, 8 MiB; histcap.c) */
+				 * (0: default, 4 MiB; histcap.c) */
 };
 
 /* NULL and errno set on failure. */

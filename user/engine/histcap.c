@@ -16,7 +16,7 @@
 #include "engine/model.h"
 #include "engine/stacks.h"
 
-#define HIST_BUDGET	(8u << 20)	/* bytes of retained history */
+#define HIST_BUDGET	(4u << 20)	/* bytes of retained history */
 
 /* Bytes of the thread's history at or after @c. */
 static size_t thread_bytes_from(const struct ig_thread *t, uint64_t c)
