@@ -633,9 +633,11 @@ def agent_cost(quick):
         "%.2f s vs %.2f s (medians of %d)" % (between, none, rounds))
     # inside a window the agent traces as `run` does (without CPU-clock
     # samples): compare what each adds to the job
-    ratio = (during - none) / (run - none) if run > none else float("inf")
-    row("9", "agent during a window: added wall / run's", "%.2fx" % ratio,
-        "<= 1.15x", ratio <= 1.15,
+    # a negative added time is noise larger than the cost: no ratio
+    ratio = (during - none) / (run - none) if run > none and during > none else None
+    row("9", "agent during a window: added wall / run's",
+        "%.2fx" % ratio if ratio is not None else "noise", "<= 1.15x",
+        ratio is not None and ratio <= 1.15,
         "%.2f s vs %.2f s under run, %.2f s untraced; probed from the next 1 s look on"
         % (during, run, none))
 
