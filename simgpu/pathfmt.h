@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* A trace path from the environment, shared by the simulated driver and
- * the simulated NCCL: "%p" becomes the process id, "%%" a '%'. */
+/* A trace path from the environment, shared by the simulated driver, the
+ * simulated NCCL and trainsim: "%p" becomes the process id, "%%" a '%'. */
 #ifndef SIMGPU_PATHFMT_H
 #define SIMGPU_PATHFMT_H
 

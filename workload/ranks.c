@@ -29,6 +29,7 @@
 #include <nccl.h>
 
 #include "trainsim.h"
+#include "../simgpu/pathfmt.h"
 
 #define ID_WAIT_NS (120ull * 1000000000ull)
 /* The storage straggler reads this many of the single-GPU storage
@@ -543,7 +544,7 @@ void ranks_json(FILE *f)
 	long n = 0;
 	FILE *in;
 
-	expand_pid(getenv("SIMNCCL_TRACE"), path, sizeof(path));
+	sim_path_expand(getenv("SIMNCCL_TRACE"), path, sizeof(path));
 	in = path[0] ? fopen(path, "r") : NULL;
 	while (in && fgets(line, sizeof(line), in))
 		if (sscanf(line, "%31s %*s %*d %*d %*u %*d %*u %llu %llu %llu "
@@ -585,6 +586,6 @@ void ranks_cleanup(bool keep)
 	throttle_remove();	/* its workers are gone */
 	if (!rk.set_nccl_trace || keep)
 		return;
-	expand_pid(rk.nccl_trace, path, sizeof(path));
+	sim_path_expand(rk.nccl_trace, path, sizeof(path));
 	unlink(path);
 }

@@ -182,7 +182,6 @@ void ranks_json(FILE *f);
 void ranks_cleanup(bool keep);
 
 /* truth.c */
-void expand_pid(const char *t, char *out, size_t len);
 void trace_path(char *out, size_t len);
 int truth_report(const struct run *r, struct gpu *g,
 		 const struct step_stats *st);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "trainsim.h"
+#include "../simgpu/pathfmt.h"
 
 struct ivl {
 	uint64_t start, end;
@@ -88,32 +89,11 @@ static void read_trace(const char *path, struct ivls *s)
 	fclose(f);
 }
 
-/* @t with "%p" expanded to this process's id and "%%" to '%' (the
- * simulated driver's and NCCL's trace paths). */
-void expand_pid(const char *t, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; t && *t && o + 24 < len; t++) {
-		if (t[0] == '%' && t[1] == 'p') {
-			o += (size_t)snprintf(out + o, len - o, "%d",
-					      (int)getpid());
-			t++;
-		} else if (t[0] == '%' && t[1] == '%') {
-			out[o++] = '%';
-			t++;
-		} else {
-			out[o++] = *t;
-		}
-	}
-	out[o] = '\0';
-}
-
 /* SIMGPU_TRACE with %p expanded for the feeder, the only process that
  * uses the driver; without %p every process shares the one file. */
 void trace_path(char *out, size_t len)
 {
-	expand_pid(getenv("SIMGPU_TRACE"), out, len);
+	sim_path_expand(getenv("SIMGPU_TRACE"), out, len);
 }
 
 /* On a real GPU the kernels' own %globaltimer stamps are the truth: write
