@@ -327,6 +327,7 @@ static void test_ident_record(void **state)
 		 root, UIDU, CID, UID2, CID2, CID, CID2, UID, CID, UID2, CID2);
 	assert_int_equal(system(cmd), 0);
 	ig_identity_set_node_root(root);
+	ig_identity_record_forget();
 	assert_int_equal(ig_identity_record(&r, root, 9, 1234), 0);
 	assert_int_equal(r.h.type, IG_REC_IDENT);
 	assert_int_equal(r.h.size, sizeof(r));
@@ -340,6 +341,17 @@ static void test_ident_record(void **state)
 	assert_string_equal(r.runtime, "containerd");
 	assert_string_equal(r.pod, "trainer-0");
 	assert_string_equal(r.namespace, "ml");
+	/* read once per container: the same names without the file */
+	snprintf(cmd, sizeof(cmd), "mv %s/run %s/run.moved", root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ig_identity_record(&r, root, 9, 1235), 0);
+	assert_string_equal(r.pod, "trainer-0");
+	assert_string_equal(r.namespace, "ml");
+	ig_identity_record_forget();
+	assert_int_equal(ig_identity_record(&r, root, 9, 1236), 0);
+	assert_string_equal(r.pod, "");
+	snprintf(cmd, sizeof(cmd), "mv %s/run.moved %s/run", root, root);
+	assert_int_equal(system(cmd), 0);
 	/* in no pod nor container: no record, whatever it says */
 	assert_int_equal(ig_identity_record(&r, root, 10, 1), -ENOENT);
 	/* gone */

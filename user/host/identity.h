@@ -78,6 +78,9 @@ int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id);
 struct ig_ident;
 int ig_identity_record(struct ig_ident *r, const char *proc_root, pid_t pid,
 		       __u64 ts);
+/* The runtime records ig_identity_record() keeps, by container, are
+ * forgotten (the node root changed).  Neither is thread-safe. */
+void ig_identity_record_forget(void);
 
 /* The parsers ig_identity_read uses, on the file contents (any bytes,
  * not NUL-terminated); each fills only the fields it finds. */

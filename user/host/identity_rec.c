@@ -21,6 +21,48 @@ static void copy(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%s", src);
 }
 
+/*
+ * The runtime's records, by container: a record's pod never changes for
+ * a container, and the processes of a container exec alike, so each is
+ * read and parsed once.  Only found names are kept: a missing record
+ * costs two failed opens.
+ */
+#define CACHE_N	32
+static struct {
+	char container[72], pod_uid[40], pod[64], namespace[64];
+} cache[CACHE_N];
+static unsigned int cache_next;
+
+static void read_runtime(struct ig_identity *id)
+{
+	unsigned int i;
+
+	if (!id->container[0] || !id->pod_uid[0])
+		return;
+	for (i = 0; i < CACHE_N; i++) {
+		if (strcmp(cache[i].container, id->container) ||
+		    strcmp(cache[i].pod_uid, id->pod_uid))
+			continue;
+		copy(id->pod, sizeof(id->pod), cache[i].pod);
+		copy(id->namespace, sizeof(id->namespace), cache[i].namespace);
+		return;
+	}
+	ig_identity_read_runtime(id);
+	if (!id->pod[0] && !id->namespace[0])
+		return;
+	i = cache_next++ % CACHE_N;
+	copy(cache[i].container, sizeof(cache[i].container), id->container);
+	copy(cache[i].pod_uid, sizeof(cache[i].pod_uid), id->pod_uid);
+	copy(cache[i].pod, sizeof(cache[i].pod), id->pod);
+	copy(cache[i].namespace, sizeof(cache[i].namespace), id->namespace);
+}
+
+void ig_identity_record_forget(void)
+{
+	memset(cache, 0, sizeof(cache));
+	cache_next = 0;
+}
+
 int ig_identity_record(struct ig_ident *r, const char *proc_root, pid_t pid,
 		       __u64 ts)
 {
@@ -42,7 +84,7 @@ int ig_identity_record(struct ig_ident *r, const char *proc_root, pid_t pid,
 		got += n;
 	close(fd);
 	ig_identity_parse_cgroup(buf, (size_t)got, &id);
-	ig_identity_read_runtime(&id);
+	read_runtime(&id);
 	if (!id.pod_uid[0] && !id.container[0])
 		return -ENOENT;
 	r->h.type = IG_REC_IDENT;
