@@ -10,7 +10,8 @@
 # runs in a cgroup it nested below its own as another pod's, with a
 # runtime record for that pod; rank 3, in no pod, says it is one.  Two
 # `run`s of 2 ranks each, merged by `report`, keep each rank's pod.
-# `report --dump` prints the ident records.  Needs root.
+# `report --dump` prints the ident records; `attach` names the pod of a
+# process that was in it before.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 TS=$IG_TOP/build/trainsim
@@ -125,6 +126,17 @@ ok "dump: rank 2's ident record" -- \
 	grep -q " ident .* pod_uid=$UID_2 pod=trainer-2 namespace=ml " "$TMP/dump.txt"
 ok "dump: no ident record names the nested pod" -- \
 	sh -c "! grep -q -e victim-pod -e $vuid '$TMP/dump.txt'"
+
+# attach: a process already running in its pod is named when followed
+sh -c 'echo $$ > "$1/cgroup.procs"; exec "$2" -s healthy -t 4 -q' job "$CG_0" "$TS" \
+	> "$TMP/att.job" 2>&1 &
+j=$!
+sleep 0.5
+"$IG" attach -q --node-root "$TMP/node" -p "$j" -d 1 -o "$TMP/att.igrec" > "$TMP/att.out" 2>&1
+wait $j
+"$IG" report --dump "$TMP/att.igrec" > "$TMP/att.dump" 2>&1
+ok "attach: the followed process's ident record names its pod" -- \
+	grep -q " ident tid=$j pid=$j .* pod_uid=$UID_0 pod=trainer-0 namespace=ml " "$TMP/att.dump"
 
 # Two nodes: ranks 0-1 and 2-3 traced apart, merged by report
 rm -f "$ID"
