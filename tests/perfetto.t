@@ -176,7 +176,7 @@ to_late = [s for f, v in starts.items() for s in v
 check(to_late and sum(len(v) for v in waits.values()) >= len(to_late) // 2,
       "storage: most waits for rank %d end on its %s slices" % (late, cause),
       "%d of %d" % (sum(len(v) for v in waits.values()), len(to_late)))
-check(all(e["name"].startswith("late: ") and e["track_name"].startswith("rank %d late" % late)
+check(waits and all(e["name"].startswith("late: ") and e["track_name"].startswith("rank %d late" % late)
           and s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]
           for v in waits.values() for s, e in v),
       "storage: each ends on a 'late: CAUSE' slice inside the wait, on rank %d's own track" % late)
