@@ -3,7 +3,8 @@
 # project's subset of Perfetto's schema, its interned ids resolve, its
 # slices balance and nest, its flows start and end on slices, the device's
 # idle slices are those written; a full disk is an error; the intern
-# tables stay bounded on many distinct strings.
+# tables stay bounded on many distinct strings.  As root: a storage run's
+# trace, and 4 ranks with one starved, whose waits flow to its cause.
 . "$(dirname "$0")/lib.sh"
 SYNTH=$IG_TOP/build/tests/view/pf_synth
 SCHEMA=$IG_TOP/tests/perfetto
