@@ -8,10 +8,22 @@ ratio, its target and PASS/MISS.
 
 USAGE
     tools/bench.py [--quick] [--rows 1,2,...] [--json FILE]
+    tools/bench.py --ab OTHER_IDLEGAP [--ab-rounds N] [--quick] [--rows 1,3]
         --quick   shorter runs, under 6 minutes in all: fewer probe hits and
                   syscalls, a half or a quarter of the training steps, the
                   memory row traces 30 s (not 300 s), accuracy runs 4 s;
                   also BENCH_QUICK=1
+        --ab      this build ("after") against OTHER_IDLEGAP, an idlegap
+                  built from another commit ("before"), for the launch
+                  probe alone: row 1 (per hit, over an empty uprobe on
+                  cuLaunchKernel) and row 3 (the launch job's added time,
+                  over an empty uprobe on the same job).  Each round runs
+                  the untraced job, the empty uprobe, then both builds, in
+                  turn first (AB, BA, ...); ratios are taken within a round
+                  and the rows print, per build, the median over the rounds,
+                  their quartiles and range, and after/before.  Only rows 1
+                  and 3; the other rows are not run.
+        --ab-rounds  rounds of --ab (default 9)
 
 Interrupted (SIGINT, SIGTERM, SIGHUP), it stops every process it started,
 and their children, and exits 128 + the signal's number: a traced workload
@@ -182,13 +194,13 @@ def guard_children():
         signal.signal(s, on_signal)
 
 
-def traced(cmd, *ig_args, env=None):
-    return [IG, "run", "-q", *ig_args, "--"] + cmd
+def traced(cmd, *ig_args, ig=IG):
+    return [ig, "run", "-q", *ig_args, "--"] + cmd
 
 
-def row(num, name, value, target, ok, note=""):
+def row(num, name, value, target, ok, note="", result=None):
     r = dict(row=num, name=name, value=value, target=target,
-             result="PASS" if ok else "MISS", note=note)
+             result=result or ("PASS" if ok else "MISS"), note=note)
     rows.append(r)
     print("%-3s %-44s %14s %12s  %s%s" % (num, name, value, target, r["result"],
                                           "  " + note if note else ""),
@@ -1052,19 +1064,163 @@ def ranks_cost(quick):
         "report", True, "%.2f s vs %.2f s, the slowest rank's, medians of 3" % (t, u))
 
 
+# ---- rows 1 and 3, this build against another (--ab) ---------------------------
+
+def quartiles(v):
+    """(lower quartile, median, upper quartile, min, max) of @v."""
+    v = sorted(v)
+    if len(v) < 2:
+        return (v[0],) * 5
+    q = statistics.quantiles(v, n=4, method="inclusive")
+    return q[0], q[1], q[2], v[0], v[-1]
+
+
+def ab_rounds(fns, pair, rounds):
+    """Each round runs @fns in order, then the two functions of @pair, in
+    turn first (AB, BA, ...); returns one list of values per function
+    (@fns, then @pair's two)."""
+    vals = [[] for _ in range(len(fns) + 2)]
+    for r in range(rounds):
+        for i, f in enumerate(fns):
+            vals[i].append(f())
+        order = (0, 1) if r % 2 == 0 else (1, 0)
+        for k in order:
+            vals[len(fns) + k].append(pair[k]())
+    return vals
+
+
+def ab_rows(num, what, after, before, target, limit, unit_note):
+    """Prints the rows of one A/B comparison from per-round ratios (after's
+    and before's, over the same floor) and after/before per round."""
+    quot = [a / b if b > 0 else float("inf") for a, b in zip(after, before)]
+    res = {}
+    for name, v in (("before", before), ("after", after), ("after/before", quot)):
+        q1, med, q3, lo, hi = quartiles(v)
+        res[name] = dict(median=med, q1=q1, q3=q3, min=lo, max=hi, rounds=v)
+    a, b, qt = res["after"], res["before"], res["after/before"]
+
+    def spread(x):
+        return "quartiles %.2f-%.2f, range %.2f-%.2f" % (x["q1"], x["q3"],
+                                                        x["min"], x["max"])
+    row(num, "%s: before" % what, "%.2fx" % b["median"], "report", True,
+        spread(b))
+    row(num, "%s: after" % what, "%.2fx" % a["median"], target,
+        a["median"] <= limit, spread(a))
+    rises = sum(x > 1 for x in quot)
+    # does not rise: PASS with the median quotient at most 1, MISS with its
+    # lower quartile above 1; between, the rise is within the rounds' noise
+    row(num, "%s: after/before" % what, "%.3fx" % qt["median"], "<= 1.00x",
+        qt["median"] <= 1.0, "%s; after above before in %d of %d rounds%s" %
+        (spread(qt), rises, len(quot), unit_note),
+        result="NOISE" if qt["median"] > 1.0 and qt["q1"] <= 1.0 else None)
+    rows[-1]["ab"] = res
+    return res
+
+
+def over(x, floor, base):
+    """(x - base) / (floor - base): what x adds against what the floor adds."""
+    return (x - base) / (floor - base) if floor > base else float("inf")
+
+
+def ab_probe(quick, other, rounds):
+    """Row 1 for the launch entry probe: per hit, over an empty uprobe."""
+    n = 30000 if quick else 300000
+    loop = [APP, "--loop", str(n), "launch"]
+    bare = [BARE, FAKELIB, "cuLaunchKernel", "--"] + loop
+
+    def mine(ig):
+        return lambda: float(out(traced(loop, "--libcuda", FAKELIB,
+                                        "--no-nvml", ig=ig)))
+    u, b, a, o = ab_rounds([lambda: float(out(loop)), lambda: float(out(bare))],
+                           [mine(IG), mine(other)], rounds)
+    after = [over(x, z, y) for x, y, z in zip(a, u, b)]
+    before = [over(x, z, y) for x, y, z in zip(o, u, b)]
+    ab_rows("1ab", "launch probe per hit / empty uprobe", after, before,
+            "<= 1.15x", 1.15,
+            "; medians: after %.0f ns, before %.0f ns, empty uprobe %.0f ns,"
+            " untraced %.0f ns, %d hits a run"
+            % (statistics.median(a), statistics.median(o),
+               statistics.median(b), statistics.median(u), n))
+
+
+def ab_job(quick, other, rounds):
+    """Row 3 for the launch job: its added wall time over an empty uprobe's
+    on the same job."""
+    tmp = scratch()
+    truth = os.path.join(tmp, "t.json")
+    cmd = [TRAINSIM, "-s", "launch", "-q", "--truth", truth]
+    if quick:
+        cmd += ["-n", str(QUICK_STEPS["launch"])]
+
+    def job(c):
+        def run():
+            out(c, env=SIMENV)
+            with open(truth) as f:
+                return json.load(f)["wall_s"]
+        return run
+    bare = [BARE, os.path.join(B, "simgpu", "libcuda.so.1"),
+            "cuLaunchKernel", "--"] + cmd
+    u, b, a, o = ab_rounds([job(cmd), job(bare)],
+                           [job(traced(cmd, "--no-nvml", ig=IG)),
+                            job(traced(cmd, "--no-nvml", ig=other))], rounds)
+    after = [over(x, z, y) for x, y, z in zip(a, u, b)]
+    before = [over(x, z, y) for x, y, z in zip(o, u, b)]
+    ab_rows("3ab", "launch job added wall / empty uprobe's", after, before,
+            "<= 1.10x", 1.10,
+            "; medians: after %.2f s, before %.2f s, empty uprobe %.2f s,"
+            " untraced %.2f s" % (statistics.median(a), statistics.median(o),
+                                  statistics.median(b), statistics.median(u)))
+
+
+def ab_main(a, want):
+    other = os.path.abspath(a.ab)
+    if not (os.path.isfile(other) and os.access(other, os.X_OK)):
+        print("bench: --ab %s: not an executable file" % a.ab, file=sys.stderr)
+        return 2
+    if a.ab_rounds < 2:
+        print("bench: --ab-rounds %d: at least 2" % a.ab_rounds, file=sys.stderr)
+        return 2
+    if not want <= {"1", "3"}:
+        print("bench: --ab measures rows 1 and 3 only, not %s" %
+              ",".join(sorted(want - {"1", "3"})), file=sys.stderr)
+        return 2
+    print("bench --ab: after %s, before %s, %d rounds; load average %s" %
+          (IG, other, a.ab_rounds,
+           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
+    print("%-3s %-44s %14s %12s  %s" % ("row", "what", "measured", "target",
+                                        "result"))
+    t0 = time.monotonic()
+    if "1" in want:
+        guarded("1ab", ab_probe, a.quick, other, a.ab_rounds)
+    if "3" in want:
+        guarded("3ab", ab_job, a.quick, other, a.ab_rounds)
+    print("\nbench --ab: %d rows in %.0f s, %d MISS; load average %s" %
+          (len(rows), time.monotonic() - t0,
+           sum(r["result"] == "MISS" for r in rows),
+           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1, default=str)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10,11")
+    ap.add_argument("--rows")
     ap.add_argument("--json")
+    ap.add_argument("--ab", metavar="OTHER_IDLEGAP")
+    ap.add_argument("--ab-rounds", type=int, default=9)
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("make bench: tracing needs root: sudo make bench", file=sys.stderr)
         return 1
     guard_children()
-    want = set(a.rows.split(","))
+    if a.ab:
+        return ab_main(a, set((a.rows or "1,3").split(",")))
+    want = set((a.rows or "1,2,3,4,5,6,7,8,9,10,11").split(","))
     print("%-3s %-44s %14s %12s  %s" % ("row", "what", "measured", "target",
                                         "result"))
     t0 = time.monotonic()
