@@ -1089,9 +1089,10 @@ def ab_rounds(fns, pair, rounds):
     return vals
 
 
-def ab_rows(num, what, after, before, target, limit, unit_note):
+def ab_rows(num, what, after, before, target, limit, unit_note, raw):
     """Prints the rows of one A/B comparison from per-round ratios (after's
-    and before's, over the same floor) and after/before per round."""
+    and before's, over the same floor) and after/before per round; @raw,
+    the rounds' measurements, goes to --json beside them."""
     quot = [a / b if b > 0 else float("inf") for a, b in zip(after, before)]
     res = {}
     for name, v in (("before", before), ("after", after), ("after/before", quot)):
@@ -1113,6 +1114,7 @@ def ab_rows(num, what, after, before, target, limit, unit_note):
         qt["median"] <= 1.0, "%s; after above before in %d of %d rounds%s" %
         (spread(qt), rises, len(quot), unit_note),
         result="NOISE" if qt["median"] > 1.0 and qt["q1"] <= 1.0 else None)
+    res["raw"] = raw
     rows[-1]["ab"] = res
     return res
 
@@ -1140,7 +1142,8 @@ def ab_probe(quick, other, rounds):
             "; medians: after %.0f ns, before %.0f ns, empty uprobe %.0f ns,"
             " untraced %.0f ns, %d hits a run"
             % (statistics.median(a), statistics.median(o),
-               statistics.median(b), statistics.median(u), n))
+               statistics.median(b), statistics.median(u), n),
+            dict(untraced_ns=u, bare_ns=b, after_ns=a, before_ns=o))
 
 
 def ab_job(quick, other, rounds):
@@ -1169,7 +1172,8 @@ def ab_job(quick, other, rounds):
             "<= 1.10x", 1.10,
             "; medians: after %.2f s, before %.2f s, empty uprobe %.2f s,"
             " untraced %.2f s" % (statistics.median(a), statistics.median(o),
-                                  statistics.median(b), statistics.median(u)))
+                                  statistics.median(b), statistics.median(u)),
+            dict(untraced_s=u, bare_s=b, after_s=a, before_s=o))
 
 
 def ab_main(a, want):
