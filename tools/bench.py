@@ -21,9 +21,11 @@ USAGE
                   the untraced job, the empty uprobe, then both builds, in
                   turn first (AB, BA, ...); ratios are taken within a round
                   and the rows print, per build, the median over the rounds,
-                  their quartiles and range, and after/before.  Only rows 1
+                  their quartiles and range, and after/before (also over
+                  the rounds each went first: the order's own effect).  Only rows 1
                   and 3; the other rows are not run.
-        --ab-rounds  rounds of --ab (default 9)
+        --ab-rounds  rounds of --ab, an even number: each build goes first
+                  in half of them (default 10)
 
 Interrupted (SIGINT, SIGTERM, SIGHUP), it stops every process it started,
 and their children, and exits 128 + the signal's number: a traced workload
@@ -1108,11 +1110,15 @@ def ab_rows(num, what, after, before, target, limit, unit_note, raw):
     row(num, "%s: after" % what, "%.2fx" % a["median"], target,
         a["median"] <= limit, spread(a))
     rises = sum(x > 1 for x in quot)
+    # the build that runs first in a round may meet another load than the
+    # second: the quotient's median over the rounds each went first
+    first = "; after/before %.3fx in rounds after went first, %.3fx before" \
+        % (statistics.median(quot[0::2]), statistics.median(quot[1::2]))
     # does not rise: PASS with the median quotient at most 1, MISS with its
     # lower quartile above 1; between, the rise is within the rounds' noise
     row(num, "%s: after/before" % what, "%.3fx" % qt["median"], "<= 1.00x",
-        qt["median"] <= 1.0, "%s; after above before in %d of %d rounds%s" %
-        (spread(qt), rises, len(quot), unit_note),
+        qt["median"] <= 1.0, "%s; after above before in %d of %d rounds%s%s" %
+        (spread(qt), rises, len(quot), first, unit_note),
         result="NOISE" if qt["median"] > 1.0 and qt["q1"] <= 1.0 else None)
     res["raw"] = raw
     rows[-1]["ab"] = res
@@ -1181,8 +1187,9 @@ def ab_main(a, want):
     if not (os.path.isfile(other) and os.access(other, os.X_OK)):
         print("bench: --ab %s: not an executable file" % a.ab, file=sys.stderr)
         return 2
-    if a.ab_rounds < 2:
-        print("bench: --ab-rounds %d: at least 2" % a.ab_rounds, file=sys.stderr)
+    if a.ab_rounds < 2 or a.ab_rounds % 2:
+        print("bench: --ab-rounds %d: an even number, at least 2 (each build"
+              " first as often)" % a.ab_rounds, file=sys.stderr)
         return 2
     if not want <= {"1", "3"}:
         print("bench: --ab measures rows 1 and 3 only, not %s" %
@@ -1216,7 +1223,7 @@ def main():
     ap.add_argument("--rows")
     ap.add_argument("--json")
     ap.add_argument("--ab", metavar="OTHER_IDLEGAP")
-    ap.add_argument("--ab-rounds", type=int, default=9)
+    ap.add_argument("--ab-rounds", type=int, default=10)
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("make bench: tracing needs root: sudo make bench", file=sys.stderr)
