@@ -300,6 +300,41 @@ static void launched(struct ig_engine *e, struct peers_group *g,
 	g->nlaunched++;
 }
 
+/* A launched call @c (its place on the GPU at its launch already noted)
+ * as rank slot @idx of @nranks in collective (@id, @seq). */
+static void add_launched(struct ig_engine *e, uint64_t id, uint64_t seq,
+			 uint32_t nranks, uint32_t idx, const struct peers_call *c)
+{
+	struct ig_peers *ps = e->peers;
+	uint64_t key = key_of(id, seq);
+	struct peers_group *g = ig_htab_get(&ps->groups, key);
+	struct peers_rank *R = rank_get(ps, c->tgid);
+
+	if (!g) {
+		g = calloc(1, sizeof(*g) + nranks * sizeof(g->c[0]));
+		if (!g || ig_htab_put(&ps->groups, key, g)) {
+			free(g);
+			ps->unmatched++;
+			return;
+		}
+		g->id = id;
+		g->seq = seq;
+		g->nranks = nranks;
+	}
+	if (g->id != id || g->seq != seq || g->nranks != nranks ||
+	    idx >= nranks || g->c[idx].present) {
+		ps->unmatched++;
+		return;
+	}
+	g->c[idx] = *c;
+	g->c[idx].present = true;
+	g->npresent++;
+	g->nlaunched++;
+	if (R && c->launch > R->last_launch)
+		R->last_launch = c->launch;
+	try_finalize(e, key, g);
+}
+
 static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nccl *r)
 {
 	struct peers_priv *pp = (struct peers_priv *)ps;
@@ -307,11 +342,24 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 	struct peers_group *g;
 	struct peers_call *c;
 	struct peers_rank *R;
+	struct ig_nccl tr;
 
 	ps->calls++;
+	if (!r->id) {	/* created before the probes: peers_infer.c */
+		if (!ig_peers_infer_coll(e, r, &tr)) {
+			struct ig_infer_held h;
+
+			ps->no_id++;
+			while (ig_peers_infer_next(e, &h))
+				add_launched(e, h.id, h.seq, h.nranks, h.idx, &h.c);
+			return;
+		}
+		r = &tr;
+		key = key_of(r->id, r->seq);
+	}
 	/* the rank, also for a window that did not see the creation */
-	if (r->rank >= 0 && r->nranks > 0 && (R = rank_get(ps, r->h.tgid)) &&
-	    r->nranks > R->comm_size) {
+	if (!(r->flags & IG_NCF_INFERRED) && r->rank >= 0 && r->nranks > 0 &&
+	    (R = rank_get(ps, r->h.tgid)) && r->nranks > R->comm_size) {
 		R->rank = r->rank;
 		R->comm_size = r->nranks;
 	}
@@ -341,7 +389,7 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 	c->present = true;
 	c->tid = r->h.tid;
 	c->tgid = r->h.tgid;
-	c->rank = r->rank;
+	c->rank = r->flags & IG_NCF_INFERRED ? -1 : r->rank;
 	c->stream = r->stream;
 	c->api = r->api;
 	c->bytes = ig_nccl_bytes(r);
@@ -400,6 +448,7 @@ void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 		break;
 	case IG_NC_GROUP_END:
 		on_group_end(e, ps, r);
+		ig_peers_infer_group_end(e, r);
 		break;
 	case IG_NC_COMM:
 	case IG_NC_COMM_INFO:
@@ -464,6 +513,7 @@ uint64_t ig_peers_keep_from(const struct ig_engine *e)
 
 	if (!pp)
 		return keep;
+	keep = ig_peers_infer_keep_from(e);
 	for (i = 0; i < pp->nwait; i++)
 		keep = group_first(pp->waiting[i], keep);
 	while ((g = ig_htab_next(&pp->pub.groups, &it)))
@@ -482,6 +532,7 @@ void ig_peers_free(struct ig_engine *e)
 	while ((g = ig_htab_next(&pp->pub.groups, &it)))
 		free(g);
 	ig_htab_free(&pp->pub.groups);
+	ig_peers_infer_free(e);
 	free(pp->pub.ranks);
 	free(pp->pub.local);
 	free(pp->ul);
