@@ -62,9 +62,10 @@ static void test_rule(void **state)
 /* Rank @r's collective of its own sequence @seq, without an id (its
  * communicator created before tracing), launched at @t, its kernel just
  * after, then a sync until @end. */
-static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t end)
+static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t end,
+		 bool rank_known)
 {
-	t_nccl(s, 100 + r, t, IG_NC_COLL, -1, seq, IG_NCF_NO_ID);
+	t_nccl(s, 100 + r, t, IG_NC_COLL, rank_known ? r : -1, seq, IG_NCF_NO_ID);
 	s->r[s->n - 1].nc.id = 0;
 	s->r[s->n - 1].nc.nranks = 0;
 	s->r[s->n - 1].nc.peer = -1;
@@ -75,7 +76,7 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 /* Three ranks attached in mid-run, rank 1 one call ahead in its own
  * count: rank 2 launches 40 ms after the others each step, and every
  * rank's stream drains at the collective's end. */
-static void job(struct tstream *s, bool together)
+static void job(struct tstream *s, bool together, bool rank_known)
 {
 	uint64_t k, b;
 	int r;
@@ -95,7 +96,7 @@ static void job(struct tstream *s, bool together)
 			t_submit(s, 100 + r, 100 + r, b + 1 * MS, L);
 			t_sync(s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 3 * MS,
 			       b + 3 * MS + 10 * US, L, b + 1 * MS);
-			coll(s, r, k + 1 + (r == 1), t, end);
+			coll(s, r, k + 1 + (r == 1), t, end, rank_known);
 		}
 	}
 	t_end(s, 2100 * MS);
@@ -109,7 +110,7 @@ static void test_attached_mid_run(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, true);
+	job(&s, true, false);
 	ts_feed(&s, e);
 	j = report(e);
 	/* the first calls are the evidence, then held calls are matched too */
@@ -153,7 +154,7 @@ static void test_ends_apart(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, false);
+	job(&s, false, false);
 	ts_feed(&s, e);
 	j = report(e);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
@@ -167,12 +168,40 @@ static void test_ends_apart(void **state)
 	ts_free(&s);
 }
 
+/* ncclCommUserRank seen after the attach: the straggler is named by its
+ * rank, the size still unknown. */
+static void test_rank_known(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a;
+	size_t i;
+
+	(void)state;
+	job(&s, true, true);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "rank"), 2);
+	a = jpath(j, "collectives.by_communicator");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		assert_int_equal(ji(x, "rank"), ji(x, "pid") - 100);
+		assert_null(jpath(x, "size"));
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_attached_mid_run),
 		cmocka_unit_test(test_ends_apart),
+		cmocka_unit_test(test_rank_known),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
