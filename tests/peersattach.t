@@ -6,7 +6,9 @@
 # from their calls' pattern and ends, the wait is found, the starved
 # rank is stragglers[0] (its rank unknown: the probes never saw it), and
 # every other rank's peer wait is within 10% of the simulator's truth
-# over the collectives that arrived while attached.  Needs root.
+# over the collectives that arrived while attached.  Two jobs of the same
+# shape side by side, attached together, stay two communicators: their
+# calls agree, their ends do not.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 TS=$IG_TOP/build/trainsim
@@ -14,21 +16,26 @@ TS=$IG_TOP/build/trainsim
 	skip_all "build first: make all test-progs"
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 
-"$TS" ranks --world 4 -s storage --steps 2000 -t 60 > "$TMP/job.out" 2>&1 &
-job=$!
-# training: every rank's simulated NCCL has traced a few collectives
-pids=
-for _ in $(seq 1 300); do
-	pids=$(pgrep -P $job | sort -n | paste -sd, -)
-	n=0
-	for p in $(echo "$pids" | tr , ' '); do
-		[ -f "$TMPDIR/trainsim-nccl.$p" ] &&
-			[ "$(wc -l < "$TMPDIR/trainsim-nccl.$p")" -ge 5 ] && n=$((n + 1))
+# JOB WORLD: waits until the job's WORLD ranks are training (each rank's
+# simulated NCCL has traced a few collectives); their pids in $pids
+training() {
+	pids=
+	for _ in $(seq 1 300); do
+		pids=$(pgrep -P $1 | sort -n | paste -sd, -)
+		n=0
+		for p in $(echo "$pids" | tr , ' '); do
+			[ -f "$TMPDIR/trainsim-nccl.$p" ] &&
+				[ "$(wc -l < "$TMPDIR/trainsim-nccl.$p")" -ge 5 ] && n=$((n + 1))
+		done
+		[ $n -eq $2 ] && break
+		sleep 0.1
 	done
-	[ $n -eq 4 ] && break
-	sleep 0.1
-done
-is "$n" 4 "the 4 ranks are training before idlegap attaches"
+	is "$n" $2 "the $2 ranks of job $1 are training before idlegap attaches"
+}
+
+MASTER_PORT=29611 "$TS" ranks --world 4 -s storage --steps 2000 -t 60 > "$TMP/job.out" 2>&1 &
+job=$!
+training $job 4
 "$IG" attach -p "$job,$pids" -d 5 -q --json "$TMP/a.json" -o "$TMP/a.igrec" \
 	2> "$TMP/attach.err"
 is "$?" 0 "attach: traced the running job for 5 s"
@@ -83,4 +90,37 @@ while read -r verdict what; do
 done < "$TMP/checks"
 ok "text: the inferred communicator is said so" -- \
 	sh -c "'$IG' report '$TMP/a.igrec' 2>/dev/null | grep -q 'created before tracing, inferred'"
+
+# Two 3-rank jobs of the same shape (the same all-reduce every step, rank
+# 2 of each starved), attached together: two communicators, each of one
+# job's ranks
+MASTER_PORT=29612 "$TS" ranks --world 3 -s storage --steps 2000 -t 60 > "$TMP/j1.out" 2>&1 &
+j1=$!
+MASTER_PORT=29613 "$TS" ranks --world 3 -s storage --steps 2000 -t 60 > "$TMP/j2.out" 2>&1 &
+j2=$!
+training $j1 3
+p1=$pids
+training $j2 3
+p2=$pids
+"$IG" attach -p "$j1,$p1,$j2,$p2" -d 6 -q --json "$TMP/b.json" 2> "$TMP/attach2.err"
+is "$?" 0 "attach: traced both jobs for 6 s"
+for p in $(echo "$p1,$p2" | tr , ' ') $j1 $j2; do kill "$p" 2>/dev/null; done
+wait $j1 $j2 2>/dev/null
+/usr/bin/python3 - "$TMP/b.json" "$p1" "$p2" <<'PY' > "$TMP/checks2" 2>&1 ||
+import json, sys
+c = json.load(open(sys.argv[1]))["collectives"]
+jobs = [set(map(int, a.split(","))) for a in sys.argv[2:4]]
+comms = {}
+for b in c["by_communicator"]:
+    comms.setdefault(b["communicator"], set()).add(b["pid"])
+def say(ok, what): print(("ok " if ok else "bad ") + what)
+say(all(any(m <= j for j in jobs) for m in comms.values()),
+    "no inferred communicator mixes the two jobs (%s)" % sorted(map(sorted, comms.values())))
+say(c.get("inferred_communicators") == 2 and sorted(map(sorted, comms.values())) ==
+    sorted(map(sorted, jobs)), "each job's 3 ranks are one inferred communicator")
+PY
+	echo "bad the report could not be read: $(tail -1 "$TMP/checks2")" >> "$TMP/checks2"
+while read -r verdict what; do
+	if [ "$verdict" = ok ]; then pass "two jobs: $what"; else fail "two jobs: $what"; fi
+done < "$TMP/checks2"
 done_testing
