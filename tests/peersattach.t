@@ -6,7 +6,8 @@
 # from their calls' pattern and ends, the wait is found, the starved
 # rank is stragglers[0] (its rank unknown: the probes never saw it), and
 # every other rank's peer wait is within 10% of the simulator's truth
-# over the collectives that arrived while attached.  Two jobs of the same
+# over the collectives that arrived while attached; `idlegap top`,
+# host-wide, shows the ranks' wait too.  Two jobs of the same
 # shape side by side, attached together, stay two communicators: their
 # calls agree, their ends do not.  Needs root.
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +83,16 @@ say(len(bc) == 4 and all(b.get("inferred") and b["size"] is None for b in bc),
     "by_communicator: 4 ranks, inferred, size unknown")
 PY
 	echo "bad the report could not be read: $(tail -1 "$TMP/checks")" >> "$TMP/checks"
+# `idlegap top` host-wide, started after the job: each rank's line (no
+# terminal: one line per row per snapshot) gives its wait for peers
+timeout 30 "$IG" top -d 8 > "$TMP/top.lines" 2> "$TMP/top.err"
+is "$?" 0 "top: ran host-wide for 8 s"
+n=0
+for p in $(echo "$pids" | tr , ' '); do
+	tail -n 40 "$TMP/top.lines" | grep " pid $p " | tail -1 |
+		grep -q ' rank ? peer_wait [1-9][0-9]*%' && n=$((n + 1))
+done
+ok "top: at least 3 of the 4 ranks show their wait for peers, rank unknown ($n)" -- test $n -ge 3
 # the job's trace goes with it: stopped after the checks read it
 for p in $(echo "$pids" | tr , ' ') $job; do kill "$p" 2>/dev/null; done
 wait $job 2>/dev/null

@@ -50,6 +50,14 @@ static void test_rule(void **state)
 					 IG_INFER_MIN_CALLS - 1, b, N, &k));
 	assert_true(ig_peers_infer_pair(a + N - (IG_INFER_MIN_CALLS + 1),
 					IG_INFER_MIN_CALLS + 1, b, N, &k));
+	/* a sync woken late now and then: 4 of the last 12 ends 2 ms
+	 * late still agree, 5 do not */
+	for (k = 0; k < 4; k++)
+		b[N - 1 - 3 * k].end += 2 * MS;
+	assert_true(ig_peers_infer_pair(a, N, b, N, &k));
+	b[N - 2].end += 2 * MS;
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	calls(b, N, 2, false, 30 * US, 2 * MS);
 	/* one end before the other's launch: not one collective */
 	b[5].launch = a[4].end + 1 * US;
 	b[5].end = b[5].launch + 1 * US;
@@ -73,10 +81,12 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
 }
 
+#define STEPS	40
+
 /* Three ranks attached in mid-run, rank 1 one call ahead in its own
  * count: rank 2 launches 40 ms after the others each step, and every
  * rank's stream drains at the collective's end. */
-static void job(struct tstream *s, bool together, bool rank_known)
+static void job(struct tstream *s, uint64_t apart, bool rank_known)
 {
 	uint64_t k, b;
 	int r;
@@ -86,12 +96,13 @@ static void job(struct tstream *s, bool together, bool rank_known)
 		t_task(s, 0, 100 + r, 100 + r, 1, "trainer");
 		t_gpumap(s, 100 + r, r);
 	}
-	for (k = 0; k < 20; k++) {
+	for (k = 0; k < STEPS; k++) {
 		b = 10 * MS + k * 100 * MS;
 		for (r = 0; r < 3; r++) {
 			uint64_t t = b + (r == 2 ? 50 * MS : 10 * MS);
-			/* apart: rank 1's drains 300 us after the others' */
-			uint64_t end = b + 55 * MS + (!together && r == 1 ? 300 * US : r * 5 * US);
+			/* the first @apart steps, rank 1's drains come 300 us
+			 * after the others' */
+			uint64_t end = b + 55 * MS + (k < apart && r == 1 ? 300 * US : r * 5 * US);
 
 			t_submit(s, 100 + r, 100 + r, b + 1 * MS, L);
 			t_sync(s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 3 * MS,
@@ -99,7 +110,7 @@ static void job(struct tstream *s, bool together, bool rank_known)
 			coll(s, r, k + 1 + (r == 1), t, end, rank_known);
 		}
 	}
-	t_end(s, 2100 * MS);
+	t_end(s, (STEPS + 1) * 100 * MS);
 }
 
 static void test_attached_mid_run(void **state)
@@ -110,11 +121,11 @@ static void test_attached_mid_run(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, true, false);
+	job(&s, 0, false);
 	ts_feed(&s, e);
 	j = report(e);
 	/* the first calls are the evidence, then held calls are matched too */
-	assert_true(ji(j, "collectives.matched") >= 18);
+	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
 	st = jpath(j, "stragglers");
 	assert_true(json_object_array_length(st) >= 1);
@@ -154,7 +165,7 @@ static void test_ends_apart(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, false, false);
+	job(&s, STEPS, false);
 	ts_feed(&s, e);
 	j = report(e);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
@@ -162,7 +173,37 @@ static void test_ends_apart(void **state)
 	assert_int_equal(json_object_array_length(a), 2);
 	for (i = 0; i < 2; i++)
 		assert_int_not_equal(ji(json_object_array_get_idx(a, i), "pid"), 101);
-	assert_true(ji(j, "collectives.calls_without_communicator") >= 20);
+	assert_true(ji(j, "collectives.calls_without_communicator") >= STEPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 1's ends agree only from step 15 on: ranks 0 and 2 are inferred
+ * first, rank 1 joins them later, from a collective none had launched
+ * yet; the collectives before are matched without it. */
+static void test_joins_later(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a, *x = NULL;
+	size_t i;
+
+	(void)state;
+	job(&s, 15, false);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	assert_int_equal(json_object_array_length(jpath(j, "collectives.by_communicator")), 3);
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++)
+		if (ji(json_object_array_get_idx(a, i), "pid") == 101)
+			x = json_object_array_get_idx(a, i);
+	assert_non_null(x);
+	/* from when it joined, its wait of 40 ms a collective is counted */
+	assert_true(jd(x, "peer_wait_s") >= 0.040 * 10 - 1e-6);
+	assert_true(jd(x, "peer_wait_s") <= 0.040 * (STEPS - 15) + 1e-6);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "pid"), 102);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);
@@ -178,7 +219,7 @@ static void test_rank_known(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, true, true);
+	job(&s, 0, true);
 	ts_feed(&s, e);
 	j = report(e);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
@@ -202,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_attached_mid_run),
 		cmocka_unit_test(test_ends_apart),
 		cmocka_unit_test(test_rank_known),
+		cmocka_unit_test(test_joins_later),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

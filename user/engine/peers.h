@@ -154,7 +154,8 @@ struct ig_infer_obs {
 	uint64_t launch;
 	uint64_t end;		/* first drain after it, 0: not known */
 };
-#define IG_INFER_MIN_CALLS	8	/* consecutive agreeing calls */
+#define IG_INFER_MIN_CALLS	8	/* calls whose ends agree ... */
+#define IG_INFER_WINDOW		12	/* ... of the last so many with ends */
 #define IG_INFER_END_NS		100000	/* ends within */
 #define IG_INFER_MAX_SHIFT	2	/* ranks' sequences apart at most */
 /* Whether two processes' calls @a and @b (each in sequence order, @b's

@@ -27,6 +27,7 @@
 #define INFER_HOLD_NS	(10ULL * IG_NSEC)	/* held this long at most */
 #define INFER_MEMBERS	IG_PEERS_MAX_RANKS
 #define INFER_SETTLE_CALLS	4	/* grouped this many calls after it agreed */
+#define INFER_GENS	16	/* ranks joining an inferred communicator later */
 
 struct infer_call {
 	struct ig_infer_obs o;
@@ -49,9 +50,16 @@ struct infer_comm {
 	bool seen;		/* scratch: in the component */
 };
 
+/* An inferred communicator; a rank that agrees with its members later
+ * joins from a sequence on (a generation of one more size). */
 struct infer_group {
 	uint64_t id;
-	uint32_t n;
+	uint32_t n;		/* ranks now */
+	uint32_t ngen;
+	struct {
+		int64_t from;	/* the group's sequence from which */
+		uint32_t n;	/* ... it has this many ranks */
+	} gen[INFER_GENS];
 };
 
 struct peers_infer {
@@ -73,37 +81,40 @@ static bool known(uint64_t end)
 /*
  * Under offset k, the calls both hold: every pair of the same signature;
  * where both ends were seen, neither before the other's launch (a
- * collective cannot end on any rank before every rank launched it); and
- * the ends within IG_INFER_END_NS of each other (every rank's part ends
- * within the interconnect's latency) in at least IG_INFER_MIN_CALLS of
- * them and three quarters of those with both ends (a loaded host wakes a
- * sync late now and then).  Returns how many agreed, 0 when refuted.
+ * collective cannot end on any rank before every rank launched it); and,
+ * of the last IG_INFER_WINDOW pairs with both ends, at least
+ * IG_INFER_MIN_CALLS with ends within IG_INFER_END_NS of each other
+ * (every rank's part ends within the interconnect's latency; a loaded
+ * host wakes a sync late now and then).  Returns how many agreed, 0
+ * when refuted or too few.
  */
 static size_t agreeing(const struct ig_infer_obs *a, size_t na,
 		       const struct ig_infer_obs *b, size_t nb, int k)
 {
-	size_t i, j = 0, both = 0, close = 0;
+	size_t i, j = nb, both = 0, close = 0;
 
-	for (i = 0; i < na; i++) {
+	for (i = na; i-- > 0;) {
 		uint64_t want = a[i].seq + (uint64_t)(int64_t)k, d;
 
-		while (j < nb && b[j].seq < want)
-			j++;
-		if (j == nb)
+		while (j > 0 && b[j - 1].seq > want)
+			j--;
+		if (j == 0)
 			break;
-		if (b[j].seq != want)
+		if (b[j - 1].seq != want)
 			continue;
-		if (a[i].sig != b[j].sig)
+		if (a[i].sig != b[j - 1].sig)
 			return 0;
-		if (!known(a[i].end) || !known(b[j].end))
+		if (!known(a[i].end) || !known(b[j - 1].end))
 			continue;
-		if (ig_min64(a[i].end, b[j].end) < ig_max64(a[i].launch, b[j].launch))
+		if (ig_min64(a[i].end, b[j - 1].end) <
+		    ig_max64(a[i].launch, b[j - 1].launch))
 			return 0;
-		both++;
-		d = a[i].end > b[j].end ? a[i].end - b[j].end : b[j].end - a[i].end;
-		close += d <= IG_INFER_END_NS;
+		d = a[i].end > b[j - 1].end ? a[i].end - b[j - 1].end
+					    : b[j - 1].end - a[i].end;
+		if (++both <= IG_INFER_WINDOW)
+			close += d <= IG_INFER_END_NS;
 	}
-	return close >= IG_INFER_MIN_CALLS && 4 * close >= 3 * both ? close : 0;
+	return close >= IG_INFER_MIN_CALLS ? close : 0;
 }
 
 bool ig_peers_infer_pair(const struct ig_infer_obs *a, size_t na,
@@ -291,16 +302,15 @@ static void replay(struct ig_engine *e, struct peers_infer *pi,
 	}
 }
 
-/* The component of @A over the pairs that agree: one inferred
- * communicator, when every pair's offsets are consistent. */
-static void grow(struct ig_engine *e, struct peers_infer *pi,
-		 struct infer_comm *A)
+/* @A's component (the communicators not inferred yet that agree with it,
+ * pairwise, transitively) and the inferred communicator it agrees with,
+ * if any (*@gi, @A's sequence + *@shift_a is its).  False: refused (two
+ * paths give one communicator two offsets, two of one process). */
+static bool component(struct ig_engine *e, struct peers_infer *pi,
+		      struct infer_comm *A, struct infer_comm **m, uint32_t *pn,
+		      int *gi, int64_t *shift_a)
 {
-	struct infer_comm *m[INFER_MEMBERS];
 	uint32_t n = 0, i, done = 0;
-	int64_t kmin = 0;
-	uint64_t id = 0x1d1e9a95ULL;
-	struct infer_group *G;
 	size_t j;
 	int k;
 
@@ -309,29 +319,96 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 	A->seen = true;
 	A->k = 0;
 	m[n++] = A;
+	*gi = -1;
 	while (done < n) {
 		struct infer_comm *X = m[done++];
 
 		for (j = 0; j < pi->nc; j++) {
 			struct infer_comm *Y = &pi->c[j];
 
-			if (Y->group >= 0 || Y->tgid == X->tgid)
+			if (Y->tgid == X->tgid || !pair(e, X, Y, &k))
 				continue;
-			if (!pair(e, X, Y, &k))
+			if (Y->group >= 0) {
+				/* seq_Y = seq_X + k; seq_X = seq_A + k_X */
+				int64_t sa = k + Y->shift + X->k;
+
+				if (*gi >= 0 && (*gi != Y->group || *shift_a != sa))
+					return false;
+				*gi = Y->group;
+				*shift_a = sa;
 				continue;
+			}
 			if (Y->seen) {
 				if (Y->k != X->k + k)
-					return;	/* offsets disagree: refused */
+					return false;
 				continue;
 			}
 			for (i = 0; i < n && m[i]->tgid != Y->tgid; i++)
 				;
 			if (i < n || n == INFER_MEMBERS)
-				return;	/* two of one process: refused */
+				return false;
 			Y->seen = true;
 			Y->k = X->k + k;
 			m[n++] = Y;
 		}
+	}
+	*pn = n;
+	return true;
+}
+
+/* @m (@n) join inferred communicator @gi from the sequence after any of
+ * its ranks' or theirs: a generation of more ranks.  What came before is
+ * matched without them. */
+static void join(struct peers_infer *pi, int gi, struct infer_comm **m,
+		 uint32_t n, int64_t shift_a)
+{
+	struct infer_group *G = &pi->g[gi];
+	int64_t from = 1;
+	uint32_t i;
+	size_t j;
+
+	if (G->ngen == INFER_GENS || G->n + n > INFER_MEMBERS)
+		return;
+	for (j = 0; j < pi->nc; j++) {
+		const struct infer_comm *C = &pi->c[j];
+
+		if (C->group != gi)
+			continue;
+		for (i = 0; i < n && m[i]->tgid != C->tgid; i++)
+			;
+		if (i < n)
+			return;	/* two of one process: refused */
+		from = ig_max64(from, (int64_t)C->last_seq + C->shift + 1);
+	}
+	for (i = 0; i < n; i++)
+		from = ig_max64(from, (int64_t)m[i]->last_seq + shift_a - m[i]->k + 1);
+	for (i = 0; i < n; i++) {
+		m[i]->group = gi;
+		m[i]->member = G->n + i;
+		m[i]->shift = shift_a - m[i]->k;
+	}
+	G->n += n;
+	G->gen[G->ngen].from = from;
+	G->gen[G->ngen++].n = G->n;
+}
+
+/* The communicators that agree with @A: a new inferred communicator, its
+ * held calls matched, or ranks joining one. */
+static void grow(struct ig_engine *e, struct peers_infer *pi,
+		 struct infer_comm *A)
+{
+	struct infer_comm *m[INFER_MEMBERS];
+	uint32_t n = 0, i;
+	int64_t kmin = 0, shift_a = 0;
+	uint64_t id = 0x1d1e9a95ULL;
+	struct infer_group *G;
+	int gi;
+
+	if (!component(e, pi, A, m, &n, &gi, &shift_a))
+		return;
+	if (gi >= 0) {
+		join(pi, gi, m, n, shift_a);
+		return;
 	}
 	if (n < 2 || !ig_grow((void **)&pi->g, &pi->capg, pi->ng, sizeof(*G)))
 		return;
@@ -340,8 +417,12 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 		id = ig_hash64(id ^ ig_hash64(((uint64_t)m[i]->tgid << 32) ^ m[i]->comm));
 	}
 	G = &pi->g[pi->ng];
+	memset(G, 0, sizeof(*G));
 	G->id = id ? id : 1;
 	G->n = n;
+	G->gen[0].from = INT64_MIN;
+	G->gen[0].n = n;
+	G->ngen = 1;
 	for (i = 0; i < n; i++) {
 		m[i]->group = (int)pi->ng;
 		m[i]->member = i;
@@ -351,6 +432,31 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 	pi->ng++;
 	e->peers->inferred_comms++;
 	replay(e, pi, G, m, n);
+}
+
+/* @C's call @r as its inferred communicator's: false when @C was not one
+ * of its ranks yet at that sequence. */
+static bool translate(struct ig_engine *e, const struct peers_infer *pi,
+		      const struct infer_comm *C, const struct ig_nccl *r,
+		      struct ig_nccl *out)
+{
+	const struct infer_group *G = &pi->g[C->group];
+	int64_t seq = (int64_t)r->seq + C->shift;
+	uint32_t g = G->ngen - 1;
+
+	while (g && seq < G->gen[g].from)
+		g--;
+	if (seq < 1 || C->member >= G->gen[g].n)
+		return false;
+	*out = *r;
+	out->id = G->id;
+	out->seq = (uint64_t)seq;
+	out->rank = (int32_t)C->member;
+	out->nranks = (int32_t)G->gen[g].n;
+	out->flags = (r->flags & ~IG_NCF_NO_ID) | IG_NCF_INFERRED;
+	e->peers->inferred_calls++;
+	ig_peers_local_inferred(e, out, C->rank);
+	return true;
 }
 
 bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
@@ -366,21 +472,7 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 		return false;
 	if (r->rank >= 0)
 		C->rank = r->rank;
-	if (C->group >= 0) {
-		const struct infer_group *G = &pi->g[C->group];
-
-		*out = *r;
-		out->id = G->id;
-		out->seq = (uint64_t)((int64_t)r->seq + C->shift);
-		out->rank = (int32_t)C->member;
-		out->nranks = (int32_t)G->n;
-		out->flags = (r->flags & ~IG_NCF_NO_ID) | IG_NCF_INFERRED;
-		if ((int64_t)out->seq < 1)
-			return false;
-		e->peers->inferred_calls++;
-		ig_peers_local_inferred(e, out, C->rank);
-		return true;
-	}
+	/* held as evidence also once inferred: a later rank's peers */
 	x = &C->ring[r->seq % INFER_RING];
 	memset(x, 0, sizeof(*x));
 	C->last_seq = r->seq;
@@ -396,6 +488,8 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 		launch(e, pi, C, x, r->h.ts);
 	/* the evidence so far: the calls before this one may have ended */
 	ends_of_process(e, pi, C->tgid);
+	if (C->group >= 0)
+		return translate(e, pi, C, r, out);
 	/* a few calls after it first agreed with another, so that every
 	 * rank here has had the time to say so too, its component */
 	if (C->paired_at && r->seq >= C->paired_at + INFER_SETTLE_CALLS) {
@@ -405,7 +499,7 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 	for (j = 0; j < pi->nc && !C->paired_at; j++) {
 		struct infer_comm *Y = &pi->c[j];
 
-		if (Y->group < 0 && Y->tgid != C->tgid && pair(e, C, Y, &k))
+		if (Y->tgid != C->tgid && pair(e, C, Y, &k))
 			C->paired_at = r->seq;
 	}
 	return false;
@@ -432,7 +526,7 @@ void ig_peers_infer_group_end(struct ig_engine *e, const struct ig_nccl *r)
 	for (i = 0; pi && i < pi->nc; i++) {
 		struct infer_comm *C = &pi->c[i];
 
-		if (C->tgid != r->h.tgid || C->group >= 0)
+		if (C->tgid != r->h.tgid)
 			continue;
 		for (j = 0; j < INFER_RING; j++) {
 			struct infer_call *x = &C->ring[j];
