@@ -61,6 +61,7 @@ include tests/fakenccl/fakenccl.mk
 # The views: the Perfetto writer and `top`, with programs the .t scripts drive.
 VIEW_OBJS := $(addprefix $(BUILD)/user/,views/pbwire.o views/perfetto.o)
 $(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
+$(BUILD)/tests/test_timeline_peers: $(VIEW_OBJS) $(addprefix $(BUILD)/user/,views/timeline_build.o views/timeline_peers.o)
 $(BUILD)/tests/test_progress: $(BUILD)/user/views/progress.o
 $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)
