@@ -167,6 +167,48 @@ static void test_bound_check_overshoot(void **state)
 	assert_int_equal(over, 10);
 }
 
+/* Many marks, each after a launch or two of three signatures (a query
+ * after every op): the program settles with a bounded tableau, and the
+ * replay with its durations ends by every mark. */
+static void test_bound_many(void **state)
+{
+	uint32_t nm = 20000, k, nl = 0, nerr = 0, f;
+	struct est_launch *l = calloc(2 * nm, sizeof(*l));
+	struct est_mark *m = calloc(nm, sizeof(*m));
+	double *err = calloc(nm, sizeof(*err)), w[3] = { 1, 1, 1 };
+	struct est_model md;
+	uint64_t t = T0;
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(m);
+	assert_non_null(err);
+	for (k = 0; k < nm; k++) {
+		uint32_t i, n = 1 + k % 2;
+
+		for (i = 0; i < n; i++) {
+			l[nl].t = t;
+			l[nl++].sig = (k * 7 + i) % 3;
+			t += 5 * US;
+		}
+		/* the mark (k * 13) % 97 us after the last launch, at least 3 */
+		m[k].t_in = m[k].t_end = t - 5 * US + (3 + (k * 13) % 97) * US;
+		m[k].fold = k % 5;
+		t = m[k].t_end + 20 * US;
+	}
+	assert_int_equal(ig_est_bound_fit(l, nl, m, nm, 3, w, 1e9, -1, &md), 0);
+	for (f = 0; f < 5; f++)
+		ig_est_bound_check(&md, l, nl, m, nm, (int)f, err, &nerr);
+	assert_int_equal(nerr, nm);
+	for (k = 0; k < nerr; k++)
+		assert_true(err[k] < 0.02);	/* within VIOL_NS */
+	for (f = 0; f < 3; f++)
+		assert_true(md.d[f] >= 3.0 * US - 1 && md.d[f] <= 8.0 * US);
+	free(l);
+	free(m);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_bound_chain),
 		cmocka_unit_test(test_bound_two),
 		cmocka_unit_test(test_bound_check_overshoot),
+		cmocka_unit_test(test_bound_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,8 @@
 
 #define LP_EPS		1e-9
 #define LP_MAX_PIVOTS	20000
-#define ROUNDS		200
+#define ROUNDS		2000
+#define ROUND_ROWS	256	/* rows added per round at most */
 #define VIOL_NS		10.0	/* a constraint violated past this is added */
 
 /*
@@ -203,6 +204,7 @@ int ig_est_bound_fit(const struct est_launch *l, uint32_t nl,
 		     const double *w, double cap, int skip, struct est_model *out)
 {
 	uint32_t n = nsig > EST_MAX_SIGS ? EST_MAX_SIGS : nsig, j, i, s, round;
+	uint32_t start = 0;
 	struct rows r = { .n = n };
 	double *v = calloc(n + 1, sizeof(*v)), x[EST_MAX_SIGS], opt;
 	uint32_t *first = NULL;
@@ -222,12 +224,16 @@ int ig_est_bound_fit(const struct est_launch *l, uint32_t nl,
 		x[s] = cap;
 	}
 	for (round = 0; round < ROUNDS; round++) {
+		uint32_t jj;
 		int added = 0;
 
-		for (j = 0; j < nm; j++) {
+		/* from where the last round stopped, a bounded batch: the
+		 * first solutions cut most of the others off */
+		for (jj = 0; jj < nm && added < ROUND_ROWS; jj++) {
 			uint32_t at = 0;
 			int k;
 
+			j = (start + jj) % nm;
 			if ((skip >= 0 && m[j].fold == skip) || first[j + 1] <= first[j])
 				continue;
 			if (worst(l, first[j], first[j + 1], &m[j], x, &at) <= VIOL_NS)
@@ -240,6 +246,7 @@ int ig_est_bound_fit(const struct est_launch *l, uint32_t nl,
 				goto done;
 			added += k;
 		}
+		start = nm ? (start + jj) % nm : 0;
 		if (!added)
 			break;
 		if (ig_est_lp_max(r.a, r.b, w, r.m, n, x, &opt))
