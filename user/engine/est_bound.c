@@ -206,7 +206,7 @@ int ig_est_bound_fit(const struct est_launch *l, uint32_t nl,
 	uint32_t n = nsig > EST_MAX_SIGS ? EST_MAX_SIGS : nsig, j, i, s, round;
 	uint32_t start = 0;
 	struct rows r = { .n = n };
-	double *v = calloc(n + 1, sizeof(*v)), x[EST_MAX_SIGS], opt;
+	double *v = calloc(n + 1, sizeof(*v)), x[EST_MAX_SIGS] = { 0 }, opt;
 	uint32_t *first = NULL;
 	int ret = -1;
 
