@@ -209,6 +209,38 @@ static void test_bound_many(void **state)
 	free(err);
 }
 
+/* The point: where the most busy time is reached with one duration at 0
+ * (a copy before each step's kernels takes all the slack), every
+ * signature is at the same fraction of its own range, the busy time half
+ * the largest, and the replay still ends by every mark. */
+static void test_bound_point(void **state)
+{
+	static struct job j;
+	struct est_model hi, pt;
+	double w[2], err[512];
+	uint32_t k, nerr = 0;
+
+	(void)state;
+	make(&j, 45, 4, 100 * US, 50 * US, 0);
+	for (k = 0; k < j.nl; k += 4)
+		j.l[k].sig = 1;		/* each step: 1 copy, 3 kernels */
+	w[0] = 3 * 45;
+	w[1] = 45;
+	assert_int_equal(ig_est_bound_fit(j.l, j.nl, j.m, j.nm, 2, w, 1e9, -1, &hi), 0);
+	assert_int_equal(ig_est_bound_point(j.l, j.nl, j.m, j.nm, 2, w, 1e9, &hi, &pt), 0);
+	assert_true(pt.d[0] > 0 && pt.d[1] > 0);
+	assert_true(fabs(w[0] * pt.d[0] + w[1] * pt.d[1] -
+			 (w[0] * hi.d[0] + w[1] * hi.d[1]) / 2) < 1);
+	/* the same fraction of each one's own largest: 50 us for a kernel
+	 * (the last launch), 350 us for the copy (its chain, kernels at 0) */
+	assert_true(fabs(pt.d[0] / (50.0 * US) - pt.d[1] / (350.0 * US)) < 1e-6);
+	for (k = 0; k < 5; k++)
+		ig_est_bound_check(&pt, j.l, j.nl, j.m, j.nm, (int)k, err, &nerr);
+	assert_int_equal(nerr, 45);
+	for (k = 0; k < nerr; k++)
+		assert_true(err[k] < 0.01);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_bound_two),
 		cmocka_unit_test(test_bound_check_overshoot),
 		cmocka_unit_test(test_bound_many),
+		cmocka_unit_test(test_bound_point),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -284,3 +284,62 @@ void ig_est_bound_check(const struct est_model *md, const struct est_launch *l,
 	}
 	free(first);
 }
+
+/* The largest t such that the replay with t * @u ends by every mark. */
+static double scale_max(const struct est_launch *l, const uint32_t *first,
+			const struct est_mark *m, uint32_t nm, const double *u,
+			uint32_t n, double cap)
+{
+	double t = INFINITY;
+	uint32_t j, i;
+
+	for (i = 0; i < n; i++)
+		if (u[i] > 0 && cap / u[i] < t)
+			t = cap / u[i];
+	for (j = 0; j < nm; j++) {
+		double suf = 0;
+
+		for (i = first[j + 1]; i-- > first[j];) {
+			double room = (double)m[j].t_end - (double)l[i].t;
+
+			suf += u[l[i].sig];
+			if (suf > 0 && room / suf < t)
+				t = room < 0 ? 0 : room / suf;
+		}
+	}
+	return t;
+}
+
+int ig_est_bound_point(const struct est_launch *l, uint32_t nl,
+		       const struct est_mark *m, uint32_t nm, uint32_t nsig,
+		       const double *w, double cap, const struct est_model *hi,
+		       struct est_model *out)
+{
+	double u[EST_MAX_SIGS] = { 0 }, e[EST_MAX_SIGS], busy = 0, ub = 0, t;
+	uint32_t n = hi->nsig, s, *first = NULL;
+	struct est_model one;
+
+	*out = *hi;
+	for (s = 0; s < n; s++) {
+		busy += w[s] * hi->d[s];
+		u[s] = hi->d[s];
+		if (!w[s])
+			continue;
+		/* this signature's own largest duration */
+		memset(e, 0, sizeof(e));
+		e[s] = 1;
+		if (ig_est_bound_fit(l, nl, m, nm, nsig, e, cap, -1, &one))
+			return -1;
+		u[s] = one.d[s];
+	}
+	for (s = 0; s < n; s++)
+		ub += w[s] * u[s];
+	if (chains(l, nl, m, nm, &first))
+		return -1;
+	t = scale_max(l, first, m, nm, u, n, cap);
+	free(first);
+	t = ub > 0 ? fmin(busy / 2 / ub, t) : 0;
+	for (s = 0; s < n; s++)
+		out->d[s] = t * u[s];
+	return 0;
+}

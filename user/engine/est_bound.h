@@ -33,6 +33,16 @@ int ig_est_bound_fit(const struct est_launch *l, uint32_t nl,
 		     const struct est_mark *m, uint32_t nm, uint32_t nsig,
 		     const double *w, double cap, int skip, struct est_model *out);
 
+/* The point between no busy time and @hi's (ig_est_bound_fit's): every
+ * signature at the same fraction of its own largest duration (each
+ * maximised alone), that fraction making half @hi's busy time @w.d, or
+ * less where the marks allow no more.  0, or -1 on ENOMEM or a program
+ * that did not settle. */
+int ig_est_bound_point(const struct est_launch *l, uint32_t nl,
+		       const struct est_mark *m, uint32_t nm, uint32_t nsig,
+		       const double *w, double cap, const struct est_model *hi,
+		       struct est_model *out);
+
 /* For each mark of fold @fold with launches before it: by how much (us,
  * 0 when not) the queue replayed with @md overshoots its t_end,
  * appended to @err. */

@@ -321,9 +321,14 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 		d->k = NULL;
 		return;
 	}
-	for (i = 0; i < hi.nsig; i++)
-		hi.d[i] /= 2;
-	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	if (ig_est_bound_point(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
+			       cap, &hi, &f)) {
+		r->refused = "the bounds on the durations did not settle";
+		free(d->k);
+		d->k = NULL;
+		return;
+	}
+	ig_est_replay(&f, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
