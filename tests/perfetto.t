@@ -3,7 +3,8 @@
 # project's subset of Perfetto's schema, its interned ids resolve, its
 # slices balance and nest, its flows start and end on slices, the device's
 # idle slices are those written; a full disk is an error; the intern
-# tables stay bounded on many distinct strings.
+# tables stay bounded on many distinct strings.  As root: a storage run's
+# trace, and 4 ranks with one starved, whose waits flow to its cause.
 . "$(dirname "$0")/lib.sh"
 SYNTH=$IG_TOP/build/tests/view/pf_synth
 SCHEMA=$IG_TOP/tests/perfetto
@@ -106,4 +107,91 @@ noclock "$TMP/r.pftrace" > "$TMP/r.noclock"
 noclock "$TMP/p.pftrace" > "$TMP/p.noclock"
 ok "the replay gives the same trace, but for the clock snapshot" -- cmp -s "$TMP/r.noclock" "$TMP/p.noclock"
 is "$(grep -c 'clock_snapshot' "$TMP/r.txt")" 1 "the trace has one clock snapshot"
+
+# Collectives across ranks (design §4.9, §7.8): 4 ranks of trainsim, rank 2
+# starved by storage.  The other ranks' waits for it flow to slices on rank
+# 2's process named by its cause; each flow starts once and ends once, no
+# earlier; a balanced job's waits start (almost) no flow.
+[ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] || { skip "ranks' flows" "build/simgpu/libnccl.so.2 not built"; done_testing; exit; }
+ranks() {
+	"$IG" run -q --json "$TMP/$1.json" --perfetto "$TMP/$1.pftrace" -- \
+		"$TS" ranks --world 4 -s "$1" --steps 60 --truth "$TMP/$1.truth" > "$TMP/$1.out" 2>&1 &&
+	protoc --proto_path="$SCHEMA" --decode=perfetto.protos.Trace "$SCHEMA/perfetto-subset.proto" \
+		< "$TMP/$1.pftrace" > "$TMP/$1.txt" &&
+	"$CHECK" --forward --dump "$TMP/$1.slices" < "$TMP/$1.txt" > /dev/null 2> "$TMP/$1.err"
+}
+for s in storage balanced; do
+	ok "ranks $s: traced, decoded, interning, nesting and flows (forward in time) check" -- ranks $s ||
+		sed 's/^/# /' "$TMP/$s.out" "$TMP/$s.err"
+done
+pychecks "$TMP/storage.slices" "$TMP/storage.truth" "$TMP/balanced.slices" "$TMP/balanced.truth" <<'PY'
+import json, re, sys
+from tap import check
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return {"tracks": {}, "slices": []}
+
+def flows(d):
+    """Each flow id: the slices it starts on and ends on."""
+    starts, ends = {}, {}
+    for s in d["slices"]:
+        for f in s["out"]:
+            starts.setdefault(f, []).append(s)
+        for f in s["in"]:
+            ends.setdefault(f, []).append(s)
+    return starts, ends
+
+def rank_pids(d):
+    pids = {}
+    for t in d["tracks"].values():
+        m = re.match(r"rank (\d+) collectives \(pid (\d+)\)", t["name"] or "")
+        if m:
+            pids[int(m.group(1))] = int(m.group(2))
+    return pids
+
+d, truth = load(sys.argv[1]), json.load(open(sys.argv[2]))
+late, cause = truth["straggler"], truth["straggler_cause"]
+pids = rank_pids(d)
+starts, ends = flows(d)
+check(all(len(starts.get(f, [])) == 1 and len(ends.get(f, [])) == 1
+          for f in set(starts) | set(ends)),
+      "storage: each flow id has exactly one start and one end",
+      "%d started, %d ended" % (len(starts), len(ends)))
+waits = {}
+for f, (s,) in ((f, v) for f, v in starts.items() if len(v) == 1):
+    if not s["name"].startswith("waiting for rank"):
+        continue
+    e = ends.get(f, [None])[0]
+    m = re.match(r"rank (\d+) collectives", s["track_name"] or "")
+    if e and m and e["pid"] == pids.get(late) and cause in e["name"] and e["ts"] >= s["ts"]:
+        waits.setdefault(int(m.group(1)), []).append((s, e))
+others = sorted(r for r in pids if r != late)
+check(len(pids) == 4 and all(len(waits.get(r, [])) > 0 for r in others),
+      "storage: every other rank's waits flow to a %s slice on rank %d's process" % (cause, late),
+      "flows by waiting rank %s; ranks %s" % ({r: len(v) for r, v in waits.items()}, pids))
+to_late = [s for f, v in starts.items() for s in v
+           if s["name"].startswith("waiting for rank %d:" % late)]
+check(to_late and sum(len(v) for v in waits.values()) >= len(to_late) // 2,
+      "storage: most waits for rank %d end on its %s slices" % (late, cause),
+      "%d of %d" % (sum(len(v) for v in waits.values()), len(to_late)))
+check(waits and all(e["name"].startswith("late: ") and e["track_name"].startswith("rank %d late" % late)
+          and s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]
+          for v in waits.values() for s, e in v),
+      "storage: each ends on a 'late: CAUSE' slice inside the wait, on rank %d's own track" % late)
+
+b, bt = load(sys.argv[3]), json.load(open(sys.argv[4]))
+tw = sum(r["nccl"]["wait_s"] for r in bt["ranks"])
+tc = tw + sum(r["nccl"]["transfer_s"] for r in bt["ranks"])
+bwaits = [s for s in b["slices"] if s["name"].startswith("waiting for")]
+bflows = [s for s in bwaits if s["out"]]
+if tc and tw > 0.05 * tc:
+    check(True, "balanced: (almost) no wait starts a flow # SKIP the job was not balanced on "
+          "this host: the simulator's truth has %.1f%% of collective time waiting" % (100.0 * tw / tc))
+else:
+    check(bwaits and len(bflows) <= max(2, len(bwaits) // 20),
+          "balanced: (almost) no wait starts a flow", "%d of %d waits" % (len(bflows), len(bwaits)))
+PY
 done_testing

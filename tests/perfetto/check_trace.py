@@ -3,11 +3,20 @@
 """Checks a trace decoded by `protoc --decode=perfetto.protos.Trace` (text
 on stdin): interned ids defined on their sequence since its last clear,
 tracks declared, slices balanced and nested per track, and every flow
-started on one slice and ended on another that exists.  Prints the idle
-slices of device tracks as "ts dur name" lines, one per slice, for the
-caller to compare, and exits 1 with a reason on the first problem."""
+started on one slice and ended on another that exists (with --forward,
+one that begins no earlier: Perfetto reads events in time order and drops
+a flow whose end it reads first).  Prints the idle slices of device
+tracks as "ts dur name" lines, one per slice, for the caller to compare,
+and exits 1 with a reason on the first problem.  With --dump FILE (after
+--forward, if given) it also writes every slice as JSON (ts, dur, name,
+track and its name, the pid of the process the track is drawn under,
+flows out and in), and the tracks, for a caller's own checks."""
+import json
 import re
 import sys
+
+FORWARD = sys.argv[1:2] == ['--forward']
+ARGS = sys.argv[1 + FORWARD:]
 
 TOKEN = re.compile(r'\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*(\{|:\s*("(?:[^"\\]|\\.)*"|[^\s{}]+))|(\}))')
 
@@ -104,11 +113,30 @@ def main():
             fail("track %s: %d slices never end" % (track, len(st)))
     nesting(slices)
     flows(slices)
+    if len(ARGS) > 1 and ARGS[0] == '--dump':
+        dump(ARGS[1], tracks, slices)
     for s in slices:
         if s['device'] and s['name'].startswith('idle'):
             print(s['ts'], s['dur'], s['name'], ' '.join(
                 '%s=%s' % kv for kv in sorted(s['annots'].items())))
     print("# slices=%d tracks=%d" % (len(slices), len(tracks)), file=sys.stderr)
+
+
+def dump(path, tracks, slices):
+    """The slices as JSON, each with its track's name and process."""
+    pids = {}
+    for uuid, td in tracks.items():
+        for d in td.get('process', []) + td.get('thread', []):
+            pids[uuid] = int(one(d, 'pid'))
+    info = {}
+    for uuid, td in tracks.items():
+        parent = one(td, 'parent_uuid')
+        info[uuid] = {'name': one(td, 'name'), 'pid': pids.get(uuid, pids.get(parent))}
+    out = [{'ts': s['ts'], 'dur': s['dur'], 'name': s['name'], 'track': s['track'],
+            'track_name': info[s['track']]['name'], 'pid': info[s['track']]['pid'],
+            'out': s['out'], 'in': s['in'], 'annots': s['annots']} for s in slices]
+    with open(path, 'w') as f:
+        json.dump({'tracks': info, 'slices': out}, f)
 
 
 def event(state, tracks, open_, slices, ts, ev):
@@ -170,6 +198,11 @@ def flows(slices):
             fail("flow %s into %s starts on no slice" % (f, ends[f]['name']))
         if ends[f] is starts[f]:
             fail("flow %s starts and ends on one slice" % f)
+        # Perfetto reads events in time order: an end seen before its start
+        # belongs to no flow and the flow is dropped
+        if FORWARD and ends[f]['ts'] < starts[f]['ts']:
+            fail("flow %s into %s at %d starts later, at %d on %s" % (
+                f, ends[f]['name'], ends[f]['ts'], starts[f]['ts'], starts[f]['name']))
     print("# flows=%d" % len(starts), file=sys.stderr)
 
 

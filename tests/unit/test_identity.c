@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "host/identity.h"
+#include "stream/records.h"
 
 #define UID	"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
 #define UIDU	"1f0e4b1c_2d3a_4e5f_8a9b_0c1d2e3f4a5b"
@@ -297,6 +298,78 @@ static void test_container_files_ignored(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+
+/* The IDENT record (identity_rec.c): the pod from the outermost kubepods
+ * cgroup and the runtime's record of its container; what the process
+ * says (its environment) or nests below its own cgroup names nothing. */
+static void test_ident_record(void **state)
+{
+	char root[] = "/tmp/ig-identity-XXXXXX", cmd[2048];
+	struct ig_ident r;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p 9 10 11 && "
+		 "printf '0::/kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope/kubepods/pod%s/%s\n' > 9/cgroup && "
+		 "printf 'POD_NAME=victim\\0POD_NAMESPACE=finance\\0HOSTNAME=victim\\0' > 9/environ && "
+		 "printf '0::/user.slice/session-1.scope\n' > 10/cgroup && "
+		 "printf 'POD_NAME=trainer-0\\0KUBERNETES_SERVICE_HOST=10.0.0.1\\0' > 10/environ && "
+		 "for c in %s %s; do mkdir -p run/containerd/io.containerd.runtime.v2.task/k8s.io/$c; done && "
+		 "printf '{\"annotations\": {\"io.kubernetes.cri.sandbox-uid\": \"%s\", "
+		 "\"io.kubernetes.cri.sandbox-name\": \"trainer-0\", "
+		 "\"io.kubernetes.cri.sandbox-namespace\": \"ml\"}}' "
+		 "> run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json && "
+		 "printf '{\"annotations\": {\"io.kubernetes.cri.sandbox-uid\": \"%s\", "
+		 "\"io.kubernetes.cri.sandbox-name\": \"victim\", "
+		 "\"io.kubernetes.cri.sandbox-namespace\": \"finance\"}}' "
+		 "> run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
+		 root, UIDU, CID, UID2, CID2, CID, CID2, UID, CID, UID2, CID2);
+	assert_int_equal(system(cmd), 0);
+	ig_identity_set_node_root(root);
+	ig_identity_record_forget();
+	assert_int_equal(ig_identity_record(&r, root, 9, 1234), 0);
+	assert_int_equal(r.h.type, IG_REC_IDENT);
+	assert_int_equal(r.h.size, sizeof(r));
+	assert_true(r.h.size >= ig_rec_min_size(IG_REC_IDENT) && r.h.size % 8 == 0);
+	assert_string_equal(ig_rec_type_name(IG_REC_IDENT), "ident");
+	assert_int_equal(r.h.tgid, 9);
+	assert_int_equal(r.h.tid, 9);
+	assert_int_equal(r.h.ts, 1234);
+	assert_string_equal(r.pod_uid, UID);
+	assert_string_equal(r.container, CID);
+	assert_string_equal(r.runtime, "containerd");
+	assert_string_equal(r.pod, "trainer-0");
+	assert_string_equal(r.namespace, "ml");
+	/* read once per container: the same names without the file */
+	snprintf(cmd, sizeof(cmd), "mv %s/run %s/run.moved", root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ig_identity_record(&r, root, 9, 1235), 0);
+	assert_string_equal(r.pod, "trainer-0");
+	assert_string_equal(r.namespace, "ml");
+	ig_identity_record_forget();
+	assert_int_equal(ig_identity_record(&r, root, 9, 1236), 0);
+	assert_string_equal(r.pod, "");
+	snprintf(cmd, sizeof(cmd), "mv %s/run.moved %s/run", root, root);
+	assert_int_equal(system(cmd), 0);
+	/* in no pod nor container: no record, whatever it says */
+	assert_int_equal(ig_identity_record(&r, root, 10, 1), -ENOENT);
+	/* gone */
+	assert_int_equal(ig_identity_record(&r, root, 11, 1), -ENOENT);
+	assert_int_equal(ig_identity_record(&r, root, 12, 1), -ENOENT);
+	/* a record that names another pod leaves the name unknown */
+	snprintf(cmd, sizeof(cmd), "printf '0::/kubepods/pod%s/%s\n' > %s/11/cgroup",
+		 UID2, CID, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ig_identity_record(&r, root, 11, 1), 0);
+	assert_string_equal(r.pod_uid, UID2);
+	assert_string_equal(r.pod, "");
+	assert_string_equal(r.namespace, "");
+	ig_identity_set_node_root(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void check_gpu(const char *cvd, unsigned int ord, const char *gpu,
 		      const char *uuid)
 {
@@ -386,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_gone_and_self),
 		cmocka_unit_test(test_comm_escaped),
 		cmocka_unit_test(test_container_files_ignored),
+		cmocka_unit_test(test_ident_record),
 		cmocka_unit_test(test_gpu),
 		cmocka_unit_test(test_gpu_token),
 		cmocka_unit_test(test_environ_edges),

@@ -54,10 +54,11 @@ struct ig_obs_span {
 	/* IG_OBS_COLLECTIVE (docs/design.md §4.9), given when it settles,
 	 * after the device's own spans: [t0, t1) from the rank's launch to
 	 * its end, waiting for peers until wait_until; the causes are why
-	 * the late rank was late; tid/tgid the rank's launching thread */
+	 * the late rank was late; tid/tgid the rank's launching thread,
+	 * late_tid the late rank's, whose walk gave the causes */
 	uint64_t wait_until;
 	int32_t rank, late_rank;	/* -1: unknown */
-	uint32_t late_pid;
+	uint32_t late_pid, late_tid;
 	const char *op;		/* "all_reduce" */
 };
 

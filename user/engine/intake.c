@@ -9,6 +9,7 @@
 #include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
+#include "engine/idents.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
 
@@ -377,6 +378,12 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		struct ig_libnccl ln;
 
 		ig_peers_lib(e, REC(struct ig_libnccl, rec, ln));
+		break;
+	}
+	case IG_REC_IDENT: {
+		struct ig_ident id;
+
+		ig_engine_ident_on_rec(e, REC(struct ig_ident, rec, id));
 		break;
 	}
 	case IG_REC_END: {

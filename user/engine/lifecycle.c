@@ -11,6 +11,7 @@
 #include "engine/estimate.h"
 #include "engine/model.h"
 #include "engine/peers.h"
+#include "engine/idents.h"
 #include "engine/merge.h"
 #include "engine/files.h"
 #include "engine/stacks.h"
@@ -195,6 +196,7 @@ void ig_engine_free(struct ig_engine *e)
 	ig_est_free(e);
 	ig_peers_free(e);
 	ig_merge_free(e);
+	ig_engine_idents_free(e);
 	while (e->tasks.thr_head)
 		ig_tasks_thread_free(e, e->tasks.thr_head);
 	it = 0;

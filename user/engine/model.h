@@ -418,6 +418,8 @@ struct ig_engine {
 				 * NULL until an NCCL record comes */
 	struct ig_merge *merge;	/* several hosts' recordings (merge.c);
 				 * NULL: one */
+	struct ig_idents *idents;	/* pods of processes (idents.c);
+					 * NULL until an IDENT record comes */
 };
 
 /* ---- gpu.c ---- */

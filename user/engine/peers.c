@@ -132,7 +132,7 @@ static void observe(struct ig_engine *e, const struct peers_call *c,
 		.kind = IG_OBS_COLLECTIVE, .device = c->device, .t0 = c->launch,
 		.t1 = c->launch + coll, .tid = c->tid, .tgid = c->tgid,
 		.wait_until = ig_max64(A, c->launch), .rank = R->rank,
-		.late_rank = RL->rank, .late_pid = L->tgid,
+		.late_rank = RL->rank, .late_pid = L->tgid, .late_tid = L->tid,
 		.op = ig_nccl_op_name(c->api),
 	};
 	unsigned int order[IG_C__MAX];

@@ -9,10 +9,23 @@
 #include "engine/report.h"
 #include "engine/jsonval.h"
 #include "engine/merge.h"
+#include "engine/idents.h"
 
 static double sec(uint64_t ns)
 {
 	return (double)ns / 1e9;
+}
+
+/* The pod of the ranks on GPU @ordinal, where they share one. */
+static void dev_ident(const struct ig_engine *e, jo *o, int ordinal)
+{
+	uint32_t pids[64], i;
+	size_t n = 0;
+
+	for (i = 0; e->peers && i < e->peers->nranks && n < 64; i++)
+		if (e->peers->ranks[i].device == ordinal)
+			pids[n++] = e->peers->ranks[i].pid;
+	ig_engine_ident_json_common(e, o, pids, n);
 }
 
 void ig_peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
@@ -22,6 +35,7 @@ void ig_peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
 
 	ig_peers_dev(e, ordinal, &w, &coll, &rank);
 	json_object_object_add(o, "rank", rank >= 0 ? json_object_new_int(rank) : NULL);
+	dev_ident(e, o, ordinal);
 	json_object_object_add(o, "collective_s", jsec(coll));
 	json_object_object_add(o, "peer_wait_s", jsec(w));
 }
@@ -62,6 +76,7 @@ jo *ig_peers_json_stragglers(const struct ig_engine *e)
 				       json_object_new_int(v[i]->rank) : NULL);
 		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, v[i]->pid)));
 		json_object_object_add(o, "host", jstr(ig_merge_host_of(e, v[i]->pid)));
+		ig_engine_ident_json(e, o, v[i]->pid);
 		json_object_object_add(o, "late_s", jsec(v[i]->late_ns));
 		json_object_object_add(o, "collectives", ju64(v[i]->collectives));
 		json_object_object_add(o, "causes", causes_json(v[i]));
@@ -86,6 +101,7 @@ static jo *ranks_json(const struct ig_engine *e)
 		json_object_object_add(o, "pid", ju64(ig_merge_host_pid(e, R->pid)));
 		if (e->merge)
 			json_object_object_add(o, "host", jstr(ig_merge_host_of(e, R->pid)));
+		ig_engine_ident_json(e, o, R->pid);
 		json_object_object_add(o, "device", json_object_new_int(R->device));
 		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
 		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
@@ -140,24 +156,28 @@ void ig_peers_text(FILE *out, const struct ig_engine *e)
 	for (i = 0; i < ps->nranks; i++) {
 		const struct peers_rank *R = &ps->ranks[i];
 
-		char rk[16];
+		char rk[16], pod[160];
 
 		if (R->rank >= 0)
 			snprintf(rk, sizeof(rk), "%d", R->rank);
 		else
 			snprintf(rk, sizeof(rk), "?");
-		fprintf(out, "  rank %-4s pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s\n",
+		ig_engine_ident_text(e, R->pid, pod, sizeof(pod));
+		fprintf(out, "  rank %-4s pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s%s\n",
 			rk, ig_merge_host_pid(e, R->pid), R->device, sec(R->wait_ns),
 			sec(R->late_ns), e->merge ? " on " : "",
-			e->merge ? ig_merge_host_of(e, R->pid) : "");
+			e->merge ? ig_merge_host_of(e, R->pid) : "", pod);
 	}
 	n = ig_peers_stragglers(e, &v);
 	if (!n)
 		fprintf(out, "  no straggler: no rank kept the others waiting\n");
 	for (i = 0; i < n; i++) {
-		fprintf(out, "  straggler: rank %d (pid %u on %s), late %.3f s in %llu collectives:\n",
+		char pod[160];
+
+		ig_engine_ident_text(e, v[i]->pid, pod, sizeof(pod));
+		fprintf(out, "  straggler: rank %d (pid %u on %s%s), late %.3f s in %llu collectives:\n",
 			v[i]->rank, ig_merge_host_pid(e, v[i]->pid),
-			ig_merge_host_of(e, v[i]->pid), sec(v[i]->late_ns),
+			ig_merge_host_of(e, v[i]->pid), pod, sec(v[i]->late_ns),
 			(unsigned long long)v[i]->collectives);
 		m = ig_names_by_ns(v[i]->cause_ns, order);
 		for (k = 0; k < m && k < 5; k++)

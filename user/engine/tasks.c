@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/stacks.h"
+#include "engine/idents.h"
 #include "util/util.h"
 
 static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
@@ -346,6 +347,7 @@ void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 	switch (r->kind) {
 	case IG_PROC_FORK:
 		on_fork(e, r);
+		ig_engine_ident_on_fork(e, r->ppid, r->h.tgid);
 		break;
 	case IG_PROC_THREAD:
 		t = ig_tasks_thread_find(e, r->h.tid);

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 struct ig_identity {
 	char pod_uid[40];	/* 8-4-4-4-12, or a static pod's 32 hex */
@@ -67,6 +68,19 @@ void ig_identity_parse_runtime(const char *buf, size_t len,
  * gone (nothing read at all).
  */
 int ig_identity_read(const char *proc_root, pid_t pid, struct ig_identity *id);
+
+/*
+ * The IDENT record of @pid at @ts (identity_rec.c): only what the node
+ * vouches for, from its cgroup (under @proc_root, "/proc" when NULL) and
+ * the runtime's record of its container.  0, -ENOENT when it is in no pod
+ * nor container, or the -errno of reading its cgroup.
+ */
+struct ig_ident;
+int ig_identity_record(struct ig_ident *r, const char *proc_root, pid_t pid,
+		       __u64 ts);
+/* The runtime records ig_identity_record() keeps, by container, are
+ * forgotten (the node root changed).  Neither is thread-safe. */
+void ig_identity_record_forget(void);
 
 /* The parsers ig_identity_read uses, on the file contents (any bytes,
  * not NUL-terminated); each fills only the fields it finds. */

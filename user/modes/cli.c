@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "host/identity.h"
 #include "modes/cli.h"
 #include "probes/log.h"
 
@@ -16,7 +17,7 @@ enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
-	OPT_PERFETTO, OPT_CLOCK_OFFSET,
+	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -64,6 +65,7 @@ static const struct argp_option options[] = {
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
 	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (open it in ui.perfetto.dev)", 0 },
+	{ "node-root", OPT_NODE_ROOT, "DIR", 0, "Read the container runtimes' records (pod names) under DIR/run (default /)", 0 },
 	/* stacks */
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks of the idle time (flame graph input), the cause as root", 0 },
 	{},
@@ -264,6 +266,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_USER: c->s.run_user = arg; break;
 	case OPT_AS_ROOT: c->s.as_root = true; break;
 	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
+	case OPT_NODE_ROOT:
+		if (arg[0] != '/' || strlen(arg) >= 200) {
+			argp_error(st, "invalid --node-root: '%s' (an absolute directory)", arg);
+			bad = true;
+		} else
+			ig_identity_set_node_root(arg);
+		break;
 	case OPT_CLOCK_OFFSET:
 		parse_clock_offset(st, c, arg);
 		break;

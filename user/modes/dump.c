@@ -198,6 +198,15 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 			l->nattached, l->nsyms, l->is_static, ESC(0, l->path));
 		break;
 	}
+	case IG_REC_IDENT: {
+		const struct ig_ident *d = (const void *)r;
+
+		fprintf(f, " pod_uid=%s pod=%s", ESC(0, d->pod_uid), ESC(1, d->pod));
+		fprintf(f, " namespace=%s container=%s", ESC(0, d->namespace),
+			ESC(1, d->container));
+		fprintf(f, " runtime=%s", ESC(0, d->runtime));
+		break;
+	}
 	case IG_REC_MAPPING: {
 		const struct ig_mapping *m = (const void *)r;
 

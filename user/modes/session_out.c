@@ -143,9 +143,13 @@ int ig_session_close_timeline(struct session *s, const struct ig_output_opts *ou
 		ig_err("cannot write %s: %s", out->perfetto_path, strerror(-err));
 		return 1;
 	}
-	ig_debug("%s: %llu bytes, %llu slices, %llu instants", out->perfetto_path,
+	ig_debug("%s: %llu bytes, %llu slices, %llu instants, %llu flows", out->perfetto_path,
 		 (unsigned long long)st.bytes, (unsigned long long)st.slices,
-		 (unsigned long long)st.instants);
+		 (unsigned long long)st.instants, (unsigned long long)st.flows);
+	if (st.flows_left_out)
+		ig_warn("%s: %llu waits for peers drawn without their flow (at most %d)",
+			out->perfetto_path, (unsigned long long)st.flows_left_out,
+			IG_TIMELINE_PEER_FLOWS);
 	return 0;
 }
 

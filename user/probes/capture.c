@@ -6,6 +6,7 @@
 #include "probes/capture.h"
 #include "probes/log.h"
 #include "probes/pyframes.h"
+#include "host/identity.h"
 #include "host/procfs.h"
 #include "stacks/symbolize.h"
 
@@ -19,6 +20,17 @@ static void emit(struct ig_capture *c, const struct ig_hdr *rec)
 static void emit_cb(const struct ig_hdr *rec, void *ctx)
 {
 	emit(ctx, rec);
+}
+
+/* The pod and container of @pid, when the node names one (design §7.7):
+ * read as it is followed and at each exec, the cgroup the runtime put it
+ * in before its image ran. */
+static void emit_ident(struct ig_capture *c, pid_t pid, __u64 ts)
+{
+	struct ig_ident r;
+
+	if (!ig_identity_record(&r, NULL, pid, ts))
+		emit(c, &r.h);
 }
 
 /* Records discovery makes go in the stream as the kernel's do; the
@@ -79,6 +91,9 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	if (rec->type == IG_REC_PYSTACK)
 		ig_pyframes_on_stack(c->py, rec, emit_cb, c);
 	emit(c, rec);
+	if (rec->type == IG_REC_PROC &&
+	    ((const struct ig_proc *)rec)->kind == IG_PROC_EXEC)
+		emit_ident(c, (pid_t)rec->tgid, rec->ts);
 }
 
 int ig_capture_open(struct ig_capture *c, const struct ig_capture_opts *o)
@@ -167,6 +182,7 @@ void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts)
 
 	ig_proc_task_record(&r, pid, pid, ts);
 	emit(c, &r.h);
+	emit_ident(c, pid, ts);
 	ig_proc_for_each_thread(pid, emit_thread, &t);
 }
 

@@ -62,7 +62,9 @@ void ig_capture_close(struct ig_capture *c);
 /* Tracks @pid and its threads in the kernel.  0, -ESRCH when it is gone
  * (a zombie included), or another negative errno.  Nothing is said. */
 int ig_capture_track(struct ig_capture *c, pid_t pid);
-/* The TASK records of @pid and its threads, at @ts. */
+/* The TASK records of @pid and its threads, and its IDENT record when the
+ * node names its pod or container, at @ts.  An exec the kernel reports
+ * brings a new IDENT record as well. */
 void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts);
 
 /* Host-wide: every process mapping a libcuda that discovery does not

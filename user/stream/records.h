@@ -108,6 +108,22 @@ struct ig_libnccl {
 	char path[256];
 };
 
+/* The workload identity of a process that the node vouches for (design
+ * §7.7, user/host/identity.h): its pod from the outermost kubepods cgroup,
+ * the pod's name and namespace from the container runtime's record of its
+ * container; never what the process says of itself.  Each field a
+ * NUL-terminated string, "" when unknown.  Written when a process is
+ * followed or exec's, only when one field is known; a forked child has
+ * its parent's until its own. */
+struct ig_ident {
+	struct ig_hdr h;	/* tgid */
+	char pod_uid[40];
+	char container[72];	/* hex id */
+	char runtime[16];	/* "containerd", "cri-o", "docker", "podman" */
+	char pod[64];
+	char namespace[64];
+};
+
 /* A file mapping, for naming the file behind a fault address. */
 struct ig_mapping {
 	struct ig_hdr h;	/* tgid */
@@ -185,6 +201,7 @@ union ig_rec {
 	struct ig_file f;
 	struct ig_gpumap g;
 	struct ig_nccl nc;
+	struct ig_ident id;
 };
 
 /* Smallest valid size of a record of the given type, 0 if unknown. */

@@ -355,7 +355,8 @@ int ig_perfetto_device(struct ig_perfetto *w, const struct ig_tl_device *d)
 
 	if (!d->name)
 		snprintf(name, sizeof(name), "GPU %u", d->id);
-	return put_track(w, TRACK_DEVICE | d->id, 0, d->name ? d->name : name, NULL, NULL);
+	return put_track(w, TRACK_DEVICE | d->id, d->pid ? TRACK_PROCESS | d->pid : 0,
+			 d->name ? d->name : name, NULL, NULL);
 }
 
 static void process_desc(struct ig_pb *b, const void *arg)
@@ -459,6 +460,7 @@ static void put_detail(struct ig_perfetto *w, const struct ig_tl_slice *s)
 	put_str(w, T_EVENT_NAME, F_TE_NAME_IID, F_TE_NAME, s->name);
 	for (i = 0; i < s->n_flow_out; i++)
 		ig_pb_fixed64(&w->ev, F_TE_FLOW, s->flow_out[i]);
+	w->st.flows += s->n_flow_out;
 	for (i = 0; i < s->n_flow_in; i++)
 		ig_pb_fixed64(&w->ev, F_TE_FLOW_END, s->flow_in[i]);
 	for (i = 0; i < s->n_annots; i++)

@@ -25,6 +25,9 @@ struct ig_perfetto_stats {
 	uint64_t packets, slices, instants;
 	uint64_t interned;	/* strings given an iid */
 	uint64_t resets;	/* intern tables cleared when full */
+	uint64_t flows;		/* started */
+	uint64_t flows_left_out;	/* by the timeline's bound on flows across
+					 * ranks (timeline_build.h); 0 here */
 };
 
 /* Creates @path through ig_outfile_open() ("-": stdout). */

@@ -15,6 +15,8 @@
 struct ig_tl_device {
 	uint32_t id;		/* idlegap's device index */
 	const char *name;	/* e.g. "GPU 0"; NULL: built from id */
+	uint32_t pid;		/* nonzero: a track of this process's, drawn
+				 * under it (declared before, as a thread's) */
 };
 
 struct ig_tl_thread {

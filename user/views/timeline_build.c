@@ -15,27 +15,9 @@
 #include "stream/cuda_api.h"
 #include "engine/engine.h"
 #include "views/timeline_build.h"
+#include "views/timeline_int.h"
 
-struct tl_thread {
-	uint32_t tid, tgid;	/* tid 0: free slot */
-	bool declared;
-	char comm[IG_COMM_LEN];
-};
-
-struct ig_tlb {
-	struct ig_perfetto *w;
-	int err;
-	struct tl_thread *thr;
-	uint32_t cap, n;	/* power of two */
-	uint64_t dev_declared;	/* devices 0..63 */
-	uint64_t est_declared;	/* their estimated tracks */
-	uint32_t coll_pid[64];	/* ranks with a collectives track, by slot */
-	uint32_t ncoll;
-	uint64_t busy_t0[64], busy_t1[64];
-	uint64_t next_flow;
-};
-
-#define MAX_DEVS 64
+#define MAX_DEVS IG_TL_MAX_DEVS
 
 static uint32_t hash32(uint32_t x)
 {
@@ -96,8 +78,7 @@ static void note_comm(struct ig_tlb *b, uint32_t tid, uint32_t tgid, const char 
 	t->declared = false;
 }
 
-/* Declares the thread (and its process, once) before its first slice. */
-static int declare(struct ig_tlb *b, uint32_t tid, uint32_t tgid)
+int ig_timeline_declare(struct ig_tlb *b, uint32_t tid, uint32_t tgid)
 {
 	struct tl_thread *t = thread_get(b, tid, tgid), *p;
 	struct ig_tl_thread d;
@@ -125,7 +106,7 @@ static void put(struct ig_tlb *b, const struct ig_tl_slice *s)
 	if (!IG_TL_KIND_IS_DEVICE(s->kind)) {
 		const struct tl_thread *t = thread_get(b, s->tid, 0);
 
-		err = t ? declare(b, s->tid, t->tgid) : -ENOMEM;
+		err = t ? ig_timeline_declare(b, s->tid, t->tgid) : -ENOMEM;
 	} else if (s->device < MAX_DEVS && !(b->dev_declared & (1ull << s->device))) {
 		struct ig_tl_device d = { .id = s->device };
 
@@ -397,70 +378,13 @@ static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 	}
 }
 
-/* Each rank's collectives on a track of its own, "rank R collectives
- * (pid P)": a slice per collective, and inside it the wait for peers,
- * named by the late rank and why it was late (docs/design.md §4.9, §7.8). */
-#define COLL_TRACK	0x2000u
-
-static void collective(struct ig_tlb *b, const struct ig_obs_span *o)
-{
-	char name[96], tname[64];
-	struct ig_tl_annot a[4];
-	struct ig_tl_slice s = { .kind = IG_TL_BUSY, .ts = o->t0, .dur = o->t1 - o->t0,
-				 .name = o->op ? o->op : "collective" };
-	uint32_t i;
-	int err = 0;
-
-	for (i = 0; i < b->ncoll && b->coll_pid[i] != o->tgid; i++)
-		;
-	if (i == b->ncoll) {
-		struct ig_tl_device d = { .id = COLL_TRACK + i, .name = tname };
-
-		if (i == 64)
-			return;
-		b->coll_pid[b->ncoll++] = o->tgid;
-		if (o->rank >= 0)
-			snprintf(tname, sizeof(tname), "rank %d collectives (pid %u)",
-				 o->rank, o->tgid);
-		else
-			snprintf(tname, sizeof(tname), "collectives (pid %u)", o->tgid);
-		err = ig_perfetto_device(b->w, &d);
-	}
-	s.device = COLL_TRACK + i;
-	if (!err)
-		err = ig_perfetto_slice(b->w, &s);
-	if (!err && o->wait_until > o->t0) {
-		unsigned int n = 0;
-
-		if (o->late_rank >= 0)
-			snprintf(name, sizeof(name), "waiting for rank %d: %s", o->late_rank,
-				 o->ncauses ? o->causes[0].name : "unknown");
-		else
-			snprintf(name, sizeof(name), "waiting for pid %u: %s", o->late_pid,
-				 o->ncauses ? o->causes[0].name : "unknown");
-		a[n++] = (struct ig_tl_annot){ .name = "late_pid", .type = IG_TL_UINT,
-					       .u = o->late_pid };
-		for (i = 0; i < o->ncauses && n < 4; i++)
-			a[n++] = (struct ig_tl_annot){ .name = o->causes[i].name,
-						       .type = IG_TL_UINT, .u = o->causes[i].ns };
-		s.ts = o->t0;
-		s.dur = o->wait_until - o->t0;
-		s.name = name;
-		s.annots = a;
-		s.n_annots = n;
-		err = ig_perfetto_slice(b->w, &s);
-	}
-	if (err)
-		b->err = err;
-}
-
 static void on_span(void *ctx, const struct ig_obs_span *o)
 {
 	struct ig_tlb *b = ctx;
 
 	if (o->kind == IG_OBS_COLLECTIVE) {
 		if (!b->err && o->t1 > o->t0)
-			collective(b, o);
+			ig_timeline_collective(b, o);
 		return;
 	}
 	if (o->device < 0 || o->device >= MAX_DEVS || o->t1 <= o->t0)
@@ -552,8 +476,10 @@ int ig_timeline_close(struct ig_tlb *b, struct ig_perfetto_stats *st)
 		return 0;
 	for (d = 0; d < MAX_DEVS; d++)
 		busy_flush(b, d);
-	if (st)
+	if (st) {
 		ig_perfetto_stats(b->w, st);
+		st->flows_left_out = b->peer_flows_left;
+	}
 	err = ig_perfetto_close(b->w);
 	if (!err)
 		err = b->err;

@@ -16,6 +16,14 @@
 
 struct ig_tlb;
 
+/* A rank's wait for peers starts a flow to the late rank's lateness when
+ * it is at least this share of the rank's time in the collective (in a
+ * balanced job every rank is last now and then, by little), and at most
+ * this many such flows are written; those beyond are counted
+ * (ig_perfetto_stats.flows_left_out).  docs/design.md §7.8. */
+#define IG_TIMELINE_PEER_SHARE	0.10
+#define IG_TIMELINE_PEER_FLOWS	65536
+
 /* Opens @path (as every output file; "-": stdout); 0 or -errno. */
 int ig_timeline_open(struct ig_tlb **out, const char *path);
 /* The observer to give the engine. */
