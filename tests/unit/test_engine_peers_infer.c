@@ -6,6 +6,8 @@
 
 #define N	16
 
+static bool grouped;	/* each call inside ncclGroupStart/End */
+
 /* @n calls from sequence @s0: the same signature unless @odd (every
  * third call's bytes differ, as a pattern of two buckets would), the
  * launch 20 ms before the end, the ends every 100 ms, moved by @skew. */
@@ -73,10 +75,15 @@ static void test_rule(void **state)
 static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t end,
 		 bool rank_known)
 {
-	t_nccl(s, 100 + r, t, IG_NC_COLL, rank_known ? r : -1, seq, IG_NCF_NO_ID);
+	t_nccl(s, 100 + r, t, IG_NC_COLL, rank_known ? r : -1, seq,
+	       IG_NCF_NO_ID | (grouped ? IG_NCF_GROUPED : 0));
 	s->r[s->n - 1].nc.id = 0;
 	s->r[s->n - 1].nc.nranks = 0;
 	s->r[s->n - 1].nc.peer = -1;
+	if (grouped) {	/* launched at the group's end, 5 us later */
+		t_nccl(s, 100 + r, t + 5 * US, IG_NC_GROUP_END, 0, 0, 0);
+		t += 5 * US;
+	}
 	t_submit(s, 100 + r, 100 + r, t + 10 * US, L);
 	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
 }
@@ -209,6 +216,14 @@ static void test_joins_later(void **state)
 	ts_free(&s);
 }
 
+/* Each call inside a group: launched at the group's end. */
+static void test_grouped(void **state)
+{
+	grouped = true;
+	test_attached_mid_run(state);
+	grouped = false;
+}
+
 /* ncclCommUserRank seen after the attach: the straggler is named by its
  * rank, the size still unknown. */
 static void test_rank_known(void **state)
@@ -244,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_ends_apart),
 		cmocka_unit_test(test_rank_known),
 		cmocka_unit_test(test_joins_later),
+		cmocka_unit_test(test_grouped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
