@@ -7,14 +7,16 @@
  * op, bytes, root or peer, reduction (its signature), launch, and end
  * (the first drain of its stream after the launch, before the next
  * collective to that stream).  Two processes' communicators are taken
- * for one when, under one sequence offset, IG_INFER_MIN_CALLS consecutive
- * calls have the same signatures and their ends say so (see
- * ig_peers_infer_pair()).  Such communicators are grouped transitively
- * into one inferred communicator of as many ranks as were found on this
- * host, with an id of ours; its held calls are matched, and its later
- * calls as those of a communicator with an id.  The size is not known:
- * a rank not traced here is not waited for, so the waits are lower
- * bounds.
+ * for one when, under exactly one sequence offset, the calls both hold
+ * have the same signatures, no end comes before the other's launch, and
+ * IG_INFER_MIN_CALLS of the last IG_INFER_WINDOW ends meet within
+ * IG_INFER_END_NS (ig_peers_infer_pair()).  Such communicators are
+ * grouped transitively into one inferred communicator of as many ranks
+ * as were found on this host, with an id of ours; its held calls are
+ * matched, and its later calls as those of a communicator with an id.  A
+ * rank found to agree later joins from the next collective.  The size is
+ * not known: a rank not traced here is not waited for, so the waits are
+ * lower bounds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +245,7 @@ static size_t held(const struct infer_comm *C, uint64_t now,
 		if (!y->ended)
 			o[n].end = 0;
 		else if (!y->o.end)
-			o[n].end = IG_NS_INF;	/* none: breaks a run */
+			o[n].end = IG_NS_INF;	/* none seen: no evidence */
 		if (x)
 			x[n] = y;
 		n++;
