@@ -414,10 +414,11 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 	}
 	if (n < 2 || !ig_grow((void **)&pi->g, &pi->capg, pi->ng, sizeof(*G)))
 		return;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {	/* the id: of its members, in any order */
 		kmin = ig_min64(kmin, m[i]->k);
-		id = ig_hash64(id ^ ig_hash64(((uint64_t)m[i]->tgid << 32) ^ m[i]->comm));
+		id += ig_hash64(((uint64_t)m[i]->tgid << 32) ^ m[i]->comm);
 	}
+	id = ig_hash64(id);
 	G = &pi->g[pi->ng];
 	memset(G, 0, sizeof(*G));
 	G->id = id ? id : 1;
