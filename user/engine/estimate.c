@@ -224,6 +224,28 @@ void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 	}
 }
 
+/* The median absolute error (us) of @m's predicted ends of the waiting
+ * syncs, all of them in the fit; -1 when out of memory. */
+static double fit_p50(const struct est_dev *d, const struct est_model *m)
+{
+	double *err = calloc(d->m.n + 1, sizeof(*err));
+	double *rel = calloc(d->m.n + 1, sizeof(*rel)), p50;
+	uint32_t f, ne = 0, nr = 0;
+
+	if (!err || !rel) {
+		free(err);
+		free(rel);
+		return -1;
+	}
+	for (f = 0; f < EST_FOLDS; f++)
+		ig_est_predict(m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f, err,
+			       &ne, rel, &nr);
+	p50 = quantile(err, ne, 0.5);
+	free(err);
+	free(rel);
+	return p50;
+}
+
 /* The signatures launched most on the device, most first, into @out
  * (EST_VARIANTS at most); none when there is only one. */
 static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
@@ -251,10 +273,10 @@ static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
 static void dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
-	struct est_model m;
+	struct est_model m, m0;
 	struct est_ival *k;
-	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
+	double *rel, q10, q90, p50rel, busy, p50in;
+	uint32_t i, nrel = 0, nk = 0, v, nv, nv0, sigs[2 * EST_VARIANTS + 2];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
@@ -317,6 +339,8 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		return;
 	}
 	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	m0 = m;
+	p50in = fit_p50(d, &m0);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -324,8 +348,11 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	nv = top_sigs(d, e->est->nsig, sigs);
+	nv = nv0 = top_sigs(d, e->est->nsig, sigs);
 	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
+	for (v = 0; v < nv0; v++)		/* with each signature short */
+		sigs[nv++] = (uint32_t)EST_LATE + 1 + sigs[v];
 	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
@@ -334,6 +361,16 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 			continue;
 		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
 		idle = spans_walk(d, k, nk, NULL, NULL);
+		/* a late variant stands where it predicts the syncs about as
+		 * well as the plain fit (EST_LATE_FIT); it bounds idle from
+		 * above only: the other end, latency 0, is the plain fit's */
+		if ((int)sigs[v] >= EST_LATE) {
+			double p50 = fit_p50(d, &m);
+
+			if (p50 >= 0 && p50 <= EST_LATE_FIT * p50in + 2)
+				hi = ig_max64(hi, idle);
+			continue;
+		}
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
 	}
@@ -352,6 +389,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
 	r->low_ns -= ig_min64(r->low_ns, margin);
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
+	/* and what proven busy time may hide (ig_est_hidden()): a queue
+	 * that ended before its drained point, a chain that started late */
+	r->high_ns += (uint64_t)ig_est_hidden(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
