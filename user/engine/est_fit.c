@@ -357,19 +357,20 @@ double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm)
 {
 	struct chain *ch = calloc(nm + 1, sizeof(*ch));
-	double h = 0, slept;
+	double h = 0, slept, x;
 	uint32_t j;
 
 	if (!ch)
 		return 0;
 	walk(md, l, nl, m, nm, ch, NULL, NULL);
 	for (j = 0; j < nm; j++) {
-		if (!m[j].waited)
+		if (!m[j].waited || m[j].t_end <= m[j].t_in)
 			continue;
-		slept = (double)m[j].t_end - (double)m[j].t_in;
-		h += slept < EST_WAKE_NS ? (slept > 0 ? slept : 0) : EST_WAKE_NS;
+		slept = (double)(m[j].t_end - m[j].t_in);
+		x = EST_WAKE_NS;
 		if (ch[j].any && ch[j].lat && (double)m[j].t_end > ch[j].e)
-			h += (double)m[j].t_end - ch[j].e;
+			x += (double)m[j].t_end - ch[j].e;
+		h += x < slept ? x : slept;	/* no more than it slept */
 	}
 	free(ch);
 	return h;

@@ -69,10 +69,10 @@ void ig_est_predict(const struct est_model *md, const struct est_launch *l,
 		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
 /* The idle that the busy time of waiting syncs may hide (ns): per sync,
  * a wakeup's delay between the queue's end and its drained point
- * (EST_WAKE_NS at most, and no more than it slept), and, where its chain
- * starts at a launch that found the queue empty, by how much the sync
- * ended later than @md predicts: so much later its chain may have
- * started. */
+ * (EST_WAKE_NS at most), and, where its chain starts at a launch that
+ * found the queue empty, by how much the sync ended later than @md
+ * predicts: so much later its chain may have started; no more than the
+ * sync slept. */
 double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm);
 /* The queue's busy intervals, in order, disjoint (@k: @nl slots). */
