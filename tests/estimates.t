@@ -24,6 +24,13 @@ n=$("$IG_TOP/build/idlegap" report --dump "$TMP/gil.igrec" | grep -c ' launches 
 ok "launch records in the recording ($n)" [ "${n:-0}" -gt 0 ]
 run_one eager "$IG_TOP/build/trainsim" -s eager
 is "$?" 0 "eager ran under idlegap"
+# no sync waits here either, but the kernels are few for the span: the
+# syncs that returned at once bound the estimate
+run_one gil_eager /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s gil_eager
+is "$?" 0 "gil_eager ran under idlegap"
+# durations that drift, every sync returning at once: refused or bounded
+run_one driftat "$IG_TOP/build/trainsim" -s drift --op-host-us 2000
+is "$?" 0 "drift with host work after each op ran under idlegap"
 # near NAME: proven + estimated idle within 0.10 of span of the truth
 near() {
 	/usr/bin/python3 - "$TMP/$1" "$IG_TOP/tools" <<'PY'
@@ -148,10 +155,47 @@ if est is not None:
     for dv in g["devices"]:
         check("idle_estimated_s" in dv and "estimate_fit" in dv, "gil: device %d has the estimate" % dv["device"])
 
+def bounded(name, need):
+    """Syncs that returned at once only: the estimate, where it stands,
+    is a bound ("bound") whose interval holds the truth; where it does
+    not (@need False), it is refused with a reason."""
+    g, ivs = load(name)
+    est = g["idle_estimated_s"]
+    tr = true_idle(g, ivs) / g["span_s"]
+    if est is None:
+        check(not need and bool(g["estimate_refused"]),
+              "%s: refused, with its reason" % name, str(g["estimate_refused"]))
+        print("# %s: truth %.3f, refused: %s" % (name, tr, g["estimate_refused"]))
+        return
+    lo = (g["idle_s"] + g["idle_estimated_low_s"]) / g["span_s"]
+    hi = (g["idle_s"] + g["idle_estimated_high_s"]) / g["span_s"]
+    tot = (g["idle_s"] + est) / g["span_s"]
+    check(g.get("estimate_method") == "bound", "%s: bounded by syncs that returned at once" % name,
+          str(g.get("estimate_method")))
+    check(lo <= tot <= hi, "%s: the estimate lies in its interval" % name)
+    check(lo - 1e-6 <= tr <= hi + 1e-6, "%s: the truth lies in the interval" % name,
+          "%.3f not in %.3f-%.3f" % (tr, lo, hi))
+    check(hi - lo <= 0.2 + 1e-6, "%s: the interval is at most 0.2 of the span" % name)
+    check(abs(tot - tr) <= 0.10, "%s: proven + estimated idle within 0.10 of span of the truth" % name,
+          "%.3f vs %.3f" % (tot, tr))
+    check(g["estimate_fit"]["syncs_checked"] >= 10, "%s: checked on >= 10 held-out marks" % name,
+          str(g["estimate_fit"]))
+    s = sum(c["seconds"] for c in g["estimated_causes"])
+    check(abs(s - est) <= 1e-5 * max(1, len(g["estimated_causes"])),
+          "%s: estimated causes sum to the estimate" % name, "%s vs %s" % (s, est))
+    print("# %s: truth %.3f, proven %.3f, with estimates %.3f (%.3f-%.3f)" % (
+        name, tr, g["idle_s"] / g["span_s"], tot, lo, hi))
+
+bounded("gil_eager", False)
+bounded("driftat", False)
+
 g, ivs = load("eager")
 check(g["idle_estimated_s"] is None and g["idle_estimated_low_s"] is None,
       "eager: no sync waited, no estimate")
 check(bool(g["estimate_refused"]), "eager: estimate_refused says why", str(g["estimate_refused"]))
+check("returned at once" in str(g["estimate_refused"]),
+      "eager: the syncs that returned at once bound it too loosely", str(g["estimate_refused"]))
+check(g["estimate_method"] is None, "eager: no estimate method")
 check(g["estimated_causes"] == [], "eager: no estimated causes")
 PY
 out=$("$IG_TOP/build/idlegap" report "$TMP/gil.igrec" 2>&1 | sed -n 2p)

@@ -26,7 +26,8 @@ truth: whether the simulated GPU still had work when the host entered the
 sync or query that ended each unresolved span.  The JSON rows also
 score the estimate (docs/design.md §4.10): est_total (proven + estimated
 idle, share of idlegap's span), est_low/est_high, est_true_idle, est_err,
-est_in (the truth inside the interval), est_refused.
+est_in (the truth inside the interval), est_refused, est_method ("fit"
+or "bound").
 """
 
 import argparse
@@ -251,6 +252,7 @@ def estimate(ivs, gpu):
     span = (b - a) / NS
     est = gpu.get("idle_estimated_s")
     out = dict(est_true_idle=true, est_refused=gpu.get("estimate_refused"),
+               est_method=gpu.get("estimate_method"),
                est_checked=(gpu.get("estimate_fit") or {}).get("syncs_checked"),
                est_total=None, est_low=None, est_high=None, est_err=None,
                est_in=None)

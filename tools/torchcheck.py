@@ -318,6 +318,7 @@ def compare(a):
         "estimate_ok": abs(total - true_share) <= 0.10 if total is not None else None,
         "truth_in_interval": low <= true_share <= high if total is not None else None,
         "estimate_refused": g.get("estimate_refused"),
+        "estimate_method": g.get("estimate_method"),
         "estimate_fit": g.get("estimate_fit"),
         "estimated_causes": g.get("estimated_causes"),
     }

@@ -8,6 +8,7 @@
 
 #include "engine/estimate.h"
 #include "engine/est_fit.h"
+#include "engine/est_bound.h"
 
 /* Bounds of the evidence kept per engine (a report): past them it is
  * freed and the estimate refused, so a long report costs 8 MiB of
@@ -32,6 +33,7 @@ struct est_dev {
 	uint32_t nk;
 	double *err;		/* held-out errors, us */
 	uint32_t nerr;
+	char why[160];		/* a refusal that names figures */
 };
 
 struct ig_est {

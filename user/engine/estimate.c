@@ -13,6 +13,7 @@
  * start + duration.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,6 +271,96 @@ static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
 	return n > 1 ? n : 0;
 }
 
+/* Launches of each signature inside the unresolved spans. */
+static void span_launches(const struct est_dev *d, double *w)
+{
+	const struct est_launch *l = d->l.v;
+	const struct ig_piece *u = d->u.v;
+	uint32_t i, pi = 0;
+
+	for (i = 0; i < d->l.n; i++) {
+		while (pi < d->u.n && u[pi].t1 <= l[i].t)
+			pi++;
+		if (pi < d->u.n && u[pi].t0 <= l[i].t)
+			w[l[i].sig]++;
+	}
+}
+
+/* No sync waited for the GPU often enough to fit the durations: bound
+ * them by the marks that found the queue ended (est_bound.c), check the
+ * bound on marks held out, and replay the point halfway between no busy
+ * time and the most (docs/design.md §4.10). */
+static void dev_bound(struct ig_engine *e, struct est_dev *d)
+{
+	struct est_result *r = &d->r;
+	double w[EST_MAX_SIGS] = { 0 }, cap = (double)d->unres_ns;
+	struct est_model hi, f;
+	struct cause_ctx cc;
+	uint32_t i, nk = 0, miss = 0;
+	uint64_t lo;
+
+	span_launches(d, w);
+	if (ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
+			     cap, -1, &hi)) {
+		r->refused = "the bounds on the durations did not settle";
+		return;
+	}
+	d->nerr = 0;
+	for (i = 0; d->err && i < EST_FOLDS; i++)
+		if (!ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig,
+				      w, cap, (int)i, &f))
+			ig_est_bound_check(&f, d->l.v, d->l.n, d->m.v, d->m.n,
+					   (int)i, d->err, &d->nerr);
+	for (i = 0; i < d->nerr; i++)
+		miss += d->err[i] > EST_BOUND_MISS_NS / 1e3;
+	r->checked = d->nerr;
+	r->p50_us = quantile(d->err, d->nerr, 0.5);
+	r->p90_us = quantile(d->err, d->nerr, 0.9);
+	if (r->checked < EST_BOUND_MIN_MARKS) {
+		r->refused = "too few syncs waited for the GPU to check the model, "
+			     "or returned at once to bound it";
+		return;
+	}
+	if (miss > EST_BOUND_MAX_MISSED * r->checked) {
+		snprintf(d->why, sizeof(d->why), "durations vary: the others' bound "
+			 "overshot %u of %llu held-out syncs that returned at once",
+			 miss, (unsigned long long)r->checked);
+		r->refused = d->why;
+		return;
+	}
+	if (!(d->k = calloc(d->l.n, sizeof(*d->k)))) {
+		r->refused = "out of memory";
+		return;
+	}
+	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &nk);
+	lo = spans_walk(d, d->k, nk, NULL, NULL);
+	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)d->unres_ns) {
+		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
+			 "idle only to %.0f-100%% of the unresolved time",
+			 100.0 * (double)lo / (double)d->unres_ns);
+		r->refused = d->why;
+		free(d->k);
+		d->k = NULL;
+		return;
+	}
+	if (ig_est_bound_point(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
+			       cap, &hi, &f)) {
+		r->refused = "the bounds on the durations did not settle";
+		free(d->k);
+		d->k = NULL;
+		return;
+	}
+	ig_est_replay(&f, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	cc.s = e->est;
+	cc.causes = r->causes;
+	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
+	bound_split(d);
+	r->low_ns = ig_min64(lo, r->idle_ns);
+	r->high_ns = d->unres_ns;
+	r->method = "bound";
+	r->have = true;
+}
+
 static void dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
@@ -320,7 +411,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	p50rel = quantile(rel, nrel, 0.5);
 	free(rel);
 	if (r->checked < EST_MIN_CHECKED) {
-		r->refused = "too few syncs waited for the GPU to check the model";
+		dev_bound(e, d);
 		return;
 	}
 	if (p50rel > EST_MAX_P50_REL) {
@@ -396,6 +487,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
 		r->high_ns = r->idle_ns;
+	r->method = "fit";
 	r->have = true;
 }
 
@@ -431,6 +523,9 @@ void ig_est_compute(struct ig_engine *e)
 		t->low_ns += d->r.low_ns;
 		t->high_ns += d->r.high_ns;
 		t->checked += d->r.checked;
+		if (d->r.method)
+			t->method = !t->method || !strcmp(t->method, d->r.method) ?
+				    d->r.method : "mixed";
 		t->host_bound_ns += d->r.host_bound_ns;
 		t->gpu_bound_ns += d->r.gpu_bound_ns;
 		if (d->r.p50_us > t->p50_us)

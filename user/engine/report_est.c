@@ -4,6 +4,8 @@
  * from proven idle, with its interval, the check it passed, or why there
  * is none.
  */
+#include <string.h>
+
 #include "engine/estimate.h"
 #include "engine/jsonval.h"
 #include "engine/report.h"
@@ -33,6 +35,7 @@ void ig_est_json(const struct est_result *r, jo *o)
 	add(f, "p50_error_us", jnum(r ? r->p50_us : 0, 1));
 	add(f, "p90_error_us", jnum(r ? r->p90_us : 0, 1));
 	add(o, "estimate_fit", f);
+	add(o, "estimate_method", r && r->have && r->method ? jstr(r->method) : NULL);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
 	a = json_object_new_array();
 	n = r && r->have ? ig_names_by_ns(r->causes, order) : 0;
@@ -62,9 +65,14 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 			r->refused ? r->refused : "no evidence");
 		return;
 	}
-	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% "
-		"(%.1f-%.1f%%), model checked on %llu syncs, p90 error %.0f us\n",
+	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% (%.1f-%.1f%%), ",
 		pct(idle_ns, span_ns), pct(idle_ns + r->idle_ns, span_ns),
-		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns),
-		(unsigned long long)r->checked, r->p90_us);
+		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns));
+	if (r->method && !strcmp(r->method, "bound"))
+		fprintf(out, "bounded by %llu syncs that returned at once, "
+			"held-out p90 overshoot %.0f us\n",
+			(unsigned long long)r->checked, r->p90_us);
+	else
+		fprintf(out, "model checked on %llu syncs, p90 error %.0f us\n",
+			(unsigned long long)r->checked, r->p90_us);
 }
