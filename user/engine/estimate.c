@@ -290,6 +290,23 @@ static void span_launches(const struct est_dev *d, double *w)
  * them by the marks that found the queue ended (est_bound.c), check the
  * bound on marks held out, and replay the point halfway between no busy
  * time and the most (docs/design.md §4.10). */
+/* The device's span: the width of a bound is judged against it. */
+static uint64_t dev_span(const struct ig_engine *e, int ordinal)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *g = e->gpu.devs[i];
+		uint64_t end;
+
+		if (g->ordinal != ordinal || !g->active)
+			continue;
+		end = ig_gpu_span_end(g);
+		return end > g->span_start ? end - g->span_start : 0;
+	}
+	return 0;
+}
+
 static void dev_bound(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
@@ -297,7 +314,7 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	struct est_model hi, f;
 	struct cause_ctx cc;
 	uint32_t i, nk = 0, miss = 0;
-	uint64_t lo;
+	uint64_t lo, span;
 
 	span_launches(d, w);
 	if (ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
@@ -334,10 +351,12 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	}
 	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &nk);
 	lo = spans_walk(d, d->k, nk, NULL, NULL);
-	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)d->unres_ns) {
+	span = dev_span(e, d->ordinal);
+	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)span) {
 		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
-			 "idle only to %.0f-100%% of the unresolved time",
-			 100.0 * (double)lo / (double)d->unres_ns);
+			 "idle only to %.0f-100%% of the unresolved time, "
+			 "%.0f%% of the span", 100.0 * (double)lo / (double)d->unres_ns,
+			 span ? 100.0 * (double)(d->unres_ns - lo) / (double)span : 100.0);
 		r->refused = d->why;
 		free(d->k);
 		d->k = NULL;
