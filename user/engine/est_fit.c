@@ -353,6 +353,28 @@ void ig_est_replay(const struct est_model *md, const struct est_launch *l,
 	walk(md, l, nl, m, nm, NULL, k, nk);
 }
 
+double ig_est_p50(const struct est_model *md, const struct est_launch *l,
+		  uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	double *err = calloc(nm + 1, sizeof(*err)), p50;
+	uint32_t j, n = 0;
+
+	if (!ch || !err) {
+		free(ch);
+		free(err);
+		return INFINITY;
+	}
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++)
+		if (m[j].waited && ch[j].any && isfinite(ch[j].base))
+			err[n++] = fabs(ch[j].e - (double)m[j].t_end) / 1000.0;
+	p50 = median(err, n);
+	free(ch);
+	free(err);
+	return p50;
+}
+
 double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm)
 {

@@ -67,6 +67,10 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 void ig_est_predict(const struct est_model *md, const struct est_launch *l,
 		    uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
 		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
+/* The median absolute error (us) of @md's predicted ends of the waiting
+ * syncs, all of them; INFINITY when out of memory. */
+double ig_est_p50(const struct est_model *md, const struct est_launch *l,
+		  uint32_t nl, const struct est_mark *m, uint32_t nm);
 /* The idle that the busy time of waiting syncs may hide (ns): per sync,
  * a wakeup's delay between the queue's end and its drained point
  * (EST_WAKE_NS at most), and, where its chain starts at a launch that

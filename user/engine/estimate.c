@@ -225,28 +225,6 @@ void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 	}
 }
 
-/* The median absolute error (us) of @m's predicted ends of the waiting
- * syncs, all of them in the fit; -1 when out of memory. */
-static double fit_p50(const struct est_dev *d, const struct est_model *m)
-{
-	double *err = calloc(d->m.n + 1, sizeof(*err));
-	double *rel = calloc(d->m.n + 1, sizeof(*rel)), p50;
-	uint32_t f, ne = 0, nr = 0;
-
-	if (!err || !rel) {
-		free(err);
-		free(rel);
-		return -1;
-	}
-	for (f = 0; f < EST_FOLDS; f++)
-		ig_est_predict(m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f, err,
-			       &ne, rel, &nr);
-	p50 = quantile(err, ne, 0.5);
-	free(err);
-	free(rel);
-	return p50;
-}
-
 /* The signatures launched most on the device, most first, into @out
  * (EST_VARIANTS at most); none when there is only one. */
 static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
@@ -450,7 +428,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	}
 	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
 	m0 = m;
-	p50in = fit_p50(d, &m0);
+	p50in = ig_est_p50(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -475,9 +453,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		 * well as the plain fit (EST_LATE_FIT); it bounds idle from
 		 * above only: the other end, latency 0, is the plain fit's */
 		if ((int)sigs[v] >= EST_LATE) {
-			double p50 = fit_p50(d, &m);
+			double p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
 
-			if (p50 >= 0 && p50 <= EST_LATE_FIT * p50in + 2)
+			if (p50 <= EST_LATE_FIT * p50in + 2)
 				hi = ig_max64(hi, idle);
 			continue;
 		}
