@@ -13,7 +13,7 @@
 #include "engine/est_fit.h"
 
 #define EST_BOUND_MIN_MARKS	10	/* held-out marks needed: two per fold */
-#define EST_BOUND_MAX_WIDTH	0.2	/* of the unresolved time */
+#define EST_BOUND_MAX_WIDTH	0.2	/* of the device's span */
 #define EST_BOUND_MISS_NS	5000.0	/* a held-out mark overshot past this */
 #define EST_BOUND_MAX_MISSED	0.25	/* share of them that refuses */
 #define EST_LP_MAX_ROWS		4096

@@ -17,6 +17,7 @@
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
+#define EST_LATE_FIT		1.25	/* a late variant's error, at most, to the fit's */
 
 struct est_dev {
 	int ordinal;

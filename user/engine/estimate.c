@@ -268,6 +268,23 @@ static void span_launches(const struct est_dev *d, double *w)
  * them by the marks that found the queue ended (est_bound.c), check the
  * bound on marks held out, and replay the point halfway between no busy
  * time and the most (docs/design.md §4.10). */
+/* The device's span: the width of a bound is judged against it. */
+static uint64_t dev_span(const struct ig_engine *e, int ordinal)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *g = e->gpu.devs[i];
+		uint64_t end;
+
+		if (g->ordinal != ordinal || !g->active)
+			continue;
+		end = ig_gpu_span_end(g);
+		return end > g->span_start ? end - g->span_start : 0;
+	}
+	return 0;
+}
+
 static void dev_bound(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
@@ -275,7 +292,7 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	struct est_model hi, f;
 	struct cause_ctx cc;
 	uint32_t i, nk = 0, miss = 0;
-	uint64_t lo;
+	uint64_t lo, span;
 
 	span_launches(d, w);
 	if (ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
@@ -312,10 +329,12 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	}
 	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &nk);
 	lo = spans_walk(d, d->k, nk, NULL, NULL);
-	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)d->unres_ns) {
+	span = dev_span(e, d->ordinal);
+	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)span) {
 		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
-			 "idle only to %.0f-100%% of the unresolved time",
-			 100.0 * (double)lo / (double)d->unres_ns);
+			 "idle only to %.0f-100%% of the unresolved time, "
+			 "%.0f%% of the span", 100.0 * (double)lo / (double)d->unres_ns,
+			 span ? 100.0 * (double)(d->unres_ns - lo) / (double)span : 100.0);
 		r->refused = d->why;
 		free(d->k);
 		d->k = NULL;
@@ -342,10 +361,10 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 static void dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
-	struct est_model m;
+	struct est_model m, m0;
 	struct est_ival *k;
-	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
+	double *rel, q10, q90, p50rel, busy, p50in;
+	uint32_t i, nrel = 0, nk = 0, v, nv, nv0, sigs[2 * EST_VARIANTS + 2];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
@@ -408,6 +427,8 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		return;
 	}
 	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	m0 = m;
+	p50in = ig_est_p50(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -415,8 +436,11 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	nv = top_sigs(d, e->est->nsig, sigs);
+	nv = nv0 = top_sigs(d, e->est->nsig, sigs);
 	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
+	for (v = 0; v < nv0; v++)		/* with each signature short */
+		sigs[nv++] = (uint32_t)EST_LATE + 1 + sigs[v];
 	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
@@ -425,6 +449,16 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 			continue;
 		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
 		idle = spans_walk(d, k, nk, NULL, NULL);
+		/* a late variant stands where it predicts the syncs about as
+		 * well as the plain fit (EST_LATE_FIT); it bounds idle from
+		 * above only: the other end, latency 0, is the plain fit's */
+		if ((int)sigs[v] >= EST_LATE) {
+			double p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+
+			if (p50 <= EST_LATE_FIT * p50in + 2)
+				hi = ig_max64(hi, idle);
+			continue;
+		}
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
 	}
@@ -443,6 +477,9 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
 	r->low_ns -= ig_min64(r->low_ns, margin);
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
+	/* and what proven busy time may hide (ig_est_hidden()): a queue
+	 * that ended before its drained point, a chain that started late */
+	r->high_ns += (uint64_t)ig_est_hidden(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
