@@ -544,9 +544,19 @@ uint64_t ig_peers_infer_keep_from(const struct ig_engine *e)
 {
 	const struct peers_infer *pi = e->peers ? e->peers->infer : NULL;
 	uint64_t keep = IG_NS_INF;
+	uint32_t tgid = 0;
 	size_t i, j;
 
-	for (i = 0; pi && i < pi->nc; i++) {
+	/* held calls are matched only when a new inferred communicator is
+	 * made, of two processes at least (one joining replays none) */
+	for (i = 0; pi && i < pi->nc; i++)
+		if (pi->c[i].group < 0 && tgid && pi->c[i].tgid != tgid)
+			break;
+		else if (pi->c[i].group < 0)
+			tgid = pi->c[i].tgid;
+	if (!pi || i == pi->nc)
+		return keep;
+	for (i = 0; i < pi->nc; i++) {
 		const struct infer_comm *C = &pi->c[i];
 
 		for (j = 0; C->group < 0 && j < INFER_RING; j++) {
