@@ -329,8 +329,14 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	}
 	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &nk);
 	lo = spans_walk(d, d->k, nk, NULL, NULL);
+	/* the check passed: the least idle stands as a bound on its own,
+	 * even where the interval is too wide for a point */
+	r->bounded = true;
+	r->at_least_ns = ig_min64(lo, d->unres_ns);
+	r->bound_marks = r->checked;
 	span = dev_span(e, d->ordinal);
 	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)span) {
+		r->wide = true;
 		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
 			 "idle only to %.0f-100%% of the unresolved time, "
 			 "%.0f%% of the span", 100.0 * (double)lo / (double)d->unres_ns,
@@ -353,6 +359,7 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
 	bound_split(d);
 	r->low_ns = ig_min64(lo, r->idle_ns);
+	r->at_least_ns = r->low_ns;
 	r->high_ns = d->unres_ns;
 	r->method = "bound";
 	r->have = true;
@@ -510,10 +517,17 @@ void ig_est_compute(struct ig_engine *e)
 			continue;
 		any = true;
 		t->unres_ns += d->r.unres_ns;
+		if (d->r.bounded) {	/* devices without a bound add none */
+			t->bounded = true;
+			t->at_least_ns += d->r.at_least_ns;
+			t->bound_marks += d->r.bound_marks;
+		}
 		if (!d->r.have) {
 			t->have = false;
-			if (!t->refused)
+			if (!t->refused) {
 				t->refused = d->r.refused;
+				t->wide = d->r.wide;
+			}
 			continue;
 		}
 		t->idle_ns += d->r.idle_ns;

@@ -30,6 +30,13 @@ struct est_result {
 	/* unresolved time between launches, by whether the next launch
 	 * found the replayed queue empty (host-bound) or had to queue */
 	uint64_t host_bound_ns, gpu_bound_ns;
+	/* the bounds of est_bound.c stood (enough marks, the held-out
+	 * check passed): under the model, idle in unresolved time is at
+	 * least @at_least_ns, whether or not the point estimate is given
+	 * (@wide: refused for the width of its interval alone); never part
+	 * of idle_ns.  @bound_marks: the held-out marks they rest on. */
+	bool bounded, wide;
+	uint64_t at_least_ns, bound_marks;
 };
 
 struct ig_engine;

@@ -30,6 +30,9 @@ void ig_est_json(const struct est_result *r, jo *o)
 		add(o, "estimate_host_bound_s", NULL);
 		add(o, "estimate_gpu_bound_s", NULL);
 	}
+	/* a bound the tool stands behind apart from the estimate: present
+	 * where the bounds' check passed, even when the point is refused */
+	add(o, "idle_at_least_s", r && r->bounded ? jsec(r->at_least_ns) : NULL);
 	f = json_object_new_object();
 	add(f, "syncs_checked", ju64(r ? r->checked : 0));
 	add(f, "p50_error_us", jnum(r ? r->p50_us : 0, 1));
@@ -59,6 +62,19 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 {
 	if (!r || !r->unres_ns)
 		return;
+	if (!r->have && r->bounded) {	/* a bound, apart from any estimate */
+		fprintf(out, "GPU idle %.1f%% proven; at least %.1f%% with bounds from "
+			"%llu syncs that\n  returned at once (no estimate: ",
+			pct(idle_ns, span_ns), pct(idle_ns + r->at_least_ns, span_ns),
+			(unsigned long long)r->bound_marks);
+		if (r->wide)
+			fprintf(out, "the bounds leave %.0f%% of the span open)\n",
+				pct(r->unres_ns - ig_min64(r->at_least_ns, r->unres_ns),
+				    span_ns));
+		else
+			fprintf(out, "%s)\n", r->refused ? r->refused : "no evidence");
+		return;
+	}
 	if (!r->have) {
 		fprintf(out, "GPU idle %.1f%% proven; no estimate of the unresolved "
 			"time: %s\n", pct(idle_ns, span_ns),
