@@ -4,7 +4,9 @@
 # wait (gil) the estimate stands, apart from proven idle, inside its own
 # interval and within 0.10 of the span of the simulator's truth (on
 # gpubound the truth inside the interval); where no
-# sync ever waits (eager) it is refused with a reason, never guessed.
+# sync ever waits (eager) it is refused with a reason, never guessed,
+# while the bounds' lower end, whose check passed, is given apart
+# (idle_at_least_s) and never exceeds the truth.
 # Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -162,11 +164,21 @@ def bounded(name, need):
     g, ivs = load(name)
     est = g["idle_estimated_s"]
     tr = true_idle(g, ivs) / g["span_s"]
+    least = g.get("idle_at_least_s")
+    if least is not None:	# the bounds' lower end, estimate or not
+        check((g["idle_s"] + least) / g["span_s"] <= tr + 1e-6,
+              "%s: proven idle + the bounds' lower end within the truth" % name,
+              "%.3f > %.3f" % ((g["idle_s"] + least) / g["span_s"], tr))
     if est is None:
         check(not need and bool(g["estimate_refused"]),
               "%s: refused, with its reason" % name, str(g["estimate_refused"]))
-        print("# %s: truth %.3f, refused: %s" % (name, tr, g["estimate_refused"]))
+        print("# %s: truth %.3f, refused: %s, at least %s" % (
+            name, tr, g["estimate_refused"],
+            "-" if least is None else "%.3f" % ((g["idle_s"] + least) / g["span_s"])))
         return
+    check(least is not None and abs(least - g["idle_estimated_low_s"]) <= 1e-6,
+          "%s: the bound apart is the interval's low end" % name,
+          "%s vs %s" % (least, g["idle_estimated_low_s"]))
     lo = (g["idle_s"] + g["idle_estimated_low_s"]) / g["span_s"]
     hi = (g["idle_s"] + g["idle_estimated_high_s"]) / g["span_s"]
     tot = (g["idle_s"] + est) / g["span_s"]
@@ -197,7 +209,27 @@ check("returned at once" in str(g["estimate_refused"]),
       "eager: the syncs that returned at once bound it too loosely", str(g["estimate_refused"]))
 check(g["estimate_method"] is None, "eager: no estimate method")
 check(g["estimated_causes"] == [], "eager: no estimated causes")
+# refused for its width alone: the bounds' lower end stands apart, never
+# counted as estimated idle, and proven idle + it is within the truth
+least = g.get("idle_at_least_s")
+check(least is not None, "eager: the bounds' lower end is given (idle_at_least_s)",
+      str(g.get("estimate_refused")))
+if least is not None:
+    tr = true_idle(g, ivs)
+    check(0 <= least <= g["unresolved_s"] + 1e-6, "eager: the bound lies inside unresolved time",
+          "%s of %s" % (least, g["unresolved_s"]))
+    check(g["idle_s"] + least <= tr + 1e-6,
+          "eager: proven idle + the bound does not exceed the true idle",
+          "%.4f > %.4f s" % (g["idle_s"] + least, tr))
+    check(all(dv.get("idle_at_least_s") is not None for dv in g["devices"]
+              if dv["unresolved_s"] > 0), "eager: each device with unresolved time has it")
+    print("# eager: truth %.3f, proven %.3f, at least %.3f" % (
+        tr / g["span_s"], g["idle_s"] / g["span_s"], (g["idle_s"] + least) / g["span_s"]))
 PY
+out=$("$IG_TOP/build/idlegap" report "$TMP/eager.igrec" 2>&1 | sed -n 2,3p)
+diag "$out"
+ok "text report: eager's bound, apart from the refused estimate" sh -c "echo '$out' | grep -Eq \
+	'^GPU idle [0-9.]+% proven; at least [0-9.]+% with bounds from [0-9]+ syncs that'"
 out=$("$IG_TOP/build/idlegap" report "$TMP/gil.igrec" 2>&1 | sed -n 2p)
 diag "$out"
 ok "text report: the estimate's line" sh -c "echo '$out' | grep -Eq \
