@@ -243,7 +243,7 @@ fail:
 int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 		   bool uprobe)
 {
-	struct ig_link k = { l, l ? -1 : fd, owner, uprobe };
+	struct ig_link k = { l, l ? -1 : fd, owner, uprobe, false };
 
 	if (!ig_grow((void **)&t->links, &t->caplinks, t->nlinks, sizeof(*t->links))) {
 		ig_tracer_unlink(&k);
@@ -251,6 +251,15 @@ int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 	}
 	t->links[t->nlinks++] = k;
 	return 0;
+}
+
+int ig_tracer_keep_nccl(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
+{
+	int err = ig_tracer_keep(t, l, fd, owner, true);
+
+	if (!err)
+		t->links[t->nlinks - 1].nccl = true;
+	return err;
 }
 
 void ig_tracer_unlink(struct ig_link *k)
@@ -321,6 +330,16 @@ void ig_tracer_unlink_later(struct ig_link *k)
 	pthread_mutex_unlock(&later.mu);
 	if (!queued)
 		ig_tracer_unlink(k);
+}
+
+size_t ig_tracer_unlinks_pending(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&later.mu);
+	n = later.n + later.busy;
+	pthread_mutex_unlock(&later.mu);
+	return n;
 }
 
 void ig_tracer_unlink_wait(void)
