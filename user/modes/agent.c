@@ -244,7 +244,7 @@ static int idle_until(struct agent *a, __u64 *start)
 
 	while (!stop_signal) {
 		if (now >= *start) {
-			if (!ig_tracer_unlinks_pending())
+			if (ig_tracer_unlinked(a->unlink_mark))
 				break;
 			late = true;
 		}

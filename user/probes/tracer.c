@@ -275,12 +275,14 @@ void ig_tracer_unlink(struct ig_link *k)
  * period to remove each, one at a time (about 100 ms here: 13 s for the
  * 128 probes of one process; docs/design.md §2.1).  A process's exit or a
  * window's end hands its links to one thread, so the records keep flowing
- * meanwhile; closing the tracer waits for them. */
+ * meanwhile; closing the tracer waits for them.  First in, first out:
+ * the links queued before a mark are gone once as many are done. */
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		/* work queued, or the queue emptied */
-	struct ig_link *q;
-	size_t n, cap, busy;
+	struct ig_link *q;		/* q[head] up to q[n] */
+	size_t head, n, cap, busy;
+	unsigned long long queued, done;
 	bool started;
 } later = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -291,14 +293,17 @@ static void *remover(void *arg)
 	for (;;) {
 		struct ig_link k;
 
-		while (!later.n)
+		while (later.head == later.n)
 			pthread_cond_wait(&later.cv, &later.mu);
-		k = later.q[--later.n];
+		k = later.q[later.head++];
+		if (later.head == later.n)
+			later.head = later.n = 0;
 		later.busy++;
 		pthread_mutex_unlock(&later.mu);
 		ig_tracer_unlink(&k);
 		pthread_mutex_lock(&later.mu);
 		later.busy--;
+		later.done++;
 		pthread_cond_broadcast(&later.cv);
 	}
 	return NULL;
@@ -321,9 +326,16 @@ void ig_tracer_unlink_later(struct ig_link *k)
 		if (later.started)
 			pthread_detach(th);
 	}
+	if (later.started && later.head && later.n == later.cap) {
+		memmove(later.q, later.q + later.head,
+			(later.n - later.head) * sizeof(*later.q));
+		later.n -= later.head;
+		later.head = 0;
+	}
 	if (later.started &&
 	    ig_grow((void **)&later.q, &later.cap, later.n, sizeof(*later.q))) {
 		later.q[later.n++] = *k;
+		later.queued++;
 		pthread_cond_broadcast(&later.cv);
 		queued = true;
 	}
@@ -332,20 +344,30 @@ void ig_tracer_unlink_later(struct ig_link *k)
 		ig_tracer_unlink(k);
 }
 
-size_t ig_tracer_unlinks_pending(void)
+unsigned long long ig_tracer_unlink_mark(void)
 {
-	size_t n;
+	unsigned long long m;
 
 	pthread_mutex_lock(&later.mu);
-	n = later.n + later.busy;
+	m = later.queued;
 	pthread_mutex_unlock(&later.mu);
-	return n;
+	return m;
+}
+
+bool ig_tracer_unlinked(unsigned long long mark)
+{
+	bool gone;
+
+	pthread_mutex_lock(&later.mu);
+	gone = later.done >= mark;
+	pthread_mutex_unlock(&later.mu);
+	return gone;
 }
 
 void ig_tracer_unlink_wait(void)
 {
 	pthread_mutex_lock(&later.mu);
-	while (later.n || later.busy)
+	while (later.n > later.head || later.busy)
 		pthread_cond_wait(&later.cv, &later.mu);
 	pthread_mutex_unlock(&later.mu);
 }
