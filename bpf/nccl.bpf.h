@@ -114,8 +114,13 @@ static __always_inline struct nccl_thread_state *nc_thread(__u32 tid)
 static __always_inline struct ig_nccl *nc_rec(__u32 kind, __u32 api, __u32 tid,
 					      __u32 tgid, __u64 ts)
 {
-	struct ig_nccl *r = rec_reserve(sizeof(*r), IG_REC_NCCL, tid, tgid, ts);
+	struct ig_nccl *r;
 
+	/* between the agent's windows the probes stay, to keep each
+	 * communicator's count, and send nothing */
+	if (capture_paused())
+		return NULL;
+	r = rec_reserve(sizeof(*r), IG_REC_NCCL, tid, tgid, ts);
 	if (!r)
 		return NULL;
 	__builtin_memset((char *)r + sizeof(r->h), 0, sizeof(*r) - sizeof(r->h));

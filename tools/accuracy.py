@@ -26,7 +26,10 @@ truth: whether the simulated GPU still had work when the host entered the
 sync or query that ended each unresolved span.  The JSON rows also
 score the estimate (docs/design.md §4.10): est_total (proven + estimated
 idle, share of idlegap's span), est_low/est_high, est_true_idle, est_err,
-est_in (the truth inside the interval), est_refused.
+est_in (the truth inside the interval), est_refused, est_method ("fit"
+or "bound"), and the bounds' lower end, which may stand where the point
+is refused: est_at_least (proven idle + idle_at_least_s, share of the
+span) and est_at_least_ok (it does not exceed the truth).
 """
 
 import argparse
@@ -251,9 +254,16 @@ def estimate(ivs, gpu):
     span = (b - a) / NS
     est = gpu.get("idle_estimated_s")
     out = dict(est_true_idle=true, est_refused=gpu.get("estimate_refused"),
+               est_method=gpu.get("estimate_method"),
                est_checked=(gpu.get("estimate_fit") or {}).get("syncs_checked"),
                est_total=None, est_low=None, est_high=None, est_err=None,
-               est_in=None)
+               est_in=None, est_at_least=None, est_at_least_ok=None)
+    # the bounds' lower end stands apart from the estimate (it may where
+    # the point is refused): proven + it must not exceed the truth
+    least = gpu.get("idle_at_least_s")
+    if least is not None:
+        out.update(est_at_least=(gpu["idle_s"] + least) / span,
+                   est_at_least_ok=(gpu["idle_s"] + least) / span <= true + 1e-6)
     if est is not None:
         tot = (gpu["idle_s"] + est) / span
         lo = (gpu["idle_s"] + gpu["idle_estimated_low_s"]) / span

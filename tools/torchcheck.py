@@ -288,6 +288,10 @@ def compare(a):
     total = (g["idle_s"] + est) / gspan if est is not None and gspan else None
     low = (g["idle_s"] + g["idle_estimated_low_s"]) / gspan if total is not None else None
     high = (g["idle_s"] + g["idle_estimated_high_s"]) / gspan if total is not None else None
+    # the bounds' lower end (design §4.10), apart from the estimate: it
+    # may stand where the point is refused, and must not exceed the truth
+    least = g.get("idle_at_least_s")
+    least = (g["idle_s"] + least) / gspan if least is not None and gspan else None
     out = {
         "window_s": span / 1e9,
         "gpu_busy_s": sum(e - s for s, e in busy) / 1e9,
@@ -318,6 +322,9 @@ def compare(a):
         "estimate_ok": abs(total - true_share) <= 0.10 if total is not None else None,
         "truth_in_interval": low <= true_share <= high if total is not None else None,
         "estimate_refused": g.get("estimate_refused"),
+        "idle_at_least_share": least,
+        "at_least_ok": least <= true_share if least is not None else None,
+        "estimate_method": g.get("estimate_method"),
         "estimate_fit": g.get("estimate_fit"),
         "estimated_causes": g.get("estimated_causes"),
     }

@@ -139,6 +139,40 @@ static void test_one_window_and_sum(void **state)
 	ig_metrics_free(m);
 }
 
+/* A device whose estimate was refused for its width but whose bounds
+ * stood (docs/design.md §4.10, "The bound apart"): the bound is no
+ * estimated idle, so no estimated series comes of it. */
+static void test_bound_alone(void **state)
+{
+	struct ig_metrics_opts o = { .sz = sizeof(o), .version = "0.1" };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	/* as a report has it: the bound in "gpu" and its device, no
+	 * estimated causes anywhere */
+	struct json_object *w = json_tokener_parse(
+		"{\"version\": 1, \"duration_s\": 10.0, \"complete\": true,"
+		" \"processes\": " ONE_PROC ","
+		" \"gpu\": {\"idle_estimated_s\": null, \"idle_at_least_s\": 0.9,"
+		"  \"estimate_refused\": \"too wide\", \"estimated_causes\": [],"
+		"  \"devices\": [{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 7.0,"
+		"   \"unresolved_s\": 1.0, \"idle_estimated_s\": null,"
+		"   \"idle_at_least_s\": 0.9, \"estimated_causes\": []}]},"
+		" \"causes\": " CAUSES ","
+		" \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 1.0}],"
+		" \"estimated_causes\": [], \"events\": {\"dropped\": 0}}");
+	char *t;
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), 0);
+	t = render(m);
+	has(t, "idlegap_gpu_idle_seconds_total{");
+	hasnt(t, "idlegap_gpu_estimated_idle_seconds_total{");
+	hasnt(t, "0.9\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
 /* A job whose GPU waited in collectives: the peer_wait state, and the
  * wait by late rank and cause, summed over windows; none without. */
 static void test_peer_wait(void **state)
@@ -429,6 +463,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_window_and_sum),
 		cmocka_unit_test(test_peer_wait),
+		cmocka_unit_test(test_bound_alone),
 		cmocka_unit_test(test_shared_labels_only),
 		cmocka_unit_test(test_causes_per_gpu),
 		cmocka_unit_test(test_no_identity),

@@ -25,9 +25,30 @@ struct chain {
 	uint32_t first, head, end;	/* launches [from, end) */
 	double base;		/* launch time of head, or the anchor */
 	int lat;		/* 1: base is a launch (latency applies) */
+	double cap;		/* the most latency its head can have */
 	double e;		/* predicted end of the queue */
 	int any;
 };
+
+/* The most latency launch @i can have: EST_MAX_LAT_NS, and its call had
+ * returned, and the op was queued, by the entry of the next submission or
+ * of the sync @lim (docs/design.md §4.10). */
+static double lat_cap(const struct est_launch *l, uint32_t nl, uint32_t i,
+		      uint64_t lim)
+{
+	uint64_t next = i + 1 < nl && l[i + 1].t < lim ? l[i + 1].t : lim;
+
+	if (next - l[i].t >= EST_MAX_LAT_NS)
+		return EST_MAX_LAT_NS;
+	return (double)(next - l[i].t);
+}
+
+/* The latency of launch @i under @md: its cap in the variant EST_LATE. */
+static double lat_of(const struct est_model *md, const struct est_launch *l,
+		     uint32_t nl, uint32_t i, uint64_t lim)
+{
+	return md->lat < EST_LATE_NS ? md->lat : lat_cap(l, nl, i, lim);
+}
 
 /* Replay with @md; one chain per mark; busy intervals into @k. */
 static void walk(const struct est_model *md, const struct est_launch *l,
@@ -44,7 +65,7 @@ static void walk(const struct est_model *md, const struct est_launch *l,
 
 		head_set = 0;
 		while (li < nl && l[li].t < lim) {
-			double t = (double)l[li].t + md->lat;
+			double t = (double)l[li].t + lat_of(md, l, nl, li, lim);
 			double s = t >= e ? t : e;
 
 			if (t >= e) {
@@ -65,6 +86,7 @@ static void walk(const struct est_model *md, const struct est_launch *l,
 			ch[j].e = e;
 			ch[j].head = head_set ? head : first;
 			ch[j].lat = head_set;
+			ch[j].cap = head_set ? lat_cap(l, nl, head, lim) : 0;
 			ch[j].base = head_set ? (double)l[head].t : anchor;
 		}
 		if (m[j].waited || e > (double)m[j].t_end) {
@@ -174,10 +196,17 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 	uint32_t j, i, r, nt, ntmp = 0, rows = 0;
 	int n = (int)(nsig > EST_MAX_SIGS ? EST_MAX_SIGS : nsig) + 1, ret = -1;
 	double sigma = INFINITY, med = 0, init;
+	int late = zero >= EST_LATE;
+
+	if (late)	/* and the signature in the low bits, if any, to 0 */
+		zero = (zero & (EST_LATE - 1)) - 1;
 
 
 	memset(out, 0, sizeof(*out));
 	out->nsig = (uint32_t)n - 1;
+	/* EST_LATE: every head as late as its cap allows */
+	if (late)
+		out->lat = EST_LATE_NS;
 	if (!ch || !res || !tmp || !a || !keep || n < 2)
 		goto done;
 	memset(keep, 1, nm + 1);
@@ -212,6 +241,11 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 					continue;
 				memset(cnt, 0, sizeof(double) * n);
 				cnt[0] = ch[j].lat;
+				/* EST_LATE: each head's latency is its cap */
+				if (ch[j].lat && late) {
+					cnt[0] = 0;
+					rhs -= ch[j].cap;
+				}
 				for (i = ch[j].head; i < ch[j].end; i++)
 					cnt[1 + l[i].sig]++;
 				if (!pass) {
@@ -270,7 +304,9 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 		}
 		if (solve(a, b, x, n))
 			goto done;
-		out->lat = x[0] < 0 ? 0 : x[0] > EST_MAX_LAT_NS ? EST_MAX_LAT_NS : x[0];
+		if (!late)
+			out->lat = x[0] < 0 ? 0 : x[0] > EST_MAX_LAT_NS ?
+				   EST_MAX_LAT_NS : x[0];
 		for (i = 1; i < (uint32_t)n; i++)
 			out->d[i - 1] = x[i] < 0 ? 0 : x[i];
 	}
@@ -301,7 +337,8 @@ void ig_est_predict(const struct est_model *md, const struct est_launch *l,
 		    !isfinite(ch[j].base))
 			continue;
 		err[(*nerr)++] = fabs(ch[j].e - (double)m[j].t_end) / 1000.0;
-		busy = (double)m[j].t_end - ch[j].base - ch[j].lat * md->lat;
+		busy = (double)m[j].t_end - ch[j].base -
+		       ch[j].lat * (md->lat < EST_LATE_NS ? md->lat : ch[j].cap);
 		if (busy > 1000.0)
 			rel[(*nrel)++] = (ch[j].e - (double)m[j].t_end) / busy;
 	}
@@ -314,4 +351,49 @@ void ig_est_replay(const struct est_model *md, const struct est_launch *l,
 {
 	*nk = 0;
 	walk(md, l, nl, m, nm, NULL, k, nk);
+}
+
+double ig_est_p50(const struct est_model *md, const struct est_launch *l,
+		  uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	double *err = calloc(nm + 1, sizeof(*err)), p50;
+	uint32_t j, n = 0;
+
+	if (!ch || !err) {
+		free(ch);
+		free(err);
+		return INFINITY;
+	}
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++)
+		if (m[j].waited && ch[j].any && isfinite(ch[j].base))
+			err[n++] = fabs(ch[j].e - (double)m[j].t_end) / 1000.0;
+	p50 = median(err, n);
+	free(ch);
+	free(err);
+	return p50;
+}
+
+double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
+		     uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	double h = 0, slept, x;
+	uint32_t j;
+
+	if (!ch)
+		return 0;
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++) {
+		if (!m[j].waited || m[j].t_end <= m[j].t_in)
+			continue;
+		slept = (double)(m[j].t_end - m[j].t_in);
+		x = EST_WAKE_NS;
+		if (ch[j].any && ch[j].lat && (double)m[j].t_end > ch[j].e)
+			x += (double)m[j].t_end - ch[j].e;
+		h += x < slept ? x : slept;	/* no more than it slept */
+	}
+	free(ch);
+	return h;
 }

@@ -14,6 +14,12 @@
 #define EST_MAX_SIGS	64
 #define EST_MAX_LAT_NS	200000.0
 #define EST_EARLY	(-2)	/* ig_est_fit's variant: ends taken as late */
+/* ig_est_fit's variant: each launch that finds the queue empty starts as
+ * late as it can (EST_MAX_LAT_NS, and no later than the next submission's
+ * or sync's entry); EST_LATE + 1 + s also pulls signature s to 0. */
+#define EST_LATE	(1 << 16)
+#define EST_LATE_NS	1e15	/* its model's latency: "at each head's cap" */
+#define EST_WAKE_NS	100000.0	/* a drained point's delay, at most */
 
 /* What identifies a launch's work: process, function (or graph, or the
  * api of a copy), grid and block size. */
@@ -50,7 +56,8 @@ struct est_model {
  * mix of signatures before every sync) are kept near their start value,
  * or, for signature @zero (-1: none), near 0; with @zero EST_EARLY, the
  * syncs' ends are taken as late, by a wakeup's delay, more often than
- * early.  The variants bound what the evidence leaves open.  0, or -1
+ * early; with EST_LATE, every head starts at its latency's cap.  The
+ * variants bound what the evidence leaves open.  0, or -1
  * when nothing pins a duration. */
 int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
@@ -60,6 +67,18 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 void ig_est_predict(const struct est_model *md, const struct est_launch *l,
 		    uint32_t nl, const struct est_mark *m, uint32_t nm, int fold,
 		    double *err, uint32_t *nerr, double *rel, uint32_t *nrel);
+/* The median absolute error (us) of @md's predicted ends of the waiting
+ * syncs, all of them; INFINITY when out of memory. */
+double ig_est_p50(const struct est_model *md, const struct est_launch *l,
+		  uint32_t nl, const struct est_mark *m, uint32_t nm);
+/* The idle that the busy time of waiting syncs may hide (ns): per sync,
+ * a wakeup's delay between the queue's end and its drained point
+ * (EST_WAKE_NS at most), and, where its chain starts at a launch that
+ * found the queue empty, by how much the sync ended later than @md
+ * predicts: so much later its chain may have started; no more than the
+ * sync slept. */
+double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
+		     uint32_t nl, const struct est_mark *m, uint32_t nm);
 /* The queue's busy intervals, in order, disjoint (@k: @nl slots). */
 void ig_est_replay(const struct est_model *md, const struct est_launch *l,
 		   uint32_t nl, const struct est_mark *m, uint32_t nm,

@@ -8,6 +8,7 @@
 
 #include "engine/estimate.h"
 #include "engine/est_fit.h"
+#include "engine/est_bound.h"
 
 /* Bounds of the evidence kept per engine (a report): past them it is
  * freed and the estimate refused, so a long report costs 8 MiB of
@@ -16,6 +17,7 @@
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
+#define EST_LATE_FIT		1.25	/* a late variant's error, at most, to the fit's */
 
 struct est_dev {
 	int ordinal;
@@ -31,6 +33,7 @@ struct est_dev {
 	uint32_t nk;
 	double *err;		/* held-out errors, us */
 	uint32_t nerr;
+	char why[160];		/* a refusal that names figures */
 };
 
 struct ig_est {

@@ -13,6 +13,7 @@
  * start + duration.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,13 +249,129 @@ static uint32_t top_sigs(const struct est_dev *d, uint32_t nsig, uint32_t *out)
 	return n > 1 ? n : 0;
 }
 
+/* Launches of each signature inside the unresolved spans. */
+static void span_launches(const struct est_dev *d, double *w)
+{
+	const struct est_launch *l = d->l.v;
+	const struct ig_piece *u = d->u.v;
+	uint32_t i, pi = 0;
+
+	for (i = 0; i < d->l.n; i++) {
+		while (pi < d->u.n && u[pi].t1 <= l[i].t)
+			pi++;
+		if (pi < d->u.n && u[pi].t0 <= l[i].t)
+			w[l[i].sig]++;
+	}
+}
+
+/* No sync waited for the GPU often enough to fit the durations: bound
+ * them by the marks that found the queue ended (est_bound.c), check the
+ * bound on marks held out, and replay the point halfway between no busy
+ * time and the most (docs/design.md §4.10). */
+/* The device's span: the width of a bound is judged against it. */
+static uint64_t dev_span(const struct ig_engine *e, int ordinal)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *g = e->gpu.devs[i];
+		uint64_t end;
+
+		if (g->ordinal != ordinal || !g->active)
+			continue;
+		end = ig_gpu_span_end(g);
+		return end > g->span_start ? end - g->span_start : 0;
+	}
+	return 0;
+}
+
+static void dev_bound(struct ig_engine *e, struct est_dev *d)
+{
+	struct est_result *r = &d->r;
+	double w[EST_MAX_SIGS] = { 0 }, cap = (double)d->unres_ns;
+	struct est_model hi, f;
+	struct cause_ctx cc;
+	uint32_t i, nk = 0, miss = 0;
+	uint64_t lo, span;
+
+	span_launches(d, w);
+	if (ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
+			     cap, -1, &hi)) {
+		r->refused = "the bounds on the durations did not settle";
+		return;
+	}
+	d->nerr = 0;
+	for (i = 0; d->err && i < EST_FOLDS; i++)
+		if (!ig_est_bound_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig,
+				      w, cap, (int)i, &f))
+			ig_est_bound_check(&f, d->l.v, d->l.n, d->m.v, d->m.n,
+					   (int)i, d->err, &d->nerr);
+	for (i = 0; i < d->nerr; i++)
+		miss += d->err[i] > EST_BOUND_MISS_NS / 1e3;
+	r->checked = d->nerr;
+	r->p50_us = quantile(d->err, d->nerr, 0.5);
+	r->p90_us = quantile(d->err, d->nerr, 0.9);
+	if (r->checked < EST_BOUND_MIN_MARKS) {
+		r->refused = "too few syncs waited for the GPU to check the model, "
+			     "or returned at once to bound it";
+		return;
+	}
+	if (miss > EST_BOUND_MAX_MISSED * r->checked) {
+		snprintf(d->why, sizeof(d->why), "durations vary: the others' bound "
+			 "overshot %u of %llu held-out syncs that returned at once",
+			 miss, (unsigned long long)r->checked);
+		r->refused = d->why;
+		return;
+	}
+	if (!(d->k = calloc(d->l.n, sizeof(*d->k)))) {
+		r->refused = "out of memory";
+		return;
+	}
+	ig_est_replay(&hi, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &nk);
+	lo = spans_walk(d, d->k, nk, NULL, NULL);
+	/* the check passed: the least idle stands as a bound on its own,
+	 * even where the interval is too wide for a point */
+	r->bounded = true;
+	r->at_least_ns = ig_min64(lo, d->unres_ns);
+	r->bound_marks = r->checked;
+	span = dev_span(e, d->ordinal);
+	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)span) {
+		r->wide = true;
+		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
+			 "idle only to %.0f-100%% of the unresolved time, "
+			 "%.0f%% of the span", 100.0 * (double)lo / (double)d->unres_ns,
+			 span ? 100.0 * (double)(d->unres_ns - lo) / (double)span : 100.0);
+		r->refused = d->why;
+		free(d->k);
+		d->k = NULL;
+		return;
+	}
+	if (ig_est_bound_point(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, w,
+			       cap, &hi, &f)) {
+		r->refused = "the bounds on the durations did not settle";
+		free(d->k);
+		d->k = NULL;
+		return;
+	}
+	ig_est_replay(&f, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	cc.s = e->est;
+	cc.causes = r->causes;
+	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
+	bound_split(d);
+	r->low_ns = ig_min64(lo, r->idle_ns);
+	r->at_least_ns = r->low_ns;
+	r->high_ns = d->unres_ns;
+	r->method = "bound";
+	r->have = true;
+}
+
 static void dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
-	struct est_model m;
+	struct est_model m, m0;
 	struct est_ival *k;
-	double *rel, q10, q90, p50rel, busy;
-	uint32_t i, nrel = 0, nk = 0, v, nv, sigs[EST_VARIANTS + 1];
+	double *rel, q10, q90, p50rel, busy, p50in;
+	uint32_t i, nrel = 0, nk = 0, v, nv, nv0, sigs[2 * EST_VARIANTS + 2];
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
 
@@ -298,7 +415,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	p50rel = quantile(rel, nrel, 0.5);
 	free(rel);
 	if (r->checked < EST_MIN_CHECKED) {
-		r->refused = "too few syncs waited for the GPU to check the model";
+		dev_bound(e, d);
 		return;
 	}
 	if (p50rel > EST_MAX_P50_REL) {
@@ -317,6 +434,8 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		return;
 	}
 	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
+	m0 = m;
+	p50in = ig_est_p50(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
@@ -324,8 +443,11 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	lo = hi = r->idle_ns;
 	/* what the syncs leave open: each of the most launched signatures
 	 * as short as the evidence allows */
-	nv = top_sigs(d, e->est->nsig, sigs);
+	nv = nv0 = top_sigs(d, e->est->nsig, sigs);
 	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
+	for (v = 0; v < nv0; v++)		/* with each signature short */
+		sigs[nv++] = (uint32_t)EST_LATE + 1 + sigs[v];
 	for (v = 0; v < nv; v++) {
 		uint64_t idle;
 
@@ -334,6 +456,16 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 			continue;
 		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
 		idle = spans_walk(d, k, nk, NULL, NULL);
+		/* a late variant stands where it predicts the syncs about as
+		 * well as the plain fit (EST_LATE_FIT); it bounds idle from
+		 * above only: the other end, latency 0, is the plain fit's */
+		if ((int)sigs[v] >= EST_LATE) {
+			double p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+
+			if (p50 <= EST_LATE_FIT * p50in + 2)
+				hi = ig_max64(hi, idle);
+			continue;
+		}
 		lo = ig_min64(lo, idle);
 		hi = ig_max64(hi, idle);
 	}
@@ -352,10 +484,14 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
 	r->low_ns -= ig_min64(r->low_ns, margin);
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
+	/* and what proven busy time may hide (ig_est_hidden()): a queue
+	 * that ended before its drained point, a chain that started late */
+	r->high_ns += (uint64_t)ig_est_hidden(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
 		r->high_ns = r->idle_ns;
+	r->method = "fit";
 	r->have = true;
 }
 
@@ -381,16 +517,26 @@ void ig_est_compute(struct ig_engine *e)
 			continue;
 		any = true;
 		t->unres_ns += d->r.unres_ns;
+		if (d->r.bounded) {	/* devices without a bound add none */
+			t->bounded = true;
+			t->at_least_ns += d->r.at_least_ns;
+			t->bound_marks += d->r.bound_marks;
+		}
 		if (!d->r.have) {
 			t->have = false;
-			if (!t->refused)
+			if (!t->refused) {
 				t->refused = d->r.refused;
+				t->wide = d->r.wide;
+			}
 			continue;
 		}
 		t->idle_ns += d->r.idle_ns;
 		t->low_ns += d->r.low_ns;
 		t->high_ns += d->r.high_ns;
 		t->checked += d->r.checked;
+		if (d->r.method)
+			t->method = !t->method || !strcmp(t->method, d->r.method) ?
+				    d->r.method : "mixed";
 		t->host_bound_ns += d->r.host_bound_ns;
 		t->gpu_bound_ns += d->r.gpu_bound_ns;
 		if (d->r.p50_us > t->p50_us)

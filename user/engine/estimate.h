@@ -20,14 +20,23 @@
 struct est_result {
 	bool have;		/* an estimate stands */
 	const char *refused;	/* why not, when !have */
+	const char *method;	/* "fit", "bound" (several: "mixed"), when have */
 	uint64_t unres_ns;	/* the unresolved time it covers */
 	uint64_t idle_ns, low_ns, high_ns;
-	uint64_t checked;	/* waiting syncs held out and predicted */
-	double p50_us, p90_us;	/* their error, absolute */
+	uint64_t checked;	/* marks held out and predicted: waiting
+				 * syncs ("fit"), at-once ones ("bound") */
+	double p50_us, p90_us;	/* their error, absolute (bound: overshoot) */
 	uint64_t causes[IG_C__MAX];	/* estimated idle by host cause */
 	/* unresolved time between launches, by whether the next launch
 	 * found the replayed queue empty (host-bound) or had to queue */
 	uint64_t host_bound_ns, gpu_bound_ns;
+	/* the bounds of est_bound.c stood (enough marks, the held-out
+	 * check passed): under the model, idle in unresolved time is at
+	 * least @at_least_ns, whether or not the point estimate is given
+	 * (@wide: refused for the width of its interval alone); never part
+	 * of idle_ns.  @bound_marks: the held-out marks they rest on. */
+	bool bounded, wide;
+	uint64_t at_least_ns, bound_marks;
 };
 
 struct ig_engine;

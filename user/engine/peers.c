@@ -300,52 +300,91 @@ static void launched(struct ig_engine *e, struct peers_group *g,
 	g->nlaunched++;
 }
 
+/* Rank slot @idx of @nranks in collective (@id, @seq), made if new; NULL
+ * (counted unmatched) when it cannot be or is taken already. */
+static struct peers_group *slot(struct ig_peers *ps, uint64_t id, uint64_t seq,
+				uint32_t nranks, uint32_t idx)
+{
+	struct peers_group *g = ig_htab_get(&ps->groups, key_of(id, seq));
+
+	if (!g) {
+		g = calloc(1, sizeof(*g) + nranks * sizeof(g->c[0]));
+		if (!g || ig_htab_put(&ps->groups, key_of(id, seq), g)) {
+			free(g);
+			ps->unmatched++;
+			return NULL;
+		}
+		g->id = id;
+		g->seq = seq;
+		g->nranks = nranks;
+	}
+	if (g->id != id || g->seq != seq || g->nranks != nranks ||
+	    idx >= nranks || g->c[idx].present) {
+		ps->unmatched++;
+		return NULL;
+	}
+	g->npresent++;
+	g->c[idx].present = true;
+	return g;
+}
+
+/* A held call of an inferred communicator (peers_infer.c), launched, its
+ * place on the GPU at its launch noted then. */
+static void add_held(struct ig_engine *e, const struct ig_infer_held *h)
+{
+	struct peers_group *g = slot(e->peers, h->id, h->seq, h->nranks, h->idx);
+	struct peers_rank *R = rank_get(e->peers, h->c.tgid);
+
+	if (!g)
+		return;
+	g->c[h->idx] = h->c;
+	g->c[h->idx].present = true;
+	g->nlaunched++;
+	if (R && h->c.launch > R->last_launch)
+		R->last_launch = h->c.launch;
+	try_finalize(e, key_of(h->id, h->seq), g);
+}
+
 static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nccl *r)
 {
 	struct peers_priv *pp = (struct peers_priv *)ps;
-	uint64_t key = key_of(r->id, r->seq);
 	struct peers_group *g;
 	struct peers_call *c;
 	struct peers_rank *R;
+	struct ig_nccl tr;
+	struct ig_infer_held h;
 
 	ps->calls++;
-	/* the rank, also for a window that did not see the creation */
-	if (r->rank >= 0 && r->nranks > 0 && (R = rank_get(ps, r->h.tgid)) &&
-	    r->nranks > R->comm_size) {
+	/* the rank, also for a window that did not see the creation (or a
+	 * communicator created before tracing: its rank alone, if known) */
+	if (r->rank >= 0 && (R = rank_get(ps, r->h.tgid)) &&
+	    (r->nranks > R->comm_size || (!r->id && R->rank < 0))) {
 		R->rank = r->rank;
-		R->comm_size = r->nranks;
+		R->comm_size = r->nranks > 0 ? r->nranks : 0;
+	}
+	if (!r->id) {	/* created before the probes: peers_infer.c */
+		if (!ig_peers_infer_coll(e, r, &tr)) {
+			ps->no_id++;
+			while (ig_peers_infer_next(e, &h))
+				add_held(e, &h);
+			return;
+		}
+		r = &tr;
 	}
 	if (!r->id || r->nranks <= 0 || r->nranks > IG_PEERS_MAX_RANKS ||
 	    r->rank < 0 || r->rank >= r->nranks || !r->seq) {
 		ps->no_id++;
 		return;
 	}
-	g = ig_htab_get(&ps->groups, key);
-	if (!g) {
-		g = calloc(1, sizeof(*g) + r->nranks * sizeof(g->c[0]));
-		if (!g || ig_htab_put(&ps->groups, key, g)) {
-			free(g);
-			ps->unmatched++;
-			return;
-		}
-		g->id = r->id;
-		g->seq = r->seq;
-		g->nranks = r->nranks;
-	}
-	if (g->id != r->id || g->seq != r->seq || g->nranks != (uint32_t)r->nranks ||
-	    g->c[r->rank].present) {
-		ps->unmatched++;
+	if (!(g = slot(ps, r->id, r->seq, (uint32_t)r->nranks, (uint32_t)r->rank)))
 		return;
-	}
 	c = &g->c[r->rank];
-	c->present = true;
 	c->tid = r->h.tid;
 	c->tgid = r->h.tgid;
-	c->rank = r->rank;
+	c->rank = r->flags & IG_NCF_INFERRED ? -1 : r->rank;
 	c->stream = r->stream;
 	c->api = r->api;
 	c->bytes = ig_nccl_bytes(r);
-	g->npresent++;
 	if (r->flags & IG_NCF_GROUPED) {
 		struct unlaunched *u;
 
@@ -353,14 +392,14 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 			launched(e, g, c, r->h.ts);
 		} else {
 			u = &pp->ul[pp->nul++];
-			u->key = key;
+			u->key = key_of(r->id, r->seq);
 			u->tid = r->h.tid;
 			u->rank = r->rank;
 		}
 	} else {
 		launched(e, g, c, r->h.ts);
 	}
-	try_finalize(e, key, g);
+	try_finalize(e, key_of(r->id, r->seq), g);
 }
 
 static void on_group_end(struct ig_engine *e, struct ig_peers *ps, const struct ig_nccl *r)
@@ -400,6 +439,7 @@ void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 		break;
 	case IG_NC_GROUP_END:
 		on_group_end(e, ps, r);
+		ig_peers_infer_group_end(e, r);
 		break;
 	case IG_NC_COMM:
 	case IG_NC_COMM_INFO:
@@ -464,6 +504,7 @@ uint64_t ig_peers_keep_from(const struct ig_engine *e)
 
 	if (!pp)
 		return keep;
+	keep = ig_peers_infer_keep_from(e);
 	for (i = 0; i < pp->nwait; i++)
 		keep = group_first(pp->waiting[i], keep);
 	while ((g = ig_htab_next(&pp->pub.groups, &it)))
@@ -482,6 +523,7 @@ void ig_peers_free(struct ig_engine *e)
 	while ((g = ig_htab_next(&pp->pub.groups, &it)))
 		free(g);
 	ig_htab_free(&pp->pub.groups);
+	ig_peers_infer_free(e);
 	free(pp->pub.ranks);
 	free(pp->pub.local);
 	free(pp->ul);

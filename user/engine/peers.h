@@ -83,7 +83,11 @@ struct peers_local {
 	uint64_t open_stream;
 	uint32_t group_tid;	/* grouped: launched at this thread's group end */
 	uint64_t group_stream;
+	bool inferred;		/* its communicator inferred (peers_infer.c):
+				 * the size unknown */
 };
+
+struct peers_infer;
 
 struct ig_peers {
 	struct peers_dev devs[IG_MAX_DEVICES];
@@ -97,6 +101,9 @@ struct ig_peers {
 	char static_path[128];
 	struct peers_local *local;
 	uint32_t nlocal, caplocal;
+	struct peers_infer *infer;	/* peers_infer.c */
+	uint64_t inferred_calls;	/* matched through an inferred communicator */
+	uint32_t inferred_comms;
 };
 
 void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r);
@@ -119,7 +126,48 @@ void ig_peers_dev(const struct ig_engine *e, int ordinal, uint64_t *wait_ns,
 #define IG_PEERS_LATE_SHARE	0.10
 size_t ig_peers_stragglers(const struct ig_engine *e, const struct peers_rank ***out);
 
+/* ---- peers_infer.c ---- */
+/* A record of ours, never the probes': a call of a communicator created
+ * before the probes, its id and sequence inferred. */
+#define IG_NCF_INFERRED	(1u << 31)
+/* A call without a communicator id: true when its communicator has been
+ * inferred, with the call as the matcher takes it in @out; false when it
+ * is held as evidence (counted without a communicator). */
+bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
+			 struct ig_nccl *out);
+/* A held call of a communicator just inferred, for the matcher: a
+ * launched call @c (its place on the GPU at its launch already noted), as
+ * rank slot @idx of @nranks in collective (@id, @seq).  False: none left. */
+struct ig_infer_held {
+	uint64_t id, seq;
+	uint32_t nranks, idx;
+	struct peers_call c;
+};
+bool ig_peers_infer_next(struct ig_engine *e, struct ig_infer_held *out);
+void ig_peers_infer_group_end(struct ig_engine *e, const struct ig_nccl *r);
+uint64_t ig_peers_infer_keep_from(const struct ig_engine *e);
+void ig_peers_infer_free(struct ig_engine *e);
+/* One call of a communicator as the inference sees it. */
+struct ig_infer_obs {
+	uint64_t seq;		/* the process's own count of its calls */
+	uint64_t sig;		/* op, bytes, root or peer, reduction */
+	uint64_t launch;
+	uint64_t end;		/* first drain after it, 0: not known */
+};
+#define IG_INFER_MIN_CALLS	8	/* calls whose ends agree ... */
+#define IG_INFER_WINDOW		12	/* ... of the last so many with ends */
+#define IG_INFER_END_NS		100000	/* ends within */
+#define IG_INFER_MAX_SHIFT	2	/* ranks' sequences apart at most */
+/* Whether two processes' calls @a and @b (each in sequence order, @b's
+ * sequence = @a's + *@k) are the same communicator's: see peers_infer.c. */
+bool ig_peers_infer_pair(const struct ig_infer_obs *a, size_t na,
+			 const struct ig_infer_obs *b, size_t nb, int *k);
+
 /* ---- peers_local.c ---- */
+/* An inferred communicator's call @r (peers_infer.c), its rank @rank
+ * (-1: unknown). */
+void ig_peers_local_inferred(struct ig_engine *e, const struct ig_nccl *r,
+			     int32_t rank);
 /* After ig_peers_feed (which makes e->peers): a collective or a group end. */
 void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_local_finish(struct ig_engine *e);

@@ -109,6 +109,20 @@ static void on_coll(struct ig_engine *e, const struct ig_nccl *r)
 	open_at(e, L, r->h.ts);
 }
 
+void ig_peers_local_inferred(struct ig_engine *e, const struct ig_nccl *r,
+			     int32_t rank)
+{
+	struct peers_local *L;
+
+	on_coll(e, r);
+	L = local_get(e->peers, r->h.tgid, r->id);
+	if (L) {
+		L->inferred = true;
+		L->rank = rank;
+		L->size = 0;
+	}
+}
+
 static void on_group_end(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = e->peers;
@@ -158,8 +172,11 @@ jo *ig_peers_local_json(const struct ig_engine *e)
 
 		snprintf(id, sizeof(id), "%016llx", (unsigned long long)L->id);
 		json_object_object_add(o, "communicator", json_object_new_string(id));
-		json_object_object_add(o, "rank", json_object_new_int(L->rank));
-		json_object_object_add(o, "size", json_object_new_int(L->size));
+		json_object_object_add(o, "rank", L->rank >= 0 ?
+				       json_object_new_int(L->rank) : NULL);
+		json_object_object_add(o, "size", L->size > 0 ?
+				       json_object_new_int(L->size) : NULL);
+		json_object_object_add(o, "inferred", json_object_new_boolean(L->inferred));
 		json_object_object_add(o, "pid", json_object_new_int64(L->tgid));
 		json_object_object_add(o, "device", L->device >= 0 ?
 				       json_object_new_int(L->device) : NULL);

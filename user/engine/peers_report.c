@@ -120,6 +120,9 @@ jo *ig_peers_json_summary(const struct ig_engine *e)
 	json_object_object_add(o, "matched", ju64(ps ? ps->matched : 0));
 	json_object_object_add(o, "unmatched_calls", ju64(ps ? ps->unmatched : 0));
 	json_object_object_add(o, "calls_without_communicator", ju64(ps ? ps->no_id : 0));
+	json_object_object_add(o, "inferred_communicators",
+			       ju64(ps ? ps->inferred_comms : 0));
+	json_object_object_add(o, "inferred_calls", ju64(ps ? ps->inferred_calls : 0));
 	json_object_object_add(o, "peer_wait_s", jsec(ps ? ps->wait_ns : 0));
 	json_object_object_add(o, "peer_wait_unproven_s",
 			       jsec(ps ? ps->unproven_wait_ns : 0));
@@ -153,11 +156,15 @@ void ig_peers_text(FILE *out, const struct ig_engine *e)
 	for (i = 0; i < ps->nranks; i++) {
 		const struct peers_rank *R = &ps->ranks[i];
 
-		char pod[160];
+		char rk[16], pod[160];
 
+		if (R->rank >= 0)
+			snprintf(rk, sizeof(rk), "%d", R->rank);
+		else
+			snprintf(rk, sizeof(rk), "?");
 		ig_engine_ident_text(e, R->pid, pod, sizeof(pod));
-		fprintf(out, "  rank %-4d pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s%s\n",
-			R->rank, ig_merge_host_pid(e, R->pid), R->device, sec(R->wait_ns),
+		fprintf(out, "  rank %-4s pid %-7u GPU %-3d waited %.3f s, made others wait %.3f s%s%s%s\n",
+			rk, ig_merge_host_pid(e, R->pid), R->device, sec(R->wait_ns),
 			sec(R->late_ns), e->merge ? " on " : "",
 			e->merge ? ig_merge_host_of(e, R->pid) : "", pod);
 	}
@@ -179,6 +186,11 @@ void ig_peers_text(FILE *out, const struct ig_engine *e)
 				100.0 * ig_report_share(v[i]->cause_ns[order[k]], v[i]->late_ns));
 	}
 	free(v);
+	if (ps->inferred_comms)
+		fprintf(out, "  %u communicator(s) created before tracing, inferred from "
+			"their calls' pattern and ends (%llu calls): ranks unknown, "
+			"only this host's ranks matched, waits a lower bound\n",
+			ps->inferred_comms, (unsigned long long)ps->inferred_calls);
 	if (ps->unmatched || ps->no_id)
 		fprintf(out, "  %llu calls not matched across ranks (a rank not traced, "
 			"or its communicator created before tracing)\n",

@@ -4,6 +4,8 @@
  * from proven idle, with its interval, the check it passed, or why there
  * is none.
  */
+#include <string.h>
+
 #include "engine/estimate.h"
 #include "engine/jsonval.h"
 #include "engine/report.h"
@@ -28,11 +30,15 @@ void ig_est_json(const struct est_result *r, jo *o)
 		add(o, "estimate_host_bound_s", NULL);
 		add(o, "estimate_gpu_bound_s", NULL);
 	}
+	/* a bound the tool stands behind apart from the estimate: present
+	 * where the bounds' check passed, even when the point is refused */
+	add(o, "idle_at_least_s", r && r->bounded ? jsec(r->at_least_ns) : NULL);
 	f = json_object_new_object();
 	add(f, "syncs_checked", ju64(r ? r->checked : 0));
 	add(f, "p50_error_us", jnum(r ? r->p50_us : 0, 1));
 	add(f, "p90_error_us", jnum(r ? r->p90_us : 0, 1));
 	add(o, "estimate_fit", f);
+	add(o, "estimate_method", r && r->have && r->method ? jstr(r->method) : NULL);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
 	a = json_object_new_array();
 	n = r && r->have ? ig_names_by_ns(r->causes, order) : 0;
@@ -56,15 +62,33 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 {
 	if (!r || !r->unres_ns)
 		return;
+	if (!r->have && r->bounded) {	/* a bound, apart from any estimate */
+		fprintf(out, "GPU idle %.1f%% proven; at least %.1f%% with bounds from "
+			"%llu syncs that\n  returned at once (no estimate: ",
+			pct(idle_ns, span_ns), pct(idle_ns + r->at_least_ns, span_ns),
+			(unsigned long long)r->bound_marks);
+		if (r->wide)
+			fprintf(out, "the bounds leave %.0f%% of the span open)\n",
+				pct(r->unres_ns - ig_min64(r->at_least_ns, r->unres_ns),
+				    span_ns));
+		else
+			fprintf(out, "%s)\n", r->refused ? r->refused : "no evidence");
+		return;
+	}
 	if (!r->have) {
 		fprintf(out, "GPU idle %.1f%% proven; no estimate of the unresolved "
 			"time: %s\n", pct(idle_ns, span_ns),
 			r->refused ? r->refused : "no evidence");
 		return;
 	}
-	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% "
-		"(%.1f-%.1f%%), model checked on %llu syncs, p90 error %.0f us\n",
+	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% (%.1f-%.1f%%), ",
 		pct(idle_ns, span_ns), pct(idle_ns + r->idle_ns, span_ns),
-		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns),
-		(unsigned long long)r->checked, r->p90_us);
+		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns));
+	if (r->method && !strcmp(r->method, "bound"))
+		fprintf(out, "bounded by %llu syncs that returned at once, "
+			"held-out p90 overshoot %.0f us\n",
+			(unsigned long long)r->checked, r->p90_us);
+	else
+		fprintf(out, "model checked on %llu syncs, p90 error %.0f us\n",
+			(unsigned long long)r->checked, r->p90_us);
 }

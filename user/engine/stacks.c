@@ -64,10 +64,13 @@ static void note(struct ig_thread *t, uint64_t ts, bool py, uint64_t id)
 	if (last && last->t == ts) {
 		r = last;
 	} else {
+		/* copied first: the push may move the ring, and last with it */
+		struct ig_stk_ref prev = last ? *last : (struct ig_stk_ref){ 0 };
+
 		r = ig_ring_push(&t->stks);
 		if (!r)
 			return;
-		*r = last ? *last : (struct ig_stk_ref){ 0 };
+		*r = prev;
 		r->t = ts;
 	}
 	if (py)

@@ -22,6 +22,7 @@
 #define NS			1000000000ULL
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define IDLE_POLL_MS		200
+#define LATE_POLL_MS		10	/* waiting for the last probes to go */
 
 extern const char *argp_program_version;
 static volatile sig_atomic_t stop_signal;
@@ -230,14 +231,24 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 }
 
 /* Between windows: no uprobe; the ring buffer still says which tracked
- * processes end, so that they are forgotten. */
-static int idle_until(struct agent *a, __u64 start)
+ * processes end, so that they are forgotten.  The next window starts at
+ * @start, or once the last window's probes are all gone (their removal
+ * runs in the background and may take longer than the pause): a probe
+ * attached again while the old one is still there would fire twice.
+ * @start is moved to the time the window can start. */
+static int idle_until(struct agent *a, __u64 *start)
 {
 	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
+	bool late = false;
 	int n;
 
-	while (!stop_signal && now < start) {
-		n = ig_tracer_poll(a->cap.tracer, IDLE_POLL_MS);
+	while (!stop_signal) {
+		if (now >= *start) {
+			if (ig_tracer_unlinked(a->unlink_mark))
+				break;
+			late = true;
+		}
+		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : IDLE_POLL_MS);
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
@@ -247,6 +258,11 @@ static int idle_until(struct agent *a, __u64 start)
 			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
+	}
+	if (late) {
+		ig_debug("window %llu: %.0f ms late, the last window's probes were "
+			 "still being removed", a->nwindows + 1, (now - *start) / 1e6);
+		*start = now;
 	}
 	return 0;
 }
@@ -271,7 +287,7 @@ static int cycle(struct agent *a)
 		start += every;
 		if (start < ig_agent_now())	/* a slow report: no catching up */
 			start = ig_agent_now();
-		if (idle_until(a, start))
+		if (idle_until(a, &start))
 			return 1;
 	}
 	return 0;

@@ -26,6 +26,8 @@ struct agent {
 	bool oom;
 	__u64 opened_at;		/* the window's start */
 	__u64 closed_at;		/* the last window's END */
+	unsigned long long unlink_mark;	/* its probes are gone once the
+					 * remover is past this (tracer.h) */
 	struct ig_engine *engine;
 	struct ig_reorder *reorder;
 	struct ig_stats base;		/* the kernel counters at its start */

@@ -432,6 +432,7 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	if (!keep_probes) {
 		t = ig_agent_now();
 		ig_discovery_detach_all(a->cap.disc);
+		a->unlink_mark = ig_tracer_unlink_mark();
 		/* until the next window nothing reads a stack or a wait */
 		err = ig_tracer_pause(a->cap.tracer, true);
 		if (err)

@@ -255,8 +255,20 @@ static void nccl_look(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	if (r < 0)
 		unprobed(d, p->tgid, rec.path, r);
 	rec.h.ts = ts;
+	if (r > 0 && p->nccl.probed)
+		p->nccl_rec = rec;
 	if (r != 0)
 		record(d, &rec.h);
+}
+
+void ig_discovery_emit_libnccl(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct ig_libnccl rec = p->nccl_rec;
+
+	if (!p->nccl.probed || rec.h.type != IG_REC_LIBNCCL)
+		return;
+	rec.h.ts = ts;
+	record(d, &rec.h);
 }
 
 int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts)

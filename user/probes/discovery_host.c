@@ -14,14 +14,16 @@ void ig_discovery_detach_all(struct ig_discovery *d)
 {
 	size_t i;
 
+	/* libnccl's probes stay: a communicator's sequence must count every
+	 * call, or two ranks would number one collective apart; while
+	 * paused they send nothing (docs/design.md §7.10) */
 	if (d->o.tracer)
-		ig_tracer_detach_uprobes(d->o.tracer, -1);
+		ig_tracer_detach_window_uprobes(d->o.tracer);
 	d->nld = 0;
 	for (i = 0; i < d->nprocs; i++) {
 		d->procs[i]->has_lib = d->procs[i]->probed = false;
-		d->procs[i]->mapped = d->procs[i]->nccl.probed = false;
+		d->procs[i]->mapped = false;
 	}
-	d->nccl_all.probed = false;
 	d->detached = true;
 }
 
@@ -35,6 +37,7 @@ int ig_discovery_attach_all(struct ig_discovery *d, __u64 now)
 		struct dproc *p = d->procs[i];
 
 		p->due = 0;
+		ig_discovery_emit_libnccl(d, p, now);
 		if (ig_discovery_add(d, p->tgid, now) == 0 && p->probed)
 			n++;
 	}
@@ -51,6 +54,7 @@ int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
 		struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
 					    .ts = ts };
 
+		ig_discovery_emit_libnccl(d, p, ts);
 		if (!p->probed || !p->info)
 			continue;
 		ev.name = ev.path = p->info->path;

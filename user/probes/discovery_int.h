@@ -27,6 +27,8 @@ struct dproc {
 	struct ig_pyrt pyrt;	/* the record sent when python */
 	struct ig_libcuda_info *info;	/* its probes, while probed */
 	struct ig_nccl_seen nccl;	/* its libnccl (nccl_attach.h) */
+	struct ig_libnccl nccl_rec;	/* the record of its probing, said
+					 * again in each window it stays for */
 };
 
 /* A dynamic loader file, hooked for every process. */
@@ -53,6 +55,9 @@ void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
 			       const struct ig_libcuda_info *info, __u64 ts);
 /* An IG_REC_MAPPING record for each executable mapping of @p's libcuda,
  * once per probing. */
+/* @p's IG_REC_LIBNCCL record again, stamped @ts, where its libnccl's
+ * probes stay attached from an earlier window. */
+void ig_discovery_emit_libnccl(struct ig_discovery *d, struct dproc *p, __u64 ts);
 void ig_discovery_emit_maps(struct ig_discovery *d, struct dproc *p, __u64 ts);
 
 #endif

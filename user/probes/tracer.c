@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -243,7 +241,7 @@ fail:
 int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 		   bool uprobe)
 {
-	struct ig_link k = { l, l ? -1 : fd, owner, uprobe };
+	struct ig_link k = { l, l ? -1 : fd, owner, uprobe, false };
 
 	if (!ig_grow((void **)&t->links, &t->caplinks, t->nlinks, sizeof(*t->links))) {
 		ig_tracer_unlink(&k);
@@ -253,82 +251,21 @@ int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 	return 0;
 }
 
+int ig_tracer_keep_nccl(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
+{
+	int err = ig_tracer_keep(t, l, fd, owner, true);
+
+	if (!err)
+		t->links[t->nlinks - 1].nccl = true;
+	return err;
+}
+
 void ig_tracer_unlink(struct ig_link *k)
 {
 	if (k->link)
 		bpf_link__destroy(k->link);
 	else if (k->fd >= 0)
 		close(k->fd);
-}
-
-/* Links removed in the background.  Without multi-uprobe links each
- * uprobe is a perf event of its own, and the kernel waits for a grace
- * period to remove each, one at a time (about 100 ms here: 13 s for the
- * 128 probes of one process; docs/design.md §2.1).  A process's exit or a
- * window's end hands its links to one thread, so the records keep flowing
- * meanwhile; closing the tracer waits for them. */
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;		/* work queued, or the queue emptied */
-	struct ig_link *q;
-	size_t n, cap, busy;
-	bool started;
-} later = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static void *remover(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&later.mu);
-	for (;;) {
-		struct ig_link k;
-
-		while (!later.n)
-			pthread_cond_wait(&later.cv, &later.mu);
-		k = later.q[--later.n];
-		later.busy++;
-		pthread_mutex_unlock(&later.mu);
-		ig_tracer_unlink(&k);
-		pthread_mutex_lock(&later.mu);
-		later.busy--;
-		pthread_cond_broadcast(&later.cv);
-	}
-	return NULL;
-}
-
-void ig_tracer_unlink_later(struct ig_link *k)
-{
-	pthread_t th;
-	bool queued = false;
-
-	pthread_mutex_lock(&later.mu);
-	if (!later.started) {
-		sigset_t all, old;
-
-		/* the remover takes no signal: they stay the main thread's */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		later.started = pthread_create(&th, NULL, remover, NULL) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (later.started)
-			pthread_detach(th);
-	}
-	if (later.started &&
-	    ig_grow((void **)&later.q, &later.cap, later.n, sizeof(*later.q))) {
-		later.q[later.n++] = *k;
-		pthread_cond_broadcast(&later.cv);
-		queued = true;
-	}
-	pthread_mutex_unlock(&later.mu);
-	if (!queued)
-		ig_tracer_unlink(k);
-}
-
-void ig_tracer_unlink_wait(void)
-{
-	pthread_mutex_lock(&later.mu);
-	while (later.n || later.busy)
-		pthread_cond_wait(&later.cv, &later.mu);
-	pthread_mutex_unlock(&later.mu);
 }
 
 static int attach_prog(struct ig_tracer *t, struct bpf_program *p, char *why,

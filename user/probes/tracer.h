@@ -70,6 +70,14 @@ int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 /* Removes the uprobes (libcuda's and the loaders') attached for @pid, or
  * every one when @pid is -1; the host hooks stay. */
 void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid);
+/* The agent's window end: every uprobe but libnccl's, which stay so that
+ * each communicator's sequence counts every call (docs/design.md §7.10). */
+void ig_tracer_detach_window_uprobes(struct ig_tracer *t);
+/* How many links were handed to the background remover so far; whether
+ * all those handed before @mark are gone.  Until they are, a probe
+ * attached again at the same place would fire twice. */
+unsigned long long ig_tracer_unlink_mark(void);
+bool ig_tracer_unlinked(unsigned long long mark);
 /* How many uprobe links are attached (for @pid, or all when -1). */
 size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid);
 /* The dynamic loader's _dl_debug_state() in @path, for every process:

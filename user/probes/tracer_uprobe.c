@@ -20,6 +20,7 @@ static int link_multi(struct ig_tracer *t, struct bpf_program *p,
 		      const char *path, pid_t pid, const unsigned long *offs,
 		      const __u64 *cookies, __u32 n, bool ret)
 {
+	bool nccl = p == t->skel->progs.ig_nc_enter || p == t->skel->progs.ig_nc_exit;
 	struct ig_uprobe_multi_attr a = {
 		.prog_fd = bpf_program__fd(p),
 		.attach_type = IG_BPF_TRACE_UPROBE_MULTI,
@@ -37,7 +38,8 @@ static int link_multi(struct ig_tracer *t, struct bpf_program *p,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	if (fd < 0)
 		return -errno;
-	return ig_tracer_keep(t, NULL, fd, pid > 0 ? pid : -1, true);
+	return nccl ? ig_tracer_keep_nccl(t, NULL, fd, pid > 0 ? pid : -1) :
+		      ig_tracer_keep(t, NULL, fd, pid > 0 ? pid : -1, true);
 }
 
 static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k,
@@ -122,6 +124,7 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 		/* before 5.15 the kernel refuses any cookie */
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = t->compat ? 0 : specs[i].cookie);
 		struct bpf_program *p = entry_prog(t, specs[i].kind, specs[i].cookie);
+		bool nccl = specs[i].kind == IG_UP_NCCL || specs[i].kind == IG_UP_NCCL_TIMED;
 		struct bpf_link *l;
 
 		if (!p) {
@@ -135,7 +138,8 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 							    t->skel->progs.ig_cu_exit :
 							    t->skel->progs.ig_nc_exit,
 							    pid, path, specs[i].offset, &o);
-			if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
+			if (!l || (nccl ? ig_tracer_keep_nccl(t, l, -1, pid > 0 ? pid : -1) :
+				   ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true))) {
 				err = -errno;
 				continue;
 			}
@@ -143,7 +147,8 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 		}
 		l = bpf_program__attach_uprobe_opts(p, pid,
 						    path, specs[i].offset, &o);
-		if (!l || ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true)) {
+		if (!l || (nccl ? ig_tracer_keep_nccl(t, l, -1, pid > 0 ? pid : -1) :
+			   ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true))) {
 			err = -errno;
 			continue;
 		}
@@ -190,6 +195,21 @@ void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid)
 		struct ig_link *k = &t->links[i];
 
 		if (k->uprobe && (pid < 0 || k->owner == pid))
+			ig_tracer_unlink_later(k);
+		else
+			t->links[j++] = *k;
+	}
+	t->nlinks = j;
+}
+
+void ig_tracer_detach_window_uprobes(struct ig_tracer *t)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < t->nlinks; i++) {
+		struct ig_link *k = &t->links[i];
+
+		if (k->uprobe && !k->nccl)
 			ig_tracer_unlink_later(k);
 		else
 			t->links[j++] = *k;

@@ -254,8 +254,10 @@ static void draw_lines(struct ig_top *t, FILE *f)
 				pct(r->causes[0].share), r->causes[0].detail ? " " : "",
 				r->causes[0].detail ? fit(detail, sizeof(detail),
 							  r->causes[0].detail, 200) : "");
-		if (r->collectives)
+		if (r->collectives && r->rank >= 0)
 			fprintf(f, " rank %d peer_wait %d%%", r->rank, pct(r->peer_wait));
+		else if (r->collectives)	/* its communicator inferred, §4.9 */
+			fprintf(f, " rank ? peer_wait %d%%", pct(r->peer_wait));
 		fprintf(f, " rec/s %.0f lost %llu\n", s->records_per_s,
 			(unsigned long long)s->lost_records);
 	}

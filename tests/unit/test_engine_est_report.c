@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The estimate through the engine where no sync waits (docs/design.md
+ * §4.10): launches and syncs that return at once, as records, give a
+ * bounded estimate whose interval holds the truth, or a refusal that
+ * names the bounds when they are too loose, with their lower end on idle
+ * still given apart (idle_at_least_s); none where the bounds' check
+ * fails or too few marks have launches before them. */
+#include <stddef.h>
+
+#include "test_engine_util.h"
+
+#define L	IG_STREAM_LEGACY
+#define STEPS	40
+#define OPS	10
+#define KERNEL	(5 * US)	/* the true duration, never recorded */
+
+static void t_launch(struct tstream *s, uint64_t ts, uint64_t func)
+{
+	union ig_rec *r;
+	struct ig_launches *l;
+
+	t_submit(s, 100, 100, ts, L);
+	r = ts_new(s, IG_REC_LAUNCHES, offsetof(struct ig_launches, e) +
+		   sizeof(struct ig_launch), 100, 100, ts);
+	l = (struct ig_launches *)r;
+	l->stream = L;
+	l->n = 1;
+	l->e[0].ts = ts;
+	l->e[0].func = func;
+	l->e[0].grid = 1;
+	l->e[0].block = 32;
+}
+
+/* @steps steps of OPS launches 1 ms apart (host work between), then a
+ * sync entered @tail after the last launch that returns 5 us later: the
+ * marks allow kernels of up to @tail + 5 us.  @vary: each step launches
+ * its own function, which no other step's marks bound. */
+static struct json_object *job_n(struct ig_engine *e, uint64_t tail,
+				 uint32_t steps, bool vary, double *true_idle,
+				 double *unres)
+{
+	struct tstream s = { 0 };
+	struct json_object *j;
+	uint32_t k, i;
+
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	for (k = 0; k < steps; k++) {
+		uint64_t t = MS + k * 12 * MS, last = 0;
+
+		for (i = 0; i < OPS; i++) {
+			last = t + i * MS;
+			t_launch(&s, last, 0x1000 + (vary ? k : 0));
+		}
+		t_sync(&s, 100, 100, last + tail, 0, last + tail + 5 * US, L, last);
+	}
+	t_end(&s, 500 * MS);
+	ts_feed(&s, e);
+	ts_free(&s);
+	j = report(e);
+	*unres = jd(j, "gpu.unresolved_s");
+	*true_idle = *unres - S((double)steps * OPS * KERNEL / MS);
+	return j;
+}
+
+static struct json_object *job(struct ig_engine *e, uint64_t tail,
+			       double *true_idle, double *unres)
+{
+	return job_n(e, tail, STEPS, false, true_idle, unres);
+}
+
+static void test_bounded(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	double truth, unres, est, lo, hi;
+	struct json_object *j;
+	char *txt;
+
+	(void)state;
+	j = job(e, 20 * US, &truth, &unres);
+	assert_true(unres > 0.3);
+	assert_string_equal(json_object_get_string(jpath(j, "gpu.estimate_method")), "bound");
+	est = jd(j, "gpu.idle_estimated_s");
+	lo = jd(j, "gpu.idle_estimated_low_s");
+	hi = jd(j, "gpu.idle_estimated_high_s");
+	assert_true(lo <= est && est <= hi);
+	assert_true(lo <= truth && truth <= hi);
+	/* kernels of 25 us at most: 400 of them, 10 ms of 361 */
+	assert_near(hi - lo, S(10), S(0.1));
+	assert_near(hi, unres, 1e-6);
+	assert_true(ji(j, "gpu.estimate_fit.syncs_checked") >= 20);
+	assert_null(jpath(j, "gpu.estimate_refused"));
+	/* the bound apart is the interval's low end where the point stands */
+	assert_non_null(jpath(j, "gpu.idle_at_least_s"));
+	assert_near(jd(j, "gpu.idle_at_least_s"), lo, 1e-6);
+	json_object_put(j);
+	txt = report_text(e);
+	assert_non_null(strstr(txt, "syncs that returned at once"));
+	assert_null(strstr(txt, "at least"));
+	free(txt);
+	ig_engine_free(e);
+}
+
+static void test_too_loose(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	double truth, unres, least;
+	struct json_object *j, *dv;
+	char *txt;
+
+	(void)state;
+	j = job(e, 900 * US, &truth, &unres);
+	assert_null(jpath(j, "gpu.idle_estimated_s"));
+	assert_null(jpath(j, "gpu.idle_estimated_low_s"));
+	assert_null(jpath(j, "gpu.estimate_method"));
+	assert_int_equal(json_object_array_length(jpath(j, "gpu.estimated_causes")), 0);
+	assert_non_null(strstr(json_object_get_string(jpath(j, "gpu.estimate_refused")),
+			       "syncs that returned at once bound idle only to"));
+	/* refused for its width alone: the bounds' lower end stands apart,
+	 * kernels of 905 us at most, 400 of them */
+	assert_non_null(jpath(j, "gpu.idle_at_least_s"));
+	least = jd(j, "gpu.idle_at_least_s");
+	assert_true(least <= truth);
+	assert_near(least, unres - S(400 * 0.905), S(0.5));
+	dv = json_object_array_get_idx(jpath(j, "gpu.devices"), 0);
+	assert_non_null(dv);
+	assert_near(jd(dv, "idle_at_least_s"), least, 1e-6);
+	assert_null(jpath(dv, "idle_estimated_s"));
+	json_object_put(j);
+	txt = report_text(e);
+	assert_non_null(strstr(txt, "proven; at least"));
+	assert_non_null(strstr(txt, "no estimate: the bounds leave"));
+	free(txt);
+	ig_engine_free(e);
+}
+
+/* Each step its own function: the other folds' marks never bound a
+ * held-out step's kernels, the check fails, and no bound is given. */
+static void test_check_failed(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	double truth, unres;
+	struct json_object *j;
+	char *txt;
+
+	(void)state;
+	j = job_n(e, 20 * US, STEPS, true, &truth, &unres);
+	assert_null(jpath(j, "gpu.idle_estimated_s"));
+	assert_non_null(strstr(json_object_get_string(jpath(j, "gpu.estimate_refused")),
+			       "durations vary"));
+	assert_null(jpath(j, "gpu.idle_at_least_s"));
+	json_object_put(j);
+	txt = report_text(e);
+	assert_null(strstr(txt, "at least"));
+	free(txt);
+	ig_engine_free(e);
+}
+
+/* Five steps: too few marks to check the bounds, no bound. */
+static void test_too_few(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	double truth, unres;
+	struct json_object *j;
+
+	(void)state;
+	j = job_n(e, 20 * US, 5, false, &truth, &unres);
+	assert_null(jpath(j, "gpu.idle_estimated_s"));
+	assert_non_null(strstr(json_object_get_string(jpath(j, "gpu.estimate_refused")),
+			       "too few syncs"));
+	assert_null(jpath(j, "gpu.idle_at_least_s"));
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_too_loose),
+		cmocka_unit_test(test_check_failed),
+		cmocka_unit_test(test_too_few),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Communicators created before tracing (docs/design.md §4.9): matched by
+ * their calls' pattern and ends (peers_infer.c), or refused. */
+#include "engine/peers.h"	/* before "L" is a stream */
+#include "test_engine_nccl.h"
+
+#define N	16
+
+static bool grouped;	/* each call inside ncclGroupStart/End */
+
+/* @n calls from sequence @s0: the same signature unless @odd (every
+ * third call's bytes differ, as a pattern of two buckets would), the
+ * launch 20 ms before the end, the ends every 100 ms, moved by @skew. */
+static void calls(struct ig_infer_obs *o, size_t n, uint64_t s0, bool odd,
+		  int64_t skew, uint64_t launch_lead)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t end = 1000 * MS + i * 100 * MS + (uint64_t)skew;
+
+		o[i].seq = s0 + i;
+		o[i].sig = odd && i % 3 == 0 ? 0xb0 + i % 2 : 0xa0;
+		o[i].end = end + (i % 2 ? 7 * US : 0);	/* jitter */
+		o[i].launch = end - launch_lead;
+	}
+}
+
+static void test_rule(void **state)
+{
+	struct ig_infer_obs a[N], b[N];
+	int k = 99;
+
+	(void)state;
+	/* b one call ahead: its seq s+1 is a's s */
+	calls(a, N, 1, false, 0, 20 * MS);
+	calls(b, N, 2, false, 30 * US, 2 * MS);
+	assert_true(ig_peers_infer_pair(a, N, b, N, &k));
+	assert_int_equal(k, 1);
+	assert_true(ig_peers_infer_pair(b, N, a, N, &k));
+	assert_int_equal(k, -1);
+	/* the same, with a's calls of another byte pattern */
+	calls(a, N, 1, true, 0, 20 * MS);
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	/* the same bytes, ends 500 us apart: another job's */
+	calls(a, N, 1, false, 0, 20 * MS);
+	calls(b, N, 2, false, 500 * US, 2 * MS);
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	/* ends together, but too few of them */
+	calls(b, N, 2, false, 30 * US, 2 * MS);
+	assert_false(ig_peers_infer_pair(a + N - (IG_INFER_MIN_CALLS - 1),
+					 IG_INFER_MIN_CALLS - 1, b, N, &k));
+	assert_true(ig_peers_infer_pair(a + N - (IG_INFER_MIN_CALLS + 1),
+					IG_INFER_MIN_CALLS + 1, b, N, &k));
+	/* a sync woken late now and then: 4 of the last 12 ends 2 ms
+	 * late still agree, 5 do not */
+	for (k = 0; k < 4; k++)
+		b[N - 1 - 3 * k].end += 2 * MS;
+	assert_true(ig_peers_infer_pair(a, N, b, N, &k));
+	b[N - 2].end += 2 * MS;
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	calls(b, N, 2, false, 30 * US, 2 * MS);
+	/* one end before the other's launch: not one collective */
+	b[5].launch = a[4].end + 1 * US;
+	b[5].end = b[5].launch + 1 * US;
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	/* more than IG_INFER_MAX_SHIFT apart: not looked for */
+	calls(b, N, 1 + IG_INFER_MAX_SHIFT + 1, false, 30 * US, 2 * MS);
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+}
+
+/* Rank @r's collective of its own sequence @seq, without an id (its
+ * communicator created before tracing), launched at @t, its kernel just
+ * after, then a sync until @end. */
+static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t end,
+		 bool rank_known)
+{
+	t_nccl(s, 100 + r, t, IG_NC_COLL, rank_known ? r : -1, seq,
+	       IG_NCF_NO_ID | (grouped ? IG_NCF_GROUPED : 0));
+	s->r[s->n - 1].nc.id = 0;
+	s->r[s->n - 1].nc.nranks = 0;
+	s->r[s->n - 1].nc.peer = -1;
+	if (grouped) {	/* launched at the group's end, 5 us later */
+		t_nccl(s, 100 + r, t + 5 * US, IG_NC_GROUP_END, 0, 0, 0);
+		t += 5 * US;
+	}
+	t_submit(s, 100 + r, 100 + r, t + 10 * US, L);
+	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
+}
+
+#define STEPS	40
+
+/* Three ranks attached in mid-run, rank 1 one call ahead in its own
+ * count: rank 2 launches 40 ms after the others each step, and every
+ * rank's stream drains at the collective's end. */
+static void job(struct tstream *s, uint64_t apart, bool rank_known)
+{
+	uint64_t k, b;
+	int r;
+
+	t_meta(s, 0);
+	for (r = 0; r < 3; r++) {
+		t_task(s, 0, 100 + r, 100 + r, 1, "trainer");
+		t_gpumap(s, 100 + r, r);
+	}
+	for (k = 0; k < STEPS; k++) {
+		b = 10 * MS + k * 100 * MS;
+		for (r = 0; r < 3; r++) {
+			uint64_t t = b + (r == 2 ? 50 * MS : 10 * MS);
+			/* the first @apart steps, rank 1's drains come 300 us
+			 * after the others' */
+			uint64_t end = b + 55 * MS + (k < apart && r == 1 ? 300 * US : r * 5 * US);
+
+			t_submit(s, 100 + r, 100 + r, b + 1 * MS, L);
+			t_sync(s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 3 * MS,
+			       b + 3 * MS + 10 * US, L, b + 1 * MS);
+			coll(s, r, k + 1 + (r == 1), t, end, rank_known);
+		}
+	}
+	t_end(s, (STEPS + 1) * 100 * MS);
+}
+
+static void test_attached_mid_run(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *st, *a;
+	size_t i;
+
+	(void)state;
+	job(&s, 0, false);
+	ts_feed(&s, e);
+	j = report(e);
+	/* the first calls are the evidence, then held calls are matched too */
+	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	st = jpath(j, "stragglers");
+	assert_true(json_object_array_length(st) >= 1);
+	assert_int_equal(ji(json_object_array_get_idx(st, 0), "pid"), 102);
+	/* rank unknown: the probes never saw it */
+	assert_null(jpath(json_object_array_get_idx(st, 0), "rank"));
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (ji(x, "pid") == 102)
+			continue;
+		/* 40 ms a collective */
+		assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
+			    0.040, 1e-6);
+	}
+	a = jpath(j, "collectives.by_communicator");
+	assert_int_equal(json_object_array_length(a), 3);
+	for (i = 0; i < 3; i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		assert_true(json_object_get_boolean(jpath(x, "inferred")));
+		assert_null(jpath(x, "size"));
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 1's ends 300 us from the others': it stays unmatched, the other
+ * two are one inferred communicator of two. */
+static void test_ends_apart(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a;
+	size_t i;
+
+	(void)state;
+	job(&s, STEPS, false);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	a = jpath(j, "collectives.by_communicator");
+	assert_int_equal(json_object_array_length(a), 2);
+	for (i = 0; i < 2; i++)
+		assert_int_not_equal(ji(json_object_array_get_idx(a, i), "pid"), 101);
+	assert_true(ji(j, "collectives.calls_without_communicator") >= STEPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 1's ends agree only from step 15 on: ranks 0 and 2 are inferred
+ * first, rank 1 joins them later, from a collective none had launched
+ * yet; the collectives before are matched without it. */
+static void test_joins_later(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a, *x = NULL;
+	size_t i;
+
+	(void)state;
+	job(&s, 15, false);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	assert_int_equal(json_object_array_length(jpath(j, "collectives.by_communicator")), 3);
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++)
+		if (ji(json_object_array_get_idx(a, i), "pid") == 101)
+			x = json_object_array_get_idx(a, i);
+	assert_non_null(x);
+	/* from when it joined, its wait of 40 ms a collective is counted */
+	assert_true(jd(x, "peer_wait_s") >= 0.040 * 10 - 1e-6);
+	assert_true(jd(x, "peer_wait_s") <= 0.040 * (STEPS - 15) + 1e-6);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "pid"), 102);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Each call inside a group: launched at the group's end. */
+static void test_grouped(void **state)
+{
+	grouped = true;
+	test_attached_mid_run(state);
+	grouped = false;
+}
+
+/* ncclCommUserRank seen after the attach: the straggler is named by its
+ * rank, the size still unknown. */
+static void test_rank_known(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a;
+	size_t i;
+
+	(void)state;
+	job(&s, 0, true);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "rank"), 2);
+	a = jpath(j, "collectives.by_communicator");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		assert_int_equal(ji(x, "rank"), ji(x, "pid") - 100);
+		assert_null(jpath(x, "size"));
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule),
+		cmocka_unit_test(test_attached_mid_run),
+		cmocka_unit_test(test_ends_apart),
+		cmocka_unit_test(test_rank_known),
+		cmocka_unit_test(test_joins_later),
+		cmocka_unit_test(test_grouped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
