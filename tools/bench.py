@@ -22,8 +22,8 @@ USAGE
                   turn first (AB, BA, ...); ratios are taken within a round
                   and the rows print, per build, the median over the rounds,
                   their quartiles and range, and after/before (also over
-                  the rounds each went first: the order's own effect).  Only rows 1
-                  and 3; the other rows are not run.
+                  the rounds each went first: the order's own effect).
+                  Only rows 1 and 3; the other rows are not run.
         --ab-rounds  rounds of --ab, an even number: each build goes first
                   in half of them (default 10)
 
