@@ -46,6 +46,17 @@ static void futex_wait(uint32_t *w, uint32_t val)
 	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
+/* The wait for GPU work: a semaphore-like wait (FUTEX_WAIT_BITSET, as
+ * glibc's semaphores and condition variables), never a mutex's plain
+ * FUTEX_WAIT.  sim.lock is a mutex: a thread that slept on it inside a sync
+ * and then found the GPU done was not woken by the completion, and idlegap
+ * tells the two apart by the kind of wait (docs/design.md §4.4). */
+static void futex_wait_done(uint32_t *w, uint32_t val)
+{
+	syscall(SYS_futex, w, FUTEX_WAIT_BITSET_PRIVATE, val, NULL, NULL,
+		FUTEX_BITSET_MATCH_ANY);
+}
+
 static void futex_wake(uint32_t *w)
 {
 	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -653,7 +664,7 @@ uint64_t deps_wait(const struct dep *d, int n)
 	for (i = 0; i < nkick; i++)
 		stream_kick(kick[i]);
 	while (!__atomic_load_n(&w->word, __ATOMIC_ACQUIRE))
-		futex_wait(&w->word, 0);
+		futex_wait_done(&w->word, 0);
 	if (nodes != stack_nodes) {
 		free(nodes);
 		free(kick);

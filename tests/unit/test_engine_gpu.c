@@ -407,6 +407,47 @@ static void test_wake_then_spin(void **state)
 	wake_case(true);
 }
 
+/*
+ * A sync woken by the holder of a mutex (a driver's internal lock, a plain
+ * futex) before the GPU finished, left runnable on a loaded host, that then
+ * ran, found the GPU done and returned at once: the GPU may have finished
+ * any time before the thread ran again.  Idle from when it got back on the
+ * CPU, not from the wakeup; the runnable time between is unresolved.  (A
+ * wait that is not a mutex ends with the GPU's completion: test_one_stream.)
+ */
+static void test_wake_then_preempted(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	OFF(&s, .tid = 100, .t_off = 21 * MS, .t_wake = 22 * MS,
+	    .t_on = 29 * MS + 900 * US, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_PLAIN | IG_F_IN_CUDA_SYNC);
+	t_sync(&s, 100, 100, 20 * MS, 22 * MS, 29 * MS + 910 * US, L,
+	       10 * MS);
+	t_submit(&s, 100, 100, 40 * MS, L);
+	t_sync(&s, 100, 100, 41 * MS, 0, 50 * MS, L, 40 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+
+	assert_int_equal(ji(j, "gpu.gaps"), 1);
+	assert_int_equal(ji(gap(j, 0), "start_ns"), 29 * MS + 900 * US);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 40 * MS);
+	/* busy [10, 22] (slept with the queue non-empty), unresolved
+	 * [22, 29.9] and [40, 50] (no sleep in the last sync) */
+	assert_near(jd(j, "gpu.busy_s"), S(12), EPS);
+	assert_near(jd(j, "gpu.idle_s"), 10e-3 + 100e-6, EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 /* A stream nobody synchronises keeps the device from ever being idle. */
 static void test_never_synced(void **state)
 {
@@ -659,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_sync_copy),
 		cmocka_unit_test(test_ptd_copy),
 		cmocka_unit_test(test_wake_then_spin),
+		cmocka_unit_test(test_wake_then_preempted),
 		cmocka_unit_test(test_never_synced),
 		cmocka_unit_test(test_queries),
 		cmocka_unit_test(test_event_sync),

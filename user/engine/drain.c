@@ -110,7 +110,7 @@ static size_t sync_scope(struct ig_engine *e, struct ig_process *p,
  */
 static void drain(struct ig_engine *e, struct ig_process *p,
 		  const struct ig_cuda *c, uint64_t drained_t, uint64_t called,
-		  bool blocked, bool busy_ok, uint32_t how)
+		  bool blocked, uint64_t busy_to, uint32_t how)
 {
 	struct ig_stream *scope[256];
 	struct ig_device *touched[8], *d;
@@ -172,9 +172,9 @@ static void drain(struct ig_engine *e, struct ig_process *p,
 		}
 		/* a sync that slept proves the queue non-empty from its last
 		 * submission until the drained point */
-		if (busy_ok && blocked && any_pending && c->last_submit &&
-		    c->last_submit <= drained_t && first_pend != IG_NS_INF)
-			ig_gpu_add_busy(d, ig_max64(c->last_submit, first_pend), drained_t);
+		if (busy_to && blocked && any_pending && c->last_submit &&
+		    c->last_submit <= busy_to && first_pend != IG_NS_INF)
+			ig_gpu_add_busy(d, ig_max64(c->last_submit, first_pend), busy_to);
 	}
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
@@ -198,23 +198,46 @@ static void on_sync_begin(struct ig_engine *e, struct ig_process *p,
 #define WAKE_TO_RETURN_NS	200000ULL
 
 /*
- * Was the sync's last wakeup the one that ended its wait?  A driver that
- * blocked on an internal lock and then polled the GPU would be woken by
- * the lock's holder before the GPU finished, and run (or be preempted and
- * run again) until it returns.  The wakeup stands only if the thread went
- * from it straight back to returning: no later off-CPU interval, and a
- * short run.
+ * The drained point of a sync that slept.  Its last wakeup marks the GPU's
+ * completion only if the thread went from it straight back to returning:
+ * off the CPU again after it, or running on for long (spinning on the GPU),
+ * the return does.  A driver that blocked on an internal lock (a mutex: a
+ * plain futex wait) and then polled the GPU is woken by the lock's holder
+ * before the GPU finished, and looks at the GPU only once it runs again:
+ * left runnable after such a wakeup (preempted on a loaded host), the GPU
+ * may have finished at any time until it ran, so the drained point is when
+ * it got back on the CPU.  A wait of another kind (a condition variable or
+ * semaphore, an ioctl, a poll) ended with the completion itself, and the
+ * runnable time after it is the host's (§5.10).
  */
-static bool woke_to_return(struct ig_engine *e, const struct ig_cuda *c)
+static uint64_t woke_drained_t(struct ig_engine *e, const struct ig_cuda *c)
 {
 	const struct ig_thread *t = ig_tasks_thread_find(e, c->h.tid);
 	const struct ig_ival *iv = ig_tasks_thread_last_ival(t);
 
 	if (!iv || iv->t_on < c->t_wake)
-		return true;	/* its interval was too short to be sent */
-	if (iv->t_wake != c->t_wake)
-		return false;	/* off CPU again after the wakeup */
-	return c->h.ts - iv->t_on <= WAKE_TO_RETURN_NS;
+		return c->t_wake;	/* its interval was too short to be sent */
+	if (iv->t_wake != c->t_wake || c->h.ts - iv->t_on > WAKE_TO_RETURN_NS)
+		return c->h.ts;		/* off CPU again, or ran on for long */
+	if (iv->reason == IG_R_FUTEX && (iv->flags & IG_F_FUTEX_PLAIN))
+		return ig_max64(c->t_wake, iv->t_on);
+	return c->t_wake;
+}
+
+/* The end of a sleeping sync's busy evidence (§4.5).  Drained when it got
+ * back on the CPU after a mutex's wakeup: busy only until the wakeup, as
+ * the time it then stayed runnable proves the GPU neither busy nor idle
+ * (unresolved).  Otherwise busy until the drained point. */
+static uint64_t woke_busy_to(struct ig_engine *e, const struct ig_cuda *c,
+			     uint64_t drained_t)
+{
+	const struct ig_thread *t = ig_tasks_thread_find(e, c->h.tid);
+	const struct ig_ival *iv = ig_tasks_thread_last_ival(t);
+
+	if (iv && iv->t_wake == c->t_wake && iv->t_on == drained_t &&
+	    c->t_wake < drained_t)
+		return c->t_wake;
+	return drained_t;
 }
 
 /* Time the thread was runnable but not running inside [t0, t1]: being
@@ -258,12 +281,13 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 {
 	bool blocked = (c->flags & IG_CF_BLOCKED) != 0;
 	bool copy = ig_api_class_of(c->api) == IG_AC_SYNC_COPY;
-	/* A sync's last wakeup is when the GPU finished (it submits nothing
-	 * itself).  A synchronous copy may wait for earlier work, then stage
-	 * and copy without waiting again: only its return proves the copy's
-	 * own work done. */
-	uint64_t drained_t = blocked && c->t_wake && !copy &&
-		       woke_to_return(e, c) ? c->t_wake : c->h.ts;
+	/* A sync's last wakeup, or when it ran again after it, is when the
+	 * GPU was seen finished (it submits nothing itself).  A synchronous
+	 * copy may wait for earlier work, then stage and copy without waiting
+	 * again: only its return proves the copy's own work done. */
+	uint64_t drained_t = blocked && c->t_wake && !copy ?
+			     woke_drained_t(e, c) : c->h.ts;
+	uint64_t busy_to;
 	uint32_t bound;
 
 	count_subs(e, p, c, false);
@@ -271,6 +295,8 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 		return;
 	if (drained_t > c->h.ts)
 		drained_t = c->h.ts;
+	busy_to = copy ? 0 : blocked && c->t_wake ?
+		  woke_busy_to(e, c, drained_t) : drained_t;
 	/* the host stages pageable copies itself: never busy evidence; a
 	 * copy's own submission is its entry, so `called` does not apply */
 	/* a synchronous copy's time is its own staging and transfer as much
@@ -279,7 +305,7 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	if (!(c->flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)) && c->t_begin)
 		ig_est_on_sync(e, p, c->t_begin, bound == IG_B_GPU ? drained_t : c->h.ts,
 			       bound == IG_B_GPU);
-	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, !copy, bound);
+	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, busy_to, bound);
 }
 
 static void on_query_busy(struct ig_engine *e, struct ig_process *p,
@@ -335,7 +361,7 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		if (!(c->flags & IG_CF_PARTIAL))
 			ig_est_on_sync(e, p, c->t_begin ? c->t_begin : c->h.ts,
 				       c->h.ts, false);
-		drain(e, p, c, c->h.ts, 0, false, false, IG_B_HOST);
+		drain(e, p, c, c->h.ts, 0, false, 0, IG_B_HOST);
 		break;
 	case IG_CU_STREAM_NEW:
 		/* CU_STREAM_NON_BLOCKING (0x1): no implicit legacy sync */
