@@ -629,8 +629,8 @@ CUresult stream_submit(struct stream *s, enum op_kind kind, uint64_t dur,
  * Blocks until every dep is complete; returns the latest end time among
  * them.  Called with sim.lock held, returns with it released.  Deps already
  * complete cost nothing: no futex call, no wake-up.  Otherwise the thread
- * sleeps in FUTEX_WAIT until the device thread that completes the last of
- * them wakes it.
+ * sleeps in FUTEX_WAIT_BITSET until the device thread that completes the
+ * last of them wakes it.
  */
 uint64_t deps_wait(const struct dep *d, int n)
 {
