@@ -51,7 +51,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
 	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc \
 	    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-user-static \
-	    binfmt-support debootstrap e2fsprogs cpio
+	    binfmt-support debootstrap e2fsprogs cpio strace
 
 all: $(BUILD)/idlegap
 

@@ -27,6 +27,21 @@ is "$nfiles" 2 "simgpu: one trace file per process"
 ok "simgpu: child traced to its own file" -- test -n "$child" -a -f "$TMP/fork.$child"
 is "$(cat "$TMP"/fork.* | wc -l | tr -d ' ')" 4 "simgpu: all ops traced once"
 
+# A sync waits for GPU work in FUTEX_WAIT_BITSET, as on a semaphore; only
+# the library's lock is a mutex (plain FUTEX_WAIT).  idlegap takes a
+# mutex's wakeup inside a sync for the lock's hand-over, not the GPU's
+# completion (docs/design.md §4.4).
+if command -v strace >/dev/null; then
+	strace -f -e trace=futex -o "$TMP/syncwait.st" "$CHECK" syncwait \
+		"$TMP/syncwait.trace" > "$TMP/syncwait.out" 2>&1
+	is "$?" 0 "simgpu: syncwait case runs under strace"
+	main=$(awk 'NR == 1 {print $1}' "$TMP/syncwait.st")
+	n=$(grep -c "^$main futex(.*FUTEX_WAIT_BITSET_PRIVATE" "$TMP/syncwait.st")
+	ok "simgpu: the sync slept in FUTEX_WAIT_BITSET ($n waits)" -- test "$n" -ge 1
+else
+	skip "simgpu: the kind of a sync's wait" "strace not installed"
+fi
+
 # Trace lines are whole: kind, stream, start <= end.
 bad=$(cat "$TMP"/*.trace "$TMP"/fork.* | awk 'NF != 4 || $3 > $4 || \
 	($1 != "kernel" && $1 != "copy" && $1 != "memset")' | wc -l)

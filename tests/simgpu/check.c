@@ -155,6 +155,20 @@ static void case_sync(void)
 	CHECK(voluntary_switches() == sw, "idle syncs slept");
 }
 
+/* One sync that waits for a kernel: the futex wait it sleeps in is the
+ * wait for GPU work (tests/simgpu.t reads its kind from strace). */
+static void case_syncwait(void)
+{
+	CUstream s;
+
+	setup();
+	CU_OK(cuStreamCreate(&s, 0));
+	CU_OK(spin_on(s, 40 * MS, false));
+	CU_OK(cuStreamSynchronize(s));
+	CU_OK(cuStreamQuery(s));
+	CU_OK(cuStreamDestroy_v2(s));
+}
+
 /* Events: record/query/sync/elapsed, and cross-stream waits. */
 static void case_events(void)
 {
@@ -689,7 +703,7 @@ static const struct {
 	{ "pageable", case_pageable },	{ "errors", case_errors },
 	{ "procaddr", case_procaddr },	{ "fork", case_fork },
 	{ "threads", case_threads },	{ "stress", case_stress },
-	{ "devices", case_devices },
+	{ "devices", case_devices },	{ "syncwait", case_syncwait },
 };
 
 int main(int argc, char **argv)
