@@ -32,11 +32,13 @@ is "$(cat "$TMP"/fork.* | wc -l | tr -d ' ')" 4 "simgpu: all ops traced once"
 # mutex's wakeup inside a sync for the lock's hand-over, not the GPU's
 # completion (docs/design.md §4.4).
 if command -v strace >/dev/null; then
-	strace -f -e trace=futex -o "$TMP/syncwait.st" "$CHECK" syncwait \
-		"$TMP/syncwait.trace" > "$TMP/syncwait.out" 2>&1
+	# the main thread's id is the process's: the shell's, which execs
+	strace -f -e trace=futex -o "$TMP/syncwait.st" sh -c \
+		'echo $$ > "$1"; shift; exec "$@"' sh "$TMP/syncwait.pid" \
+		"$CHECK" syncwait "$TMP/syncwait.trace" > "$TMP/syncwait.out" 2>&1
 	is "$?" 0 "simgpu: syncwait case runs under strace"
-	main=$(awk 'NR == 1 {print $1}' "$TMP/syncwait.st")
-	n=$(grep -c "^$main futex(.*FUTEX_WAIT_BITSET_PRIVATE" "$TMP/syncwait.st")
+	main=$(cat "$TMP/syncwait.pid")
+	n=$(grep -Ec "^$main +futex\(.*FUTEX_WAIT_BITSET_PRIVATE" "$TMP/syncwait.st")
 	ok "simgpu: the sync slept in FUTEX_WAIT_BITSET ($n waits)" -- test "$n" -ge 1
 else
 	skip "simgpu: the kind of a sync's wait" "strace not installed"
