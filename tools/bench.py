@@ -1182,6 +1182,18 @@ def ab_job(quick, other, rounds):
             dict(untraced_s=u, bare_s=b, after_s=a, before_s=o))
 
 
+def finish(name, t0, json_path):
+    """The closing line of a bench run, and its rows as JSON."""
+    print("\n%s: %d rows in %.0f s, %d MISS; load average %s" %
+          (name, len(rows), time.monotonic() - t0,
+           sum(r["result"] == "MISS" for r in rows),
+           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(rows, f, indent=1, default=str)
+    return 0
+
+
 def ab_main(a, want):
     other = os.path.abspath(a.ab)
     if not (os.path.isfile(other) and os.access(other, os.X_OK)):
@@ -1205,14 +1217,7 @@ def ab_main(a, want):
         guarded("1ab", ab_probe, a.quick, other, a.ab_rounds)
     if "3" in want:
         guarded("3ab", ab_job, a.quick, other, a.ab_rounds)
-    print("\nbench --ab: %d rows in %.0f s, %d MISS; load average %s" %
-          (len(rows), time.monotonic() - t0,
-           sum(r["result"] == "MISS" for r in rows),
-           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1, default=str)
-    return 0
+    return finish("bench --ab", t0, a.json)
 
 
 def main():
@@ -1266,14 +1271,7 @@ def main():
         guarded("10", stacks_cost, a.quick)
     if "11" in want:
         guarded("11", ranks_cost, a.quick)
-    print("\nbench: %d rows in %.0f s, %d MISS; load average %s" %
-          (len(rows), time.monotonic() - t0,
-           sum(r["result"] == "MISS" for r in rows),
-           " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1, default=str)
-    return 0
+    return finish("bench", t0, a.json)
 
 
 if __name__ == "__main__":
