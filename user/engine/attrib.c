@@ -464,6 +464,20 @@ void ig_attrib_defer_poll(struct ig_engine *e, bool force)
 	ig_ring_trim(&e->attr.defer);
 }
 
+uint64_t ig_attrib_deferred_from(const struct ig_engine *e, int device)
+{
+	uint64_t t = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < e->attr.defer.len; i++) {
+		const struct ig_piece *p = ig_ring_at(&e->attr.defer, i);
+
+		if (p->device == device && p->t0 < t)
+			t = p->t0;
+	}
+	return t;
+}
+
 void ig_attrib_defer_piece(struct ig_engine *e, const struct ig_piece *p)
 {
 	struct ig_piece *slot;

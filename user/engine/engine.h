@@ -26,6 +26,8 @@ struct ig_engine_opts {
 	bool verbose;		/* -v: a memory summary on stderr at the end */
 	size_t hist_budget;	/* bytes of thread history held at most
 				 * (0: default, 4 MiB; histcap.c) */
+	uint32_t est_block;	/* launches per estimate block (0: default
+				 * 128k; docs/design.md §4.10) */
 };
 
 /* NULL and errno set on failure. */

@@ -14,6 +14,12 @@
  * freed and the estimate refused, so a long report costs 8 MiB of
  * launches at most, not a growing history (design §3.5, §4.10). */
 #define EST_MAX_LAUNCHES	(512u << 10)
+/* A device's evidence is estimated a block at a time (est_block.c): a
+ * block closes once it holds this many launches (ig_engine_opts.est_block
+ * overrides it), at the last mark the sweep and the walk have passed. */
+#define EST_BLOCK_LAUNCHES	(128u << 10)
+/* closed blocks' estimated stretches kept for the Perfetto track (4 MiB) */
+#define EST_MAX_STRETCHES	(256u << 10)
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
@@ -34,6 +40,21 @@ struct est_dev {
 	double *err;		/* held-out errors, us */
 	uint32_t nerr;
 	char why[160];		/* a refusal that names figures */
+	/* blocks closed so far (est_block.c): their results summed, where
+	 * the open block starts, the last unresolved piece's end, and the
+	 * closed blocks' estimated stretches (struct est_stretch) */
+	uint32_t nblocks;
+	struct est_result acc;
+	char acc_why[160];
+	uint64_t blk_t0, blk_end;	/* blk_end: 0 but while a block closes */
+	uint32_t next_try;	/* launches the next try waits for */
+	struct ig_vec st;
+	bool st_full;
+};
+
+struct est_stretch {	/* 16 bytes: a longer one is kept in pieces */
+	uint64_t t0;
+	uint32_t len, idle;
 };
 
 struct ig_est {
@@ -57,5 +78,21 @@ struct est_seg {
 
 /* The engine's estimator, made at its first use; NULL on ENOMEM. */
 struct ig_est *ig_est_get(struct ig_engine *e);
+
+/* estimate.c: fit, check and replay the device's open block into d->r;
+ * its replayed stretches to @cb (none without an estimate). */
+void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d);
+void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
+
+/* est_block.c: add @r (a block's, a device's) into @t, which starts as
+ * { .have = true }; then close it (nothing estimated where refused). */
+void ig_est_result_add(struct est_result *t, const struct est_result *r);
+void ig_est_result_close(struct est_result *t);
+/* Before the unresolved piece starting at @t_next is kept: close the
+ * device's block when it is full and a mark allows. */
+void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next);
+/* After the last block: the device's result is the closed blocks' and
+ * the last one's. */
+void ig_est_block_finish(struct est_dev *d);
 
 #endif

@@ -9,13 +9,6 @@
 
 #include "engine/est_int.h"
 
-struct ig_est *ig_est_get(struct ig_engine *e)
-{
-	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
-		e->est->segs.esz = sizeof(struct est_seg);
-	return e->est;
-}
-
 /* Too much evidence for one report: all of it goes, and the estimate is
  * refused; the unresolved time is still counted. */
 static void est_overflow(struct ig_est *s)
@@ -78,6 +71,7 @@ static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
 	d->l.esz = sizeof(struct est_launch);
 	d->m.esz = sizeof(struct est_mark);
 	d->u.esz = sizeof(struct ig_piece);
+	d->st.esz = sizeof(struct est_stretch);
 	s->dev[s->ndev++] = d;
 	return d;
 }
@@ -157,6 +151,7 @@ void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 
 	if (!d || pc->t1 <= pc->t0)
 		return;
+	ig_est_block_try(e, d, pc->t0);
 	d->unres_ns += pc->t1 - pc->t0;
 	if (!e->est->overflow && (u = ig_vec_push(&d->u)))
 		*u = *pc;

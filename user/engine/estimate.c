@@ -19,13 +19,6 @@
 
 #include "engine/est_int.h"
 
-static int by_seg(const void *a, const void *b)
-{
-	const struct est_seg *x = a, *y = b;
-
-	return x->x < y->x ? -1 : x->x > y->x;
-}
-
 /* Estimated idle [x, y) by the cause of the feeder's stretches there;
  * time no stretch covers is unknown. */
 static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
@@ -211,18 +204,10 @@ static void add_causes(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle)
 		seg_causes(c->s, c->causes, t0, t1);
 }
 
-void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
+void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx)
 {
-	uint32_t i;
-
-	if (!e->est || !e->est->done)
-		return;
-	for (i = 0; i < e->est->ndev; i++) {
-		const struct est_dev *d = e->est->dev[i];
-
-		if (d->r.have && d->k)
-			spans_walk(d, d->k, d->nk, cb, ctx);
-	}
+	if (d->r.have && d->k)
+		spans_walk(d, d->k, d->nk, cb, ctx);
 }
 
 /* The signatures launched most on the device, most first, into @out
@@ -268,19 +253,21 @@ static void span_launches(const struct est_dev *d, double *w)
  * them by the marks that found the queue ended (est_bound.c), check the
  * bound on marks held out, and replay the point halfway between no busy
  * time and the most (docs/design.md §4.10). */
-/* The device's span: the width of a bound is judged against it. */
-static uint64_t dev_span(const struct ig_engine *e, int ordinal)
+/* The device's span, from where its open block starts: the width of a
+ * bound is judged against it. */
+static uint64_t dev_span(const struct ig_engine *e, const struct est_dev *d)
 {
 	uint32_t i;
 
 	for (i = 0; i < e->gpu.ndevs; i++) {
 		const struct ig_device *g = e->gpu.devs[i];
-		uint64_t end;
+		uint64_t end, start;
 
-		if (g->ordinal != ordinal || !g->active)
+		if (g->ordinal != d->ordinal || !g->active)
 			continue;
-		end = ig_gpu_span_end(g);
-		return end > g->span_start ? end - g->span_start : 0;
+		end = d->blk_end ? d->blk_end : ig_gpu_span_end(g);
+		start = ig_max64(g->span_start, d->blk_t0);
+		return end > start ? end - start : 0;
 	}
 	return 0;
 }
@@ -334,7 +321,7 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	r->bounded = true;
 	r->at_least_ns = ig_min64(lo, d->unres_ns);
 	r->bound_marks = r->checked;
-	span = dev_span(e, d->ordinal);
+	span = dev_span(e, d);
 	if ((double)(d->unres_ns - lo) > EST_BOUND_MAX_WIDTH * (double)span) {
 		r->wide = true;
 		snprintf(d->why, sizeof(d->why), "syncs that returned at once bound "
@@ -365,7 +352,7 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	r->have = true;
 }
 
-static void dev_compute(struct ig_engine *e, struct est_dev *d)
+void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
 	struct est_model m, m0;
@@ -381,7 +368,7 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		return;
 	}
 	if (e->est->overflow) {
-		r->refused = "more than 512k launches in one report: the evidence was dropped";
+		r->refused = "more than 512k launches before a sync let a block close: the evidence was dropped";
 		return;
 	}
 	if (!d->l.n) {
@@ -493,107 +480,4 @@ static void dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->high_ns = r->idle_ns;
 	r->method = "fit";
 	r->have = true;
-}
-
-void ig_est_compute(struct ig_engine *e)
-{
-	struct ig_est *s = ig_est_get(e);
-	struct est_result *t;
-	uint32_t i, c;
-	bool any = false;
-
-	if (!s || s->done)
-		return;
-	s->done = true;
-	if (s->segs.n)
-		qsort(s->segs.v, s->segs.n, s->segs.esz, by_seg);
-	t = &s->total;
-	t->have = true;
-	for (i = 0; i < s->ndev; i++) {
-		struct est_dev *d = s->dev[i];
-
-		dev_compute(e, d);
-		if (!d->r.unres_ns && !d->l.n)
-			continue;
-		any = true;
-		t->unres_ns += d->r.unres_ns;
-		if (d->r.bounded) {	/* devices without a bound add none */
-			t->bounded = true;
-			t->at_least_ns += d->r.at_least_ns;
-			t->bound_marks += d->r.bound_marks;
-		}
-		if (!d->r.have) {
-			t->have = false;
-			if (!t->refused) {
-				t->refused = d->r.refused;
-				t->wide = d->r.wide;
-			}
-			continue;
-		}
-		t->idle_ns += d->r.idle_ns;
-		t->low_ns += d->r.low_ns;
-		t->high_ns += d->r.high_ns;
-		t->checked += d->r.checked;
-		if (d->r.method)
-			t->method = !t->method || !strcmp(t->method, d->r.method) ?
-				    d->r.method : "mixed";
-		t->host_bound_ns += d->r.host_bound_ns;
-		t->gpu_bound_ns += d->r.gpu_bound_ns;
-		if (d->r.p50_us > t->p50_us)
-			t->p50_us = d->r.p50_us;
-		if (d->r.p90_us > t->p90_us)
-			t->p90_us = d->r.p90_us;
-		for (c = 0; c < IG_C__MAX; c++)
-			t->causes[c] += d->r.causes[c];
-	}
-	if (!any && !t->refused)
-		t->refused = t->unres_ns ? "no per-launch evidence" : NULL;
-	if (!t->have) {
-		t->idle_ns = t->low_ns = t->high_ns = 0;
-		memset(t->causes, 0, sizeof(t->causes));
-	}
-}
-
-const struct est_result *ig_est_device(const struct ig_engine *e, int ordinal)
-{
-	uint32_t i;
-
-	if (!e->est)
-		return NULL;
-	for (i = 0; i < e->est->ndev; i++)
-		if (e->est->dev[i]->ordinal == ordinal)
-			return &e->est->dev[i]->r;
-	return NULL;
-}
-
-const struct est_result *ig_est_total(const struct ig_engine *e)
-{
-	return e->est && e->est->done ? &e->est->total : NULL;
-}
-
-void ig_est_free(struct ig_engine *e)
-{
-	struct ig_est *s = e->est;
-	uint32_t i;
-
-	if (!s)
-		return;
-	for (i = 0; i < s->ndev; i++) {
-		free(s->dev[i]->l.v);
-		free(s->dev[i]->m.v);
-		free(s->dev[i]->u.v);
-		free(s->dev[i]->err);
-		free(s->dev[i]->k);
-		free(s->dev[i]);
-	}
-	free(s->segs.v);
-	free(s);
-	e->est = NULL;
-}
-
-void ig_engine_estimates(const struct ig_engine *e,
-			 void (*cb)(void *ctx, int device, uint64_t t0,
-				    uint64_t t1, bool idle), void *ctx)
-{
-	ig_est_foreach(e, cb, ctx);
 }

@@ -37,6 +37,7 @@ struct est_result {
 	 * of idle_ns.  @bound_marks: the held-out marks they rest on. */
 	bool bounded, wide;
 	uint64_t at_least_ns, bound_marks;
+	uint32_t blocks;	/* parts estimated on their own (est_block.c) */
 };
 
 struct ig_engine;
@@ -61,6 +62,9 @@ void ig_est_compute(struct ig_engine *e);
 const struct est_result *ig_est_device(const struct ig_engine *e, int ordinal);
 const struct est_result *ig_est_total(const struct ig_engine *e);
 void ig_est_free(struct ig_engine *e);
+/* What the estimate holds, in bytes; @evidence (NULL: not wanted): of
+ * which the evidence of its open blocks. */
+size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence);
 /* The estimate's stretches of unresolved time, estimated @idle or busy,
  * per device in time order (after ig_est_compute()). */
 typedef void (*est_span_fn)(void *ctx, int device, uint64_t t0, uint64_t t1,

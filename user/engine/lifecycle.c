@@ -165,7 +165,8 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 		   IG_COMM_CACHE * sizeof(*e->tasks.comms) +
 		   ig_ring_bytes(&e->attr.defer) + e->gpu.scratch_cap +
 		   ig_hist_bytes(&e->attr.gap_hist) + ig_stacks_bytes(e) +
-		   (e->attr.gaps.cap + e->attr.unres_list.cap) * sizeof(struct ig_gap);
+		   (e->attr.gaps.cap + e->attr.unres_list.cap) * sizeof(struct ig_gap) +
+		   ig_est_bytes(e, NULL);
 	for (t = e->tasks.thr_head; t; t = t->next) {
 		m->intervals += t->ivals.len;
 		m->spans += t->spans.len;

@@ -485,6 +485,9 @@ void ig_attrib_sink(struct ig_engine *e, struct ig_gap_sink *s);
 /* Unresolved spans wait until their feeder's timeline covers them. */
 void ig_attrib_defer_piece(struct ig_engine *e, const struct ig_piece *p);
 void ig_attrib_defer_poll(struct ig_engine *e, bool force);
+/* Where the device's first span still waiting starts (UINT64_MAX: none
+ * waits): the walk has given causes to all its time before. */
+uint64_t ig_attrib_deferred_from(const struct ig_engine *e, int device);
 
 /* ---- observe.c: the observer (engine_obs.h), when one is set ---- */
 struct ig_obs_walk {

@@ -37,6 +37,7 @@ void ig_est_json(const struct est_result *r, jo *o)
 	add(f, "syncs_checked", ju64(r ? r->checked : 0));
 	add(f, "p50_error_us", jnum(r ? r->p50_us : 0, 1));
 	add(f, "p90_error_us", jnum(r ? r->p90_us : 0, 1));
+	add(f, "blocks", ju64(r ? r->blocks : 0));
 	add(o, "estimate_fit", f);
 	add(o, "estimate_method", r && r->have && r->method ? jstr(r->method) : NULL);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));

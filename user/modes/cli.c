@@ -17,7 +17,7 @@ enum {
 	OPT_LIBCUDA = 0x100, OPT_PARTIAL, OPT_MIN_OFFCPU, OPT_RINGBUF,
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
-	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT,
+	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT, OPT_EST_BLOCK,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -61,6 +61,7 @@ static const struct argp_option options[] = {
 	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
+	{ "estimate-block", OPT_EST_BLOCK, "LAUNCHES", 0, "Estimate idle a block of this many launches per GPU at a time (default 131072)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
@@ -278,6 +279,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_SAMPLE_HZ:
 		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
+		break;
+	case OPT_EST_BLOCK:
+		c->s.out.engine.est_block = (uint32_t)parse_long(st, "--estimate-block", arg,
+								 64, 256L << 10);
 		break;
 	case OPT_DEPTH:
 		c->s.out.engine.max_depth = parse_long(st, "--max-depth", arg, 1, 64);
