@@ -64,6 +64,12 @@ for s in twokern drift graphs; do
 		run_one $s "$IG_TOP/build/trainsim" -s $s
 	fi
 done
+# twokern's recording estimated in blocks of 2048 launches (design §4.10,
+# Blocks), as a long run's would be
+"$IG_TOP/build/idlegap" report --estimate-block 2048 --json "$TMP/twokern_blk.json" \
+	"$TMP/twokern.igrec" > /dev/null 2>&1
+is "$?" 0 "twokern reported again in blocks"
+cp "$TMP/twokern.truth" "$TMP/twokern_blk.truth"
 # inside NAME: the truth inside [idle_s + low, idle_s + high]
 inside() {
 	/usr/bin/python3 - "$TMP/$1" "$IG_TOP/tools" <<'PY'
@@ -202,6 +208,22 @@ def bounded(name, need):
           "%s: estimated causes sum to the estimate" % name, "%s vs %s" % (s, est))
     print("# %s: truth %.3f, proven %.3f, with estimates %.3f (%.3f-%.3f)" % (
         name, tr, g["idle_s"] / g["span_s"], tot, lo, hi))
+
+g, ivs = load("twokern_blk")
+g1, _ = load("twokern")
+check(g["estimate_fit"]["blocks"] >= 2, "twokern: estimated in blocks",
+      str(g["estimate_fit"]))
+check(g1["estimate_fit"]["blocks"] == 1, "twokern: at once by default", str(g1["estimate_fit"]))
+if g["idle_estimated_s"] is None:
+    check(False, "twokern in blocks: the estimate stands", str(g["estimate_refused"]))
+else:
+    tr = true_idle(g, ivs) / g["span_s"]
+    tot = (g["idle_s"] + g["idle_estimated_s"]) / g["span_s"]
+    check(abs(tot - tr) <= 0.10, "twokern in blocks: proven + estimated idle within 0.10 of span of the truth",
+          "%.3f vs %.3f" % (tot, tr))
+    print("# twokern in %d blocks: truth %.3f, with estimates %.3f; at once %.3f" % (
+        g["estimate_fit"]["blocks"], tr, tot,
+        (g1["idle_s"] + (g1["idle_estimated_s"] or 0)) / g1["span_s"]))
 
 bounded("gil_eager", False)
 bounded("driftat", False)

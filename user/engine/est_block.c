@@ -211,7 +211,9 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 	const struct est_mark *m;
 	uint64_t lim;
 
-	if (!s || s->done || s->overflow || d->multi || d->l.n < blk ||
+	/* a block closes with half a block open after it, so that the last
+	 * block, estimated at the end, is not a few launches alone */
+	if (!s || s->done || s->overflow || d->multi || d->l.n < blk + blk / 2 ||
 	    d->l.n < d->next_try)
 		return;
 	d->next_try = d->l.n + blk / 8 + 1;
@@ -225,7 +227,10 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > lim; nm--)
 		;
-	/* the last mark before @lim, if half a block was launched before it */
+	while (nm && count_before(&d->l, m[nm - 1].t_in) > blk)
+		nm--;
+	/* the last mark before @lim with a block's launches at most before
+	 * it, if half a block was */
 	if (nm && count_before(&d->l, m[nm - 1].t_in) >= blk / 2)
 		block_close(e, d, nm);
 }
