@@ -173,4 +173,20 @@ until tmux -S "$SOCK" capture-pane -p | grep -q rc= || [ $i -ge 300 ]; do sleep 
 ok "q quits the live view" -- sh -c "tmux -S '$SOCK' capture-pane -p | grep -q rc=0"
 sed 's/^/# /' "$TMP/top.err"
 tmux -S "$SOCK" kill-server 2> /dev/null
+
+# The estimate of unresolved time, made in blocks of 5 s as they close
+# (design §4.10): a per-op job (twokern, whose syncs wait) shows its GPU's
+# last block under its row, here in the line output.
+"$IG" top > "$TMP/est.lines" 2> "$TMP/est.err" &
+top=$!
+sleep 1.5
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu "$TS" -s twokern -n 1000000 -t 12 -q > /dev/null 2>&1 &
+job=$!
+wait "$job"
+kill -INT "$top"
+wait "$top"
+est=$(grep "pid $job trainsim" "$TMP/est.lines" | grep -o 'est_unresolved_idle [0-9]*% ([0-9]*-[0-9]*%)' | tail -1)
+diag "the last block: $est"
+ok "a per-op job's line gives its GPU's estimate" test -n "$est"
+ok "the estimate lies in its interval" -- sh -c "echo '$est' | awk -F'[ %()-]+' '{ exit !(\$3 <= \$2 && \$2 <= \$4) }'"
 done_testing

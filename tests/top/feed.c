@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Feeds `top`'s view with synthetic snapshots, for tests/top.t: a storage
- * job that idles most (rank 2 of a multi-GPU job, waiting for peers 20%), an inference job that is busy most, and a process
- * whose name holds a terminal escape.  records/s counts frames, so a
+ * job that idles most (rank 2 of a multi-GPU job, waiting for peers 20%),
+ * an inference job that is busy most, and a process whose name holds a
+ * terminal escape; their GPUs' last estimated blocks: an estimate, a
+ * lower bound alone, a refusal.  records/s counts frames, so a
  * paused screen is seen to stop.
  * Usage: top_feed [-i INTERVAL_MS] [-n FRAMES] [-P PIDFILE] [-r ROWS]
  * Exit 0 on q or after FRAMES, 1 on error.
@@ -18,12 +20,16 @@
 static struct ig_top_row rows[64] = {
 	{ 4242, "trainsim", 0, 0.35, 0.55, 0.10, {
 		{ "storage", 0.45, "file /data/shard-00007.bin read 12 MiB" },
-		{ "gil", 0.10, "holder loader (4250)" } }, 2, true, 2, 0.20 },
+		{ "gil", 0.10, "holder loader (4250)" } }, 2, true, 2, 0.20,
+	  { .shown = true, .have = true, .idle = 0.92, .low = 0.85, .high = 1.0,
+	    .unres_s = 1.0, .age_s = 6 } },
 	{ 777, "infer", 1, 0.90, 0.06, 0.04, {
 		{ "lock", 0.06, "lock 0x7f00dead0000 holder worker (780) peer 10.0.0.2:5000" } }, 1,
-	  false, -1, 0 },
+	  false, -1, 0, { .shown = true, .bounded = true, .at_least = 0.40,
+			  .unres_s = 0.4, .age_s = 7 } },
 	{ 31337, "evil\033]0;pwned\a", 0, 0.50, 0.20, 0.30, {
-		{ "network", 0.20, "peer 10.0.0.9:443" } }, 1, false, -1, 0 },
+		{ "network", 0.20, "peer 10.0.0.9:443" } }, 1, false, -1, 0,
+	  { .shown = true, .refused = "too few syncs waited for the GPU to check the model" } },
 };
 
 static int feed(struct ig_top *t, unsigned long frames, int interval, unsigned int n)

@@ -9,6 +9,7 @@
 
 #include "test_engine_util.h"
 #include "engine/estimate.h"
+#include "engine/engine_obs.h"
 
 #define L	IG_STREAM_LEGACY
 #define STEPS	400
@@ -165,12 +166,63 @@ static void test_one_refused(void **state)
 	ig_engine_free(e);
 }
 
+struct seen {
+	unsigned int n;
+	uint64_t last_t1, unres;
+	bool all_have, in_order;
+};
+
+static void no_span(void *ctx, const struct ig_obs_span *sp)
+{
+	(void)ctx;
+	(void)sp;
+}
+
+static void on_estimate(void *ctx, const struct ig_obs_estimate *x)
+{
+	struct seen *v = ctx;
+
+	v->in_order &= x->t0 < x->t1 && x->t0 >= v->last_t1 && x->device == 0;
+	v->all_have &= x->have && x->low_ns <= x->idle_ns && x->idle_ns <= x->high_ns;
+	v->last_t1 = x->t1;
+	v->unres += x->unres_ns;
+	v->n++;
+}
+
+/* Blocks by time, as `idlegap top` asks: each closed block is told to the
+ * observer as it closes, in order, with its estimate. */
+static void test_blocks_by_time(void **state)
+{
+	struct ig_engine_opts o = { .sz = sizeof(o), .est_block_s = 0.5 };
+	struct ig_engine *e = ig_engine_new(&o);
+	struct seen v = { .all_have = true, .in_order = true };
+	struct ig_engine_obs ob = { .span = no_span, .estimate = on_estimate, .ctx = &v };
+	struct json_object *j;
+	double truth;
+
+	(void)state;
+	assert_non_null(e);
+	ig_engine_observe(e, &ob);
+	j = job(e, true, STEPS, &truth);
+	/* 400 steps of 13.5 ms: blocks of 0.25-0.5 s, the last one told
+	 * by the report alone */
+	assert_true(v.n >= 8);
+	assert_true(v.in_order);
+	assert_true(v.all_have);
+	assert_int_equal(ji(j, "gpu.estimate_fit.blocks"), v.n + 1);
+	assert_true(S((double)v.unres / MS) < jd(j, "gpu.unresolved_s"));
+	assert_null(jpath(j, "gpu.estimate_refused"));
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_blocks),
 		cmocka_unit_test(test_bound_blocks),
 		cmocka_unit_test(test_one_refused),
+		cmocka_unit_test(test_blocks_by_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

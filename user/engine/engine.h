@@ -28,6 +28,8 @@ struct ig_engine_opts {
 				 * (0: default, 4 MiB; histcap.c) */
 	uint32_t est_block;	/* launches per estimate block (0: default
 				 * 128k; docs/design.md §4.10) */
+	double est_block_s;	/* and seconds per block (0: by launches
+				 * only) */
 };
 
 /* NULL and errno set on failure. */

@@ -10,6 +10,7 @@
 #ifndef IG_ENGINE_OBS_H
 #define IG_ENGINE_OBS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "stream/records.h"
 
@@ -68,8 +69,24 @@ struct ig_obs_span {
 const struct ig_obs_step *ig_observe_cause_step(const struct ig_obs_span *s,
 						const char *cause);
 
+/* A block of the estimate closed (docs/design.md §4.10): what the model
+ * made of the device's unresolved time in [t0, t1). */
+struct ig_obs_estimate {
+	int device;
+	uint64_t t0, t1;
+	uint64_t unres_ns;
+	bool have;		/* an estimate stands: */
+	uint64_t idle_ns, low_ns, high_ns;
+	bool bounded;		/* idle is at least at_least_ns */
+	uint64_t at_least_ns;
+	const char *refused;	/* why not, when !have */
+};
+
 struct ig_engine_obs {
 	void (*span)(void *ctx, const struct ig_obs_span *s);
+	/* NULL: not wanted; given only where blocks close as the engine
+	 * goes (ig_engine_opts.est_block_s) */
+	void (*estimate)(void *ctx, const struct ig_obs_estimate *x);
 	void *ctx;
 };
 

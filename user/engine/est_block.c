@@ -180,6 +180,14 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	ig_est_dev_walk(d, keep_stretch, d);
 	r = d->r;
 	r.blocks = 1;
+	if (e->obs.estimate)
+		e->obs.estimate(e->obs.ctx, &(struct ig_obs_estimate){
+			.device = d->ordinal, .t1 = t_end,
+			.t0 = d->blk_t0 ? d->blk_t0 : nu ? u[0].t0 : t_end,
+			.unres_ns = r.unres_ns, .have = r.have, .idle_ns = r.idle_ns,
+			.low_ns = r.low_ns, .high_ns = r.high_ns,
+			.bounded = r.bounded, .at_least_ns = r.at_least_ns,
+			.refused = r.refused });
 	if (!d->nblocks++)
 		d->acc = (struct est_result){ .have = true };
 	/* the first refusal names it; d->why is the next block's */
@@ -204,26 +212,55 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	segs_trim(s);
 }
 
-void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
+static void sort_evidence(struct ig_est *s, struct est_dev *d)
 {
-	struct ig_est *s = e->est;
-	uint32_t blk = e->o.est_block ? e->o.est_block : EST_BLOCK_LAUNCHES, nm;
-	const struct est_mark *m;
-	uint64_t lim;
-
-	/* a block closes with half a block open after it, so that the last
-	 * block, estimated at the end, is not a few launches alone */
-	if (!s || s->done || s->overflow || d->multi || d->l.n < blk + blk / 2 ||
-	    d->l.n < d->next_try)
-		return;
-	d->next_try = d->l.n + blk / 8 + 1;
-	/* what the walk has done, and the sweep has handed on */
-	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
 	qsort(d->l.v, d->l.n, d->l.esz, by_t);
 	qsort(d->m.v, d->m.n, d->m.esz, by_t);
 	qsort(d->u.v, d->u.n, d->u.esz, by_t);
 	if (s->segs.n)
 		qsort(s->segs.v, s->segs.n, s->segs.esz, by_t);
+}
+
+/* By time (ig_engine_opts.est_block_s, `idlegap top`): the last mark
+ * before @lim that ends a block of @bns at most, half of it at least,
+ * once half a block more has passed. */
+static uint32_t mark_by_time(struct est_dev *d, uint64_t lim, uint64_t bns)
+{
+	const struct ig_piece *u = d->u.v;
+	uint64_t start = d->blk_t0 ? d->blk_t0 : d->u.n ? u[0].t0 : 0;
+	const struct est_mark *m = d->m.v;
+	uint32_t nm;
+
+	if (!start || lim < start + bns + bns / 2 || lim < d->next_try_t)
+		return 0;
+	d->next_try_t = lim + bns / 8;
+	for (nm = d->m.n; nm && m[nm - 1].t_end > start + bns; nm--)
+		;
+	return nm && m[nm - 1].t_end >= start + bns / 2 ? nm : 0;
+}
+
+void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
+{
+	struct ig_est *s = e->est;
+	uint32_t blk = e->o.est_block ? e->o.est_block : EST_BLOCK_LAUNCHES, nm;
+	uint64_t lim, bns = (uint64_t)(e->o.est_block_s * 1e9);
+	const struct est_mark *m;
+
+	if (!s || s->done || s->overflow || d->multi)
+		return;
+	/* what the walk has done, and the sweep has handed on */
+	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
+	/* a block closes with half a block open after it, so that the last
+	 * block, estimated at the end, is not a few launches alone */
+	if (d->l.n < blk + blk / 2 || d->l.n < d->next_try) {
+		if (bns && (nm = mark_by_time(d, lim, bns))) {
+			sort_evidence(s, d);
+			block_close(e, d, nm);
+		}
+		return;
+	}
+	d->next_try = d->l.n + blk / 8 + 1;
+	sort_evidence(s, d);
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > lim; nm--)
 		;

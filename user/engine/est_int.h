@@ -48,6 +48,7 @@ struct est_dev {
 	char acc_why[160];
 	uint64_t blk_t0, blk_end;	/* blk_end: 0 but while a block closes */
 	uint32_t next_try;	/* launches the next try waits for */
+	uint64_t next_try_t;	/* and by time, the end it waits for */
 	struct ig_vec st;
 	bool st_full;
 };

@@ -156,7 +156,7 @@ int ig_session_close_timeline(struct session *s, const struct ig_output_opts *ou
 /* Up front, as the recording: a bad path fails before the run. */
 static int open_timeline(struct session *s, const char *path)
 {
-	struct ig_engine_obs o;
+	struct ig_engine_obs o = { 0 };
 	int err = ig_timeline_open(&s->tlb, path);
 
 	if (err) {

@@ -3,7 +3,9 @@
  * `idlegap top` (docs/design.md §7.9): a live session whose engine's
  * observer (engine_obs.h) files each final stretch of device time into
  * one-second buckets per process and GPU; each second the last 10 s of
- * buckets become a snapshot for the screen (top_view.h).
+ * buckets become a snapshot for the screen (top_view.h).  The estimate
+ * of unresolved time is made in blocks of EST_BLOCK_S as they close; each
+ * GPU's last one is shown under its rows.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #define MAX_ROWS	256
 #define DETAIL_LEN	112
 #define NSEC		1000000000ULL
+#define EST_BLOCK_S	5	/* the estimate's blocks (docs/design.md §4.10) */
 
 struct bucket {
 	uint64_t sec;		/* which second it holds */
@@ -52,6 +55,8 @@ struct topst {
 	const char *causes[MAX_CAUSES];	/* the engine's static names */
 	unsigned int ncauses;
 	uint32_t dev_pid[64];	/* who fed each device last */
+	struct ig_obs_estimate est[64];	/* each device's last block, t1 0: none */
+	char est_why[64][160];
 	uint64_t next_draw, last_draw, last_records;
 	/* the snapshot */
 	struct ig_top_row out[MAX_ROWS];
@@ -208,11 +213,44 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 		detail_of(st, r->detail[c], DETAIL_LEN);
 }
 
+static void on_estimate(void *ctx, const struct ig_obs_estimate *x)
+{
+	struct topst *t = ctx;
+
+	if (x->device < 0 || x->device >= 64)
+		return;
+	t->est[x->device] = *x;
+	snprintf(t->est_why[x->device], sizeof(t->est_why[0]), "%s",
+		 x->refused ? x->refused : "no evidence");
+	t->est[x->device].refused = t->est_why[x->device];
+}
+
+/* The device's last estimated block, as shares of its unresolved time. */
+static void row_est(const struct topst *t, int device, uint64_t now, struct ig_top_est *o)
+{
+	const struct ig_obs_estimate *x = &t->est[device];
+	double u = (double)x->unres_ns;
+
+	if (!x->t1 || !x->unres_ns)
+		return;
+	o->shown = true;
+	o->have = x->have;
+	o->bounded = x->bounded;
+	o->idle = x->idle_ns / u;
+	o->low = x->low_ns / u;
+	o->high = x->high_ns / u;
+	o->at_least = x->at_least_ns / u;
+	o->unres_s = u / 1e9;
+	o->age_s = now > x->t1 ? (double)(now - x->t1) / 1e9 : 0;
+	o->refused = x->refused;
+}
+
 /* The row's share of the last WINDOW_S seconds (those final so far). */
-static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t now_sec,
+static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t now,
 			 struct ig_top_row *out)
 {
 	uint64_t busy = 0, idle = 0, unres = 0, peer = 0, cause[MAX_CAUSES] = { 0 }, all;
+	uint64_t now_sec = now / NSEC;
 	unsigned int i, j, k;
 
 	for (i = 0; i < NBUCKETS; i++) {
@@ -241,6 +279,8 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	out->rank = r->rank;
 	/* the wait was counted busy or unresolved by the device's spans */
 	out->peer_wait = (double)(peer < busy + unres ? peer : busy + unres) / all;
+	if (r->device >= 0 && r->device < 64)
+		row_est(t, r->device, now, &out->est);
 	for (k = 0; k < IG_TOP_CAUSES; k++) {	/* the largest, in order */
 		int best = -1;
 
@@ -266,7 +306,7 @@ static int draw(struct topst *t, const struct ig_session_tick *k)
 	unsigned int i;
 
 	for (i = 0; i < t->nrows; i++)
-		if (row_snapshot(t, &t->rows[i], k->now / NSEC, &t->out[s.n_rows]))
+		if (row_snapshot(t, &t->rows[i], k->now, &t->out[s.n_rows]))
 			s.n_rows++;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s.now_ns = (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
@@ -318,7 +358,9 @@ int ig_top_main(struct ig_session_opts *o)
 	o->tick_ctx = t;
 	o->out.quiet = true;
 	o->out.obs.span = on_span;
+	o->out.obs.estimate = on_estimate;
 	o->out.obs.ctx = t;
+	o->out.engine.est_block_s = EST_BLOCK_S;
 	o->no_nvml = true;
 	rc = ig_session_trace(o);
 	ig_top_close(t->view);	/* the terminal as it was, before any line */

@@ -402,6 +402,7 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 void ig_timeline_observer(struct ig_tlb *b, struct ig_engine_obs *o)
 {
 	o->span = on_span;
+	o->estimate = NULL;
 	o->ctx = b;
 }
 

@@ -175,6 +175,25 @@ static void bar(FILE *f, const struct ig_top_row *r, int w)
 	fputc(']', f);
 }
 
+/* "~idle 92% of 1.8 s unresolved (85-100%), 6 s ago": the GPU's last
+ * estimated block, its idle as a share of its unresolved time. */
+static void draw_est(FILE *f, const struct ig_top_est *e, int cols)
+{
+	char why[256];
+
+	if (e->have)
+		fprintf(f, "        %-14s %4d%%  of %.1f s unresolved (%d-%d%%), %.0f s ago",
+			"~idle", pct(e->idle), e->unres_s, pct(e->low), pct(e->high),
+			e->age_s);
+	else if (e->bounded)
+		fprintf(f, "        %-14s>=%3d%%  of %.1f s unresolved, %.0f s ago (no estimate)",
+			"~idle", pct(e->at_least), e->unres_s, e->age_s);
+	else
+		fprintf(f, "        %-14s    -  no estimate: %s", "~idle",
+			fit(why, sizeof(why), e->refused, cols - 43 > 8 ? cols - 43 : 8));
+	fputs("\033[K\r\n", f);
+}
+
 /* The row's lines: itself and its causes; returns how many were drawn. */
 static int draw_row(FILE *f, const struct ig_top_row *r, int cols, int room)
 {
@@ -200,6 +219,10 @@ static int draw_row(FILE *f, const struct ig_top_row *r, int cols, int room)
 			fprintf(f, "        %-14s %4d%%\033[K\r\n", "peer_wait", pct(r->peer_wait));
 		n++;
 	}
+	if (r->est.shown && n < room) {
+		draw_est(f, &r->est, cols);
+		n++;
+	}
 	return n;
 }
 
@@ -218,7 +241,8 @@ static void draw_screen(struct ig_top *t, FILE *f, int rows, int cols)
 	fputs("\033[7m    PID COMM             GPU  BUSY  IDLE UNRES  share of the window", f);
 	fprintf(f, "%*s\033[m\033[K\r\n", cols > 70 ? cols - 70 : 0, "");
 	for (i = 0; i < s->n_rows; i++) {
-		need = 1 + (int)t->rows[i].n_causes + t->rows[i].collectives;
+		need = 1 + (int)t->rows[i].n_causes + t->rows[i].collectives +
+		       t->rows[i].est.shown;
 		/* a row with its first cause, or not at all; one line for "more" */
 		if (line + (need < 2 ? need : 2) > limit - 1)
 			break;
@@ -254,6 +278,13 @@ static void draw_lines(struct ig_top *t, FILE *f)
 				pct(r->causes[0].share), r->causes[0].detail ? " " : "",
 				r->causes[0].detail ? fit(detail, sizeof(detail),
 							  r->causes[0].detail, 200) : "");
+		if (r->est.shown && r->est.have)
+			fprintf(f, " est_unresolved_idle %d%% (%d-%d%%)", pct(r->est.idle),
+				pct(r->est.low), pct(r->est.high));
+		else if (r->est.shown && r->est.bounded)
+			fprintf(f, " est_unresolved_idle >=%d%%", pct(r->est.at_least));
+		else if (r->est.shown)
+			fprintf(f, " est_unresolved_idle none");
 		if (r->collectives && r->rank >= 0)
 			fprintf(f, " rank %d peer_wait %d%%", r->rank, pct(r->peer_wait));
 		else if (r->collectives)	/* its communicator inferred, §4.9 */

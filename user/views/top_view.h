@@ -24,6 +24,17 @@ struct ig_top_cause {
 	const char *detail;	/* "file /data/x.bin holder loader (101)", or NULL */
 };
 
+/* The estimate of the row's GPU over its last closed block (docs/design.md
+ * §4.10): shares of that block's unresolved time. */
+struct ig_top_est {
+	bool shown;		/* a block of the GPU was estimated */
+	bool have, bounded;	/* the estimate stands; the lower end does */
+	double idle, low, high, at_least;
+	double unres_s;		/* the block's unresolved seconds */
+	double age_s;		/* how long ago the block ended */
+	const char *refused;	/* why no estimate */
+};
+
 struct ig_top_row {
 	uint32_t pid;
 	const char *comm;
@@ -37,6 +48,7 @@ struct ig_top_row {
 	bool collectives;
 	int32_t rank;
 	double peer_wait;
+	struct ig_top_est est;
 };
 
 struct ig_top_snapshot {
