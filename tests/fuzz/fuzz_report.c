@@ -75,8 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 0:
 		ig_session_report(path, true, &out);
 		break;
-	case 1:
+	case 1:		/* and the estimate in the smallest blocks */
 		out.engine.max_gaps_json = -1;
+		out.engine.est_block = 64;
 		ig_session_report(path, false, &out);
 		break;
 	default:
