@@ -46,8 +46,7 @@ mkdir -p "$TMP/lib" "$TMP/reports"
 cp "$SIM" "$TMP/lib/"
 PUID=$(cat /proc/sys/kernel/random/uuid)
 CID=$(cat /proc/sys/kernel/random/uuid /proc/sys/kernel/random/uuid | tr -d -- '-\n')
-CG=/sys/fs/cgroup/unified
-[ -f /sys/fs/cgroup/cgroup.controllers ] && CG=/sys/fs/cgroup
+CG=$(cgroup_root)
 POD=$CG/kubepods.slice/kubepods-pod$(echo "$PUID" | tr - _).slice/cri-containerd-$CID.scope
 mkdir -p "$POD" 2>/dev/null || POD=
 # containerd's record of the container names its pod; the job's own

@@ -14,8 +14,7 @@ need_root
 TS=$IG_TOP/build/trainsim
 [ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
 	skip_all "build first: make all test-progs"
-CG=/sys/fs/cgroup/unified
-[ -f /sys/fs/cgroup/cgroup.controllers ] && CG=/sys/fs/cgroup
+CG=$(cgroup_root)
 [ -d "$CG" ] || skip_all "no cgroup v2 hierarchy"
 JOB=/idlegap-agentnccl-$$
 mkdir "$CG$JOB" 2>/dev/null || skip_all "cannot make a cgroup under $CG"

@@ -69,6 +69,10 @@ done
 "$IG_TOP/build/idlegap" report --estimate-block 2048 --json "$TMP/twokern_blk.json" \
 	"$TMP/twokern.igrec" > /dev/null 2>&1
 is "$?" 0 "twokern reported again in blocks"
+out=$("$IG_TOP/build/idlegap" report --estimate-block 2048 "$TMP/twokern.igrec" 2>&1 | sed -n 2p)
+diag "$out"
+ok "text report: the estimate's line says its blocks" sh -c "echo '$out' | grep -Eq \
+	'^GPU idle [0-9.]+% proven; with estimates .*, in [0-9]+ blocks\$'"
 cp "$TMP/twokern.truth" "$TMP/twokern_blk.truth"
 # inside NAME: the truth inside [idle_s + low, idle_s + high]
 inside() {

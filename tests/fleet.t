@@ -17,8 +17,7 @@ RULES=$IG_TOP/deploy/prometheus/idlegap.rules.yml
 	skip_all "build first: make all test-progs"
 command -v "$PROMETHEUS" > /dev/null || skip_all "no prometheus (Debian: prometheus)"
 command -v curl > /dev/null || skip_all "no curl"
-CG=/sys/fs/cgroup/unified
-[ -f /sys/fs/cgroup/cgroup.controllers ] && CG=/sys/fs/cgroup
+CG=$(cgroup_root)
 [ -d "$CG" ] || skip_all "no cgroup v2 hierarchy"
 NODE_A=/idlegap-fleet-$$-a
 NODE_B=/idlegap-fleet-$$-b

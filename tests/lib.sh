@@ -74,4 +74,9 @@ start_agent() {
 	grep -q 'agent: metrics on port' "$_o"
 }
 stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT"; _rc=$?; AGENT=; return $_rc; }
+# the cgroup v2 hierarchy (the unified one under a hybrid layout)
+cgroup_root() {
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup
+	else echo /sys/fs/cgroup/unified; fi
+}
 json() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
