@@ -87,9 +87,12 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns));
 	if (r->method && !strcmp(r->method, "bound"))
 		fprintf(out, "bounded by %llu syncs that returned at once, "
-			"held-out p90 overshoot %.0f us\n",
+			"held-out p90 overshoot %.0f us",
 			(unsigned long long)r->checked, r->p90_us);
 	else
-		fprintf(out, "model checked on %llu syncs, p90 error %.0f us\n",
+		fprintf(out, "model checked on %llu syncs, p90 error %.0f us",
 			(unsigned long long)r->checked, r->p90_us);
+	if (r->blocks > 1)	/* a long run's, a block at a time (§4.10) */
+		fprintf(out, ", in %u blocks", r->blocks);
+	fputc('\n', out);
 }
