@@ -224,16 +224,22 @@ static void sort_evidence(struct ig_est *s, struct est_dev *d)
 /* By time (ig_engine_opts.est_block_s, `idlegap top`): the last mark
  * before @lim that ends a block of @bns at most, half of it at least,
  * once half a block more has passed. */
-static uint32_t mark_by_time(struct est_dev *d, uint64_t lim, uint64_t bns)
+static uint32_t mark_by_time(struct ig_engine *e, struct est_dev *d,
+			     uint64_t t_next, uint64_t bns)
 {
 	const struct ig_piece *u = d->u.v;
-	uint64_t start = d->blk_t0 ? d->blk_t0 : d->u.n ? u[0].t0 : 0;
-	const struct est_mark *m = d->m.v;
+	uint64_t start = d->blk_t0 ? d->blk_t0 : d->u.n ? u[0].t0 : 0, lim;
+	const struct est_mark *m;
 	uint32_t nm;
 
-	if (!start || lim < start + bns + bns / 2 || lim < d->next_try_t)
+	if (!start || t_next < start + bns + bns / 2 || t_next < d->next_try_t)
 		return 0;
-	d->next_try_t = lim + bns / 8;
+	d->next_try_t = t_next + bns / 8;
+	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
+	if (lim < start + bns + bns / 2)
+		return 0;
+	sort_evidence(e->est, d);
+	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > start + bns; nm--)
 		;
 	return nm && m[nm - 1].t_end >= start + bns / 2 ? nm : 0;
@@ -248,18 +254,16 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 
 	if (!s || s->done || s->overflow || d->multi)
 		return;
-	/* what the walk has done, and the sweep has handed on */
-	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
 	/* a block closes with half a block open after it, so that the last
 	 * block, estimated at the end, is not a few launches alone */
 	if (d->l.n < blk + blk / 2 || d->l.n < d->next_try) {
-		if (bns && (nm = mark_by_time(d, lim, bns))) {
-			sort_evidence(s, d);
+		if (bns && (nm = mark_by_time(e, d, t_next, bns)))
 			block_close(e, d, nm);
-		}
 		return;
 	}
 	d->next_try = d->l.n + blk / 8 + 1;
+	/* what the walk has done, and the sweep has handed on */
+	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
 	sort_evidence(s, d);
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > lim; nm--)
