@@ -17,23 +17,6 @@
 #define KERNEL	(500 * US)	/* the true duration, never recorded */
 #define GAP	(600 * US)	/* host work between launches */
 
-static void t_launch(struct tstream *s, uint64_t ts, uint64_t func)
-{
-	union ig_rec *r;
-	struct ig_launches *l;
-
-	t_submit(s, 100, 100, ts, L);
-	r = ts_new(s, IG_REC_LAUNCHES, offsetof(struct ig_launches, e) +
-		   sizeof(struct ig_launch), 100, 100, ts);
-	l = (struct ig_launches *)r;
-	l->stream = L;
-	l->n = 1;
-	l->e[0].ts = ts;
-	l->e[0].func = func;
-	l->e[0].grid = 1;
-	l->e[0].block = 32;
-}
-
 /* Per step OPS kernels launched GAP apart, then a sync: @wait, entered
  * 10 us after the last launch, sleeping until its kernel ends; else
  * entered 20 us after its kernel ended (none waits).

@@ -14,23 +14,6 @@
 #define OPS	10
 #define KERNEL	(5 * US)	/* the true duration, never recorded */
 
-static void t_launch(struct tstream *s, uint64_t ts, uint64_t func)
-{
-	union ig_rec *r;
-	struct ig_launches *l;
-
-	t_submit(s, 100, 100, ts, L);
-	r = ts_new(s, IG_REC_LAUNCHES, offsetof(struct ig_launches, e) +
-		   sizeof(struct ig_launch), 100, 100, ts);
-	l = (struct ig_launches *)r;
-	l->stream = L;
-	l->n = 1;
-	l->e[0].ts = ts;
-	l->e[0].func = func;
-	l->e[0].grid = 1;
-	l->e[0].block = 32;
-}
-
 /* @steps steps of OPS launches 1 ms apart (host work between), then a
  * sync entered @tail after the last launch that returns 5 us later: the
  * marks allow kernels of up to @tail + 5 us.  @vary: each step launches

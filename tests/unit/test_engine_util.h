@@ -189,6 +189,25 @@ static inline void t_sync(struct tstream *s, uint32_t tid, uint32_t tgid,
 	   .flags = t_wake ? IG_CF_BLOCKED : 0);
 }
 
+/* A launch of @func by thread 100 on the legacy stream at @ts, and the
+ * per-launch record that carries it (docs/design.md §4.10). */
+static inline void t_launch(struct tstream *s, uint64_t ts, uint64_t func)
+{
+	union ig_rec *r;
+	struct ig_launches *l;
+
+	t_submit(s, 100, 100, ts, IG_STREAM_LEGACY);
+	r = ts_new(s, IG_REC_LAUNCHES, offsetof(struct ig_launches, e) +
+		   sizeof(struct ig_launch), 100, 100, ts);
+	l = (struct ig_launches *)r;
+	l->stream = IG_STREAM_LEGACY;
+	l->n = 1;
+	l->e[0].ts = ts;
+	l->e[0].func = func;
+	l->e[0].grid = 1;
+	l->e[0].block = 32;
+}
+
 static inline void t_pyrt(struct tstream *s, uint64_t ts, uint32_t tgid,
 			  uint64_t start, uint64_t end)
 {
