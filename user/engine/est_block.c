@@ -89,6 +89,35 @@ static void keep_stretch(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle
 	}
 }
 
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The open block's held-out errors into the device's sample (past
+ * EST_MAX_ERRS, each kept with the same chance: a reservoir). */
+static void keep_errs(struct est_dev *d)
+{
+	uint32_t i;
+
+	for (i = 0; d->err && i < d->nerr; i++) {
+		uint64_t k = d->errs_seen++;
+		double *x;
+
+		if (d->errs.n < EST_MAX_ERRS) {
+			if ((x = ig_vec_push(&d->errs)))
+				*x = d->err[i];
+			continue;
+		}
+		k = mix64(k) % (k + 1);
+		if (k < EST_MAX_ERRS)
+			((double *)d->errs.v)[k] = d->err[i];
+	}
+}
+
 static void dev_reset(struct est_dev *d)
 {
 	free(d->k);
@@ -178,6 +207,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	dev_reset(d);
 	ig_est_dev_compute(e, d);
 	ig_est_dev_walk(d, keep_stretch, d);
+	keep_errs(d);
 	r = d->r;
 	r.blocks = 1;
 	if (e->obs.estimate)
@@ -288,6 +318,10 @@ void ig_est_block_finish(struct est_dev *d)
 	d->r = d->acc;
 	ig_est_result_add(&d->r, &last);
 	ig_est_result_close(&d->r);
+	/* over all its blocks' held-out syncs, not the worst block's */
+	keep_errs(d);
+	d->r.p50_us = ig_est_quantile(d->errs.v, d->errs.n, 0.5);
+	d->r.p90_us = ig_est_quantile(d->errs.v, d->errs.n, 0.9);
 }
 
 static size_t vec_bytes(const struct ig_vec *v)
@@ -307,7 +341,7 @@ size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence)
 		for (i = 0; i < s->ndev; i++) {
 			const struct est_dev *d = s->dev[i];
 
-			n += sizeof(*d) + vec_bytes(&d->st);
+			n += sizeof(*d) + vec_bytes(&d->st) + vec_bytes(&d->errs);
 			ev += vec_bytes(&d->l) + vec_bytes(&d->m) + vec_bytes(&d->u);
 		}
 	}
@@ -400,6 +434,7 @@ void ig_est_free(struct ig_engine *e)
 		free(s->dev[i]->err);
 		free(s->dev[i]->k);
 		free(s->dev[i]->st.v);
+		free(s->dev[i]->errs.v);
 		free(s->dev[i]);
 	}
 	free(s->segs.v);

@@ -18,6 +18,8 @@
  * block closes once it holds this many launches (ig_engine_opts.est_block
  * overrides it), at the last mark the sweep and the walk have passed. */
 #define EST_BLOCK_LAUNCHES	(128u << 10)
+/* held-out errors kept per device for the quantiles over its blocks */
+#define EST_MAX_ERRS		(128u << 10)
 /* closed blocks' estimated stretches kept for the Perfetto track (4 MiB) */
 #define EST_MAX_STRETCHES	(256u << 10)
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
@@ -51,6 +53,10 @@ struct est_dev {
 	uint64_t next_try_t;	/* and by time, the end it waits for */
 	struct ig_vec st;
 	bool st_full;
+	/* every block's held-out errors (us, doubles), a uniform sample of
+	 * EST_MAX_ERRS past that: the device's p50 and p90 */
+	struct ig_vec errs;
+	uint64_t errs_seen;
 };
 
 struct est_stretch {	/* 16 bytes: a longer one is kept in pieces */
@@ -84,6 +90,8 @@ struct ig_est *ig_est_get(struct ig_engine *e);
  * its replayed stretches to @cb (none without an estimate). */
 void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d);
 void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
+/* The q-quantile of @v (sorted in place), 0 when empty. */
+double ig_est_quantile(double *v, uint32_t n, double q);
 
 /* est_block.c: add @r (a block's, a device's) into @t, which starts as
  * { .have = true }; then close it (nothing estimated where refused). */

@@ -72,6 +72,7 @@ static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
 	d->m.esz = sizeof(struct est_mark);
 	d->u.esz = sizeof(struct ig_piece);
 	d->st.esz = sizeof(struct est_stretch);
+	d->errs.esz = sizeof(double);
 	s->dev[s->ndev++] = d;
 	return d;
 }

@@ -76,8 +76,7 @@ static int by_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The q-quantile of @v (sorted in place), 0 when empty. */
-static double quantile(double *v, uint32_t n, double q)
+double ig_est_quantile(double *v, uint32_t n, double q)
 {
 	double pos;
 	uint32_t i;
@@ -296,8 +295,8 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	for (i = 0; i < d->nerr; i++)
 		miss += d->err[i] > EST_BOUND_MISS_NS / 1e3;
 	r->checked = d->nerr;
-	r->p50_us = quantile(d->err, d->nerr, 0.5);
-	r->p90_us = quantile(d->err, d->nerr, 0.9);
+	r->p50_us = ig_est_quantile(d->err, d->nerr, 0.5);
+	r->p90_us = ig_est_quantile(d->err, d->nerr, 0.9);
 	if (r->checked < EST_BOUND_MIN_MARKS) {
 		r->refused = "too few syncs waited for the GPU to check the model, "
 			     "or returned at once to bound it";
@@ -393,13 +392,13 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 	}
 	check(d, e->est->nsig, rel, &nrel);
 	r->checked = d->nerr;
-	r->p50_us = quantile(d->err, d->nerr, 0.5);
-	r->p90_us = quantile(d->err, d->nerr, 0.9);
-	q10 = quantile(rel, nrel, 0.05);	/* sorts rel */
-	q90 = quantile(rel, nrel, 0.95);
+	r->p50_us = ig_est_quantile(d->err, d->nerr, 0.5);
+	r->p90_us = ig_est_quantile(d->err, d->nerr, 0.9);
+	q10 = ig_est_quantile(rel, nrel, 0.05);	/* sorts rel */
+	q90 = ig_est_quantile(rel, nrel, 0.95);
 	for (i = 0; i < nrel; i++)
 		rel[i] = fabs(rel[i]);
-	p50rel = quantile(rel, nrel, 0.5);
+	p50rel = ig_est_quantile(rel, nrel, 0.5);
 	free(rel);
 	if (r->checked < EST_MIN_CHECKED) {
 		dev_bound(e, d);
