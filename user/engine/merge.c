@@ -174,8 +174,8 @@ void ig_merge_collends_after(struct ig_collends *c, struct ig_engine *e,
 		return;
 	for (i = 0; i < c->nopen; i++) {
 		const struct open_call *o = &c->open[i];
-		struct ig_process *p = o->launch ? ig_tasks_process_find(e, o->tgid) : NULL;
-		struct ig_stream *s = p ? ig_htab_get(&p->streams, o->stream) : NULL;
+		struct ig_stream *s = o->launch ?
+				      ig_tasks_stream_find(e, o->tgid, o->stream) : NULL;
 
 		if (s && s->drained_at > o->launch) {
 			add_end(c, o, s->drained_at);

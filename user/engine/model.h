@@ -433,6 +433,10 @@ struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
 struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e, uint32_t tid);
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
 struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgid);
+/* A process's stream by its key (IG_STREAM_*, or the handle); NULL when
+ * either is unknown. */
+struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e, uint32_t tgid,
+				      uint64_t key);
 const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid);
 void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts);

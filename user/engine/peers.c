@@ -154,13 +154,11 @@ static bool ends(struct ig_engine *e, struct peers_group *g)
 
 	for (i = 0; i < g->nranks; i++) {
 		struct peers_call *c = &g->c[i];
-		struct ig_process *p;
 		struct ig_stream *s;
 
 		if (c->end)	/* seen, or none to be seen (IG_NS_INF) */
 			continue;
-		p = ig_tasks_process_find(e, c->tgid);
-		s = p ? ig_htab_get(&p->streams, c->stream) : NULL;
+		s = ig_tasks_stream_find(e, c->tgid, c->stream);
 		if (s && s->drained_at > c->launch)
 			c->end = s->drained_at;
 		else

@@ -141,14 +141,6 @@ static struct peers_infer *infer_get(struct ig_peers *ps)
 	return ps->infer;
 }
 
-static struct ig_stream *stream_of(struct ig_engine *e, uint32_t tgid,
-				   uint64_t key)
-{
-	struct ig_process *p = ig_tasks_process_find(e, tgid);
-
-	return p ? ig_htab_get(&p->streams, key) : NULL;
-}
-
 /* Its end, as far as known now: the first drain of its stream after the
  * launch (struct ig_stream.coll_end, as peers_local.c), none when another
  * collective went to that stream first. */
@@ -158,7 +150,7 @@ static void end_now(struct ig_engine *e, struct infer_call *x)
 
 	if (x->ended || !x->c.launch)
 		return;
-	s = stream_of(e, x->c.tgid, x->c.stream);
+	s = ig_tasks_stream_find(e, x->c.tgid, x->c.stream);
 	if (s && s->coll_at == x->c.launch) {
 		if (s->coll_end > x->c.launch) {
 			x->o.end = s->coll_end;
@@ -190,7 +182,7 @@ static void launch(struct ig_engine *e, struct peers_infer *pi,
 	x->c.prev_launch = C->prev_launch;
 	C->prev_launch = ts;
 	ig_peers_at_launch(e, &x->c);
-	s = stream_of(e, C->tgid, x->c.stream);
+	s = ig_tasks_stream_find(e, C->tgid, x->c.stream);
 	if (s) {
 		s->coll_at = ts;
 		s->coll_end = 0;

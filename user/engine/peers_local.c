@@ -46,14 +46,6 @@ static struct peers_local *local_get(struct ig_peers *ps, uint32_t tgid,
 	return &ps->local[ps->nlocal++];
 }
 
-static struct ig_stream *stream_of(struct ig_engine *e, uint32_t tgid,
-				   uint64_t key)
-{
-	struct ig_process *p = ig_tasks_process_find(e, tgid);
-
-	return p ? ig_htab_get(&p->streams, key) : NULL;
-}
-
 /* The open collective of @L: timed when its stream drained after it. */
 static void close_open(struct ig_engine *e, struct peers_local *L)
 {
@@ -61,7 +53,7 @@ static void close_open(struct ig_engine *e, struct peers_local *L)
 
 	if (!L->open_at)
 		return;
-	s = stream_of(e, L->tgid, L->open_stream);
+	s = ig_tasks_stream_find(e, L->tgid, L->open_stream);
 	/* coll_at: no other collective went to that stream since */
 	if (s && s->coll_at == L->open_at && s->coll_end > L->open_at) {
 		L->ended++;
@@ -72,7 +64,7 @@ static void close_open(struct ig_engine *e, struct peers_local *L)
 
 static void open_at(struct ig_engine *e, struct peers_local *L, uint64_t ts)
 {
-	struct ig_stream *s = stream_of(e, L->tgid, L->open_stream);
+	struct ig_stream *s = ig_tasks_stream_find(e, L->tgid, L->open_stream);
 	struct ig_process *p;
 
 	close_open(e, L);

@@ -53,6 +53,14 @@ struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgi
 	return ig_htab_get(&e->tasks.procs, tgid);
 }
 
+struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e, uint32_t tgid,
+				      uint64_t key)
+{
+	struct ig_process *p = ig_tasks_process_find(e, tgid);
+
+	return p ? ig_htab_get(&p->streams, key) : NULL;
+}
+
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen)
 {
 	struct ig_process *p = ig_htab_get(&e->tasks.procs, tgid);
