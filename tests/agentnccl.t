@@ -11,9 +11,7 @@
 # rank 2 the late rank.
 . "$(dirname "$0")/lib.sh"
 need_root
-TS=$IG_TOP/build/trainsim
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 CG=$(cgroup_root)
 [ -d "$CG" ] || skip_all "no cgroup v2 hierarchy"
 JOB=/idlegap-agentnccl-$$

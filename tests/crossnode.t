@@ -11,9 +11,7 @@
 # with one line.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
-TS=$IG_TOP/build/trainsim
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 STEPS=${STEPS:-60}
 SHIFT=5000000

@@ -11,10 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$IG_TOP/tests/lib/prom.sh"
 need_root
-TS=$IG_TOP/build/trainsim
 RULES=$IG_TOP/deploy/prometheus/idlegap.rules.yml
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 command -v "$PROMETHEUS" > /dev/null || skip_all "no prometheus (Debian: prometheus)"
 command -v curl > /dev/null || skip_all "no curl"
 CG=$(cgroup_root)

@@ -74,6 +74,12 @@ start_agent() {
 	grep -q 'agent: metrics on port' "$_o"
 }
 stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT"; _rc=$?; AGENT=; return $_rc; }
+# trainsim ($TS) and the simulated libnccl, for the tests of several ranks
+need_ranks_build() {
+	TS=$IG_TOP/build/trainsim
+	[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
+		skip_all "build first: make all test-progs"
+}
 # the cgroup v2 hierarchy (the unified one under a hybrid layout)
 cgroup_root() {
 	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup

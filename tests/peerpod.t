@@ -14,9 +14,7 @@
 # process that was in it before.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
-TS=$IG_TOP/build/trainsim
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 CG=$(cgroup_root)
 [ -d "$CG" ] || skip_all "no cgroup v2 hierarchy"
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu

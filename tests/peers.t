@@ -8,10 +8,8 @@
 # Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
-TS=$IG_TOP/build/trainsim
 PY=$IG_TOP/tools/trainsim.py
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 export TMPDIR=$TMP
 

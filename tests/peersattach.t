@@ -12,9 +12,7 @@
 # calls agree, their ends do not.  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
-TS=$IG_TOP/build/trainsim
-[ -x "$TS" ] && [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] ||
-	skip_all "build first: make all test-progs"
+need_ranks_build
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 
 # JOB WORLD: waits until the job's WORLD ranks are training (each rank's
