@@ -13,6 +13,7 @@
  * Here too the results: each device's (its closed blocks' and the last
  * one's), their sum, and the estimated stretches in time order.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,22 +80,12 @@ static void keep_stretch(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle
 			t0 += n;
 			continue;
 		}
-		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st))) {
-			d->st_full = true;
+		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st)))
 			return;
-		}
 		n = ig_min64(t1 - t0, UINT32_MAX);
 		*st = (struct est_stretch){ .t0 = t0, .len = (uint32_t)n, .idle = idle };
 		t0 += n;
 	}
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* The open block's held-out errors into the device's sample (past
@@ -112,7 +103,7 @@ static void keep_errs(struct est_dev *d)
 				*x = d->err[i];
 			continue;
 		}
-		k = mix64(k) % (k + 1);
+		k = ig_hash64(k + 0x9e3779b97f4a7c15ULL) % (k + 1);
 		if (k < EST_MAX_ERRS)
 			((double *)d->errs.v)[k] = d->err[i];
 	}
@@ -128,11 +119,24 @@ static void dev_reset(struct est_dev *d)
 	memset(&d->r, 0, sizeof(d->r));
 }
 
+/* Each kind of evidence starts with its time. */
+_Static_assert(offsetof(struct est_launch, t) == 0, "est_launch by t");
+_Static_assert(offsetof(struct est_mark, t_in) == 0, "est_mark by t_in");
+_Static_assert(offsetof(struct ig_piece, t0) == 0, "ig_piece by t0");
+_Static_assert(offsetof(struct est_seg, x) == 0, "est_seg by x");
+
 static int by_t(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* In time order; an empty vector has no array, and qsort() takes none. */
+static void sort_vec(struct ig_vec *v)
+{
+	if (v->n)
+		qsort(v->v, v->n, v->esz, by_t);
 }
 
 /* Elements of @v (sorted by the uint64_t they start with) before @t. */
@@ -242,13 +246,11 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	segs_trim(s);
 }
 
-static void sort_evidence(struct ig_est *s, struct est_dev *d)
+static void sort_evidence(struct est_dev *d)
 {
-	qsort(d->l.v, d->l.n, d->l.esz, by_t);
-	qsort(d->m.v, d->m.n, d->m.esz, by_t);
-	qsort(d->u.v, d->u.n, d->u.esz, by_t);
-	if (s->segs.n)
-		qsort(s->segs.v, s->segs.n, s->segs.esz, by_t);
+	sort_vec(&d->l);
+	sort_vec(&d->m);
+	sort_vec(&d->u);
 }
 
 /* By time (ig_engine_opts.est_block_s, `idlegap top`): the last mark
@@ -268,7 +270,8 @@ static uint32_t mark_by_time(struct ig_engine *e, struct est_dev *d,
 	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
 	if (lim < start + bns + bns / 2)
 		return 0;
-	sort_evidence(e->est, d);
+	sort_evidence(d);
+	sort_vec(&e->est->segs);
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > start + bns; nm--)
 		;
@@ -294,7 +297,8 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 	d->next_try = d->l.n + blk / 8 + 1;
 	/* what the walk has done, and the sweep has handed on */
 	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
-	sort_evidence(s, d);
+	sort_evidence(d);
+	sort_vec(&s->segs);
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > lim; nm--)
 		;
@@ -385,12 +389,12 @@ void ig_est_compute(struct ig_engine *e)
 	if (!s || s->done)
 		return;
 	s->done = true;
-	if (s->segs.n)
-		qsort(s->segs.v, s->segs.n, s->segs.esz, by_t);
+	sort_vec(&s->segs);
 	s->total = (struct est_result){ .have = true };
 	for (i = 0; i < s->ndev; i++) {
 		struct est_dev *d = s->dev[i];
 
+		sort_evidence(d);
 		ig_est_dev_compute(e, d);
 		ig_est_block_finish(d);
 		if (!d->r.unres_ns && !d->l.n && !d->nblocks)

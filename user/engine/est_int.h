@@ -52,7 +52,6 @@ struct est_dev {
 	uint32_t next_try;	/* launches the next try waits for */
 	uint64_t next_try_t;	/* and by time, the end it waits for */
 	struct ig_vec st;
-	bool st_full;
 	/* every block's held-out errors (us, doubles), a uniform sample of
 	 * EST_MAX_ERRS past that: the device's p50 and p90 */
 	struct ig_vec errs;
@@ -86,8 +85,9 @@ struct est_seg {
 /* The engine's estimator, made at its first use; NULL on ENOMEM. */
 struct ig_est *ig_est_get(struct ig_engine *e);
 
-/* estimate.c: fit, check and replay the device's open block into d->r;
- * its replayed stretches to @cb (none without an estimate). */
+/* estimate.c: fit, check and replay the device's open block, its evidence
+ * in time order, into d->r; its replayed stretches to @cb (none without
+ * an estimate). */
 void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d);
 void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
 /* The q-quantile of @v (sorted in place), 0 when empty. */

@@ -48,27 +48,6 @@ static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
 		causes[IG_C_UNKNOWN] += y - x - got;
 }
 
-static int by_launch(const void *a, const void *b)
-{
-	const struct est_launch *x = a, *y = b;
-
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
-static int by_mark(const void *a, const void *b)
-{
-	const struct est_mark *x = a, *y = b;
-
-	return x->t_in < y->t_in ? -1 : x->t_in > y->t_in;
-}
-
-static int by_piece(const void *a, const void *b)
-{
-	const struct ig_piece *x = a, *y = b;
-
-	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
-}
-
 static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -378,13 +357,6 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "launches on several streams or processes: the replay models one queue";
 		return;
 	}
-	/* an empty vector has no array: qsort() takes none */
-	if (d->l.n)
-		qsort(d->l.v, d->l.n, d->l.esz, by_launch);
-	if (d->m.n)
-		qsort(d->m.v, d->m.n, d->m.esz, by_mark);
-	if (d->u.n)
-		qsort(d->u.v, d->u.n, d->u.esz, by_piece);
 	rel = calloc(d->m.n + 1, sizeof(*rel));
 	if (!rel) {
 		r->refused = "out of memory";
