@@ -181,12 +181,20 @@ static void segs_trim(struct ig_est *s)
 		ig_vec_drop_where(&s->segs, seg_before, t);
 }
 
+/* Where the open block starts: the last one's end, or the device's first
+ * unresolved time (pieces come in time order); 0 before any. */
+static uint64_t blk_start(const struct est_dev *d)
+{
+	return d->blk_t0 ? d->blk_t0 : d->u.n ? ((const struct ig_piece *)d->u.v)[0].t0 : 0;
+}
+
 /* Close the block at mark @nm - 1 (marks sorted by entry). */
 static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 {
 	struct ig_est *s = e->est;
 	const struct est_mark *m = d->m.v;
 	uint64_t t_end = m[nm - 1].t_end, unres = 0, all_unres = d->unres_ns;
+	uint64_t t0 = blk_start(d);
 	struct ig_piece *u = d->u.v, rest = { 0 };
 	uint32_t nl = count_before(&d->l, m[nm - 1].t_in), nu, i;
 	struct est_result r;
@@ -217,7 +225,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	if (e->obs.estimate)
 		e->obs.estimate(e->obs.ctx, &(struct ig_obs_estimate){
 			.device = d->ordinal, .t1 = t_end,
-			.t0 = d->blk_t0 ? d->blk_t0 : nu ? u[0].t0 : t_end,
+			.t0 = t0 ? t0 : t_end,
 			.unres_ns = r.unres_ns, .have = r.have, .idle_ns = r.idle_ns,
 			.low_ns = r.low_ns, .high_ns = r.high_ns,
 			.bounded = r.bounded, .at_least_ns = r.at_least_ns,
@@ -259,8 +267,7 @@ static void sort_evidence(struct est_dev *d)
 static uint32_t mark_by_time(struct ig_engine *e, struct est_dev *d,
 			     uint64_t t_next, uint64_t bns)
 {
-	const struct ig_piece *u = d->u.v;
-	uint64_t start = d->blk_t0 ? d->blk_t0 : d->u.n ? u[0].t0 : 0, lim;
+	uint64_t start = blk_start(d), lim;
 	const struct est_mark *m;
 	uint32_t nm;
 
