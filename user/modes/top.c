@@ -26,6 +26,7 @@
 #define MAX_ROWS	256
 #define DETAIL_LEN	112
 #define NSEC		1000000000ULL
+#define MAX_DEVS	64	/* GPUs per host shown */
 #define EST_BLOCK_S	5	/* the estimate's blocks (docs/design.md §4.10) */
 
 struct bucket {
@@ -54,9 +55,9 @@ struct topst {
 	unsigned int nrows;
 	const char *causes[MAX_CAUSES];	/* the engine's static names */
 	unsigned int ncauses;
-	uint32_t dev_pid[64];	/* who fed each device last */
-	struct ig_obs_estimate est[64];	/* each device's last block, t1 0: none */
-	char est_why[64][160];
+	uint32_t dev_pid[MAX_DEVS];	/* who fed each device last */
+	struct ig_obs_estimate est[MAX_DEVS];	/* each device's last block, t1 0: none */
+	char est_why[MAX_DEVS][160];
 	uint64_t next_draw, last_draw, last_records;
 	/* the snapshot */
 	struct ig_top_row out[MAX_ROWS];
@@ -179,7 +180,7 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 	struct row *r;
 	int c;
 
-	if (o->device < 0 || o->device >= 64 || o->t1 <= o->t0)
+	if (o->device < 0 || o->device >= MAX_DEVS || o->t1 <= o->t0)
 		return;
 	if (o->kind == IG_OBS_COLLECTIVE) {
 		on_collective(t, o);
@@ -217,7 +218,7 @@ static void on_estimate(void *ctx, const struct ig_obs_estimate *x)
 {
 	struct topst *t = ctx;
 
-	if (x->device < 0 || x->device >= 64)
+	if (x->device < 0 || x->device >= MAX_DEVS)
 		return;
 	t->est[x->device] = *x;
 	snprintf(t->est_why[x->device], sizeof(t->est_why[0]), "%s",
@@ -279,7 +280,7 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	out->rank = r->rank;
 	/* the wait was counted busy or unresolved by the device's spans */
 	out->peer_wait = (double)(peer < busy + unres ? peer : busy + unres) / all;
-	if (r->device >= 0 && r->device < 64)
+	if (r->device >= 0 && r->device < MAX_DEVS)
 		row_est(t, r->device, now, &out->est);
 	for (k = 0; k < IG_TOP_CAUSES; k++) {	/* the largest, in order */
 		int best = -1;
