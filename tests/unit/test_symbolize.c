@@ -12,12 +12,14 @@
 #include <cmocka.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "host/elfsym.h"
 #include "stacks/symbolize.h"
@@ -280,6 +282,69 @@ static void stream_records(void **state)
 	ig_sym_free(s);
 }
 
+/* One stack record of this process: a whole one (@ref false) carrying @ip
+ * as its innermost address, or a reference to it. */
+static void send_stack(struct ig_symbolizer **s, __u64 id, uint64_t ip,
+		       bool ref, struct got *g)
+{
+	struct ig_ustack st = {
+		.h = { .type = IG_REC_USTACK, .tid = getpid(), .tgid = getpid(),
+		       .size = offsetof(struct ig_ustack, ips) + 8 },
+		.id = id, .nips = 1, .depth = 1, .flags = ref ? IG_USF_REF : 0,
+	};
+
+	st.ips[0] = ip;
+	ig_usym_on_record(s, &st.h, collect, g);
+}
+
+/*
+ * An address mapped after the process's maps were read, in a stack sent
+ * whole while they are too fresh to read again: named unmapped, then by
+ * its mapping at a later reference to that stack once they may be read
+ * (a loop's stack is sent whole once), and only once.
+ */
+static void stream_mapped_late(void **state)
+{
+	struct ig_symbolizer *s = NULL;
+	struct got g = { 0 };
+	int fd, tries;
+	void *m;
+
+	(void)state;
+	need(trainsim);
+	fd = open(trainsim, O_RDONLY);
+	assert_true(fd >= 0);
+	/* the maps must still be fresh at the second record (250 ms) */
+	for (tries = 0; tries < 5; tries++) {
+		ig_sym_free(s);
+		s = NULL;
+		memset(&g, 0, sizeof(g));
+		send_stack(&s, 1, (uintptr_t)ig_test_marker + 2, false, &g);
+		m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		assert_true(m != MAP_FAILED);
+		send_stack(&s, 2, (uintptr_t)m + 0x10, false, &g);
+		if (g.n == 2 && !strncmp(g.names[1], "[unmapped ", 10))
+			break;
+		munmap(m, 4096);
+	}
+	assert_true(tries < 5);
+	assert_int_equal(g.ips[1], (uintptr_t)m + 0x10);
+	send_stack(&s, 2, 0, true, &g);
+	assert_int_equal(g.n, 2);		/* too soon: nothing yet */
+	usleep(300 * 1000);
+	send_stack(&s, 2, 0, true, &g);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(g.ips[2], (uintptr_t)m + 0x10);
+	assert_int_not_equal(strncmp(g.names[2], "[unmapped ", 10), 0);
+	assert_non_null(strstr(g.names[2], "trainsim"));
+	send_stack(&s, 2, 0, true, &g);
+	send_stack(&s, 3, (uintptr_t)m + 0x10, false, &g);
+	assert_int_equal(g.n, 3);		/* named once */
+	munmap(m, 4096);
+	close(fd);
+	ig_sym_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +355,7 @@ int main(void)
 		cmocka_unit_test(live_process),
 		cmocka_unit_test(files_evicted),
 		cmocka_unit_test(stream_records),
+		cmocka_unit_test(stream_mapped_late),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

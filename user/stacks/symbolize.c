@@ -43,6 +43,7 @@ static void proc_clear(struct symproc *p)
 {
 	free(p->maps);
 	free(p->seen);
+	free(p->pending);
 }
 
 void ig_sym_free(struct ig_symbolizer *s)
@@ -320,14 +321,22 @@ static int proc_load_maps(struct symproc *p)
 	return 0;
 }
 
-static struct symproc *proc_get(struct ig_symbolizer *s, pid_t pid)
+static struct symproc *proc_find(struct ig_symbolizer *s, pid_t pid)
 {
-	struct symproc *v;
 	size_t i;
 
 	for (i = 0; i < s->nprocs; i++)
 		if (s->procs[i].pid == pid)
 			return &s->procs[i];
+	return NULL;
+}
+
+static struct symproc *proc_get(struct ig_symbolizer *s, pid_t pid)
+{
+	struct symproc *v = proc_find(s, pid);
+
+	if (v)
+		return v;
 	v = realloc(s->procs, (s->nprocs + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
@@ -398,6 +407,7 @@ void ig_sym_forget(struct ig_symbolizer *s, pid_t pid)
 
 	for (i = 0; s && i < s->nprocs; i++)
 		if (s->procs[i].pid == pid) {
+			s->npending -= s->procs[i].npending;
 			proc_clear(&s->procs[i]);
 			s->procs[i] = s->procs[--s->nprocs];
 			files_evict(s);
@@ -450,10 +460,16 @@ static void name_in_map(struct ig_symbolizer *s, struct xmap *x,
  * unmapped, and named again when it comes back after the next read. */
 #define RELOAD_EVERY_NS	250000000ULL
 
-static int sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
-		    struct ig_sym_frame *out, bool stream)
+/* What sym_proc() does with an address in none of the maps it holds. */
+enum reread {
+	REREAD_ALWAYS,		/* reads the maps again (dlopen since) */
+	REREAD_THROTTLED,	/* at most every RELOAD_EVERY_NS */
+	REREAD_NEVER,		/* names it unmapped */
+};
+
+static int sym_proc(struct ig_symbolizer *s, struct symproc *p, uint64_t ip,
+		    struct ig_sym_frame *out, enum reread how)
 {
-	struct symproc *p = proc_get(s, pid);
 	struct xmap *x;
 	int err = 0;
 
@@ -461,10 +477,11 @@ static int sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 	if (!p)
 		return -ESRCH;
 	x = find_xmap(p, ip);
-	if (!x && stream && mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
+	if (!x && how == REREAD_THROTTLED &&
+	    mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
 		err = -EAGAIN;		/* in none for now */
-	else if (!x && !proc_load_maps(p))	/* mapped since (dlopen) */
-		x = find_xmap(p, ip);
+	else if (!x && how != REREAD_NEVER && !proc_load_maps(p))
+		x = find_xmap(p, ip);	/* mapped since (dlopen) */
 	if (!x) {
 		out->flags = IG_USYMF_UNMAPPED;
 		snprintf(out->name, sizeof(out->name), "[unmapped %#" PRIx64 "]", ip);
@@ -477,7 +494,7 @@ static int sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 		struct ig_sym_frame *out)
 {
-	return sym_proc(s, pid, ip, out, false);
+	return sym_proc(s, proc_get(s, pid), ip, out, REREAD_ALWAYS);
 }
 
 struct symproc *ig_sym_proc_get(struct ig_symbolizer *s, pid_t pid)
@@ -485,8 +502,26 @@ struct symproc *ig_sym_proc_get(struct ig_symbolizer *s, pid_t pid)
 	return proc_get(s, pid);
 }
 
-int ig_sym_proc_stream(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
-		       struct ig_sym_frame *out)
+struct symproc *ig_sym_proc_find(struct ig_symbolizer *s, pid_t pid)
 {
-	return sym_proc(s, pid, ip, out, true);
+	return proc_find(s, pid);
+}
+
+int ig_sym_proc_stream(struct ig_symbolizer *s, struct symproc *p,
+		       uint64_t ip, struct ig_sym_frame *out)
+{
+	return sym_proc(s, p, ip, out, REREAD_THROTTLED);
+}
+
+int ig_sym_proc_reread(struct symproc *p)
+{
+	if (mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
+		return -EAGAIN;
+	return proc_load_maps(p);
+}
+
+int ig_sym_proc_held(struct ig_symbolizer *s, struct symproc *p,
+		     uint64_t ip, struct ig_sym_frame *out)
+{
+	return sym_proc(s, p, ip, out, REREAD_NEVER);
 }

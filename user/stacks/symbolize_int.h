@@ -37,6 +37,8 @@ struct symproc {
 	uint64_t *seen;		/* sorted */
 	size_t nseen, capseen;
 	uint64_t loaded_ns;	/* when the maps were last read */
+	uint64_t *pending;	/* named unmapped for now (usym.c) */
+	size_t npending, cappending;
 };
 
 struct ig_symbolizer {
@@ -45,13 +47,22 @@ struct ig_symbolizer {
 	struct symproc *procs;
 	size_t nprocs;
 	time_t trimmed;		/* the second of the last malloc_trim */
+	size_t npending;	/* the procs' pending addresses, in all */
 };
 
 /* @pid's table, made (its maps read) when new; NULL when out of memory. */
 struct symproc *ig_sym_proc_get(struct ig_symbolizer *s, pid_t pid);
-/* ig_sym_proc() for the record stream: an address in no mapping reads the
- * maps again at most every 250 ms (-EAGAIN meanwhile, named unmapped). */
-int ig_sym_proc_stream(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
-		       struct ig_sym_frame *out);
+/* @pid's table if there is one. */
+struct symproc *ig_sym_proc_find(struct ig_symbolizer *s, pid_t pid);
+/* ig_sym_proc() for the record stream: an address in none of @p's maps
+ * reads them again at most every 250 ms (-EAGAIN meanwhile, named
+ * unmapped). */
+int ig_sym_proc_stream(struct ig_symbolizer *s, struct symproc *p,
+		       uint64_t ip, struct ig_sym_frame *out);
+/* Reads @p's maps again if the last read is 250 ms old (-EAGAIN if not). */
+int ig_sym_proc_reread(struct symproc *p);
+/* Names @ip from the maps @p holds, reading none (unmapped if in none). */
+int ig_sym_proc_held(struct ig_symbolizer *s, struct symproc *p,
+		     uint64_t ip, struct ig_sym_frame *out);
 
 #endif

@@ -84,14 +84,66 @@ static void emit_usym(const struct ig_hdr *st, uint64_t ip,
 	emit(&r.u.h, ctx);
 }
 
+/*
+ * Addresses in none of a process's maps while those were too fresh to
+ * read again: named unmapped for now, and again once the maps may be
+ * read, at the process's next stack record, a reference included.  A
+ * stack sent whole once and then only referred to (a loop's sleep, first
+ * seen while its library was still being mapped) would otherwise keep the
+ * unmapped names for the whole recording.
+ */
+#define PENDING_MAX	64
+
+static void pend(struct ig_symbolizer *s, struct symproc *p, uint64_t ip)
+{
+	if (p->npending >= PENDING_MAX ||
+	    !ig_grow_from((void **)&p->pending, &p->cappending, p->npending,
+			  sizeof(*p->pending), 16)) {
+		unsee(p, ip);	/* named again when a stack carries it */
+		return;
+	}
+	p->pending[p->npending++] = ip;
+	s->npending++;
+}
+
+/* Names @p's pending addresses once its maps are read again (they keep
+ * the unmapped name if the maps cannot be read). */
+static void name_pending(struct ig_symbolizer *s, struct symproc *p,
+			 const struct ig_hdr *st, ig_usym_emit_fn emit,
+			 void *ctx)
+{
+	struct ig_sym_frame f;
+	size_t i;
+	int err;
+
+	if (!p->npending)
+		return;
+	err = ig_sym_proc_reread(p);
+	if (err == -EAGAIN)
+		return;
+	for (i = 0; i < p->npending && !err; i++)
+		if (!ig_sym_proc_held(s, p, p->pending[i], &f) &&
+		    !(f.flags & IG_USYMF_UNMAPPED))	/* named so already */
+			emit_usym(st, p->pending[i], &f, emit, ctx);
+	s->npending -= p->npending;
+	p->npending = 0;
+}
+
 static void on_ustack(struct ig_symbolizer *s, const struct ig_ustack *st,
 		      ig_usym_emit_fn emit, void *ctx)
 {
-	struct symproc *p = ig_sym_proc_get(s, st->h.tgid);
+	bool ref = st->flags & IG_USF_REF;
+	struct symproc *p;
 	unsigned int i, n = st->nips;
 
+	if (ref && !s->npending)
+		return;		/* names nothing, and nothing is pending */
+	p = ref ? ig_sym_proc_find(s, st->h.tgid) : ig_sym_proc_get(s, st->h.tgid);
 	if (!p)
 		return;		/* gone: its frames stay unnamed */
+	name_pending(s, p, &st->h, emit, ctx);
+	if (ref)
+		return;
 	if (n > IG_USTACK_DEPTH ||
 	    st->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)n)
 		return;
@@ -102,9 +154,9 @@ static void on_ustack(struct ig_symbolizer *s, const struct ig_ustack *st,
 
 		if (seen_before(p, ip))
 			continue;
-		err = ig_sym_proc_stream(s, st->h.tgid, ip, &f);
+		err = ig_sym_proc_stream(s, p, ip, &f);
 		if (err == -EAGAIN)
-			unsee(p, ip);	/* named again once the maps are read */
+			pend(s, p, ip);
 		else if (err)
 			continue;
 		emit_usym(&st->h, ip, &f, emit, ctx);
@@ -122,8 +174,7 @@ void ig_usym_on_record(struct ig_symbolizer **s, const struct ig_hdr *rec,
 		return;
 	}
 	if (rec->type != IG_REC_USTACK ||
-	    rec->size < offsetof(struct ig_ustack, ips) ||
-	    (((const struct ig_ustack *)rec)->flags & IG_USF_REF))
+	    rec->size < offsetof(struct ig_ustack, ips))
 		return;
 	if (!*s)
 		*s = ig_sym_new();
