@@ -457,18 +457,17 @@ static void name_in_map(struct ig_symbolizer *s, struct xmap *x,
  * often: a walk astray (code without frame pointers) reads data as
  * return addresses, each a new one, and the maps of a big process take
  * tens of microseconds to read.  Meanwhile such an address is named
- * unmapped, and named again when it comes back after the next read. */
+ * unmapped, and named again after the next read (usym.c). */
 #define RELOAD_EVERY_NS	250000000ULL
 
-/* What sym_proc() does with an address in none of the maps it holds. */
-enum reread {
-	REREAD_ALWAYS,		/* reads the maps again (dlopen since) */
-	REREAD_THROTTLED,	/* at most every RELOAD_EVERY_NS */
-	REREAD_NEVER,		/* names it unmapped */
-};
+/* Whether @p's maps were read too recently to read them again. */
+static bool maps_fresh(const struct symproc *p)
+{
+	return mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS;
+}
 
 static int sym_proc(struct ig_symbolizer *s, struct symproc *p, uint64_t ip,
-		    struct ig_sym_frame *out, enum reread how)
+		    struct ig_sym_frame *out, bool stream)
 {
 	struct xmap *x;
 	int err = 0;
@@ -477,11 +476,10 @@ static int sym_proc(struct ig_symbolizer *s, struct symproc *p, uint64_t ip,
 	if (!p)
 		return -ESRCH;
 	x = find_xmap(p, ip);
-	if (!x && how == REREAD_THROTTLED &&
-	    mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
+	if (!x && stream && maps_fresh(p))
 		err = -EAGAIN;		/* in none for now */
-	else if (!x && how != REREAD_NEVER && !proc_load_maps(p))
-		x = find_xmap(p, ip);	/* mapped since (dlopen) */
+	else if (!x && !proc_load_maps(p))	/* mapped since (dlopen) */
+		x = find_xmap(p, ip);
 	if (!x) {
 		out->flags = IG_USYMF_UNMAPPED;
 		snprintf(out->name, sizeof(out->name), "[unmapped %#" PRIx64 "]", ip);
@@ -494,7 +492,7 @@ static int sym_proc(struct ig_symbolizer *s, struct symproc *p, uint64_t ip,
 int ig_sym_proc(struct ig_symbolizer *s, pid_t pid, uint64_t ip,
 		struct ig_sym_frame *out)
 {
-	return sym_proc(s, proc_get(s, pid), ip, out, REREAD_ALWAYS);
+	return sym_proc(s, proc_get(s, pid), ip, out, false);
 }
 
 struct symproc *ig_sym_proc_get(struct ig_symbolizer *s, pid_t pid)
@@ -510,18 +508,10 @@ struct symproc *ig_sym_proc_find(struct ig_symbolizer *s, pid_t pid)
 int ig_sym_proc_stream(struct ig_symbolizer *s, struct symproc *p,
 		       uint64_t ip, struct ig_sym_frame *out)
 {
-	return sym_proc(s, p, ip, out, REREAD_THROTTLED);
+	return sym_proc(s, p, ip, out, true);
 }
 
 int ig_sym_proc_reread(struct symproc *p)
 {
-	if (mono_coarse_ns() - p->loaded_ns < RELOAD_EVERY_NS)
-		return -EAGAIN;
-	return proc_load_maps(p);
-}
-
-int ig_sym_proc_held(struct ig_symbolizer *s, struct symproc *p,
-		     uint64_t ip, struct ig_sym_frame *out)
-{
-	return sym_proc(s, p, ip, out, REREAD_NEVER);
+	return maps_fresh(p) ? -EAGAIN : proc_load_maps(p);
 }

@@ -61,8 +61,5 @@ int ig_sym_proc_stream(struct ig_symbolizer *s, struct symproc *p,
 		       uint64_t ip, struct ig_sym_frame *out);
 /* Reads @p's maps again if the last read is 250 ms old (-EAGAIN if not). */
 int ig_sym_proc_reread(struct symproc *p);
-/* Names @ip from the maps @p holds, reading none (unmapped if in none). */
-int ig_sym_proc_held(struct ig_symbolizer *s, struct symproc *p,
-		     uint64_t ip, struct ig_sym_frame *out);
 
 #endif

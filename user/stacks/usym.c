@@ -106,8 +106,9 @@ static void pend(struct ig_symbolizer *s, struct symproc *p, uint64_t ip)
 	s->npending++;
 }
 
-/* Names @p's pending addresses once its maps are read again (they keep
- * the unmapped name if the maps cannot be read). */
+/* Names @p's pending addresses once its maps are read again.  An address
+ * still in none of them (or maps that cannot be read) keeps its unmapped
+ * name: with the maps just read, ig_sym_proc_stream() says -EAGAIN. */
 static void name_pending(struct ig_symbolizer *s, struct symproc *p,
 			 const struct ig_hdr *st, ig_usym_emit_fn emit,
 			 void *ctx)
@@ -122,8 +123,7 @@ static void name_pending(struct ig_symbolizer *s, struct symproc *p,
 	if (err == -EAGAIN)
 		return;
 	for (i = 0; i < p->npending && !err; i++)
-		if (!ig_sym_proc_held(s, p, p->pending[i], &f) &&
-		    !(f.flags & IG_USYMF_UNMAPPED))	/* named so already */
+		if (!ig_sym_proc_stream(s, p, p->pending[i], &f))
 			emit_usym(st, p->pending[i], &f, emit, ctx);
 	s->npending -= p->npending;
 	p->npending = 0;
