@@ -261,27 +261,47 @@ static void sort_evidence(struct est_dev *d)
 	sort_vec(&d->u);
 }
 
+/* Where @d's block may end at the latest: what the walk has given causes,
+ * and the sweep has handed on. */
+static uint64_t closable_until(struct ig_engine *e, const struct est_dev *d,
+			       uint64_t t_next)
+{
+	return ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
+}
+
+/* Sorts the evidence for a block's close; the marks (by entry) up to the
+ * last one that ends by @t. */
+static uint32_t marks_ending_by(struct ig_engine *e, struct est_dev *d,
+				uint64_t t)
+{
+	const struct est_mark *m;
+	uint32_t nm;
+
+	sort_evidence(d);
+	sort_vec(&e->est->segs);
+	m = d->m.v;
+	for (nm = d->m.n; nm && m[nm - 1].t_end > t; nm--)
+		;
+	return nm;
+}
+
 /* By time (ig_engine_opts.est_block_s, `idlegap top`): the last mark
- * before @lim that ends a block of @bns at most, half of it at least,
- * once half a block more has passed. */
+ * that ends a block of @bns at most, half of it at least, once half a
+ * block more has passed. */
 static uint32_t mark_by_time(struct ig_engine *e, struct est_dev *d,
 			     uint64_t t_next, uint64_t bns)
 {
-	uint64_t start = blk_start(d), lim;
+	uint64_t start = blk_start(d);
 	const struct est_mark *m;
 	uint32_t nm;
 
 	if (!start || t_next < start + bns + bns / 2 || t_next < d->next_try_t)
 		return 0;
 	d->next_try_t = t_next + bns / 8;
-	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
-	if (lim < start + bns + bns / 2)
+	if (closable_until(e, d, t_next) < start + bns + bns / 2)
 		return 0;
-	sort_evidence(d);
-	sort_vec(&e->est->segs);
+	nm = marks_ending_by(e, d, start + bns);
 	m = d->m.v;
-	for (nm = d->m.n; nm && m[nm - 1].t_end > start + bns; nm--)
-		;
 	return nm && m[nm - 1].t_end >= start + bns / 2 ? nm : 0;
 }
 
@@ -289,7 +309,7 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 {
 	struct ig_est *s = e->est;
 	uint32_t blk = e->o.est_block ? e->o.est_block : EST_BLOCK_LAUNCHES, nm;
-	uint64_t lim, bns = (uint64_t)(e->o.est_block_s * 1e9);
+	uint64_t bns = (uint64_t)(e->o.est_block_s * 1e9);
 	const struct est_mark *m;
 
 	if (!s || s->done || s->overflow || d->multi)
@@ -302,13 +322,8 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 		return;
 	}
 	d->next_try = d->l.n + blk / 8 + 1;
-	/* what the walk has done, and the sweep has handed on */
-	lim = ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
-	sort_evidence(d);
-	sort_vec(&s->segs);
+	nm = marks_ending_by(e, d, closable_until(e, d, t_next));
 	m = d->m.v;
-	for (nm = d->m.n; nm && m[nm - 1].t_end > lim; nm--)
-		;
 	while (nm && count_before(&d->l, m[nm - 1].t_in) > blk)
 		nm--;
 	/* the last mark before @lim with a block's launches at most before
