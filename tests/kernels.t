@@ -74,8 +74,9 @@ check(j["gil"].get("py_frames"), "gil job: Python frames of the feeder are named
 check(j["attach"].get("processes", 0) >= 1, "attach: the running GPU process is traced",
       j["attach"])
 a = s["agent"]
-check(a["found"] and a["rc"] == 0, "agent: a GPU job started after it is found in a window report",
-      a)
+check(a["found"], "agent: a GPU job started after it is found in a window report", a)
+check(a["rc"] == 0 and "stuck" not in a, "agent: ends on SIGTERM (within 180 s)",
+      "rc %s after %s s; %s" % (a["rc"], a.get("exit_s"), " | ".join(a.get("stuck", []))))
 if k == "6.1":
     check(sum(l.endswith(" verified") for l in s["verified"]) >= 10,
           "6.1: the verifier's count per program is logged", s["verified"][:3])

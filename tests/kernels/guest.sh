@@ -13,6 +13,15 @@ export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 export TMPDIR=/tmp
 cd /tmp
 uname -r > $OUT/kernel
+# a step stuck for minutes (the VM's timeout is 15) leaves on the console what each task waits
+# for: every 120 s, the tasks not running or sleeping interruptibly, and the kernel's list of
+# blocked tasks
+(while sleep 120; do
+	echo "GUEST: $(cut -d' ' -f1 /proc/uptime)s: $(ps -eo pid,stat,wchan:32,args --no-headers |
+		awk '$2 !~ /^[RSI]/' | head -20 | tr '\n' ';')"
+	echo w > /proc/sysrq-trigger
+done) > /dev/console 2>&1 &
+watchdog=$!
 # check: its verdict is what run must agree with
 $IG check > $OUT/check.txt 2>&1; echo $? > $OUT/check.rc
 $IG check -v > $OUT/check-v.txt 2>&1
@@ -36,7 +45,7 @@ tpid=$!
 sleep 3
 timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/attach.out 2> $OUT/attach.err
 echo $? > $OUT/attach.rc
-kill $tpid 2>/dev/null; wait
+kill $tpid 2>/dev/null; wait $tpid
 
 # the agent: its discovery finds a GPU job started after it, and a window report names it
 mkdir -p /tmp/agent-reports
@@ -53,11 +62,25 @@ until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ] ||
 done
 echo $i > $OUT/agent.wait
 kill $tpid 2>/dev/null
-kill -TERM $apid; wait $apid; echo $? > $OUT/agent.rc
+kill -TERM $apid
+# an agent must end on SIGTERM (a DaemonSet's pod is killed after its grace period): one still
+# there after 180 s is killed, and where its threads wait in the kernel is kept (agent.stuck)
+i=0
+while [ -d /proc/$apid ] && [ "$(cut -d' ' -f3 /proc/$apid/stat 2>/dev/null)" != Z ] && [ $i -lt 180 ]; do
+	sleep 1; i=$((i + 1))
+done
+if [ $i -ge 180 ]; then
+	for t in /proc/$apid/task/*; do
+		echo "thread $(cat $t/comm) wchan $(cat $t/wchan)"; cat $t/stack
+	done > $OUT/agent.stuck 2>&1
+	kill -KILL $apid
+fi
+wait $apid; echo $? > $OUT/agent.rc
+echo $i > $OUT/agent.exit_s
 f=$(grep -ls "\"pid\": *$tpid\b" /tmp/agent-reports/*.json | head -1)
 [ -n "$f" ] && cp "$f" $OUT/agentwin.json
 echo $tpid > $OUT/agent.tpid
-wait
+kill $watchdog; wait
 
 python3 - "$OUT" <<'PY'
 import json, os, sys
@@ -85,7 +108,9 @@ for name in ("storage", "gil", "pagefault", "attach"):
         j["report_error"] = str(e)
     s["jobs"][name] = j
 a = {"rc": int(rd("agent.rc", "-1")), "wait_s": int(rd("agent.wait", "-1")),
-     "err_tail": rd("agent.err").splitlines()[-3:]}
+     "exit_s": int(rd("agent.exit_s", "-1")), "err_tail": rd("agent.err").splitlines()[-3:]}
+if rd("agent.stuck"):
+    a["stuck"] = rd("agent.stuck").splitlines()[:60]
 try:
     r = json.load(open(os.path.join(out, "agentwin.json")))
     a["found"] = any(p.get("pid") == int(rd("agent.tpid", "0")) for p in r.get("processes", []))
