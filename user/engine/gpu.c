@@ -23,7 +23,7 @@
 #include "engine/gpu.h"
 #include "util/util.h"
 
-static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
+struct ig_device *ig_gpu_dev_get(struct ig_engine *e, int ordinal)
 {
 	struct ig_device *d;
 	uint32_t i;
@@ -59,18 +59,22 @@ int ig_gpu_proc_device(const struct ig_process *p)
 
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)
 {
-	return dev_get(e, ig_gpu_proc_device(p));
+	return ig_gpu_dev_get(e, ig_gpu_proc_device(p));
 }
 
 struct ig_stream *ig_gpu_stream_get(struct ig_engine *e, struct ig_process *p,
 				 uint64_t key)
 {
 	struct ig_stream *s = ig_htab_get(&p->streams, key);
-	struct ig_device *d;
 
-	if (s)
-		return s;
-	d = proc_dev(e, p);
+	return s ? s : ig_gpu_stream_new(p, key, proc_dev(e, p));
+}
+
+struct ig_stream *ig_gpu_stream_new(struct ig_process *p, uint64_t key,
+				    struct ig_device *d)
+{
+	struct ig_stream *s;
+
 	if (!d)
 		return NULL;
 	s = calloc(1, sizeof(*s));
@@ -194,6 +198,7 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 		free(s);
 	}
 	ig_htab_clear(&p->streams);
+	ig_carry_proc_exit(e, p);
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
 			touched[k]->last_ev = ig_max64(touched[k]->last_ev, ts);
