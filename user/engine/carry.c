@@ -80,6 +80,14 @@ unsigned int ig_engine_held_open(const struct ig_engine *e)
 	return n;
 }
 
+/* When the held gap opened: in an earlier window for one carried in and
+ * still open. */
+static uint64_t held_start(const struct ig_device *d)
+{
+	return d->carry_start && d->held_from == d->span_start ? d->carry_start :
+								  d->held_from;
+}
+
 static void add_pid(struct ig_open_gap *g, uint32_t pid)
 {
 	uint32_t i;
@@ -151,8 +159,7 @@ size_t ig_engine_open_gaps(const struct ig_engine *e, struct ig_open_gap *out,
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].device = d->ordinal;
 		/* a gap carried in and carried on keeps its first start */
-		out[n].gap_start = d->carry_from && d->held_from == d->carry_from ?
-				   d->carry_start : d->held_from;
+		out[n].gap_start = held_start(d);
 		gap_pids(e, d, &out[n]);
 		n++;
 	}
@@ -376,7 +383,8 @@ static jo *carried_out(const struct ig_engine *e)
 			continue;
 		o = json_object_new_object();
 		add(o, "device", ju64((uint64_t)d->ordinal));
-		add(o, "gap_start_ns", ju64(d->held_from));
+		add(o, "gap_start_ns", ju64(held_start(d)));
+		add(o, "from_ns", ju64(d->held_from));
 		add(o, "ended_ns", d->held_end ? ju64(d->held_end) : NULL);
 		add(o, "ended_by", jstr(how_name(d->held_how)));
 		add(o, "counted_s", jsec(d->held_ns));
