@@ -38,11 +38,6 @@ bool ig_carry_wants(uint32_t type)
 	}
 }
 
-/* Processes with streams on @d (the live ones: an exit frees them). */
-static bool dev_has_procs(const struct ig_device *d)
-{
-	return d->nstreams > 0 || d->ncarry > 0;
-}
 
 void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip)
 {
@@ -59,7 +54,7 @@ void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip)
 		if (d->nopen)
 			d->last_ev = ig_max64(d->last_ev, t);
 		ig_gpu_dev_end(e, d);
-		if (d->idle_open && !d->nopen && dev_has_procs(d) && d->final_until < t) {
+		if (d->idle_open && !d->nopen && ig_gpu_dev_has_procs(d) && d->final_until < t) {
 			d->held = true;
 			d->held_from = d->final_until;
 		} else {
@@ -198,16 +193,6 @@ void ig_engine_carry_in(struct ig_engine *e, const struct ig_open_gap *g,
 	memcpy(d->carry_pids, g->pids, d->ncarry * sizeof(d->carry_pids[0]));
 }
 
-uint64_t ig_carry_gap_len(struct ig_device *d, uint64_t t0, uint64_t t1)
-{
-	if (d->carry_from && t0 == d->carry_from) {
-		d->carry_ns = t1 - t0;
-		d->carry_how = IG_HELD_LAUNCH;
-		return t1 - d->carry_start;
-	}
-	return t1 - t0;
-}
-
 /* The held gap of @d ended at @t1: by a submission of @tid (@idle), or by
  * work never seen submitted. */
 static void held_end(struct ig_engine *e, struct ig_device *d, uint64_t t1,
@@ -240,8 +225,8 @@ static void held_end(struct ig_engine *e, struct ig_device *d, uint64_t t1,
 	 * counts it, with its whole length, when this one is clipped) */
 	if (!e->gpu.held_clip) {
 		d->gaps++;
-		ig_hist_add(&e->attr.gap_hist, ig_carry_gap_len(d, t0, t1));
-		ig_hist_add(&d->gap_hist, ig_carry_gap_len(d, t0, t1));
+		ig_hist_add(&e->attr.gap_hist, t1 - t0);
+		ig_hist_add(&d->gap_hist, t1 - t0);
 	}
 	ig_gaplist_add(&e->attr.gaps, &g);
 	e->gpu.sink.idle_gap(e->gpu.sink.ctx, &g);
@@ -283,34 +268,6 @@ void ig_carry_cuda(struct ig_engine *e, const struct ig_cuda *c)
 	w = work_of(c, d->final_until);
 	if (w)
 		held_end(e, d, c->h.ts, c->h.tid, c->h.tgid, w == 1);
-}
-
-void ig_carry_proc_exit(struct ig_engine *e, const struct ig_process *p)
-{
-	uint32_t i, k;
-
-	for (i = 0; i < e->gpu.ndevs; i++) {
-		struct ig_device *d = e->gpu.devs[i];
-
-		for (k = 0; k < d->ncarry; k++)
-			if (d->carry_pids[k] == p->pid) {
-				d->carry_pids[k] = d->carry_pids[--d->ncarry];
-				break;
-			}
-		if (dev_has_procs(d))
-			continue;
-		if (d->held) {
-			/* no process left to end it: dropped */
-			d->held = false;
-			d->frozen = true;
-			d->held_how = IG_HELD_EXIT;
-			d->held_end = p->exit_ts;
-		} else if (d->carry_from && d->idle_open && d->final_until == d->carry_from) {
-			/* carried in, never ended: as if never seen */
-			d->carry_how = IG_HELD_EXIT;
-			d->active = false;
-		}
-	}
 }
 
 void ig_carry_finish(struct ig_engine *e)
@@ -396,7 +353,7 @@ static jo *carried_out(const struct ig_engine *e)
 	return a;
 }
 
-jo *ig_report_window_json(const struct ig_engine *e)
+jo *ig_carry_json(const struct ig_engine *e)
 {
 	uint32_t i;
 	bool carried = false;

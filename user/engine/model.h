@@ -500,19 +500,18 @@ void ig_gpu_free(struct ig_engine *e);
 struct ig_device *ig_gpu_dev_get(struct ig_engine *e, int ordinal);
 /* A device's end of the trace (sweep.c): the last sweep, the last run. */
 void ig_gpu_dev_end(struct ig_engine *e, struct ig_device *d);
+/* Whether a process may still submit to @d: one with streams on it, or
+ * one a gap carried in names (gpu.c). */
+bool ig_gpu_dev_has_procs(const struct ig_device *d);
 
 /* ---- carry.c ---- */
 /* Whether a held engine still takes records of @type. */
 bool ig_carry_wants(uint32_t type);
 /* A CUDA record after the hold: may end a held gap. */
 void ig_carry_cuda(struct ig_engine *e, const struct ig_cuda *c);
-/* @p ended: its held or carried gap may have no process left. */
-void ig_carry_proc_exit(struct ig_engine *e, const struct ig_process *p);
-/* At finish: the held gaps still open count as idle_open. */
+/* At finish of a held engine: the held gaps still open count as
+ * idle_open. */
 void ig_carry_finish(struct ig_engine *e);
-/* A gap the sweep closed at t1 starting at t0: its length for the
- * histogram (a carried gap's whole length). */
-uint64_t ig_carry_gap_len(struct ig_device *d, uint64_t t0, uint64_t t1);
 
 /* ---- attrib.c ---- */
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the

@@ -24,7 +24,7 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
 uint64_t ig_report_unres_open_ns(const struct ig_device *d);
 /* The gaps a window held at its end and carried in (carry.c,
  * docs/design.md §7.10): NULL for a trace that is no window. */
-struct json_object *ig_report_window_json(const struct ig_engine *e);
+struct json_object *ig_carry_json(const struct ig_engine *e);
 /* Causes with time, most time first; returns how many. */
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out);
 /* Details of one cause, most time first, of one kind (0: any). */

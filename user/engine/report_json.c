@@ -394,7 +394,7 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "collectives", ig_peers_json_summary(e));
 	if (e->merge)
 		add(r, "clock_alignment", ig_merge_json(e));
-	win = ig_report_window_json(e);
+	win = ig_carry_json(e);
 	if (win)
 		add(r, "window", win);
 	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |

@@ -98,6 +98,18 @@ static void piece_flush(struct sweep *sw)
 	d->merging_tgid = sw->pc.tgid;
 }
 
+/* A gap's length for the histogram: one carried in from the last window
+ * (docs/design.md §7.10) with its whole length, counted here once. */
+static uint64_t gap_len(struct ig_device *d, uint64_t t0, uint64_t t1)
+{
+	if (d->carry_from && t0 == d->carry_from) {
+		d->carry_ns = t1 - t0;
+		d->carry_how = IG_HELD_LAUNCH;
+		return t1 - d->carry_start;
+	}
+	return t1 - t0;
+}
+
 static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 		      uint32_t tgid)
 {
@@ -111,8 +123,8 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 		return;
 	d->idle_ns += t1 - t0;
 	d->gaps++;
-	ig_hist_add(&e->attr.gap_hist, ig_carry_gap_len(d, t0, t1));
-	ig_hist_add(&d->gap_hist, ig_carry_gap_len(d, t0, t1));
+	ig_hist_add(&e->attr.gap_hist, gap_len(d, t0, t1));
+	ig_hist_add(&d->gap_hist, gap_len(d, t0, t1));
 	g.t0 = t0;
 	g.t1 = t1;
 	g.tid = tid;
@@ -409,11 +421,6 @@ void ig_gpu_finish(struct ig_engine *e)
 {
 	uint32_t i;
 
-	/* held: every device was ended at the hold */
-	if (e->gpu.held_at) {
-		ig_carry_finish(e);
-		return;
-	}
 	for (i = 0; i < e->gpu.ndevs; i++)
 		if (e->gpu.devs[i]->active)
 			ig_gpu_dev_end(e, e->gpu.devs[i]);
