@@ -532,6 +532,38 @@ static void test_gap_three_windows(void **state)
 	assert_near(sum.unres, whole.unres, 1e-9);
 }
 
+/* A sync that returns the moment the GPU drained, then nothing from the
+ * GPU's processes until the window's end: the gap opened at the drain is
+ * still one, held and carried. */
+static void quiet_records(struct tstream *s, uint64_t from, uint64_t to)
+{
+	struct tstream one = { 0 };
+
+	t_submit(&one, 100, 100, 10 * MS, L);
+	t_sync(&one, 100, 100, 11 * MS, 0, 12 * MS, L, 10 * MS);
+	OFF(&one, .tid = 100, .t_off = 13 * MS, .t_wake = 1800 * MS,
+	    .t_on = 1800 * MS + 5 * US, .reason = IG_R_STORAGE);
+	t_submit(&one, 100, 100, 1801 * MS, L);
+	t_sync(&one, 100, 100, 1802 * MS, 0, 1803 * MS, L, 1801 * MS);
+	keep_range(s, &one, from, to);
+}
+
+static void test_gap_after_last_record(void **state)
+{
+	const uint64_t bs[] = { 0, 1000 * MS, 3000 * MS };
+	struct split whole, w[2], sum;
+
+	(void)state;
+	run_windows(quiet_records, (uint64_t[]){ 0, 3000 * MS }, 1, true, 0, &whole);
+	run_windows(quiet_records, bs, 2, true, 1000 * MS, w);
+	sum_split(w, 2, &sum);
+	assert_near(whole.idle, 1.789, 1e-9);
+	assert_near(w[0].idle, 0.988, 1e-9);
+	assert_near(w[0].storage, 0.987, 1e-9);
+	assert_near(sum.idle, whole.idle, 1e-9);
+	assert_int_equal(sum.gaps, whole.gaps);
+}
+
 /* A duty cycle's window ends inside the stall: it waits for the gap's
  * end and counts it whole, with its cause; waiting less than the stall,
  * it counts the gap as far as it went as idle_open. */
@@ -567,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_throughput),
 		cmocka_unit_test(test_continuous_boundary),
 		cmocka_unit_test(test_gap_three_windows),
+		cmocka_unit_test(test_gap_after_last_record),
 		cmocka_unit_test(test_duty_extension),
 	};
 

@@ -50,9 +50,10 @@ void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip)
 
 		if (!d->active)
 			continue;
-		/* work pending at the end was pending until then */
-		if (d->nopen)
-			d->last_ev = ig_max64(d->last_ev, t);
+		/* the window went to t: work pending at the end was pending
+		 * until then, a drained device idle (a gap opens at its last
+		 * drain even when no record came after it) */
+		d->last_ev = ig_max64(d->last_ev, t);
 		ig_gpu_dev_end(e, d);
 		if (d->idle_open && !d->nopen && ig_gpu_dev_has_procs(d) && d->final_until < t) {
 			d->held = true;
