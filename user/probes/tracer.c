@@ -251,12 +251,12 @@ int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 	return 0;
 }
 
-int ig_tracer_keep_nccl(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
+int ig_tracer_keep_staying(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
 {
 	int err = ig_tracer_keep(t, l, fd, owner, true);
 
 	if (!err)
-		t->links[t->nlinks - 1].nccl = true;
+		t->links[t->nlinks - 1].stays = true;
 	return err;
 }
 

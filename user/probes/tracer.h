@@ -66,12 +66,18 @@ struct ig_uprobe_spec {
  * Returns how many were attached, or a negative errno. */
 int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			     const struct ig_uprobe_spec *specs, size_t n);
+/* The same, kept between the agent's windows as libnccl's probes are
+ * (libcuda's set-up entry points, docs/design.md §7.10). */
+int ig_tracer_attach_staying_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+				     const struct ig_uprobe_spec *specs, size_t n);
 
 /* Removes the uprobes (libcuda's and the loaders') attached for @pid, or
  * every one when @pid is -1; the host hooks stay. */
 void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid);
-/* The agent's window end: every uprobe but libnccl's, which stay so that
- * each communicator's sequence counts every call (docs/design.md §7.10). */
+/* The agent's window end: every uprobe but those that stay: libnccl's, so
+ * that each communicator's sequence counts every call, the loaders' and
+ * libcuda's set-up entry points, so that a job set up between windows is
+ * seen doing it (docs/design.md §7.10). */
 void ig_tracer_detach_window_uprobes(struct ig_tracer *t);
 /* How many links were handed to the background remover so far; whether
  * all those handed before @mark are gone.  Until they are, a probe
