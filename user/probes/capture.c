@@ -108,6 +108,7 @@ int ig_capture_open(struct ig_capture *c, const struct ig_capture_opts *o)
 		.sz = sizeof(d),
 		.libcuda_path = o->libcuda_path,
 		.detach_on_exit = o->detach_on_exit,
+		.windows = o->windows,
 		.record = on_disc_record,
 		.event = on_disc_event,
 		.ctx = c,

@@ -20,7 +20,9 @@ struct dproc {
 	bool pychecked;		/* _PyRuntime looked up for this image */
 	bool python;		/* it runs CPython: pyrt says where */
 	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
-	bool probed;
+	bool probed;		/* all its entry points (the hot path) */
+	bool setup;		/* the set-up ones, staying between windows */
+	unsigned int nsetup;	/* how many of those were attached */
 	bool mapped;		/* its code ranges were recorded */
 	dev_t lib_dev;
 	ino_t lib_ino;
@@ -45,8 +47,15 @@ struct ig_discovery {
 	struct loader *lds;
 	size_t nld, capld;
 	__u64 next_due;			/* 0: nothing due */
-	bool detached;			/* between windows: attach nothing */
+	bool detached;			/* between windows: the set-up probes
+					 * only (docs/design.md §7.10) */
 	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
+	struct {			/* a libcuda probed for every process */
+		bool probed;
+		dev_t dev;
+		ino_t ino;
+		struct ig_libcuda_info info;
+	} cuda_all;
 };
 
 void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev);
