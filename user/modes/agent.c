@@ -74,11 +74,13 @@ static void emit_cb(const struct ig_hdr *rec, void *ctx)
 }
 
 /* What was sent before the window opened (read late, or while the last
- * one's probes came off) is not this window's. */
+ * one's probes came off) is not this window's; a set-up fact is kept for
+ * the windows to come, whenever it was sent. */
 static bool keep(const struct ig_hdr *rec, void *ctx)
 {
-	const struct agent *a = ctx;
+	struct agent *a = ctx;
 
+	ig_agent_setup_seen(a, rec);
 	return a->in_window && rec->ts >= a->opened_at;
 }
 
@@ -90,6 +92,7 @@ static void on_gpulib(const struct ig_hdr *rec, void *ctx)
 static void on_changed(pid_t pid, void *ctx)
 {
 	ig_agent_forget_identity(ctx, pid);
+	ig_agent_setup_forget(ctx, pid);
 }
 
 static int render(void *ctx, char **buf, size_t *len)
@@ -138,6 +141,7 @@ static int open_tracing(struct agent *a)
 		.gpulib_watch = true,
 		.libcuda_path = o->libcuda_path,
 		.detach_on_exit = true,
+		.windows = true,
 		.emit = emit_cb,
 		.keep = keep,
 		.event = on_disc_event,
@@ -180,6 +184,16 @@ static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 	return (next - now) / 1000000 + 1 < 50 ? (int)((next - now) / 1000000 + 1) : 50;
 }
 
+/* Between windows: until discovery's next look, IDLE_POLL_MS at most. */
+static int idle_ms(const struct agent *a, __u64 now)
+{
+	__u64 due = ig_discovery_next_due(a->cap.disc);
+
+	if (!due || due >= now + IDLE_POLL_MS * 1000000ULL)
+		return IDLE_POLL_MS;
+	return due <= now ? 0 : (int)((due - now) / 1000000 + 1);
+}
+
 /* One window from @start until @end or a stop: probes every process using
  * a libcuda, looks for new ones every second, reports.  @handover: the
  * probes are still attached from the last window, which closed at @start;
@@ -197,8 +211,9 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 		return 1;
 	n = handover ? ig_discovery_reannounce(a->cap.disc, start) :
 		       ig_discovery_attach_all(a->cap.disc, start);
-	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
-		 (ig_agent_now() - now) / 1e6);
+	ig_debug("window %llu: %d processes probed in %.0f ms, %d set-up facts announced",
+		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6,
+		 ig_agent_setup_announce(a, start));
 	for (;;) {
 		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
 		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
@@ -230,8 +245,10 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 	return 0;
 }
 
-/* Between windows: no uprobe; the ring buffer still says which tracked
- * processes end, so that they are forgotten.  The next window starts at
+/* Between windows: the set-up probes only (docs/design.md §7.10); GPU
+ * processes are still looked for, found and given them, and the ring
+ * buffer says which tracked processes end, so that they are forgotten,
+ * and what they set up (agent_setup.c).  The next window starts at
  * @start, or once the last window's probes are all gone (their removal
  * runs in the background and may take longer than the pause): a probe
  * attached again while the old one is still there would fire twice.
@@ -248,12 +265,14 @@ static int idle_until(struct agent *a, __u64 *start)
 				break;
 			late = true;
 		}
-		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : IDLE_POLL_MS);
+		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
+		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : idle_ms(a, now));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
 		now = ig_agent_now();
+		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
@@ -371,5 +390,6 @@ out:
 	free(a.changed);
 	free(a.gpus);
 	free(a.gpulib);
+	ig_agent_setup_free(&a);
 	return rc;
 }

@@ -15,6 +15,8 @@
  * no workload labels) */
 #define IG_AGENT_MAX_IDS	4096
 
+struct ig_agent_fact;
+
 struct agent {
 	const struct ig_agent_opts *o;
 	struct ig_capture cap;		/* tracer, discovery, Python and native names */
@@ -52,6 +54,9 @@ struct agent {
 		char comm[16];
 	} *gpulib;
 	size_t ngpulib, capgpulib;
+	/* set-up facts kept across windows (agent_setup.c) */
+	struct ig_agent_fact *facts;
+	size_t nfacts, capfacts;
 };
 
 /* GPU processes a window's report lists by pid among those it missed */
@@ -72,6 +77,15 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
 /* Follows @pid in this window: tracked with its threads, TASK records,
  * its identity read.  @ts: the records' time. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
+
+/* Set-up facts (agent_setup.c): a record that sets up a context, a stream
+ * or a communicator, kept whenever it is seen; a process's forgotten at
+ * its exec or exit; all announced again, stamped @ts, at a window's start
+ * (returns how many). */
+void ig_agent_setup_seen(struct agent *a, const struct ig_hdr *rec);
+void ig_agent_setup_forget(struct agent *a, pid_t tgid);
+int ig_agent_setup_announce(struct agent *a, __u64 ts);
+void ig_agent_setup_free(struct agent *a);
 
 /* --cgroup (agent_scope.c): whether @pid is in scope. */
 bool ig_agent_in_scope(const struct agent *a, pid_t pid);
