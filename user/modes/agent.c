@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `idlegap agent`: host-wide discovery and the duty cycle (agent.h). */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 #include "modes/agent_int.h"
 #include "probes/capture.h"
+#include "probes/cuda_attach.h"
+#include "probes/nccl_attach.h"
 #include "probes/discovery.h"
 #include "views/httpd.h"
 #include "probes/log.h"
@@ -132,6 +135,42 @@ static void limit_privileges(void)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
 }
 
+/* A GPU process is tracked by the kernel from its first libcuda mapping,
+ * and the set-up entry points of the libcuda this host's loader picks
+ * (or --libcuda's), and a libnccl in the agent's LD_LIBRARY_PATH, are
+ * probed for every process from the start: a job
+ * that loads libcuda and creates its context at once, in a window or
+ * between two, is seen doing it (docs/design.md §7.10). */
+static void track_at_mapping(struct agent *a)
+{
+	char lib[PATH_MAX];
+	const char *cu = a->o->libcuda_path;
+	int fd = a->o->cgroup ? ig_agent_scope_fd(a) : -1, err;
+
+	if (a->o->cgroup && fd < 0) {
+		ig_warn("--cgroup %s: cannot open it (%s): a GPU process is tracked once "
+			"idlegap has looked at it, and may set up before", a->o->cgroup,
+			strerror(-fd));
+		return;
+	}
+	err = ig_tracer_gpulib_track(a->cap.tracer, fd);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		ig_warn("cannot track GPU processes at their first libcuda mapping: %s",
+			strerror(-err));
+		return;
+	}
+	if (!cu && !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
+		cu = lib;
+	if (cu && (err = ig_discovery_setup_file(a->cap.disc, cu)))
+		ig_warn("cannot probe %s: %s", cu, strerror(-err));
+	/* and a libnccl.so.2 in its LD_LIBRARY_PATH, as `run` does */
+	if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
+	    (err = ig_discovery_add_nccl(a->cap.disc, lib, ig_agent_now())))
+		ig_warn("cannot probe %s: %s", lib, strerror(-err));
+}
+
 static int open_tracing(struct agent *a)
 {
 	const struct ig_agent_opts *o = a->o;
@@ -158,6 +197,8 @@ static int open_tracing(struct agent *a)
 	if (ig_tracer_attach_gpulib(a->cap.tracer, why, sizeof(why)))
 		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
 			"and those missed are not counted", why);
+	else
+		track_at_mapping(a);
 	/* nothing probed until the first window */
 	ig_discovery_detach_all(a->cap.disc);
 	return 0;

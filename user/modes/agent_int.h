@@ -89,6 +89,9 @@ void ig_agent_setup_free(struct agent *a);
 
 /* --cgroup (agent_scope.c): whether @pid is in scope. */
 bool ig_agent_in_scope(const struct agent *a, pid_t pid);
+/* The --cgroup directory, opened (its mount in this namespace's view);
+ * a negative errno without --cgroup or when it cannot be opened. */
+int ig_agent_scope_fd(const struct agent *a);
 
 /* An IG_REC_GPULIB record: the process is looked at at once and, in a
  * window, counted among the window's GPU processes. */

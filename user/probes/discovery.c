@@ -69,6 +69,7 @@ struct ig_discovery *ig_discovery_new(const struct ig_discovery_opts *o)
 	if (!d)
 		return NULL;
 	memcpy(&d->o, o, o->sz < sizeof(d->o) ? o->sz : sizeof(d->o));
+	d->nccl_all.by_file = d->o.windows;
 	if (ig_htab_init(&d->by_tgid, 64)) {
 		free(d);
 		errno = ENOMEM;
@@ -90,6 +91,7 @@ void ig_discovery_free(struct ig_discovery *d)
 	free(d->procs);
 	ig_htab_free(&d->by_tgid);
 	free(d->lds);
+	free(d->setup_files);
 	free(d);
 }
 
@@ -194,9 +196,52 @@ void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
 	record(d, &rec.h);
 }
 
+/* The set-up probes of the libcuda file @dev/@ino (@lib) for every
+ * process, once per file: the agent's windows (docs/design.md §7.10). */
+static int setup_file(struct ig_discovery *d, const struct ig_cuda_lib *lib, dev_t dev,
+		      ino_t ino, struct ig_libcuda_info *info)
+{
+	struct setup_file *f;
+	size_t i;
+	int err;
+
+	for (i = 0; i < d->nsetup_files; i++)
+		if (d->setup_files[i].dev == dev && d->setup_files[i].ino == ino) {
+			*info = d->setup_files[i].info;
+			return 0;
+		}
+	if (!ig_grow((void **)&d->setup_files, &d->capsetup_files, d->nsetup_files,
+		     sizeof(*d->setup_files)))
+		return -ENOMEM;
+	err = ig_cuda_attach(d->o.tracer, lib, -1, IG_CUDA_SETUP, info);
+	if (err)
+		return err;
+	f = &d->setup_files[d->nsetup_files++];
+	f->dev = dev;
+	f->ino = ino;
+	f->info = *info;
+	return 0;
+}
+
+int ig_discovery_setup_file(struct ig_discovery *d, const char *path)
+{
+	struct ig_libcuda_info info;
+	struct ig_cuda_lib lib;
+	struct stat st;
+
+	if (!d->o.tracer || !d->o.windows)
+		return 0;
+	if (stat(path, &st))
+		return -errno;
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	return setup_file(d, &lib, st.st_dev, st.st_ino, &info);
+}
+
 /* The probes @want asks for (IG_CUDA_*) of @lib for @p: from those
- * attached for every process when it is that file; set-up and hot path
- * apart in the agent's windows (the first stay between windows). */
+ * attached for every process when it is that file; in the agent's
+ * windows the set-up ones for every process of the file (they stay
+ * between windows), the hot path for @p. */
 static int probe(struct ig_discovery *d, struct dproc *p, const struct ig_cuda_lib *lib,
 		 unsigned int want, struct ig_libcuda_info *info)
 {
@@ -209,7 +254,7 @@ static int probe(struct ig_discovery *d, struct dproc *p, const struct ig_cuda_l
 		return 0;
 	}
 	if (d->o.windows && (want & IG_CUDA_SETUP)) {
-		err = ig_cuda_attach(d->o.tracer, lib, p->tgid, IG_CUDA_SETUP, info);
+		err = setup_file(d, lib, p->lib_dev, p->lib_ino, info);
 		if (err)
 			return err;
 		p->setup = true;

@@ -74,6 +74,12 @@ int ig_discovery_add_lib(struct ig_discovery *d, pid_t pid, const char *path,
  * programs return at once for untracked processes.  A process found to
  * map that file is not probed again.  0 or a negative errno. */
 int ig_discovery_add_cuda_all(struct ig_discovery *d, const char *path);
+/* The agent's windows: probes the set-up entry points of the libcuda at
+ * @path for every process (as for each libcuda file a followed process
+ * maps), so that a process the kernel tracks from its first mapping of
+ * it (ig_tracer_gpulib_track) is seen setting up however soon after.  0
+ * or a negative errno. */
+int ig_discovery_setup_file(struct ig_discovery *d, const char *path);
 /* Looks at @pid's maps again soon after @now (monotonic ns): until it
  * maps libcuda, which names the driver's code. */
 void ig_discovery_watch(struct ig_discovery *d, pid_t pid, __u64 now);

@@ -33,6 +33,14 @@ struct dproc {
 					 * again in each window it stays for */
 };
 
+/* A libcuda file whose set-up entry points are probed for every process
+ * (the agent's windows). */
+struct setup_file {
+	dev_t dev;
+	ino_t ino;
+	struct ig_libcuda_info info;
+};
+
 /* A dynamic loader file, hooked for every process. */
 struct loader {
 	dev_t dev;
@@ -50,6 +58,8 @@ struct ig_discovery {
 	bool detached;			/* between windows: the set-up probes
 					 * only (docs/design.md §7.10) */
 	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
+	struct setup_file *setup_files;
+	size_t nsetup_files, capsetup_files;
 	struct {			/* a libcuda probed for every process */
 		bool probed;
 		dev_t dev;

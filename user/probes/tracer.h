@@ -41,6 +41,11 @@ int ig_tracer_attach_host(struct ig_tracer *t, char *why, size_t n);
 /* Attaches the sys_enter hook that sends IG_REC_GPULIB (the tracer was
  * opened with gpulib_watch).  Negative errno, with @why set. */
 int ig_tracer_attach_gpulib(struct ig_tracer *t, char *why, size_t n);
+/* The sys_enter hook also tracks, in the kernel, a process it finds
+ * mapping a libcuda: every one, or those under the cgroup @cgroup_fd
+ * (>= 0).  The set-up probes attached for every process then see its
+ * first calls (docs/design.md §7.10).  Negative errno. */
+int ig_tracer_gpulib_track(struct ig_tracer *t, int cgroup_fd);
 /* Adds a process and its current threads.  Negative errno. */
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Where @tgid's Python frames are (NULL: forget them).  Negative errno. */
