@@ -77,13 +77,21 @@ static void emit_cb(const struct ig_hdr *rec, void *ctx)
 }
 
 /* What was sent before the window opened (read late, or while the last
- * one's probes came off) is not this window's; a set-up fact is kept for
- * the windows to come, whenever it was sent. */
+ * one's probes came off) is not this window's, nor what a process the
+ * kernel tracks from its libcuda mapping sent before the agent followed
+ * it (to its exit, when it ends first); a set-up fact is kept for the
+ * windows to come, whenever it was sent. */
 static bool keep(const struct ig_hdr *rec, void *ctx)
 {
 	struct agent *a = ctx;
 
 	ig_agent_setup_seen(a, rec);
+	if (ig_agent_pending(a, rec->tgid)) {
+		if (rec->type == IG_REC_PROC &&
+		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
+			ig_agent_pending_done(a, rec->tgid);
+		return false;
+	}
 	return a->in_window && rec->ts >= a->opened_at;
 }
 

@@ -9,6 +9,7 @@
 #include "modes/agent.h"
 #include "probes/capture.h"
 #include "views/metrics.h"
+#include "engine/htab.h"
 #include "stream/records.h"
 
 /* identities read per window, at most (a window's processes beyond it get
@@ -54,6 +55,11 @@ struct agent {
 		char comm[16];
 	} *gpulib;
 	size_t ngpulib, capgpulib;
+	/* processes the kernel tracks from their first libcuda mapping and
+	 * the agent has not followed yet: their records are not a window's
+	 * (pid -> 1) */
+	struct ig_htab pending;
+	size_t npending;
 	/* set-up facts kept across windows (agent_setup.c) */
 	struct ig_agent_fact *facts;
 	size_t nfacts, capfacts;
@@ -86,6 +92,12 @@ void ig_agent_setup_seen(struct agent *a, const struct ig_hdr *rec);
 void ig_agent_setup_forget(struct agent *a, pid_t tgid);
 int ig_agent_setup_announce(struct agent *a, __u64 ts);
 void ig_agent_setup_free(struct agent *a);
+/* Whether @tgid is tracked by the kernel from its libcuda mapping and not
+ * yet followed; ig_agent_pending_add/_done as it is announced/followed or
+ * ends. */
+bool ig_agent_pending(const struct agent *a, pid_t tgid);
+void ig_agent_pending_add(struct agent *a, pid_t tgid);
+void ig_agent_pending_done(struct agent *a, pid_t tgid);
 
 /* --cgroup (agent_scope.c): whether @pid is in scope. */
 bool ig_agent_in_scope(const struct agent *a, pid_t pid);

@@ -8,6 +8,12 @@
  * are kept from whenever they were seen, in a window or between two, and
  * announced to each window's engine at its start, as
  * ig_discovery_reannounce() announces the processes.
+ *
+ * And the processes the kernel tracks from their first libcuda mapping
+ * (ig_tracer_gpulib_track) until the agent follows them: their records
+ * before that, or all of them when one ends first, are no window's (such
+ * a process is counted in gpu_processes.missed), but for its set-up
+ * facts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +115,30 @@ int ig_agent_setup_announce(struct agent *a, __u64 ts)
 	return (int)a->nfacts;
 }
 
+bool ig_agent_pending(const struct agent *a, pid_t tgid)
+{
+	return a->npending && ig_htab_get(&a->pending, (__u64)tgid);
+}
+
+void ig_agent_pending_add(struct agent *a, pid_t tgid)
+{
+	if (!a->pending.cap && ig_htab_init(&a->pending, 64))
+		return;
+	if (!ig_htab_get(&a->pending, (__u64)tgid) &&
+	    !ig_htab_put(&a->pending, (__u64)tgid, (void *)1))
+		a->npending++;
+}
+
+void ig_agent_pending_done(struct agent *a, pid_t tgid)
+{
+	if (a->npending && ig_htab_del(&a->pending, (__u64)tgid))
+		a->npending--;
+}
+
 void ig_agent_setup_free(struct agent *a)
 {
+	if (a->pending.cap)
+		ig_htab_free(&a->pending);
 	free(a->facts);
 	a->facts = NULL;
 	a->nfacts = a->capfacts = 0;
