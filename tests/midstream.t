@@ -164,7 +164,7 @@ fi
 
 # attach, 4 s into the job
 if has attach; then
-job --steps "$STEPS" --truth "$TMP/attach.truth" > "$TMP/attach.out" 2>&1
+job --steps $((STEPS * 2)) --truth "$TMP/attach.truth" > "$TMP/attach.out" 2>&1
 sleep 4
 "$IG" attach -q -p "$JOBPID" -d 4 --json "$TMP/attach.json" > "$TMP/attach.ig" 2>&1
 is "$?" 0 "attach: 4 s of the job"
