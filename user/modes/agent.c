@@ -26,6 +26,7 @@
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define IDLE_POLL_MS		200
 #define LATE_POLL_MS		10	/* waiting for the last probes to go */
+#define IDLE_SCAN_NS		(5ULL * NS)	/* the sweep between windows */
 
 extern const char *argp_program_version;
 static volatile sig_atomic_t stop_signal;
@@ -169,6 +170,7 @@ static void track_at_mapping(struct agent *a)
 			strerror(-err));
 		return;
 	}
+	a->track_at_mapping = true;
 	if (!cu && !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
 		cu = lib;
 	if (cu && (err = ig_discovery_setup_file(a->cap.disc, cu)))
@@ -304,7 +306,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
  * @start is moved to the time the window can start. */
 static int idle_until(struct agent *a, __u64 *start)
 {
-	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
+	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS, next_scan = now;
 	bool late = false;
 	int n;
 
@@ -314,7 +316,13 @@ static int idle_until(struct agent *a, __u64 *start)
 				break;
 			late = true;
 		}
-		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
+		/* the sys_enter hook finds a process at its libcuda mapping:
+		 * the sweep, for the others, less often than in a window */
+		if (now >= next_scan) {
+			a->cap.next_host_scan = 0;
+			ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
+			next_scan = now + (a->track_at_mapping ? IDLE_SCAN_NS : PRUNE_EVERY_NS * 2);
+		}
 		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : idle_ms(a, now));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));

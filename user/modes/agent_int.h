@@ -60,6 +60,7 @@ struct agent {
 	 * (pid -> 1) */
 	struct ig_htab pending;
 	size_t npending;
+	bool track_at_mapping;		/* the kernel does (ig_tracer_gpulib_track) */
 	/* set-up facts kept across windows (agent_setup.c) */
 	struct ig_agent_fact *facts;
 	size_t nfacts, capfacts;

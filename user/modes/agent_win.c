@@ -63,7 +63,8 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 
 	if (!ig_agent_in_scope(a, pid))
 		return;
-	ig_agent_pending_add(a, pid);	/* the kernel tracks it already */
+	if (a->track_at_mapping)
+		ig_agent_pending_add(a, pid);	/* the kernel tracks it already */
 	ig_discovery_add(a->cap.disc, pid, now);
 	/* the mapping may still be under way: another look soon */
 	ig_discovery_watch(a->cap.disc, pid, now);
