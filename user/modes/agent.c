@@ -255,16 +255,16 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 {
 	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
 	unsigned int why = IG_STOP_DURATION;
-	int n;
+	int n, nfacts;
 
 	a->handover = handover;
 	if (ig_agent_window_open(a, start))
 		return 1;
 	n = handover ? ig_discovery_reannounce(a->cap.disc, start) :
 		       ig_discovery_attach_all(a->cap.disc, start);
+	nfacts = ig_agent_setup_announce(a, start);
 	ig_debug("window %llu: %d processes probed in %.0f ms, %d set-up facts announced",
-		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6,
-		 ig_agent_setup_announce(a, start));
+		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6, nfacts);
 	for (;;) {
 		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
 		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
