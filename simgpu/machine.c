@@ -195,12 +195,26 @@ bool simm_pid_alive(int32_t pid, uint64_t starttime)
 	return simm_starttime(pid) == starttime;
 }
 
+/* This process's start time, read once per process (a forked child
+ * reads its own). */
+static uint64_t my_starttime(int32_t me)
+{
+	static int32_t pid;
+	static uint64_t st;
+
+	if (pid != me) {
+		st = simm_starttime(me);
+		pid = me;
+	}
+	return st;
+}
+
 void simm_register(struct simm *m, unsigned int dev)
 {
 	int32_t me = (int32_t)getpid(), cur;
-	uint64_t st = simm_starttime(me);
+	uint64_t st = my_starttime(me);
 	struct simm_proc *p;
-	int i;
+	int i, pass;
 
 	if (!m || dev >= SIMM_MAXDEV)
 		return;
@@ -208,22 +222,26 @@ void simm_register(struct simm *m, unsigned int dev)
 	for (i = 0; i < SIMM_MAXPROC; i++)
 		if (LD(&p[i].pid) == me && LD(&p[i].starttime) == st)
 			return;
-	for (i = 0; i < SIMM_MAXPROC; i++) {
-		cur = LD(&p[i].pid);
-		/* A free slot, or one of a process that is gone (negative:
-		 * being claimed). */
-		if (cur > 0 && simm_pid_alive(cur, LD(&p[i].starttime)))
-			continue;
-		if (cur < 0 && !(kill(-cur, 0) && errno == ESRCH))
-			continue;
-		if (!__atomic_compare_exchange_n(&p[i].pid, &cur, -me, false,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue;
-		STREL(&p[i].starttime, st);
-		STREL(&p[i].pid, me);
-		return;
-	}
+	/* A free slot; else one of a process that is gone (negative: being
+	 * claimed), which takes a look at /proc per slot. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < SIMM_MAXPROC; i++) {
+			cur = LD(&p[i].pid);
+			if (pass == 0 && cur)
+				continue;
+			if (cur > 0 &&
+			    simm_pid_alive(cur, LD(&p[i].starttime)))
+				continue;
+			if (cur < 0 && !(kill(-cur, 0) && errno == ESRCH))
+				continue;
+			if (!__atomic_compare_exchange_n(&p[i].pid, &cur, -me,
+							 false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				continue;
+			STREL(&p[i].starttime, st);
+			STREL(&p[i].pid, me);
+			return;
+		}
 	fprintf(stderr, "simgpu: more than %d processes on GPU %u\n",
 		SIMM_MAXPROC, dev);
 }
