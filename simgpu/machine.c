@@ -61,6 +61,14 @@ static uint64_t fnv(const char *s, uint64_t h)
 	return h;
 }
 
+/* splitmix64's finaliser: every input bit moves every output bit */
+static uint64_t mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 void simm_uuid_bytes(unsigned int dev, unsigned char out[16])
 {
 	char key[96];
@@ -68,8 +76,8 @@ void simm_uuid_bytes(unsigned int dev, unsigned char out[16])
 	int i;
 
 	snprintf(key, sizeof(key), "simgpu:%s:%u", simm_name(), dev);
-	a = fnv(key, 0xcbf29ce484222325ull);
-	b = fnv(key, a ^ 0x9e3779b97f4a7c15ull);
+	a = mix(fnv(key, 0xcbf29ce484222325ull));
+	b = mix(a ^ 0x9e3779b97f4a7c15ull);
 	for (i = 0; i < 8; i++) {
 		out[i] = (unsigned char)(a >> (8 * i));
 		out[8 + i] = (unsigned char)(b >> (8 * i));

@@ -25,6 +25,8 @@ struct ig_nvml {
 	nvml_ret (*util)(nvml_device, struct nvml_util *);
 	nvml_ret (*procs)(nvml_device, unsigned int *, struct nvml_proc *);
 	nvml_ret (*uuid)(nvml_device, char *, unsigned int);
+	nvml_ret (*count)(unsigned int *);
+	nvml_ret (*handle)(unsigned int, nvml_device *);
 };
 
 struct ig_nvml *ig_nvml_open(const char **why)
@@ -63,6 +65,8 @@ struct ig_nvml *ig_nvml_open(const char **why)
 		*why = "NVML sees no GPU";
 		goto fail;
 	}
+	n->count = count;
+	n->handle = handle;
 	for (i = 0; i < cnt && n->ndev < 16; i++)
 		if (!handle(i, &n->dev[n->ndev]))
 			n->idx[n->ndev++] = i;
@@ -121,6 +125,19 @@ static int on_device(struct ig_nvml *n, unsigned int i, pid_t pid)
 	return 0;
 }
 
+/* GPUs that came after the library was opened (a simulated machine's
+ * grow as its processes say; a real one's never change). */
+static void more_devices(struct ig_nvml *n)
+{
+	unsigned int cnt = 0, i;
+
+	if (n->count(&cnt))
+		return;
+	for (i = n->ndev ? n->idx[n->ndev - 1] + 1 : 0; i < cnt && n->ndev < 16; i++)
+		if (!n->handle(i, &n->dev[n->ndev]))
+			n->idx[n->ndev++] = i;
+}
+
 int ig_nvml_proc_gpus(struct ig_nvml *n, pid_t pid, int *devs, int max)
 {
 	unsigned int i;
@@ -128,6 +145,7 @@ int ig_nvml_proc_gpus(struct ig_nvml *n, pid_t pid, int *devs, int max)
 
 	if (!n || !n->procs)
 		return -1;
+	more_devices(n);
 	for (i = 0; i < n->ndev; i++) {
 		r = on_device(n, i, pid);
 		if (r < 0)
