@@ -283,8 +283,17 @@ unsigned int simm_procs(struct simm *m, unsigned int dev, int32_t *pids,
 	p = m->dev[dev].procs;
 	for (i = 0; i < SIMM_MAXPROC; i++) {
 		pid = LD(&p[i].pid);
-		if (!simm_pid_alive(pid, LD(&p[i].starttime)))
+		if (!pid)
 			continue;
+		if (!simm_pid_alive(pid, LD(&p[i].starttime))) {
+			/* a killed process's slot: freed, looked at once */
+			if (pid > 0)
+				__atomic_compare_exchange_n(&p[i].pid, &pid, 0,
+							    false,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
+			continue;
+		}
 		for (j = 0; j < n && j < max && pids[j] != pid; j++)
 			;
 		if (j < n && j < max)
