@@ -63,6 +63,7 @@ int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
 		ig_discovery_emit_libcuda(d, p->tgid, p->info, ts);
 		p->mapped = false;
 		ig_discovery_emit_maps(d, p, ts);
+		ig_discovery_emit_pyrt(d, p, ts);
 		n++;
 	}
 	return n;
