@@ -7,8 +7,8 @@ trace.
 USAGE
     accuracy.py [--seconds S] [--json] [--keep DIR] [--neighbour]
                 [--neighbour-seconds S] SCENARIO[:ARGS]...
-        SCENARIO is a trainsim scenario (`gil` and `gil_eager` run
-        tools/trainsim.py);
+        SCENARIO is a trainsim scenario (`gil`, `gil_eager` and `loop`
+        run tools/trainsim.py);
         ARGS are extra trainsim arguments separated by commas, e.g.
         `healthy:--no-sync`.  Prints one row per scenario, or JSON.
         --neighbour runs every scenario a second time beside an untraced
@@ -54,9 +54,13 @@ TRAINSIM_PY = os.path.join(TOP, "tools", "trainsim.py")
 SIMGPU = os.path.join(TOP, "build", "simgpu")
 
 
+# the scenarios of tools/trainsim.py, a Python loop through ctypes
+PY_SCENARIOS = ("gil", "gil_eager", "loop")
+
+
 def workload_cmd(scenario, extra, seconds, truth_path):
     # trainsim's dataset is made once and shared by the runs
-    if scenario in ("gil", "gil_eager"):
+    if scenario in PY_SCENARIOS:
         cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", scenario]
     else:
         cmd = [TRAINSIM, "-s", scenario]

@@ -26,6 +26,7 @@
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
 #define EST_LATE_FIT		1.25	/* a late variant's error, at most, to the fit's */
+#define EST_MAX_INFEASIBLE	0.25	/* marks a fit may contradict, at most */
 
 struct est_dev {
 	int ordinal;
