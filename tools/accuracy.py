@@ -112,7 +112,12 @@ def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=(),
     # the loader falls through to the real one
     env = dict(os.environ, LD_LIBRARY_PATH=":".join(
                    p for p in (SIMGPU, os.environ.get("LD_LIBRARY_PATH")) if p),
-               SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp)
+               SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp,
+               # a simulated machine of its own: the simulated NVML counts
+               # every process on it, and other jobs of this host are none
+               # of this run's (docs/simgpu.md)
+               SIMGPU_MACHINE="acc-%d-%s" % (os.getpid(),
+                                             os.path.basename(tmp)))
     rec_path = os.path.join(tmp, "run.igrec")
     cmd = [IDLEGAP, "run", "-q", "--gaps", "-1", "--json", report_path,
            "-o", rec_path, *idlegap_args, "--"] + workload_cmd(scenario, list(extra), seconds,
@@ -131,6 +136,10 @@ def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=(),
         return score(scenario, extra, tj, rj, sync_calls(dump),
                      drains(dump))
     finally:
+        try:
+            os.unlink("/dev/shm/simgpu-machine-" + env["SIMGPU_MACHINE"])
+        except OSError:
+            pass
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 

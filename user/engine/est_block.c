@@ -45,6 +45,14 @@ void ig_est_result_add(struct est_result *t, const struct est_result *r)
 	if (r->method)
 		t->method = !t->method || !strcmp(t->method, r->method) ?
 			    r->method : "mixed";
+	if (r->dv.have && !t->dv.have) {
+		t->dv = r->dv;
+	} else if (r->dv.have) {	/* several devices: their windows */
+		t->dv.windows += r->dv.windows;
+		t->dv.covered_ns += r->dv.covered_ns;
+		if (r->dv.nproc > t->dv.nproc)
+			t->dv.nproc = r->dv.nproc;
+	}
 	t->host_bound_ns += r->host_bound_ns;
 	t->gpu_bound_ns += r->gpu_bound_ns;
 	if (r->p50_us > t->p50_us)
@@ -419,6 +427,7 @@ void ig_est_compute(struct ig_engine *e)
 		sort_evidence(d);
 		ig_est_dev_compute(e, d);
 		ig_est_block_finish(d);
+		ig_est_device_fuse(e, d);
 		if (!d->r.unres_ns && !d->l.n && !d->nblocks)
 			continue;
 		any = true;
@@ -463,6 +472,7 @@ void ig_est_free(struct ig_engine *e)
 		free(s->dev[i]->errs.v);
 		free(s->dev[i]);
 	}
+	ig_est_nv_free(s);
 	free(s->segs.v);
 	free(s);
 	e->est = NULL;

@@ -48,6 +48,16 @@ static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
 		causes[IG_C_UNKNOWN] += y - x - got;
 }
 
+void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
+			 uint64_t *causes)
+{
+	const struct ig_piece *u = d->u.v;
+	uint32_t i;
+
+	for (i = 0; i < d->u.n; i++)
+		seg_causes(s, causes, u[i].t0, u[i].t1);
+}
+
 static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -306,6 +306,27 @@ static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 		     strerror(-err));
 }
 
+/* Which of NVML's counters answer on each GPU (docs/design.md §4.10,
+ * "Device counters"): none is required. */
+static void check_counters(struct ig_nvml *n)
+{
+	static const struct { unsigned int bit; const char *what; } c[] = {
+		{ IG_NVML_HAVE_SAMPLES, "utilization samples (nvmlDeviceGetSamples): estimates" },
+		{ IG_NVML_HAVE_GPM, "GPM graphics utilization (nvmlGpmMetricsGet): estimates" },
+		{ IG_NVML_HAVE_PROCUTIL, "per-process utilization (nvmlDeviceGetProcessUtilization)" },
+		{ IG_NVML_HAVE_RATES, "utilization rates (nvmlDeviceGetUtilizationRates): dashboard" },
+		{ IG_NVML_HAVE_PROCS, "the GPU's processes (nvmlDeviceGetComputeRunningProcesses)" },
+	};
+	unsigned int d, i, have;
+
+	for (d = 0; n && d < ig_nvml_ndevices(n); d++) {
+		have = ig_nvml_counters(n, d);
+		for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+			printf("NVML GPU %u: %s: %s\n", d, c[i].what,
+			       have & c[i].bit ? "works" : "not supported");
+	}
+}
+
 int ig_check(pid_t pid, const char *libcuda)
 {
 	extern char **environ;
@@ -333,7 +354,9 @@ int ig_check(pid_t pid, const char *libcuda)
 	else
 		printf("libcuda: not found on the loader path (use --libcuda PATH, or -p PID of a GPU process)\n");
 	n = ig_nvml_open(&why);
-	printf("dashboard utilization: %s\n", n ? "NVML present, sampled during runs" : why);
+	if (!n)
+		printf("device counters: %s\n", why);
+	check_counters(n);
 	ig_nvml_close(n);
 	ig_tracer_close(t);
 	printf("%s\n", nfail ? "NOT READY: see the FAIL lines above" : "ready");
