@@ -174,8 +174,9 @@ static double median(double *v, uint32_t n)
  * earlier, never before its entry (EST_SOON). */
 static double mark_end(const struct est_mark *m, int soon)
 {
-	if (soon && m->waited)
-		return fmax((double)m->t_in, (double)m->t_end - EST_WAKE_NS);
+	if (soon && m->waited)	/* from its wakeup, where it ran later */
+		return fmax((double)m->t_in, (double)(m->t_wake ? m->t_wake :
+			    m->t_end) - EST_WAKE_NS);
 	return (double)m->t_end;
 }
 
@@ -477,6 +478,8 @@ double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 			continue;
 		slept = (double)(m[j].t_end - m[j].t_in);
 		x = EST_WAKE_NS;
+		if (m[j].t_wake)	/* and its time from the wakeup on */
+			x += (double)(m[j].t_end - m[j].t_wake);
 		if (ch[j].any && ch[j].lat && (double)m[j].t_end > ch[j].e)
 			x += (double)m[j].t_end - ch[j].e;
 		h += x < slept ? x : slept;	/* no more than it slept */

@@ -46,6 +46,7 @@ struct est_launch {
  * ended at t_end (waited), or had ended by t_end. */
 struct est_mark {
 	uint64_t t_in, t_end;
+	uint64_t t_wake;	/* a slept sync's wakeup before t_end, or 0 */
 	uint8_t waited, fold;
 	uint8_t pad[6];
 };

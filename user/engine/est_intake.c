@@ -132,7 +132,7 @@ void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 }
 
 void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		    uint64_t t_end, bool waited)
+		    uint64_t t_end, uint64_t t_wake, bool waited)
 {
 	struct est_dev *d = dev_of(e, ig_gpu_proc_device(p));
 	struct est_mark *m;
@@ -143,6 +143,7 @@ void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
 		return;
 	m->t_in = t_in;
 	m->t_end = t_end;
+	m->t_wake = t_wake >= t_in && t_wake < t_end ? t_wake : 0;
 	m->waited = waited;
 	m->fold = d->m.n % EST_FOLDS;
 }

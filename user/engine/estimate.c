@@ -336,7 +336,10 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	bound_split(d);
 	r->low_ns = ig_min64(lo, r->idle_ns);
 	r->at_least_ns = r->low_ns;
-	r->high_ns = d->unres_ns;
+	/* all of it, and what proven busy time may hide where a sync
+	 * waited (ig_est_hidden()) */
+	r->high_ns = d->unres_ns + (uint64_t)ig_est_hidden(&f, d->l.v, d->l.n,
+							   d->m.v, d->m.n);
 	r->method = "bound";
 	r->have = true;
 }

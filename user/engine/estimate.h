@@ -61,9 +61,10 @@ struct ig_engine;
 void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec);
 /* A sync or query on @p's device that covered everything submitted
  * before @t_in: @waited (the queue ended at @t_end), else the queue was
- * empty by @t_end. */
+ * empty by @t_end; @t_wake (0: none) the wakeup of a sync that slept,
+ * which its drained point may follow. */
 void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		    uint64_t t_end, bool waited);
+		    uint64_t t_end, uint64_t t_wake, bool waited);
 void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
 /* Proven idle [t0, t1) on device @ordinal (the device counters' windows
  * leave it out of their busy time). */
