@@ -226,6 +226,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	d->blk_end = t_end;
 	dev_reset(d);
 	ig_est_dev_compute(e, d);
+	ig_est_device_fuse(e, d, d->blk_t0, t_end);
 	ig_est_dev_walk(d, keep_stretch, d);
 	keep_errs(d);
 	r = d->r;
@@ -237,7 +238,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 			.unres_ns = r.unres_ns, .have = r.have, .idle_ns = r.idle_ns,
 			.low_ns = r.low_ns, .high_ns = r.high_ns,
 			.bounded = r.bounded, .at_least_ns = r.at_least_ns,
-			.refused = r.refused });
+			.refused = r.refused, .method = r.method });
 	if (!d->nblocks++)
 		d->acc = (struct est_result){ .have = true };
 	/* the first refusal names it; d->why is the next block's */
@@ -426,8 +427,8 @@ void ig_est_compute(struct ig_engine *e)
 
 		sort_evidence(d);
 		ig_est_dev_compute(e, d);
+		ig_est_device_fuse(e, d, d->blk_t0, UINT64_MAX);
 		ig_est_block_finish(d);
-		ig_est_device_fuse(e, d);
 		if (!d->r.unres_ns && !d->l.n && !d->nblocks)
 			continue;
 		any = true;

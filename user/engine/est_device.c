@@ -228,23 +228,26 @@ static void win_add(struct dev_sum *t, const struct est_win *w, uint64_t a,
 		t->nproc = w->nproc;
 }
 
-/* The windows' sum over the device's span; false when none covers any
- * of its unresolved time. */
+/* The windows' sum over [@a, @b) of the device's span (a block of its
+ * estimate: 0 and UINT64_MAX for the span's ends); a window across either
+ * end of a block is left out, its unresolved time being partly another
+ * block's.  False when none covers any unresolved time. */
 static bool dev_sum(const struct ig_engine *e, const struct est_nv *n,
-		    int ordinal, struct dev_sum *t)
+		    int ordinal, uint64_t a, uint64_t b, struct dev_sum *t)
 {
 	const struct ig_device *g = gpu_dev(e, ordinal);
 	const struct est_win *w = n->win.v;
-	uint64_t a, b;
+	uint64_t s0, s1;
 	uint32_t i;
 
 	memset(t, 0, sizeof(*t));
 	if (!g)
 		return false;
-	a = g->span_start;
-	b = ig_gpu_span_end(g);
-	for (i = win_after(n, a); i < n->win.n && w[i].t0 < b; i++)
-		win_add(t, &w[i], a, b);
+	s0 = g->span_start;
+	s1 = ig_gpu_span_end(g);
+	for (i = win_after(n, ig_max64(a, s0)); i < n->win.n && w[i].t0 < ig_min64(b, s1); i++)
+		if ((w[i].t0 >= a || a <= s0) && (w[i].t1 <= b || b >= s1))
+			win_add(t, &w[i], s0, s1);
 	return t->covered > 0;
 }
 
@@ -290,7 +293,8 @@ static void fuse(struct est_result *r, const struct dev_sum *t, uint64_t unres,
 	r->have = true;
 }
 
-void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d)
+void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,
+			uint64_t b)
 {
 	struct ig_est *s = e->est;
 	uint64_t causes[IG_C__MAX] = { 0 };
@@ -301,7 +305,7 @@ void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d)
 	for (i = 0; i < s->nnv; i++)
 		if (s->nv[i]->device == d->ordinal)
 			n = s->nv[i];
-	if (!n || !d->unres_ns || !dev_sum(e, n, d->ordinal, &t))
+	if (!n || !d->unres_ns || !dev_sum(e, n, d->ordinal, a, b, &t))
 		return;
 	ig_est_unres_causes(s, d, causes);
 	d->r.unres_ns = d->unres_ns;

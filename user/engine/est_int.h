@@ -125,8 +125,10 @@ void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
  * into @causes (feeder stretches; unknown where none). */
 void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 			 uint64_t *causes);
-/* est_device.c: fuse the device's counters into d->r, after its blocks. */
-void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d);
+/* est_device.c: fuse the device's counters over [@a, @b) (0 and
+ * UINT64_MAX: the span's ends) into d->r, the open block's. */
+void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,
+			uint64_t b);
 void ig_est_nv_free(struct ig_est *s);
 /* Unresolved time, and a waiting sync's drained point, for the windows. */
 void ig_est_nv_piece(struct ig_engine *e, const struct ig_piece *pc);
