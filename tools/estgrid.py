@@ -17,12 +17,16 @@ USAGE
         the recordings kept under DIR reported again by this build
         (`idlegap report`), scored the same way: a change to the
         estimate measured on the same runs.
+    estgrid.py --scenarios eager,launch,gil_eager,loop [--runs N] ...
+        those scenarios (their arguments after colons) in place of the
+        grid: with the simulated NVML, the device counters' acceptance.
     estgrid.py --list
         the grid.
 
 --idlegap runs a copy of the binary, so that a rebuild while the grid
-runs does not break it.  --device-off turns the simulated NVML's counters off (SIMNVML_OFF=all),
-so that only the launch model estimates.  Exit 1 when an interval given
+runs does not break it.  --device-off turns the simulated NVML's counters off
+(SIMNVML_NO_SAMPLES, SIMNVML_NO_GPM), so that only the launch model
+estimates.  Exit 1 when an interval given
 misses the truth.
 """
 
@@ -85,9 +89,9 @@ def summary(rows, out=sys.stdout):
     byjob = {}
     for r in rows:
         byjob.setdefault(r["job"], []).append(r)
-    fmt = "%-22s %4s %5s %5s %5s %6s %6s %s\n"
+    fmt = "%-22s %4s %5s %5s %5s %6s %6s %5s %s\n"
     out.write(fmt % ("job", "runs", "given", "in", "miss", "truth",
-                     "maxerr", "methods / refusals"))
+                     "maxerr", "near", "methods / refusals"))
     tot = given = miss = 0
     for job, rs in byjob.items():
         g = [r for r in rs if r.get("est_total") is not None]
@@ -100,6 +104,7 @@ def summary(rows, out=sys.stdout):
         out.write(fmt % (job, len(rs), len(g), len(g) - len(m), len(m),
                          "%.3f" % (sum(r["est_true_idle"] for r in rs) / len(rs)),
                          "%.3f" % max((abs(r["est_err"]) for r in g), default=0),
+                         sum(abs(r["est_err"]) <= 0.10 and r["est_in"] for r in g),
                          "; ".join(why)))
     out.write("runs %d, estimates given %d, truth outside %d, refused %d "
               "(%.0f%%)\n" % (tot, given, miss, tot - given,
@@ -118,24 +123,32 @@ def main():
     ap.add_argument("--device-off", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--scenarios", metavar="LIST",
+                    help="comma-separated trainsim scenarios (SCENARIO or "
+                    "SCENARIO:ARG:ARG) in place of the grid")
     ap.add_argument("--idlegap", metavar="PATH",
                     help="this idlegap binary (default build/idlegap)")
     a = ap.parse_args()
     if a.idlegap:
         accuracy.IDLEGAP = os.path.abspath(a.idlegap)
-    jobs = [j for j in grid() if not a.only or a.only in j[0]]
+    jobs = grid()
+    if a.scenarios:
+        jobs = [(x, x.split(":")[0], x.split(":")[1:])
+                for x in a.scenarios.split(",")]
+    jobs = [j for j in jobs if not a.only or a.only in j[0]]
     if a.list:
         for name, sc, extra in jobs:
             print(name, sc, " ".join(extra))
         return 0
     if a.device_off:
-        os.environ["SIMNVML_OFF"] = "all"
+        os.environ["SIMNVML_NO_SAMPLES"] = "1"
+        os.environ["SIMNVML_NO_GPM"] = "1"
     rows = []
     for name, sc, extra in jobs:
         for i in range(a.runs):
             if a.rescore:
                 rundir = os.path.join(a.rescore, name, "run%d" % i)
-                if not os.path.exists(os.path.join(rundir, "run.igrec")):
+                if not os.path.exists(os.path.join(rundir, "truth.json")):
                     continue
                 r = rescore(rundir, name)
             else:

@@ -12,7 +12,9 @@
  *
  * within the counter's step (whole percent: half a percent of the window
  * either way) and the drained points' delay (proven busy that may hide
- * idle, EST_DEV_LAG_NS per waiting sync), clipped to [0, unresolved].  The
+ * idle, EST_DEV_LAG_NS per waiting sync), clipped to [0, unresolved]; the
+ * high end may pass the unresolved time by proven busy time the counter
+ * saw idle (as a fit's may: what busy time may hide).  The
  * counter is device-wide: every process on the GPU counts, and a shared
  * GPU's figure is labelled as such, never split between its jobs.
  *
@@ -217,7 +219,9 @@ static void win_add(struct dev_sum *t, const struct est_win *w, uint64_t a,
 	if (pb < 0)
 		pb = 0;
 	t->lo += clip(u - (busy + q) + pb - lag, w->unres_ns);
-	t->hi += clip(u - (busy - q) + pb, w->unres_ns);
+	/* the high end past the unresolved time: proven busy time the
+	 * counter saw idle (a drained point after its queue's end) */
+	t->hi += clip(u - (busy - q) + pb, w->unres_ns + (uint64_t)pb);
 	t->point += clip(u - busy + pb - lag / 2, w->unres_ns);
 	t->covered += w->unres_ns;
 	t->windows++;
@@ -251,8 +255,9 @@ static bool dev_sum(const struct ig_engine *e, const struct est_nv *n,
 	return t->covered > 0;
 }
 
-/* The launch model's interval and the counters', the narrower one both
- * allow (docs/design.md §4.10: "With both"). */
+/* The counters' figure in place of the launch model's, which is compared
+ * (docs/design.md §4.10, "With both"): its interval is kept, not
+ * intersected, as the launch model's can miss where the host stalled. */
 static void fuse(struct est_result *r, const struct dev_sum *t, uint64_t unres,
 		 const uint64_t *causes)
 {
@@ -264,12 +269,7 @@ static void fuse(struct est_result *r, const struct dev_sum *t, uint64_t unres,
 
 	r->dv.model = !r->have ? "refused" : r->low_ns <= hi && r->high_ns >= lo ?
 		      "consistent" : "inconsistent";
-	r->dv.with = NULL;
-	if (r->have && !strcmp(r->dv.model, "consistent")) {
-		r->dv.with = r->method;
-		lo = ig_max64(lo, r->low_ns);
-		hi = ig_min64(hi, r->high_ns);
-	}
+	r->dv.with = r->have ? r->method : NULL;
 	pt = pt < lo ? lo : pt > hi ? hi : pt;
 	/* the causes: the launch model's stretches', else the unresolved
 	 * time's, in proportion */

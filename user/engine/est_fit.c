@@ -463,6 +463,28 @@ double ig_est_p50(const struct est_model *md, const struct est_launch *l,
 	return p50;
 }
 
+double ig_est_busy_p50(const struct est_model *md, const struct est_launch *l,
+		       uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	double *b = calloc(nm + 1, sizeof(*b)), p50;
+	uint32_t j, n = 0;
+
+	if (!ch || !b) {
+		free(ch);
+		free(b);
+		return INFINITY;
+	}
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++)
+		if (m[j].waited && ch[j].any && isfinite(ch[j].base))
+			b[n++] = ch[j].e - ch[j].base;
+	p50 = median(b, n);
+	free(ch);
+	free(b);
+	return p50;
+}
+
 double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm)
 {

@@ -85,6 +85,10 @@ double ig_est_infeasible(const struct est_model *md, const struct est_launch *l,
  * a waiting sync: the launches whose durations the syncs pin. */
 double ig_est_pinned(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm);
+/* The median, over the waiting syncs, of the work @md puts in the chain
+ * that ends at each (ns). */
+double ig_est_busy_p50(const struct est_model *md, const struct est_launch *l,
+		       uint32_t nl, const struct est_mark *m, uint32_t nm);
 /* For each waiting sync of fold @fold: the absolute error of its
  * predicted end in us (@err), and the error relative to its queue's busy
  * time (@rel), appended. */

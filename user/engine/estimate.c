@@ -416,6 +416,27 @@ static void variants(struct ig_engine *e, struct est_dev *d, int base,
 	free(k);
 }
 
+/* One held-out sync in ten missed by more than EST_MAX_LATE_REL times
+ * the median queue's work (ig_est_busy_p50()): the refusal's reason into
+ * d->why. */
+static bool late_syncs(struct ig_engine *e, struct est_dev *d, int base,
+		       double p90_us)
+{
+	struct est_model m;
+	double busy;
+
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, base, &m))
+		return false;
+	busy = ig_est_busy_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+	if (!(p90_us * 1e3 > EST_MAX_LATE_REL * busy))
+		return false;
+	snprintf(d->why, sizeof(d->why), "one held-out sync in ten ended %.0f us "
+		 "or more from the model's end, %.1f times its queue's work "
+		 "(the host or the device stalled)", p90_us,
+		 busy > 0 ? p90_us * 1e3 / busy : 0.0);
+	return true;
+}
+
 /* The start of the fit: the median time per launch, unless its fit is
  * one the marks contradict (a queue backed up through launches that
  * found it empty: ig_est_infeasible()), then each duration no longer
@@ -481,6 +502,13 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "the model missed held-out syncs by more than half their queue";
 		return;
 	}
+	/* drained points late by more than their queue's work: a woken
+	 * thread that waited long for a CPU, a queue that started late;
+	 * neither the fit nor what busy time may hide bounds it */
+	if (late_syncs(e, d, base, r->p90_us)) {
+		r->refused = d->why;
+		return;
+	}
 	if (!(d->k = calloc(d->l.n, sizeof(*d->k)))) {
 		r->refused = "out of memory";
 		return;
@@ -507,9 +535,11 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 	busy = (double)(r->unres_ns - hi);
 	r->high_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q90)));
 	/* and each span's own error: its end is off by a held-out sync's
-	 * typical error */
+	 * typical error; later than the model says by its 90th percentile
+	 * (a drained point a stalled wakeup delayed by milliseconds) */
 	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
 	r->low_ns -= ig_min64(r->low_ns, margin);
+	margin = (uint64_t)(r->p90_us * 1e3) * d->u.n;
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
 	/* and what proven busy time may hide (ig_est_hidden()): a queue
 	 * that ended before its drained point, a chain that started late */

@@ -15,6 +15,7 @@
 
 #define EST_MIN_CHECKED		20	/* held-out syncs needed */
 #define EST_MAX_P50_REL		0.5	/* refuse past this held-out error */
+#define EST_MAX_LATE_REL	1.5	/* ... or where a tenth miss by this many queues */
 
 /* The device's own counters where they fused (est_device.c, docs/design.md
  * §4.10 "Device counters"). */
@@ -26,7 +27,7 @@ struct est_devfig {
 	double period_s;	/* their mean length */
 	double quant_pct;	/* the counter's step */
 	uint64_t covered_ns;	/* unresolved time the windows cover */
-	const char *with;	/* the launch model fused with: "fit", "bound" */
+	const char *with;	/* the launch model compared: "fit", "bound" */
 	const char *model;	/* the launch model: "consistent", "inconsistent", "refused" */
 };
 

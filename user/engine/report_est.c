@@ -30,7 +30,7 @@ static jo *devfig_json(const struct est_devfig *v)
 	add(o, "processes_on_gpu", ju64(v->nproc));
 	add(o, "shared", json_object_new_boolean(v->nproc > 1));
 	add(o, "launch_model", jstr(v->model ? v->model : "refused"));
-	add(o, "fused_with", v->with ? jstr(v->with) : NULL);
+	add(o, "launch_model_method", v->with ? jstr(v->with) : NULL);
 	return o;
 }
 
@@ -115,7 +115,8 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 			r->dv.kind == 2 ? "GPM" : "utilization samples",
 			r->dv.windows, r->dv.period_s);
 		if (r->dv.with)
-			fprintf(out, ",\n  narrowed by the launch model (%s)", r->dv.with);
+			fprintf(out, ",\n  the launch model's (%s) %s with it", r->dv.with,
+				r->dv.model);
 		if (r->dv.nproc > 1)
 			fprintf(out, ",\n  device-wide: %u processes share the GPU", r->dv.nproc);
 	} else if (r->method && !strcmp(r->method, "bound"))
