@@ -91,7 +91,7 @@ is "$?" 0 "the loop ran with the device counters"
 run_env eager_dev "$ON" "$IG_TOP/build/trainsim" -s eager
 run_env eager_gpm "SIMNVML_NO_GPM=0" "$IG_TOP/build/trainsim" -s eager
 # a GPU shared with an untraced job: device-wide, and said so
-SIMGPU_TRACE="$TMP/nb.%p" setsid "$IG_TOP/build/trainsim" -s healthy -k 2 -d 300 \
+SIMGPU_TRACE="$TMP/nb.%p" setsid "$IG_TOP/build/trainsim" -s healthy -k 2 -d 300 -n 1000000 \
 	-t 20 -q --truth "$TMP/nb.truth" > /dev/null 2>&1 &
 nb=$!
 sleep 1
