@@ -44,19 +44,28 @@ struct nvml_dev_state {
 	uint64_t gpm_t;			/* when the previous was taken */
 	bool gpm_ok;
 };
+/* nvmlProcessInfo_t, the layout of nvmlDeviceGetComputeRunningProcesses_v3 */
+struct nvml_proc {
+	unsigned int pid;
+	unsigned long long used_mem;
+	unsigned int gpu_instance, compute_instance;
+};
+#define NVML_INSUFFICIENT_SIZE 7
 
 struct ig_nvml {
 	void *lib;
 	unsigned int ndev;
 	nvml_device dev[MAXDEV];
+	unsigned int idx[MAXDEV];	/* NVML's index of dev[i] */
 	struct nvml_dev_state st[MAXDEV];
 	nvml_ret (*shutdown)(void);
 	nvml_ret (*util)(nvml_device, struct nvml_util *);
+	nvml_ret (*procs)(nvml_device, unsigned int *, struct nvml_proc *);
+	nvml_ret (*uuid)(nvml_device, char *, unsigned int);
 	nvml_ret (*samples)(nvml_device, int, unsigned long long, int *,
 			    unsigned int *, struct nvml_sample *);
 	nvml_ret (*procutil)(nvml_device, struct nvml_proc_util *, unsigned int *,
 			     unsigned long long);
-	nvml_ret (*procs)(nvml_device, unsigned int *, void *);
 	nvml_ret (*gpm_support)(nvml_device, struct nvml_gpm_support *);
 	nvml_ret (*gpm_alloc)(nvml_gpm *);
 	nvml_ret (*gpm_free)(nvml_gpm);
@@ -69,7 +78,6 @@ static void optional(struct ig_nvml *n)
 {
 	n->samples = dlsym(n->lib, "nvmlDeviceGetSamples");
 	n->procutil = dlsym(n->lib, "nvmlDeviceGetProcessUtilization");
-	n->procs = dlsym(n->lib, "nvmlDeviceGetComputeRunningProcesses_v3");
 	n->gpm_support = dlsym(n->lib, "nvmlGpmQueryDeviceSupport");
 	n->gpm_alloc = dlsym(n->lib, "nvmlGpmSampleAlloc");
 	n->gpm_free = dlsym(n->lib, "nvmlGpmSampleFree");
@@ -101,6 +109,8 @@ struct ig_nvml *ig_nvml_open(const char **why)
 	n->util = (nvml_ret (*)(nvml_device, struct nvml_util *))
 		dlsym(n->lib, "nvmlDeviceGetUtilizationRates");
 	n->shutdown = (nvml_ret (*)(void))dlsym(n->lib, "nvmlShutdown");
+	*(void **)&n->procs = dlsym(n->lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+	*(void **)&n->uuid = dlsym(n->lib, "nvmlDeviceGetUUID");
 	if (!init || !count || !handle || !n->util || !n->shutdown) {
 		*why = "NVML lacks the utilization API";
 		goto fail;
@@ -116,7 +126,7 @@ struct ig_nvml *ig_nvml_open(const char **why)
 	}
 	for (i = 0; i < cnt && n->ndev < 16; i++)
 		if (!handle(i, &n->dev[n->ndev]))
-			n->ndev++;
+			n->idx[n->ndev++] = i;
 	if (!n->ndev) {
 		*why = "NVML gives no device handle";
 		goto fail;
@@ -190,7 +200,7 @@ static int read_samples(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
 			w.t0 = st->last_us * 1000 - (uint64_t)off;
 			w.t1 = v[i].ts_us * 1000 - (uint64_t)off;
 			w.busy_ppm = v[i].v.u * 10000;
-			cb(ctx, dev, &w);
+			cb(ctx, n->idx[dev], &w);
 			k++;
 		}
 		st->last_us = v[i].ts_us;
@@ -234,7 +244,7 @@ static int read_gpm(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
 		w.t0 = st->gpm_t;
 		w.t1 = now;
 		w.busy_ppm = (uint32_t)(g->m[0].value * 10000 + 0.5);
-		cb(ctx, dev, &w);
+		cb(ctx, n->idx[dev], &w);
 		k = 1;
 	}
 	free(g);
@@ -330,6 +340,74 @@ unsigned int ig_nvml_counters(struct ig_nvml *n, unsigned int dev)
 	if (ig_nvml_nprocs(n, dev) >= 0)
 		have |= IG_NVML_HAVE_PROCS;
 	return have;
+/* Whether @pid is in one GPU's list of compute processes: 1, 0, or -1
+ * when NVML cannot say. */
+static int on_device(struct ig_nvml *n, unsigned int i, pid_t pid)
+{
+	struct nvml_proc v[64];
+	unsigned int cnt = 64, k;
+	nvml_ret r = n->procs(n->dev[i], &cnt, v);
+
+	if (r == NVML_INSUFFICIENT_SIZE) {
+		struct nvml_proc *big;
+
+		if (cnt > 65536 || !(big = calloc(cnt, sizeof(*big))))
+			return -1;
+		r = n->procs(n->dev[i], &cnt, big);
+		for (k = 0; !r && k < cnt; k++)
+			if (big[k].pid == (unsigned int)pid)
+				break;
+		free(big);
+		return r ? -1 : k < cnt;
+	}
+	if (r)
+		return -1;
+	for (k = 0; k < cnt && k < 64; k++)
+		if (v[k].pid == (unsigned int)pid)
+			return 1;
+	return 0;
+}
+
+int ig_nvml_proc_gpus(struct ig_nvml *n, pid_t pid, int *devs, int max)
+{
+	unsigned int i;
+	int found = 0, any_ok = 0, r;
+
+	if (!n || !n->procs)
+		return -1;
+	for (i = 0; i < n->ndev; i++) {
+		r = on_device(n, i, pid);
+		if (r < 0)
+			continue;
+		any_ok = 1;
+		if (r && found < max)
+			devs[found] = (int)n->idx[i];
+		found += r;
+	}
+	return any_ok ? found : -1;
+}
+
+int ig_nvml_uuid(struct ig_nvml *n, int index, char *buf, size_t len)
+{
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; n && n->uuid && i < n->ndev; i++)
+		if (n->idx[i] == (unsigned int)index)
+			return n->uuid(n->dev[i], buf, (unsigned int)len) ? -1 : 0;
+	return -1;
+}
+
+int ig_nvml_index_of(struct ig_nvml *n, const char *uuid)
+{
+	char u[96];
+	unsigned int i;
+
+	for (i = 0; n && n->uuid && i < n->ndev; i++)
+		if (!n->uuid(n->dev[i], u, sizeof(u)) &&
+		    !strncmp(u, uuid, strlen(uuid)))
+			return (int)n->idx[i];
+	return -1;
 }
 
 void ig_nvml_close(struct ig_nvml *n)
