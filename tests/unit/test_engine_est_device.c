@@ -71,6 +71,8 @@ static struct json_object *job(struct ig_engine *e, bool nwin, uint16_t nproc,
 	v.n = 0;
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "python3");
+	/* NVML lists it on GPU 0: the counter's device (design §4.2) */
+	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, "GPU-aaaa");
 	for (k = 0; k < STEPS; k++) {
 		uint64_t last = 0, in;
 

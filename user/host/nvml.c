@@ -340,6 +340,8 @@ unsigned int ig_nvml_counters(struct ig_nvml *n, unsigned int dev)
 	if (ig_nvml_nprocs(n, dev) >= 0)
 		have |= IG_NVML_HAVE_PROCS;
 	return have;
+}
+
 /* Whether @pid is in one GPU's list of compute processes: 1, 0, or -1
  * when NVML cannot say. */
 static int on_device(struct ig_nvml *n, unsigned int i, pid_t pid)
