@@ -226,7 +226,10 @@ static int read_gpm(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
 	struct nvml_dev_state *st = &n->st[dev];
 	struct nvml_gpm_get *g;
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct ig_nvml_win w = { .kind = IG_NVML_GPM, .quant_ppm = 1 };
+	/* its window's ends are this process's reads, not the counter's,
+	 * and an op in flight at either may count on either side: a
+	 * percent either way, as the samples' step */
+	struct ig_nvml_win w = { .kind = IG_NVML_GPM, .quant_ppm = 20000 };
 	nvml_gpm t;
 	int k = 0;
 
