@@ -111,7 +111,7 @@ static void check_fixture(const char *name, unsigned int version)
 	load(&im, name);
 	rt.start = im.runtime;
 	snprintf(rt.path, sizeof(rt.path), "/x/%s", im.path);
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), 0);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), 0);
 	assert_int_equal(o.version, version);
 	assert_int_equal(l.version, version);
 	assert_int_equal(o.runtime, im.runtime);
@@ -159,14 +159,14 @@ static void test_unknown(void **state)
 	load(&im, "3.12.txt");
 	rt.start = im.runtime;
 	snprintf(rt.path, sizeof(rt.path), "/usr/lib/libpython3.8.so.1.0");
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
 	snprintf(rt.path, sizeof(rt.path), "/usr/bin/python");
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
 	unload(&im);
 	load(&im, "3.13.txt");
 	rt.start = im.runtime;
 	im.reg[0].b[8 + 2] = 0x0e;	/* PY_VERSION_HEX 3.14 */
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
 	unload(&im);
 }
 
