@@ -56,11 +56,13 @@ static unsigned int version_of_path(const char *path)
 /* 3.13+: _PyRuntime begins with _Py_DebugOffsets ("xdebugpy", PY_VERSION_HEX,
  * the free-threaded flag, then the offsets of the runtime's, interpreter's,
  * thread's, frame's and code object's fields, each group after its struct's
- * size).  The struct itself grew in 3.14: where each field the walker needs
- * sits in it, per layout of the struct (CPython's
- * Include/internal/pycore_debug_offsets.h at v3.13.0 and v3.14.0).  A later
- * version is read as 3.14's and checked against its own sizes and its live
- * interpreter (offsets_sane, live_sane) before it is used. */
+ * size).  The struct itself grows with the versions: where each field the
+ * walker needs sits in it, per layout of the struct (CPython's
+ * Include/internal/pycore_debug_offsets.h at v3.13.0 and v3.14.0; 3.15's as
+ * Debian's 3.15.2 publishes it, each field found by its value against
+ * 3.14's and the live thread state).  A later version is read as the last
+ * one known, and every version is checked against its own sizes and its
+ * live interpreter (offsets_sane, live_sane) before it is used. */
 struct dbg_at {
 	__u16 minor;		/* first minor version with this layout */
 	__u16 interp_head, is_size, threads_head, ts_size, ts_next, ts_interp,
@@ -75,6 +77,8 @@ static const struct dbg_at dbg_ats[] = {
 	  272, 280, 288, 296, 304, 312, 344, 560, 584 },
 	{ 14, 40, 48, 72, 176, 192, 200, 208, 224, 248, 256, 264, 272, 288,
 	  312, 320, 328, 336, 344, 352, 384, 640, 760 },
+	{ 15, 40, 48, 72, 176, 192, 200, 208, 248, 312, 320, 328, 336, 352,
+	  376, 384, 392, 400, 408, 416, 448, 736, 744 },
 };
 
 #define DBG_MAX	800
@@ -128,19 +132,44 @@ static const char *offsets_sane(const struct dbg_at *a, const unsigned char *b,
 	return NULL;
 }
 
-/* The interpreter's first thread points back at it: the thread state's
- * offsets are the ones the struct was read as.  Memory that cannot be
- * read says nothing against it. */
-static bool live_sane(ig_py_read_fn rd, void *ctx, __u64 rt,
-		      const struct ig_py_offsets *o, __u64 ts_interp)
+/* The interpreter's first thread points back at it and holds a kernel
+ * thread id, and the first Python frame of its stack runs a code object:
+ * the offsets are the ones the struct was read as.  Memory that cannot be
+ * read, or a thread without frames, says nothing against them. */
+static bool live_sane(ig_py_read_fn rd, void *ctx, const struct ig_py_offsets *o,
+		      __u64 ts_interp)
 {
-	__u64 is, ts, back;
+	__u64 is, ts, v, fr, code, type, tp_name;
+	unsigned char owner;
+	char name[8];
+	int i;
 
-	if (rd(ctx, rt + o->rt_interp_head, &is, 8) || !is ||
+	if (rd(ctx, o->runtime + o->rt_interp_head, &is, 8) || !is ||
 	    rd(ctx, is + o->is_threads_head, &ts, 8) || !ts ||
-	    rd(ctx, ts + ts_interp, &back, 8))
+	    rd(ctx, ts + ts_interp, &v, 8))
 		return true;
-	return back == is;
+	if (v != is)
+		return false;
+	if (!rd(ctx, ts + o->ts_match, &v, 8) && (!v || v > (1u << 22)))
+		return false;	/* above PID_MAX_LIMIT */
+	if (rd(ctx, ts + o->ts_frame, &fr, 8))
+		return true;
+	for (i = 0; i < 8 && fr; i++) {
+		if (rd(ctx, fr + o->fr_owner, &owner, 1) ||
+		    rd(ctx, fr + o->fr_code, &code, 8))
+			return true;
+		if (owner < o->owner_cstack)
+			break;
+		if (rd(ctx, fr + o->fr_back, &fr, 8))
+			return true;
+	}
+	if (!fr || i == 8)
+		return true;
+	code &= ~7ULL;		/* a 3.14+ _PyStackRef's tag */
+	if (rd(ctx, code + 8, &type, 8) || rd(ctx, type + 24, &tp_name, 8) ||
+	    rd(ctx, tp_name, name, 5))
+		return false;
+	return !memcmp(name, "code", 5);
 }
 
 static void fill(const struct dbg_at *a, const unsigned char *b, struct layout *d,
@@ -205,7 +234,8 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info 
 		return -ENOTSUP;
 	}
 	fill(a, b, d, 0x0300 | ((ver >> 16) & 0xff));
-	if (!live_sane(rd, ctx, rt->start, &d->o, at(b, a->ts_interp))) {
+	d->o.runtime = rt->start;
+	if (!live_sane(rd, ctx, &d->o, at(b, a->ts_interp))) {
 		snprintf(info->why, sizeof(info->why),
 			 "its debug offsets, read as 3.%u's, do not match its live thread states",
 			 a->minor);
