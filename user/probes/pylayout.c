@@ -197,7 +197,8 @@ static void fill(const struct dbg_at *a, const unsigned char *b, struct layout *
 	};
 }
 
-/* -ENOENT: no debug offsets (before 3.13); -ENOTSUP with @info->why. */
+/* -ENOENT: no debug offsets (before 3.13); -ENOTSUP with @info->why;
+ * -EFAULT: its memory cannot be read. */
 static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
 			 struct layout *d, struct ig_pybuild *info)
 {
@@ -206,7 +207,9 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info 
 	const char *bad;
 	__u64 ver;
 
-	if (rd(ctx, rt->start, b, 24) || memcmp(b, "xdebugpy", 8))
+	if (rd(ctx, rt->start, b, 24))
+		return -EFAULT;	/* gone, or not its memory */
+	if (memcmp(b, "xdebugpy", 8))
 		return -ENOENT;
 	ver = at(b, 8);
 	info->hexversion = ver;
