@@ -7,7 +7,7 @@
  *
  * The thread's PyThreadState is found once through the interpreter's thread
  * list (_PyRuntime.interpreters.head, then next), matched by the kernel tid
- * (3.11+: native_thread_id) or by pthread_self() (3.9, 3.10: thread_id),
+ * (3.11+: native_thread_id, the id in the thread's own pid namespace) or by pthread_self() (3.9, 3.10: thread_id),
  * made from the thread pointer (task_pthread_self(), arch.bpf.h); it is cached per thread and
  * checked again at each use.  The frame chain is walked up to IG_PY_DEPTH
  * frames, one read per frame into per-CPU scratch; C shim frames (3.12+)
@@ -214,6 +214,22 @@ static __always_inline void py_forget(__u32 tid)
 	bpf_map_delete_elem(&py_threads, &tid);
 }
 
+/* @t's id in its own pid namespace: what CPython keeps as native_thread_id
+ * (gettid()), not the kernel's when the job has its own pid namespace (a
+ * container's). */
+static __always_inline __u32 py_ns_tid(struct task_struct *t, __u32 tid)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	int nr = 0;
+
+	if (!level)
+		return tid;
+	if (level > 32 || bpf_core_read(&nr, sizeof(nr), &p->numbers[level].nr))
+		return 0;
+	return nr;
+}
+
 /* @task is the current task, thread @tid of @tgid. */
 static __always_inline void py_capture(struct task_struct *task, __u32 tid,
 				       __u32 tgid, __u64 now)
@@ -236,7 +252,7 @@ static __always_inline void py_capture(struct task_struct *task, __u32 tid,
 	s = bpf_map_lookup_elem(&py_scratch, &key);
 	if (!s)
 		return;
-	want = o->match_tid ? tid : task_pthread_self(task);
+	want = o->match_tid ? py_ns_tid(task, tid) : task_pthread_self(task);
 	tstate = py_find_tstate(o, pt, want);
 	s->r.nframes = 0;
 	s->r.flags = 0;
