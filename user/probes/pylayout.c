@@ -61,8 +61,8 @@ static unsigned int version_of_path(const char *path)
  * Include/internal/pycore_debug_offsets.h at v3.13.0 and v3.14.0; 3.15's as
  * Debian's 3.15.2 publishes it, each field found by its value against
  * 3.14's and the live thread state).  A later version is read as the last
- * one known, and every version is checked against its own sizes and its
- * live interpreter (offsets_sane, live_sane) before it is used. */
+ * one known, and checked against its live interpreter (live_sane) before
+ * it is used; every version against its own sizes (offsets_sane). */
 struct dbg_at {
 	__u16 minor;		/* first minor version with this layout */
 	__u16 interp_head, is_size, threads_head, ts_size, ts_next, ts_interp,
@@ -238,7 +238,9 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info 
 	}
 	fill(a, b, d, 0x0300 | ((ver >> 16) & 0xff));
 	d->o.runtime = rt->start;
-	if (!live_sane(rd, ctx, &d->o, at(b, a->ts_interp))) {
+	/* a version whose struct is known is not second-guessed by a live
+	 * state in flux (a child just forked frees its parent's threads) */
+	if (a->minor != ((ver >> 16) & 0xff) && !live_sane(rd, ctx, &d->o, at(b, a->ts_interp))) {
 		snprintf(info->why, sizeof(info->why),
 			 "its debug offsets, read as 3.%u's, do not match its live thread states",
 			 a->minor);
