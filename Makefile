@@ -189,6 +189,11 @@ test-kernels: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs
 	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t
 
+# the test fixture of the current Python stack (tests/forky.t): a Debian forky root with
+# python3.14, python3-torch and python3.15, in build/forky (about 2 GiB, minutes)
+forky-root:
+	$(Q)tests/forky/build.sh $(BUILD)/forky
+
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs bench-tools
 	$(Q)$(PYTHON) tools/bench.py
@@ -217,6 +222,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test test-kernels bench bench-quick install uninstall vmlinux clean image soak
+.PHONY: all deps demo test test-kernels forky-root bench bench-quick install uninstall vmlinux clean image soak
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d
