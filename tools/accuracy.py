@@ -239,6 +239,8 @@ def score(scenario, extra, tj, rj, calls=(), drained=()):
                           gpu.get("unresolved_open_s", 0) - u),
     )
     s.update(estimate(ivs, gpu))
+    s["feeding"] = feeding_figures(tj)
+    s["oracle"] = oracle(s["expected"], s["feeding"])
     return s
 
 
@@ -271,6 +273,83 @@ def estimate(ivs, gpu):
         out.update(est_total=tot, est_low=lo, est_high=hi, est_err=tot - true,
                    est_in=lo <= true <= hi)
     return out
+
+
+# The oracle: the kernel's own accounting of the feeding threads over the
+# feeder's loop (the workload's truth JSON, "accounting": workload/acct.c,
+# tools/truth.py).  For a scenario's designed host cause, the time the
+# threads it lives in spent in that wait, beside the time the feeding
+# threads (feeder and loader workers) spent runnable but waiting for a CPU,
+# which idlegap calls cpu_starvation:
+#   storage, page_fault    block IO delay of the feeder and the workers;
+#   cpu_starvation         run delay (the competitor: block IO delay);
+#   cuda_api, host_compute the feeder's time on CPU;
+#   lock, gil              the feeder's time blocked outside block IO;
+#   network                the workers' time blocked outside block IO.
+# One figure at least ORACLE_RATIO times the other decides; closer, the
+# oracle cannot decide.
+ORACLE_RATIO = 2.0
+NS_PER_S = 1e9
+
+
+def feeding_figures(tj):
+    """Seconds by role ("feeder", "workers"): on CPU, runnable, in block
+    IO, blocked otherwise; None without the workload's accounting."""
+    acct = tj.get("accounting")
+    if not acct or not acct.get("threads"):
+        return None
+    wall = tj.get("wall_s") or 0
+    out = {"delayacct": acct.get("delayacct", False)}
+    for role, key in (("feeder", "feeder"), ("worker", "workers")):
+        ts = [t for t in acct["threads"] if t["role"] == role]
+        f = {k: sum(t[k] for t in ts) / NS_PER_S
+             for k in ("cpu_ns", "run_delay_ns", "blkio_ns")}
+        f = {"cpu": f["cpu_ns"], "run": f["run_delay_ns"], "io": f["blkio_ns"],
+             "n": len(ts)}
+        f["blocked"] = max(0.0, wall * len(ts) - f["cpu"] - f["run"] - f["io"])
+        out[key] = f
+    return out
+
+
+def oracle(cause, fig):
+    """What the feeding threads really waited for, against CAUSE: a dict
+    with "verdict" ("design": CAUSE outweighs the run delay; "cpu": the run
+    delay outweighs it; "undecided"; None: no figures), the two figures and
+    a line naming them."""
+    if not fig or not cause:
+        return {"verdict": None, "design_s": None, "run_s": None,
+                "text": "oracle: no accounting"}
+    fd, wk = fig["feeder"], fig["workers"]
+    run = fd["run"] + wk["run"]
+    io = fd["io"] + wk["io"]
+    if cause in ("storage", "page_fault"):
+        d, what = io, "block IO delay (feeder+workers)"
+    elif cause == "cpu_starvation":
+        d, what, run = run, "run delay (feeder+workers)", io
+    elif cause in ("cuda_api", "host_compute"):
+        d, what, run = fd["cpu"], "feeder on CPU", fd["run"]
+    elif cause in ("lock", "gil"):
+        d, what, run = fd["blocked"], "feeder blocked", fd["run"]
+    elif cause == "network":
+        d, what = wk["blocked"], "workers blocked"
+    else:
+        return {"verdict": None, "design_s": None, "run_s": None,
+                "text": "oracle: no figure for %s" % cause}
+    other = "block IO delay" if cause == "cpu_starvation" else "run delay (feeder%s)" % (
+        "" if cause in ("cuda_api", "host_compute", "lock", "gil") else "+workers")
+    text = "oracle: %s %.2f s vs %s %.2f s" % (what, d, other, run)
+    if cause in ("storage", "page_fault", "cpu_starvation") and not fig["delayacct"]:
+        return {"verdict": "undecided", "design_s": d, "run_s": run,
+                "text": text + " (block IO delay not counted: kernel.task_delayacct off)"}
+    if d >= ORACLE_RATIO * run:
+        verdict = "design"
+    elif cause != "cpu_starvation" and run >= ORACLE_RATIO * d:
+        verdict = "cpu"
+    else:
+        verdict = "undecided"
+    return {"verdict": verdict, "design_s": d, "run_s": run,
+            "text": "%s: %s" % (text, {"design": "%s" % cause, "cpu": "cpu_starvation",
+                                       "undecided": "too close to decide"}[verdict])}
 
 
 def waiting_first(r):
