@@ -26,7 +26,7 @@ usage() { sed -n 's/^#     //p' "$0" >&2; exit 2; }
 
 # a directory of root's own: not a link, owned by root, not writable by others
 safe_dir() {
-	mkdir -p -m 0700 "$1"
+	[ -d "$1" ] || mkdir -m 0700 "$1"
 	[ ! -L "$1" ] && [ "$(stat -c %u "$1")" = 0 ] &&
 		[ "$(stat -c %a "$1")" = 700 ] || die "$1 is not a root-owned 0700 directory"
 }

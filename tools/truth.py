@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 NS = 1e9
 
@@ -131,8 +132,11 @@ def thread_counters(pid, tid):
 def accounting_sample(roles):
     """Every thread of the processes in ROLES ({pid: {tid or 0: role}},
     0 standing for a thread not named), now."""
+    stat = _read("/proc/stat").split("\n", 1)[0].split()[1:9]
+    busy = sum(int(stat[i]) for i in (0, 1, 2, 5, 6, 7)) if len(stat) == 8 else 0
     out = {"delayacct": _read("/proc/sys/kernel/task_delayacct").strip() == "1",
-           "threads": []}
+           "host_busy_ns": busy * (1000000000 // os.sysconf("SC_CLK_TCK")),
+           "mono_ns": time.monotonic_ns(), "threads": []}
     for pid, named in roles.items():
         try:
             tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
@@ -158,6 +162,8 @@ def accounting_since(start, end):
             d[k] = max(0, t[k] - b.get(k, 0))
         threads.append(d)
     return {"delayacct": start["delayacct"] and end["delayacct"],
+            "cpus": os.cpu_count(), "wall_ns": end["mono_ns"] - start["mono_ns"],
+            "host_busy_ns": max(0, end["host_busy_ns"] - start["host_busy_ns"]),
             "threads": threads}
 
 

@@ -128,6 +128,22 @@ static void sample_proc(struct acct *a, const struct run *r, pid_t pid,
 	closedir(d);
 }
 
+/* The host's CPU time not idle (/proc/stat's first line: user, nice, system,
+ * irq, softirq, steal), in ns: with the job's own, what the rest of the host
+ * took meanwhile. */
+static unsigned long long host_busy_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	char buf[256];
+
+	if (read_line("/proc/stat", buf, sizeof(buf)) ||
+	    sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		return 0;
+	return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) *
+	       (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
 /* Into @a: the feeding threads now (@a is the run's start or its end). */
 void acct_sample(struct run *r, struct acct *a)
 {
@@ -137,10 +153,15 @@ void acct_sample(struct run *r, struct acct *a)
 	a->n = 0;
 	read_line("/proc/sys/kernel/task_delayacct", buf, sizeof(buf));
 	a->delayacct = buf[0] == '1';
+	a->host_busy_ns = host_busy_ns();
+	a->mono_ns = mono_ns();
 	sample_proc(a, r, getpid(), "other");
 	for (w = 0; !r->o->threads && w < r->nworkers; w++)
 		if (r->worker_pid[w] > 0)
 			sample_proc(a, r, r->worker_pid[w], "worker");
+	for (w = 0; w < r->nhogs; w++)
+		if (r->hog_pid[w] > 0)
+			sample_proc(a, r, r->hog_pid[w], "hog");
 	a->sampled = true;
 }
 
@@ -176,8 +197,12 @@ void acct_json(FILE *f, const struct acct *start, const struct acct *end)
 {
 	int i;
 
-	fprintf(f, "  \"accounting\": {\"delayacct\": %s, \"threads\": [",
-		start->delayacct && end->delayacct ? "true" : "false");
+	fprintf(f, "  \"accounting\": {\"delayacct\": %s, \"cpus\": %ld, "
+		"\"wall_ns\": %llu, \"host_busy_ns\": %llu, \"threads\": [",
+		start->delayacct && end->delayacct ? "true" : "false",
+		sysconf(_SC_NPROCESSORS_ONLN),
+		(unsigned long long)(end->mono_ns - start->mono_ns),
+		sub(end->host_busy_ns, start->host_busy_ns));
 	for (i = 0; i < end->n; i++) {
 		const struct acct_thread d = since(&end->t[i], start), *t = &d;
 

@@ -59,12 +59,14 @@ struct scenario {
 struct acct_thread {
 	pid_t pid, tid;
 	char comm[20];
-	const char *role;	/* feeder, worker, holder, other */
+	const char *role;	/* feeder, worker, holder, hog, other */
 	unsigned long long cpu_ns, run_ns, blkio_ns, vol, invol;
 };
 
 struct acct {
 	bool sampled, delayacct;
+	unsigned long long host_busy_ns;	/* the host's CPU time not idle */
+	uint64_t mono_ns;
 	int n;
 	struct acct_thread t[ACCT_MAX];
 };
