@@ -57,7 +57,7 @@ static int attribute(CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
 		return 2;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-		return 0x10 + d;
+		return 0x10 + sim.cfg.phys[d];
 	case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
 		return 2619000;
 	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
@@ -277,6 +277,30 @@ SIM_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 		return CUDA_ERROR_INVALID_VALUE;
 	snprintf(name, (size_t)len, "%s", SIM_DEVICE_NAME);
 	return CUDA_SUCCESS;
+}
+
+/* The UUID NVML gives the physical GPU behind the ordinal. */
+SIM_IMPL device_uuid(CUuuid *uuid, CUdevice dev)
+{
+	CUresult r;
+
+	if ((r = dev_check(dev)))
+		return r;
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	simm_uuid_bytes((unsigned int)sim.cfg.phys[dev],
+			(unsigned char *)uuid->bytes);
+	return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return device_uuid(uuid, dev);
+}
+
+SIM_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	return device_uuid(uuid, dev);
 }
 
 SIM_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,

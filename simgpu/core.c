@@ -84,6 +84,58 @@ static double env_num(const char *name, double def, double min, double max)
 	return d;
 }
 
+/* Physical GPU i answers to its index or to a prefix of its UUID. */
+static int phys_of(const char *tok, size_t len, int nphys)
+{
+	char uuid[64], *end;
+	long v;
+	int i;
+
+	if (len >= 4 && !strncmp(tok, "GPU-", 4)) {
+		for (i = 0; i < nphys; i++) {
+			simm_uuid((unsigned int)i, uuid, sizeof(uuid));
+			if (len <= strlen(uuid) && !strncmp(uuid, tok, len))
+				return i;
+		}
+		return -1;
+	}
+	v = strtol(tok, &end, 10);
+	if (end == tok || (size_t)(end - tok) != len || v < 0 || v >= nphys)
+		return -1;
+	return (int)v;
+}
+
+/*
+ * CUDA_VISIBLE_DEVICES as the real driver reads it: a comma-separated list
+ * of indices or UUID prefixes; ordinal i is the i-th entry; the list ends
+ * at the first entry that names no GPU or repeats one.  Unset: every GPU.
+ */
+static void visible_devices(struct sim_config *c)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES"), *t = v, *comma;
+	int p, i;
+
+	c->ndev = 0;
+	if (!v) {
+		for (i = 0; i < c->nphys; i++)
+			c->phys[c->ndev++] = i;
+		return;
+	}
+	while (*t && c->ndev < SIMM_MAXDEV) {
+		while (*t == ' ')
+			t++;
+		comma = strchrnul(t, ',');
+		p = phys_of(t, (size_t)(comma - t), c->nphys);
+		for (i = 0; i < c->ndev && p >= 0; i++)
+			if (c->phys[i] == p)
+				p = -1;
+		if (p < 0)
+			break;
+		c->phys[c->ndev++] = p;
+		t = *comma ? comma + 1 : comma;
+	}
+}
+
 static void read_config(struct sim_config *c)
 {
 	const char *t = getenv("SIMGPU_TRACE");
@@ -91,7 +143,8 @@ static void read_config(struct sim_config *c)
 	c->bw = env_num("SIMGPU_BW", 12e9, 1e3, 1e15);
 	c->kernel_ns = (uint64_t)env_num("SIMGPU_KERNEL_NS", 100000, 0, 1e12);
 	c->launch_ns = (uint64_t)env_num("SIMGPU_LAUNCH_NS", 4000, 0, 1e9);
-	c->ndev = (int)env_num("SIMGPU_DEVICES", 1, 1, 64);
+	c->nphys = (int)env_num("SIMGPU_DEVICES", 1, 1, SIMM_MAXDEV);
+	visible_devices(c);
 	c->stage_bytes = (size_t)env_num("SIMGPU_STAGE_BYTES", 256 << 10,
 					 4096, 1 << 30);
 	c->mem_bytes = (uint64_t)env_num("SIMGPU_MEM", 80e9, 1 << 20, 1e13);
@@ -126,6 +179,12 @@ CUresult sim_init(unsigned int flags)
 	sim_lock();
 	if (!sim.initialized) {
 		read_config(&sim.cfg);
+		if (!sim.cfg.ndev) {
+			sim_unlock();
+			return CUDA_ERROR_NO_DEVICE;
+		}
+		if (!sim.machine)
+			sim.machine = simm_open((unsigned int)sim.cfg.nphys);
 		sim.primary = calloc((size_t)sim.cfg.ndev,
 				     sizeof(*sim.primary));
 		if (!sim.primary) {
@@ -168,6 +227,13 @@ static void fork_child(void)
 	sim.next_ctx_id = sim.next_stream_id = 0;
 	reg_reset();
 	mem_reset();
+}
+
+/* The machine's process lists hold only processes that are alive, but a
+ * process that exits says so at once. */
+__attribute__((destructor)) static void sim_unload(void)
+{
+	simm_unregister_all(sim.machine);
 }
 
 __attribute__((constructor)) static void sim_load(void)

@@ -26,6 +26,8 @@ static const struct proc procs[] = {
 	P(cuDeviceGetCount, 2000, cuDeviceGetCount),
 	P(cuDeviceGetName, 2000, cuDeviceGetName),
 	P(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
+	P(cuDeviceGetUuid, 9020, cuDeviceGetUuid),
+	P(cuDeviceGetUuid, 11040, cuDeviceGetUuid_v2),
 	P(cuCtxCreate, 2000, cuCtxCreate),
 	P(cuCtxCreate, 3020, cuCtxCreate_v2),
 	P(cuCtxCreate, 11040, cuCtxCreate_v3),

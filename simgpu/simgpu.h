@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "machine.h"
+
 #define SIM_EXPORT __attribute__((visibility("default"), noinline, used))
 /* The shared implementation behind a family of entry points; kept out of
  * line so every exported wrapper stays a few instructions long. */
@@ -95,6 +97,7 @@ struct stream {
 	bool lingering;		/* idle, polling the queue */
 	bool sleeping;		/* idle until kicked */
 	uint32_t work_word;	/* futex word the idle device thread waits on */
+	uint64_t busy_start, busy_end;	/* executed, not yet published */
 	struct stream *next;	/* in ctx->streams */
 };
 
@@ -138,7 +141,9 @@ struct sim_config {
 	double bw;		/* copy/memset bytes per second */
 	uint64_t kernel_ns;
 	uint64_t launch_ns;
-	int ndev;
+	int ndev;		/* visible to the process */
+	int nphys;		/* SIMGPU_DEVICES: GPUs of the machine */
+	int phys[SIMM_MAXDEV];	/* ordinal -> physical GPU */
 	size_t stage_bytes;
 	uint64_t mem_bytes;	/* device memory per device */
 	char trace[4096];
@@ -163,6 +168,7 @@ struct sim {
 	struct ctx *ctxs;
 	int next_ctx_id, next_stream_id;
 	struct ctx **primary;	/* per device, created on first retain */
+	struct simm *machine;	/* shared with the machine's processes */
 	cpu_set_t cpus;		/* affinity device threads run with */
 	struct range_set dev_mem;	/* sorted by base */
 	struct range_set pinned;

@@ -31,13 +31,15 @@ SIMGPU_TEST_SRCS  := $(wildcard tests/simgpu/*.c)
 SIMGPU_TEST_PROGS := $(patsubst tests/simgpu/%.c,$(BUILD)/tests/simgpu_%,\
 		       $(SIMGPU_TEST_SRCS))
 
-$(BUILD)/tests/simgpu_%: tests/simgpu/%.c $(SIMGPU_LIB)
+$(BUILD)/tests/simgpu_%: tests/simgpu/%.c $(SIMGPU_LIB) $(SIMNVML_LIB)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -pthread \
-		-I$(CUDA_HOME)/include -Itests/simgpu $< $(SIMGPU_LIB) \
+		-I$(CUDA_HOME)/include -I$(SIMNVML_INC) -Itests/simgpu $< \
+		$(SIMGPU_LIB) \
 		-Wl,-rpath,'$$ORIGIN/../simgpu' -ldl -lm -o $@
 
 -include $(SIMGPU_OBJS:.o=.d) $(SIMGPU_TEST_PROGS:=.d)
 
 include simgpu/nccl/nccl.mk
+include simgpu/nvml/nvml.mk

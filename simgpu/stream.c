@@ -103,6 +103,7 @@ struct ctx *ctx_new(CUdevice dev, unsigned int flags, bool primary)
 	c->next = sim.ctxs;
 	sim.ctxs = c;
 	reg_add(c, OBJ_CTX);
+	simm_register(sim.machine, (unsigned int)sim.cfg.phys[dev]);
 	return c;
 }
 
@@ -405,6 +406,34 @@ static void complete_head(struct stream *s, uint64_t end)
 	free(op);
 }
 
+/* The longest busy interval kept back: NVML readers see a stream that
+ * stays busy this late at most. */
+#define BUSY_HOLD_NS 10000000ull
+
+/* Executed work goes to the machine's ring of its GPU, one interval per
+ * run of back-to-back ops (device thread only). */
+static void busy_flush(struct stream *s)
+{
+	if (s->busy_end > s->busy_start)
+		simm_busy(sim.machine,
+			  (unsigned int)sim.cfg.phys[s->ctx->dev],
+			  s->busy_start, s->busy_end);
+	s->busy_start = s->busy_end = 0;
+}
+
+static void busy_note(struct stream *s, uint64_t start, uint64_t end)
+{
+	if (s->busy_end && start <= s->busy_end &&
+	    end - s->busy_start < BUSY_HOLD_NS) {
+		if (end > s->busy_end)
+			s->busy_end = end;
+		return;
+	}
+	busy_flush(s);
+	s->busy_start = start;
+	s->busy_end = end;
+}
+
 struct batch {
 	char buf[8192];
 	size_t len;
@@ -412,7 +441,7 @@ struct batch {
 	uint64_t end[BATCH_MAX];
 };
 
-static void batch_add(struct batch *b, const struct stream *s,
+static void batch_add(struct batch *b, struct stream *s,
 		      const struct op *op, uint64_t start, uint64_t end)
 {
 	static const char *const kind_name[] = {
@@ -420,6 +449,8 @@ static void batch_add(struct batch *b, const struct stream *s,
 		[OP_MEMSET] = "memset",
 	};
 
+	if (op->kind != OP_MARKER)
+		busy_note(s, start, end);
 	if (op->kind != OP_MARKER)
 		b->len += (size_t)snprintf(b->buf + b->len,
 					   sizeof(b->buf) - b->len,
@@ -461,6 +492,10 @@ static void run_batch(struct stream *s)
 		end = start + op->dur_ns;
 		batch_add(&b, s, op, start, end);
 	}
+	/* Published before any waiter wakes: a process that saw its work
+	 * done finds it in NVML's answers. */
+	if (!op)
+		busy_flush(s);
 	fd = sim.trace_fd;
 	if (b.len && fd >= 0) {
 		sim_unlock();

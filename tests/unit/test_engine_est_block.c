@@ -31,6 +31,7 @@ static struct json_object *job(struct ig_engine *e, bool wait, uint32_t bad_step
 
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "python3");
+	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, NULL);
 	for (k = 0; k < STEPS; k++) {
 		uint64_t last = 0, in, end;
 

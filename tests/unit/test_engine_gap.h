@@ -21,6 +21,8 @@ static inline void begin(struct tstream *s)
 	t_meta(s, 0);
 	t_task(s, 0, 100, 100, 1, "python3");
 	t_task(s, 0, 101, 100, 1, "python3");
+	/* NVML lists it on GPU 0 */
+	t_gpudev(s, 0, 100, 0, IG_GD_NVML, -1, NULL);
 	t_submit(s, 100, 100, 5 * MS, L);
 	t_sync(s, 100, 100, 6 * MS, 0, 10 * MS, L, 5 * MS);
 }

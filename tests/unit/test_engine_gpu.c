@@ -160,6 +160,8 @@ static void test_processes_devices(void **state)
 	t_task(&s, 0, 100, 100, 1, "train0");
 	t_task(&s, 0, 200, 200, 1, "train1");
 	t_task(&s, 0, 300, 300, 1, "train2");
+	/* 100 set its context up before the probes came: NVML says where */
+	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, "GPU-aaaa");
 	CU(&s, .kind = IG_CU_CTX, .api = IG_API_cuDevicePrimaryCtxRetain,
 	   .tid = 200, .ts = 1 * MS, .arg = 0);
 	CU(&s, .kind = IG_CU_CTX, .api = IG_API_cuDevicePrimaryCtxRetain,
@@ -185,6 +187,10 @@ static void test_processes_devices(void **state)
 	d1 = json_object_array_get_idx(devs, 1);
 	assert_int_equal(ji(d0, "device"), 0);
 	assert_int_equal(ji(d1, "device"), 1);
+	assert_string_equal(json_object_get_string(jpath(d0, "device_source")),
+			    "context");
+	assert_string_equal(json_object_get_string(jpath(d0, "uuid")),
+			    "GPU-aaaa");
 	/* device 0 is idle only after both processes drained (40) */
 	assert_near(jd(d0, "busy_s"), S(40), EPS);
 	assert_near(jd(d0, "idle_s"), S(20), EPS);
@@ -203,6 +209,67 @@ static void test_processes_devices(void **state)
 	assert_int_equal(ji(d0, "gap_histogram.count"), 1);
 	assert_int_equal(ji(d1, "gap_histogram.count"), 1);
 	assert_near(jd(d1, "gap_histogram.sum_s"), S(25), EPS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Nothing places a process's GPU: a device of its own, "device": null,
+ * never another process's GPU 0; one its environment places is
+ * labelled self-reported, and so is the RANK it gives. */
+static void test_device_unknown(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *devs, *d, *sr;
+	int i, nnull = 0, nenv = 0;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "train0");
+	t_task(&s, 0, 200, 200, 1, "train1");
+	t_task(&s, 0, 300, 300, 1, "train2");
+	CU(&s, .kind = IG_CU_CTX, .api = IG_API_cuDevicePrimaryCtxRetain,
+	   .tid = 200, .ts = 1 * MS, .arg = 0);
+	/* NVML lists it nowhere, its environment says nothing */
+	t_gpudev(&s, 0, 100, -1, IG_GD_NONE, -1, NULL);
+	/* LOCAL_RANK=3, RANK=7 */
+	t_gpudev(&s, 0, 300, 3, IG_GD_LOCAL_RANK, 7, NULL);
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_sync(&s, 100, 100, 11 * MS, 20 * MS, 21 * MS, L, 10 * MS);
+	t_submit(&s, 200, 200, 10 * MS, L);
+	t_sync(&s, 200, 200, 11 * MS, 30 * MS, 31 * MS, L, 10 * MS);
+	t_submit(&s, 300, 300, 10 * MS, L);
+	t_sync(&s, 300, 300, 11 * MS, 40 * MS, 41 * MS, L, 10 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	devs = jpath(j, "gpu.devices");
+	assert_int_equal(json_object_array_length(devs), 3);
+	for (i = 0; i < 3; i++) {
+		d = json_object_array_get_idx(devs, i);
+		sr = jpath(d, "self_reported");
+		if (!jpath(d, "device")) {
+			nnull++;
+			assert_int_equal(ji(d, "pid"), 100);
+			assert_null(jpath(d, "device_source"));
+			assert_near(jd(d, "busy_s"), S(10), EPS);
+		} else if (ji(d, "device") == 3) {
+			nenv++;
+			assert_string_equal(json_object_get_string(
+				jpath(d, "device_source")), "local_rank");
+			assert_int_equal(ji(d, "rank"), 7);
+			assert_string_equal(json_object_get_string(
+				jpath(d, "rank_source")), "environment");
+			assert_int_equal(json_object_array_length(sr), 2);
+		} else {
+			assert_int_equal(ji(d, "device"), 0);
+			assert_near(jd(d, "busy_s"), S(20), EPS);
+			assert_int_equal(json_object_array_length(sr), 0);
+		}
+	}
+	assert_int_equal(nnull, 1);
+	assert_int_equal(nenv, 1);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);
@@ -642,6 +709,8 @@ static void test_process_exit(void **state)
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "train");
 	t_task(&s, 0, 200, 200, 1, "helper");
+	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, NULL);
+	t_gpudev(&s, 0, 200, 0, IG_GD_NVML, -1, NULL);
 	t_submit(&s, 100, 100, 10 * MS, L);
 	t_submit(&s, 200, 200, 12 * MS, L);
 	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 10 * MS);
@@ -695,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_two_streams),
 		cmocka_unit_test(test_late_drain),
 		cmocka_unit_test(test_processes_devices),
+		cmocka_unit_test(test_device_unknown),
 		cmocka_unit_test(test_gpumap),
 		cmocka_unit_test(test_syncs_with),
 		cmocka_unit_test(test_sync_copy),

@@ -280,6 +280,7 @@ static void test_gone_forgotten(void **state)
 	(void)state;
 	begin(&s);
 	t_task(&s, 0, 300, 300, 1, "other");
+	t_gpudev(&s, 0, 300, 0, IG_GD_NVML, -1, NULL);
 	t_pycode(&s, 100, 1 * MS, 0xa0, "read_batch");
 	t_pycode(&s, 100, 1 * MS, 0xb0, "unused");
 	t_pystack(&s, 100, 100, 2 * MS, 0x111, 0xa0);
@@ -346,6 +347,7 @@ static void test_gone_still_named(void **state)
 	(void)state;
 	begin(&s);
 	t_task(&s, 0, 300, 300, 1, "other");
+	t_gpudev(&s, 0, 300, 0, IG_GD_NVML, -1, NULL);
 	t_pycode(&s, 100, 1 * MS, 0xa0, "read_batch");
 	t_pystack(&s, 100, 100, 2 * MS, 0x111, 0xa0);
 	t_usym(&s, 100, 11 * MS, 0x7000, "pread (libc.so.6)");

@@ -77,6 +77,22 @@ static inline void t_task(struct tstream *s, uint64_t ts, uint32_t tid,
 	snprintf(r->t.exe, sizeof(r->t.exe), "/usr/bin/%s", comm);
 }
 
+/* Where process @tgid's GPU is (IG_REC_GPUDEV): host GPU @dev (-1:
+ * unknown) from @src, the RANK of its environment @rank (-1: unset). */
+static inline void t_gpudev(struct tstream *s, uint64_t ts, uint32_t tgid,
+			    int dev, unsigned int src, int rank,
+			    const char *uuid)
+{
+	union ig_rec *r = ts_new(s, IG_REC_GPUDEV, sizeof(struct ig_gpudev),
+			      tgid, tgid, ts);
+
+	r->gd.dev = dev;
+	r->gd.src = src;
+	r->gd.rank = rank;
+	r->gd.ngpus = dev >= 0 && src == IG_GD_NVML;
+	snprintf(r->gd.uuid, sizeof(r->gd.uuid), "%s", uuid ? uuid : "");
+}
+
 static inline void t_proc(struct tstream *s, uint64_t ts, unsigned int kind,
 			  uint32_t tid, uint32_t tgid, uint32_t ppid,
 			  const char *comm)

@@ -47,14 +47,51 @@ static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
 	return d;
 }
 
+/* The host GPU of @p and where that comes from; -1 when unknown. */
+static int proc_host_gpu(const struct ig_process *p, const char **src)
+{
+	int ord = p->device;
+
+	if (p->device_set) {
+		*src = "context";
+		if (ord >= 0 && (uint32_t)ord < p->ngpumap && p->gpumap[ord] >= 0)
+			return p->gpumap[ord];
+		/* NVML lists the process on one GPU: its context's */
+		if (p->gd_seen && p->gd_src == IG_GD_NVML && p->gd_dev >= 0)
+			return p->gd_dev;
+		return ord;
+	}
+	if (p->gd_seen && p->gd_dev >= 0) {
+		*src = ig_gpudev_src_name(p->gd_src);
+		return p->gd_dev;
+	}
+	/* the agent's: the one GPU its environment lets it see */
+	if (p->ngpumap == 1 && p->gpumap[0] >= 0) {
+		*src = "gpumap";
+		return p->gpumap[0];
+	}
+	*src = NULL;
+	return -1;
+}
+
 int ig_gpu_proc_device(const struct ig_process *p)
 {
-	int ord = p->device_set ? p->device : 0;
+	const char *src;
+	int dev = proc_host_gpu(p, &src);
 
-	if (ord >= 0 && (uint32_t)ord < p->ngpumap && p->gpumap[ord] >= 0)
-		ord = p->gpumap[ord];
+	/* never another process's GPU by default: one of its own */
+	if (dev < 0)
+		return IG_DEV_UNKNOWN | (int)(p->pid & (IG_DEV_UNKNOWN - 1));
 	/* another host's GPUs in a merged analysis: devices of their own */
-	return ord + ig_merge_dev_base(p->pid);
+	return dev + ig_merge_dev_base(p->pid);
+}
+
+const char *ig_gpu_proc_device_source(const struct ig_process *p)
+{
+	const char *src;
+
+	proc_host_gpu(p, &src);
+	return src;
 }
 
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)

@@ -11,6 +11,7 @@
 #include "engine/peers.h"
 #include "engine/idents.h"
 #include "engine/files.h"
+#include "engine/merge.h"
 #include "engine/stacks.h"
 
 /* A record shorter than its struct (older producer): read it zero-padded. */
@@ -338,6 +339,21 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		if (p) {
 			p->ngpumap = g->n < IG_GPUMAP_MAX ? g->n : IG_GPUMAP_MAX;
 			memcpy(p->gpumap, g->dev, sizeof(p->gpumap));
+		}
+		break;
+	}
+	case IG_REC_GPUDEV: {
+		struct ig_gpudev gd;
+		const struct ig_gpudev *g = REC(struct ig_gpudev, rec, gd);
+		struct ig_process *p = ig_tasks_process_get(e, rec->tgid, rec->ts);
+
+		if (p) {
+			p->gd_seen = true;
+			p->gd_dev = g->dev < IG_MERGE_DEV_STRIDE ? g->dev : -1;
+			p->gd_src = g->src;
+			p->env_rank = g->rank;
+			memcpy(p->gd_uuid, g->uuid, sizeof(p->gd_uuid));
+			p->gd_uuid[sizeof(p->gd_uuid) - 1] = '\0';
 		}
 		break;
 	}

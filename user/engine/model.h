@@ -178,6 +178,13 @@ struct ig_process {
 	bool device_set;
 	int32_t gpumap[IG_GPUMAP_MAX];	/* the device of each ordinal */
 	uint32_t ngpumap;
+	/* its host GPU from evidence that outlives its set-up, the newest
+	 * IG_REC_GPUDEV (§4.2): valid when gd_seen */
+	bool gd_seen;
+	int32_t gd_dev;		/* the host's index, -1: unknown */
+	uint32_t gd_src;	/* enum ig_gpudev_src */
+	int32_t env_rank;	/* RANK of its environment, -1: unset */
+	char gd_uuid[48];
 	bool on_gpu;		/* has submitted work */
 	uint32_t nthreads_seen;
 	struct ig_thread *threads;
@@ -423,9 +430,20 @@ struct ig_engine {
 };
 
 /* ---- gpu.c ---- */
-/* The engine's device for @p's current context: its ordinal, or the
- * host GPU an IG_REC_GPUMAP says the ordinal is. */
+/* Device keys from IG_DEV_UNKNOWN on are one process's GPU that nothing
+ * placed (§4.2): IG_DEV_UNKNOWN | pid, an entry of its own. */
+#define IG_DEV_UNKNOWN	0x40000000
+static inline bool ig_gpu_dev_unknown(int key)
+{
+	return key >= IG_DEV_UNKNOWN;
+}
+/* The engine's device for @p (§4.2): its context's ordinal (as the host
+ * GPU an IG_REC_GPUMAP or NVML says it is), else the host GPU an
+ * IG_REC_GPUDEV names, else a device of its own, unknown. */
 int ig_gpu_proc_device(const struct ig_process *p);
+/* Where that device comes from: "context", "nvml", "device_node",
+ * "local_rank", "cuda_visible_devices", "gpumap" or NULL (unknown). */
+const char *ig_gpu_proc_device_source(const struct ig_process *p);
 
 /* ---- tasks.c ---- */
 struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,

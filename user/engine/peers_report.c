@@ -28,13 +28,43 @@ static void dev_ident(const struct ig_engine *e, jo *o, int ordinal)
 	ig_engine_ident_json_common(e, o, pids, n);
 }
 
+/* The RANK the environments of the processes on GPU @ordinal agree on
+ * (self-reported), or -1. */
+static int32_t env_rank(const struct ig_engine *e, int ordinal)
+{
+	const struct ig_process **v;
+	size_t n = ig_report_procs_sorted(e, &v), i;
+	int32_t r = -1;
+
+	for (i = 0; i < n; i++) {
+		const struct ig_process *p = v[i];
+
+		if (!p->on_gpu || ig_gpu_proc_device(p) != ordinal ||
+		    !p->gd_seen || p->env_rank < 0)
+			continue;
+		if (r >= 0 && r != p->env_rank) {
+			r = -1;
+			break;
+		}
+		r = p->env_rank;
+	}
+	free(v);
+	return r;
+}
+
 void ig_peers_json_dev(const struct ig_engine *e, jo *o, int ordinal)
 {
 	uint64_t w, coll;
 	int32_t rank;
+	const char *src = "communicator";
 
 	ig_peers_dev(e, ordinal, &w, &coll, &rank);
+	/* a communicator created before the probes came: the rank its
+	 * process's environment gives, labelled (§4.9) */
+	if (rank < 0 && (rank = env_rank(e, ordinal)) >= 0)
+		src = "environment";
 	json_object_object_add(o, "rank", rank >= 0 ? json_object_new_int(rank) : NULL);
+	json_object_object_add(o, "rank_source", rank >= 0 ? jstr(src) : NULL);
 	dev_ident(e, o, ordinal);
 	json_object_object_add(o, "collective_s", jsec(coll));
 	json_object_object_add(o, "peer_wait_s", jsec(w));

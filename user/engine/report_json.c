@@ -54,9 +54,15 @@ static jo *processes_json(const struct ig_engine *e)
 		add(o, "first_seen_ns", ju64(p->first_seen));
 		add(o, "exit_ns", p->exit_ts == IG_NS_INF ? NULL
 							  : ju64(p->exit_ts));
-		add(o, "device", p->on_gpu ? json_object_new_int(ig_gpu_proc_device(p)) : NULL);
-		add(o, "ordinal", p->on_gpu ?
-			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
+		add(o, "device", p->on_gpu && !ig_gpu_dev_unknown(ig_gpu_proc_device(p)) ?
+			json_object_new_int(ig_gpu_proc_device(p)) : NULL);
+		add(o, "ordinal", p->on_gpu && p->device_set ?
+			ju64((uint64_t)p->device) : NULL);
+		add(o, "device_source", p->on_gpu && ig_gpu_proc_device_source(p) ?
+			jstr(ig_gpu_proc_device_source(p)) : NULL);
+		add(o, "uuid", p->gd_seen && p->gd_uuid[0] ? jstr(p->gd_uuid) : NULL);
+		add(o, "env_rank", p->gd_seen && p->env_rank >= 0 ?
+			json_object_new_int(p->env_rank) : NULL);
 		add(o, "submissions", ju64(p->submissions));
 		add(o, "launches", ju64(p->launches));
 		add(o, "python", json_object_new_boolean(p->pyrt_end >
@@ -123,6 +129,72 @@ static jo *gap_hist_json(const struct ig_hist *h)
 }
 
 /* A GPU's share of the cause time: [{cause, seconds}], largest first. */
+/* Evidence of a device's place, strongest first (§4.2). */
+static int source_rank(const char *src)
+{
+	static const char *const order[] = {
+		"context", "nvml", "device_node", "gpumap", "local_rank",
+		"cuda_visible_devices",
+	};
+	size_t i;
+
+	for (i = 0; src && i < sizeof(order) / sizeof(order[0]); i++)
+		if (!strcmp(src, order[i]))
+			return (int)i;
+	return 99;
+}
+
+/* Which GPU the device entry is: "device" (null when nothing placed it),
+ * "uuid" (NVML's), "device_source" (the strongest evidence among its
+ * processes) and, for an unknown one, "pid". */
+static void dev_where_json(const struct ig_engine *e, jo *o, int key)
+{
+	const struct ig_process **v;
+	const char *src = NULL, *uuid = NULL;
+	size_t n = ig_report_procs_sorted(e, &v), i;
+
+	for (i = 0; i < n; i++) {
+		const struct ig_process *p = v[i];
+		const char *s;
+
+		if (!p->on_gpu || ig_gpu_proc_device(p) != key)
+			continue;
+		s = ig_gpu_proc_device_source(p);
+		if (s && source_rank(s) < source_rank(src))
+			src = s;
+		if (!uuid && p->gd_seen && p->gd_uuid[0] &&
+		    p->gd_dev + ig_merge_dev_base(p->pid) == key)
+			uuid = p->gd_uuid;
+	}
+	if (ig_gpu_dev_unknown(key)) {
+		add(o, "device", NULL);
+		add(o, "pid", ju64((uint64_t)(key & (IG_DEV_UNKNOWN - 1))));
+	} else {
+		add(o, "device", ju64((uint64_t)key));
+	}
+	add(o, "uuid", uuid ? jstr(uuid) : NULL);
+	add(o, "device_source", src ? jstr(src) : NULL);
+	free(v);
+}
+
+/* "self_reported": the device entry's fields that only the processes'
+ * environment gives (§7.7). */
+static void dev_self_json(jo *o)
+{
+	jo *src = NULL, *rs = NULL, *a = json_object_new_array();
+	const char *s;
+
+	if (json_object_object_get_ex(o, "device_source", &src) && src &&
+	    (s = json_object_get_string(src)) &&
+	    (!strcmp(s, "local_rank") || !strcmp(s, "cuda_visible_devices") ||
+	     !strcmp(s, "gpumap")))
+		json_object_array_add(a, jstr("device"));
+	if (json_object_object_get_ex(o, "rank_source", &rs) && rs &&
+	    !strcmp(json_object_get_string(rs), "environment"))
+		json_object_array_add(a, jstr("rank"));
+	add(o, "self_reported", a);
+}
+
 static jo *dev_causes_json(const struct ig_engine *e, int ordinal, bool idle)
 {
 	const uint64_t *ns = ig_attrib_dev_causes(e, ordinal, idle);
@@ -154,7 +226,7 @@ static jo *devices_json(const struct ig_engine *e)
 			continue;
 		ig_report_peer_carve(e, d->ordinal, &busy, &unres, &ugpu, &pw);
 		o = json_object_new_object();
-		add(o, "device", ju64((uint64_t)d->ordinal));
+		dev_where_json(e, o, d->ordinal);
 		add(o, "busy_s", jsec(busy));
 		add(o, "idle_s", jsec(d->idle_ns));
 		add(o, "unresolved_s", jsec(unres));
@@ -163,6 +235,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "unresolved_open_s", jsec(unres > d->unres_host_ns + ugpu ?
 						 unres - d->unres_host_ns - ugpu : 0));
 		ig_peers_json_dev(e, o, d->ordinal);
+		dev_self_json(o);
 		add(o, "gaps", ju64(d->gaps));
 		add(o, "unresolved_spans", ju64(d->unres_spans));
 		add(o, "span_start_ns", ju64(d->span_start));

@@ -302,12 +302,24 @@ static void gpu_section(FILE *out, const struct ig_engine *e,
 
 			if (!d->active)
 				continue;
-			fprintf(out, "  device %d over %.3f s: busy %.1f%%, "
-				"idle %.1f%%, unresolved %.1f%%\n", d->ordinal,
+			if (ig_gpu_dev_unknown(d->ordinal))
+				fprintf(out, "  device unknown (pid %d)",
+					d->ordinal & (IG_DEV_UNKNOWN - 1));
+			else
+				fprintf(out, "  device %d", d->ordinal);
+			fprintf(out, " over %.3f s: busy %.1f%%, "
+				"idle %.1f%%, unresolved %.1f%%\n",
 				sec(span), pct(d->busy_ns, span),
 				pct(d->idle_ns, span), pct(d->unres_ns, span));
 		}
 	}
+	for (i = 0; i < e->gpu.ndevs; i++)
+		if (e->gpu.devs[i]->active &&
+		    ig_gpu_dev_unknown(e->gpu.devs[i]->ordinal))
+			fprintf(out, "the GPU of pid %d is not known (no "
+				"context creation seen, nothing\nnames it): "
+				"counted as a device of its own\n",
+				e->gpu.devs[i]->ordinal & (IG_DEV_UNKNOWN - 1));
 	if (e->lost.any)
 		fprintf(out, "warning: records were lost; idle time near the "
 			"loss may show as\nunresolved or unknown\n");

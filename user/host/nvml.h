@@ -5,6 +5,8 @@
 #define IG_NVML_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 struct ig_nvml;
 
@@ -15,5 +17,14 @@ unsigned int ig_nvml_ndevices(const struct ig_nvml *n);
 int ig_nvml_sample(struct ig_nvml *n, unsigned int dev, unsigned int *util,
 		   unsigned int *mem);
 void ig_nvml_close(struct ig_nvml *n);
+
+/* NVML's indices of the GPUs whose compute processes include @pid (a
+ * host pid), at most @max in @devs: how many there are, or -1 when NVML
+ * cannot list processes. */
+int ig_nvml_proc_gpus(struct ig_nvml *n, pid_t pid, int *devs, int max);
+/* NVML's UUID of GPU @index into @buf ("" and -1 when unknown). */
+int ig_nvml_uuid(struct ig_nvml *n, int index, char *buf, size_t len);
+/* The index of the GPU whose UUID starts with @uuid, or -1. */
+int ig_nvml_index_of(struct ig_nvml *n, const char *uuid);
 
 #endif

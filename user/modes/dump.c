@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
+#include <string.h>
 #include "modes/dump.h"
 #include "util/escape.h"
 #include "stream/cuda_api.h"
@@ -261,6 +262,15 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 
 		for (i = 0; i < g->n && i < IG_GPUMAP_MAX; i++)
 			fprintf(f, "%s%d", i ? "," : " devices=", g->dev[i]);
+		break;
+	}
+	case IG_REC_GPUDEV: {
+		const struct ig_gpudev *g = (const void *)r;
+
+		fprintf(f, " device=%d source=%s gpus=%u rank=%d uuid=%s", g->dev,
+			ig_gpudev_src_name(g->src), g->ngpus, g->rank,
+			ig_esc(esc[0], sizeof(esc[0]), g->uuid,
+			       strnlen(g->uuid, sizeof(g->uuid))));
 		break;
 	}
 	}

@@ -6,6 +6,7 @@
 #include "probes/capture.h"
 #include "probes/log.h"
 #include "probes/pyframes.h"
+#include "host/gpudev.h"
 #include "host/identity.h"
 #include "host/procfs.h"
 #include "stacks/symbolize.h"
@@ -30,6 +31,15 @@ static void emit_ident(struct ig_capture *c, pid_t pid, __u64 ts)
 	struct ig_ident r;
 
 	if (!ig_identity_record(&r, NULL, pid, ts))
+		emit(c, &r.h);
+}
+
+/* Where the process's GPU is (docs/design.md §4.2), before @ts. */
+static void emit_gpudev(struct ig_capture *c, pid_t pid, __u64 ts)
+{
+	struct ig_gpudev r;
+
+	if (!ig_gpudev_record(&r, pid, ts))
 		emit(c, &r.h);
 }
 
@@ -87,13 +97,23 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	if (c->o.keep && !c->o.keep(rec, c->o.ctx))
 		return;
 	ig_usym_on_record(&c->sym, rec, emit_cb, c);
+	/* a process whose GPU was not known when it was followed: asked
+	 * again when it uses the GPU, stamped just before */
+	if (rec->type == IG_REC_CUDA && rec->ts &&
+	    ig_gpudev_wanted((pid_t)rec->tgid, rec->ts))
+		emit_gpudev(c, (pid_t)rec->tgid, rec->ts - 1);
 	/* the names of new code objects go in just before the stack */
 	if (rec->type == IG_REC_PYSTACK)
 		ig_pyframes_on_stack(c->py, rec, emit_cb, c);
 	emit(c, rec);
 	if (rec->type == IG_REC_PROC &&
-	    ((const struct ig_proc *)rec)->kind == IG_PROC_EXEC)
+	    ((const struct ig_proc *)rec)->kind == IG_PROC_EXEC) {
 		emit_ident(c, (pid_t)rec->tgid, rec->ts);
+		emit_gpudev(c, (pid_t)rec->tgid, rec->ts);
+	}
+	if (rec->type == IG_REC_PROC &&
+	    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
+		ig_gpudev_forget((pid_t)rec->tgid);
 }
 
 int ig_capture_open(struct ig_capture *c, const struct ig_capture_opts *o)
@@ -183,6 +203,7 @@ void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts)
 	ig_proc_task_record(&r, pid, pid, ts);
 	emit(c, &r.h);
 	emit_ident(c, pid, ts);
+	emit_gpudev(c, pid, ts);
 	ig_proc_for_each_thread(pid, emit_thread, &t);
 }
 

@@ -96,6 +96,18 @@ const char *ig_rec_proc_kind_name(unsigned int kind)
 	return NULL;
 }
 
+const char *ig_gpudev_src_name(unsigned int src)
+{
+	switch (src) {
+	case IG_GD_NVML: return "nvml";
+	case IG_GD_DEVNODE: return "device_node";
+	case IG_GD_LOCAL_RANK: return "local_rank";
+	case IG_GD_CVD: return "cuda_visible_devices";
+	case IG_GD_NVML_MANY: return "nvml_several";
+	}
+	return "none";
+}
+
 static const char *const cuda_kinds[IG_CU__MAX] = {
 	[IG_CU_SUBMIT] = "submit",
 	[IG_CU_SYNC_BEGIN] = "sync_begin",

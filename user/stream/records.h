@@ -124,6 +124,29 @@ struct ig_ident {
 	char namespace[64];
 };
 
+/* The host GPU a process is on, from evidence that outlives its set-up
+ * (docs/design.md §4.2): NVML's list of the processes on each GPU, else
+ * the one /dev/nvidiaN it holds open, else its environment (LOCAL_RANK,
+ * CUDA_VISIBLE_DEVICES: self-reported).  Written when a process is
+ * followed and again while its GPU is not known; with the RANK of its
+ * environment (self-reported). */
+enum ig_gpudev_src {
+	IG_GD_NONE = 0,		/* nothing found: dev -1 */
+	IG_GD_NVML = 1,		/* NVML lists it on dev alone */
+	IG_GD_DEVNODE = 2,	/* it holds /dev/nvidia<dev> open, no other */
+	IG_GD_LOCAL_RANK = 3,	/* LOCAL_RANK (through CUDA_VISIBLE_DEVICES) */
+	IG_GD_CVD = 4,		/* CUDA_VISIBLE_DEVICES names one GPU */
+	IG_GD_NVML_MANY = 5,	/* NVML lists it on several GPUs: dev -1 */
+};
+struct ig_gpudev {
+	struct ig_hdr h;	/* tgid */
+	__s32 dev;		/* the host's index of its GPU, -1: unknown */
+	__u32 src;		/* enum ig_gpudev_src */
+	__s32 rank;		/* RANK of its environment, -1: unset */
+	__u32 ngpus;		/* GPUs NVML lists it on */
+	char uuid[48];		/* NVML's UUID of dev, "" when not known */
+};
+
 /* A file mapping, for naming the file behind a fault address. */
 struct ig_mapping {
 	struct ig_hdr h;	/* tgid */
@@ -202,6 +225,7 @@ union ig_rec {
 	struct ig_gpumap g;
 	struct ig_nccl nc;
 	struct ig_ident id;
+	struct ig_gpudev gd;
 };
 
 /* Smallest valid size of a record of the given type, 0 if unknown. */
@@ -217,6 +241,8 @@ unsigned int ig_rec_slot(unsigned int type);
 const char *ig_rec_reason_name(unsigned int reason);
 /* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
 const char *ig_rec_proc_kind_name(unsigned int kind);
+/* "nvml", "device_node", "local_rank", ...: "none" when unknown. */
+const char *ig_gpudev_src_name(unsigned int src);
 /* CUDA record kind name ("submit"); NULL if unknown. */
 const char *ig_rec_cuda_kind_name(unsigned int kind);
 /* "duration", "signal", ...; NULL if unknown. */

@@ -1,0 +1,52 @@
+#!/bin/sh
+# The simulated NVML (build/simgpu/libnvidia-ml.so.1), loaded by dlopen as
+# idlegap loads it: devices, UUIDs and error codes; the processes on each
+# GPU (CUDA_VISIBLE_DEVICES, a killed process, an exited one); utilization
+# samples, rates, per process and GPM against a second of known work; and
+# the switches that make each query unsupported.
+. "$(dirname "$0")/lib.sh"
+
+LIB=$IG_TOP/build/simgpu/libnvidia-ml.so.1
+CHECK=$IG_TOP/build/tests/simgpu_nvml
+[ -x "$CHECK" ] && [ -f "$LIB" ] || skip_all "build first: make all test-progs"
+
+# A machine of the test's own, removed at the end.
+export SIMGPU_MACHINE="simnvml-t-$$" SIMGPU_DEVICES=4
+trap 'rm -f "/dev/shm/simgpu-machine-$SIMGPU_MACHINE"; rm -rf "$TMP"' EXIT
+
+for c in basic procs util; do
+	out=$("$CHECK" "$c" 2>&1)
+	rc=$?
+	[ -n "$out" ] && echo "$out" | sed 's/^/# /'
+	is "$rc" 0 "simnvml: $c"
+	[ "$c" = basic ] && uuid3=$(echo "$out" | sed -n 's/^uuid3 //p')
+done
+
+# UUIDs are stable: another process of the same machine gets the same one,
+# and another machine another one.
+again=$("$CHECK" basic | sed -n 's/^uuid3 //p')
+is "$again" "$uuid3" "simnvml: a GPU's UUID is the same in every process"
+other=$(SIMGPU_MACHINE="simnvml-u-$$" "$CHECK" basic | sed -n 's/^uuid3 //p')
+rm -f "/dev/shm/simgpu-machine-simnvml-u-$$"
+ok "simnvml: another machine's GPU 3 has another UUID" -- \
+	test -n "$other" -a "$other" != "$uuid3"
+
+# A machine name that is not a plain file name is not used as one.
+SIMGPU_MACHINE="../x" "$CHECK" basic >/dev/null 2>&1
+ok "simnvml: SIMGPU_MACHINE with a slash stays under /dev/shm" -- \
+	test ! -e /dev/x -a ! -e "/dev/shm/simgpu-machine-../x"
+
+if command -v nm >/dev/null; then
+	syms=$(nm -D --defined-only "$LIB" | awk '{print $3}')
+	other=$(echo "$syms" | grep -vc '^nvml')
+	is "$other" 0 "simnvml: only nvml* symbols exported"
+	for s in nvmlInit_v2 nvmlDeviceGetComputeRunningProcesses_v3 \
+		 nvmlDeviceGetSamples nvmlGpmMetricsGet; do
+		echo "$syms" | grep -qx "$s" || fail "simnvml: exports $s"
+	done
+	pass "simnvml: exports the versioned entry points"
+else
+	skip "simnvml: symbol checks" "nm not installed"
+fi
+
+done_testing

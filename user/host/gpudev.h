@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The host GPU a process is on, for IG_REC_GPUDEV (docs/design.md §4.2).
+ * Not thread-safe: the capture's thread alone. */
+#ifndef IG_GPUDEV_H
+#define IG_GPUDEV_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "stream/records.h"
+
+/* @pid's GPUDEV record at @ts: NVML (loaded at the first call), else the
+ * one GPU device node it holds open, else its environment.  0, or
+ * -ENOENT when the process is gone. */
+int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts);
+/* Whether @pid should be looked at, at @now: never looked at (a child
+ * forked after its parent was followed), or looked at without NVML or a
+ * device node naming its GPU (then again at most once a second). */
+bool ig_gpudev_wanted(pid_t pid, __u64 now);
+/* @pid is gone: never asked again. */
+void ig_gpudev_forget(pid_t pid);
+
+#endif
