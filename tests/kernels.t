@@ -25,10 +25,11 @@ STALL=${VM_STALL_S:-120}
 # boot_guest K OUT: runs the guest script on kernel K until it ends; 1 (a failed test) when
 # a step stuck twice
 boot_guest() {
-	_k=$1 _out=$2 _once= _boot=0 _stall=$STALL
+	_k=$1 _out=$2 _once='' _boot=0 _stall=$STALL
 	while :; do
 		_boot=$((_boot + 1))
 		echo "VMWATCH: boot $_boot at $(date -u +%T)" >> "$_out/console.log"
+		echo "$(date +%s) $_boot" >> "$_out/boots.log"
 		# a throttled data disk keeps the storage job storage-bound under TCG
 		DRIVE_OPTS=throttling.bps-read=33554432 VM_TIMEOUT=${VM_TIMEOUT:-900} VM_STALL_S=$_stall nice \
 			"$IG_TOP/tests/kernels/run-vm.sh" "$KD/$_k/vmlinuz" "$KD/$_k/initrd.gz" "$_out" \
@@ -40,8 +41,12 @@ boot_guest() {
 		tr -d '\r' < "$_out/console.log" | tac | sed '/^GUEST-STEP start/q' | tac |
 			grep -v '^GUEST-IDLE' | grep -A12 'Show Blocked State\|VMWATCH' | head -40 | sed 's/^/#   /'
 		if [ "$_st" = "$_once" ] || [ $_boot -ge 3 ]; then
+			# the step's own time: from its first start, less the boot that started it again
 			_t0=$(awk -v s="$_st" '$2 == s { print int($1); exit }' "$_out/steps.log")
-			fail "kernel $_k: step $_st stuck twice ($(cat "$_out/stuck.why"); the limits: $STALL s, then $_stall s without progress, ${VM_TIMEOUT:-900} s a boot): failed $(( $(date +%s) - ${_t0:-0} )) s after it first started; console and task dump in $_out/console.log"
+			_t1=$(awk -v s="$_st" '$2 == s { t = int($1) } END { print t }' "$_out/steps.log")
+			_b=$(tail -1 "$_out/boots.log" | cut -d' ' -f1)
+			_boot_s=$(( ${_t1:-0} > ${_b:-0} ? ${_t1:-0} - ${_b:-0} : 0 ))
+			fail "kernel $_k: step $_st stuck twice ($(cat "$_out/stuck.why"); the limits: $STALL s, then $_stall s without progress, ${VM_TIMEOUT:-900} s a boot): failed $(( $(date +%s) - ${_t0:-0} )) s after it first started, $_boot_s s of them booting the guest again; console and task dump in $_out/console.log"
 			return 1
 		fi
 		_once=$_st

@@ -108,7 +108,7 @@ t1=$(date +%s)
 # script: its TAP numbers run through it); a part stuck twice fails, named.
 # ARM64_GUEST_HANG=PART plants a hang in a part of tests/arm64/guest.sh.
 echo "test-arm64: booting $KVER under qemu-system-aarch64 (TCG); set-up took $((t1 - t0)) s"
-once= rc=0
+once='' rc=0
 for boot in 1 2; do
 	rm -f "$V/console.log" "$V/monitor.sock"
 	rc=0
@@ -121,7 +121,7 @@ for boot in 1 2; do
 		-kernel "$V/kroot/boot/vmlinuz-$KVER" -initrd "$V/initrd.gz" \
 		-drive "file=$V/root.img,format=raw,if=none,id=hd0" -device virtio-blk-device,drive=hd0 \
 		-append "console=ttyAMA0 panic=-1 loglevel=4${ARM64_GUEST_HANG:+ ighang=$ARM64_GUEST_HANG}" -nic none \
-		-monitor unix:"$V/monitor.sock",server=on,wait=off -serial stdio || rc=$?
+		-qmp unix:"$V/monitor.sock",server=on,wait=off -serial stdio || rc=$?
 	[ $rc = 124 ] && [ -s "$V/stuck" ] || break
 	st=$(cat "$V/stuck")
 	cp "$V/console.log" "$V/console-stuck-$boot.log"

@@ -86,7 +86,8 @@ step_pagefault() {
 step pagefault step_pagefault
 # attach to a running GPU process: libcuda found in its maps and probed
 step_attach() {
-	$IG_TOP/build/trainsim -s healthy -n 100000 -t 30 -q > /dev/null 2>&1 &
+	# it runs until the attach is over (killed then): a slow guest starts idlegap late
+	$IG_TOP/build/trainsim -s healthy -n 100000 -t 900 -q > /dev/null 2>&1 &
 	tpid=$!
 	sleep 3
 	timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/attach.out 2> $OUT/attach.err
@@ -103,10 +104,11 @@ $IG agent --listen 127.0.0.1:9477 --window 3 --every 3 --reports /tmp/agent-repo
 	> $OUT/agent.out 2> $OUT/agent.err &
 apid=$!
 sleep 3
-$IG_TOP/build/trainsim -s healthy -n 100000 -t 40 -q > /dev/null 2>&1 &
+$IG_TOP/build/trainsim -s healthy -n 100000 -t 900 -q > /dev/null 2>&1 &
 tpid=$!
 i=0
-until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ] ||
+# found, or 300 s (the job runs until then)
+until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 300 ] ||
 	! kill -0 $apid 2>/dev/null; do
 	sleep 1; i=$((i + 1))
 done

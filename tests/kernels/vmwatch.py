@@ -8,13 +8,13 @@ USAGE
                -- QEMU-COMMAND...
 
 QEMU-COMMAND runs with its stdout and stderr (the guest's serial console)
-appended to FILE; it must open its monitor on the UNIX socket SOCK
-(-monitor unix:SOCK,server=on,wait=off).  A console line matching RE
+appended to FILE; it must open its QMP monitor on the UNIX socket SOCK
+(-qmp unix:SOCK,server=on,wait=off).  A console line matching RE
 (--progress) is a progress line.  With none for S seconds (default 120):
 the vCPUs' registers (monitor "info registers -a") go to FILE, the guest's
 blocked tasks, the backtraces of its CPUs and then every task are dumped on
 its console (magic SysRq w, l and t, sent as keys through the monitor: a
-guest with a keyboard that allows them, kernel.sysrq=1), 10 s are left for
+guest with a keyboard that allows them, kernel.sysrq=1), 5 s are left for
 the dump, then the VM is stopped (monitor "quit", then SIGKILL).  The step the
 guest was in (the last match of --step's first group) goes to --stuck-file,
 why to FILE.why.
@@ -29,6 +29,7 @@ time.
 """
 
 import argparse
+import json
 import os
 import re
 import socket
@@ -39,29 +40,43 @@ import time
 POLL_S = 2
 
 
+def qmp_answer(f):
+    """The next answer on a QMP stream (events skipped): its text."""
+    while True:
+        line = f.readline()
+        if not line:
+            return "(no answer)"
+        m = json.loads(line)
+        if "return" in m:
+            r = m["return"]
+            return r if isinstance(r, str) else json.dumps(r)
+        if "error" in m:
+            return "error: %s" % m["error"].get("desc", m["error"])
+
+
 def monitor(sock, cmds, gap=2.0, out=None):
-    """Sends each monitor command in turn, its answer appended to OUT (a
-    file name); a missing monitor is said, not fatal (the VM is killed all
-    the same)."""
+    """Sends each human monitor command in turn through QMP, its answer
+    appended to OUT (a file name); a missing monitor is said, not fatal
+    (the VM is killed all the same)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
+        s.settimeout(10)
         s.connect(sock)
-    except OSError as e:
-        return "monitor %s: %s" % (sock, e)
-    try:
+        f = s.makefile("rw")
+        f.readline()	# the greeting
+        f.write(json.dumps({"execute": "qmp_capabilities"}) + "\n")
+        f.flush()
+        qmp_answer(f)
         for c in cmds:
-            s.sendall((c + "\n").encode())
+            f.write(json.dumps({"execute": "human-monitor-command",
+                                "arguments": {"command-line": c}}) + "\n")
+            f.flush()
+            got = qmp_answer(f)
+            if out:
+                with open(out, "a") as o:
+                    o.write("VMWATCH: monitor: %s\n%s\n" % (c, got.strip()))
             time.sleep(gap)
-            try:
-                got = s.recv(1 << 20)
-            except OSError:
-                got = b""
-            if out and got:
-                with open(out, "ab") as f:
-                    f.write(b"VMWATCH: monitor: " + c.encode() + b"\n" +
-                            got.replace(b"\r", b"") + b"\n")
-    except OSError as e:
+    except (OSError, ValueError) as e:
         return "monitor %s: %s" % (sock, e)
     finally:
         s.close()
@@ -80,11 +95,11 @@ def stop(p, a, step, why):
         why, step or "before any step"))
     err = monitor(a.monitor, ["info registers -a", "sendkey alt-sysrq-w",
                               "sendkey alt-sysrq-l", "sendkey alt-sysrq-t"],
-                  out=a.console)
+                  gap=1.0, out=a.console)
     if err:
         note(a.console, err)
     try:
-        p.wait(timeout=10)	# the guest may still end by itself
+        p.wait(timeout=5)	# the dump reaches the console (or the guest ends)
     except subprocess.TimeoutExpired:
         monitor(a.monitor, ["quit"], gap=0.5)
         try:
