@@ -22,7 +22,7 @@ if grep -q '^1\.\.0 # SKIP' "$TMP/kernels.tap"; then
 	exit
 fi
 line=$(grep "^not ok .*kernel $k: step check stuck twice" "$TMP/kernels.tap" | head -1)
-ok "kernels.t fails (exit $rc) with the stuck step named: ${line#not ok }" -- test $rc != 0 -a -n "$line"
+ok "kernels.t fails (exit $rc) with the stuck step named: ${line#not ok * - }" -- test $rc != 0 -a -n "$line"
 secs=$(echo "$line" | sed -n 's/.*failed \([0-9]*\) s after it first started.*/\1/p')
 boot=$(echo "$line" | sed -n 's/.*first started, \([0-9]*\) s of them booting.*/\1/p')
 # the step's own time: the guest's second boot, slower on a loaded host, is apart
