@@ -254,9 +254,12 @@ static __always_inline int cu_submit(struct pt_regs *ctx, __u64 cookie)
 {
 	struct cu_call c = cu_call_of(ctx, cookie);
 	struct launch_sig sig = { .func = c.api, .grid = IG_LB_NOTKERNEL };
-	__u64 h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 :
-		  launch_stream(ctx, c.cls, c.api, &sig);
+	__u64 h;
 
+	/* attached for every process (`run`): the others return here */
+	if (!proc_tracked(c.tgid))
+		return 0;
+	h = c.cls == IG_AC_SUBMIT_NOSTREAM ? 0 : launch_stream(ctx, c.cls, c.api, &sig);
 	count_hit(c.api);
 	submit(c.api, c.tid, c.tgid, stream_key_of(h, c.ptsz, c.tid),
 	       bpf_ktime_get_ns(), c.ptsz ? IG_CF_PTSZ : 0, &sig);
@@ -273,9 +276,9 @@ static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
 	struct stream_state *st;
 	__u64 now = bpf_ktime_get_ns();
 
-	count_hit(api);
 	if (!ts)
 		return 0;
+	count_hit(api);
 	ts->cu_cookie_api = api;
 	ts->cu_class = cls;
 	ts->cu_blocked = 0;
@@ -573,9 +576,9 @@ static __always_inline int cu_event_record(struct pt_regs *ctx, __u64 cookie)
 	struct event_key k = { .tgid = c.tgid, .event = PT_REGS_PARM1(ctx) };
 	struct event_state ev;
 
-	count_hit(c.api);
 	if (!proc_tracked(c.tgid))
 		return 0;
+	count_hit(c.api);
 	ev.stream = stream_key_of(PT_REGS_PARM2(ctx), c.ptsz, c.tid);
 	ev.record_ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&events, &k, &ev, BPF_ANY))

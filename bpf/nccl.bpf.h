@@ -117,8 +117,9 @@ static __always_inline struct ig_nccl *nc_rec(__u32 kind, __u32 api, __u32 tid,
 	struct ig_nccl *r;
 
 	/* between the agent's windows the probes stay, to keep each
-	 * communicator's count, and send nothing */
-	if (capture_paused())
+	 * communicator's count, and send no call; a communicator's set-up
+	 * (rare) is still sent: the agent keeps it for the next window */
+	if (capture_paused() && (kind == IG_NC_COLL || kind == IG_NC_GROUP_END))
 		return NULL;
 	r = rec_reserve(sizeof(*r), IG_REC_NCCL, tid, tgid, ts);
 	if (!r)

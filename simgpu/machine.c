@@ -61,6 +61,14 @@ static uint64_t fnv(const char *s, uint64_t h)
 	return h;
 }
 
+/* splitmix64's finaliser: every input bit moves every output bit */
+static uint64_t mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 void simm_uuid_bytes(unsigned int dev, unsigned char out[16])
 {
 	char key[96];
@@ -68,8 +76,8 @@ void simm_uuid_bytes(unsigned int dev, unsigned char out[16])
 	int i;
 
 	snprintf(key, sizeof(key), "simgpu:%s:%u", simm_name(), dev);
-	a = fnv(key, 0xcbf29ce484222325ull);
-	b = fnv(key, a ^ 0x9e3779b97f4a7c15ull);
+	a = mix(fnv(key, 0xcbf29ce484222325ull));
+	b = mix(a ^ 0x9e3779b97f4a7c15ull);
 	for (i = 0; i < 8; i++) {
 		out[i] = (unsigned char)(a >> (8 * i));
 		out[8 + i] = (unsigned char)(b >> (8 * i));
@@ -195,12 +203,26 @@ bool simm_pid_alive(int32_t pid, uint64_t starttime)
 	return simm_starttime(pid) == starttime;
 }
 
+/* This process's start time, read once per process (a forked child
+ * reads its own). */
+static uint64_t my_starttime(int32_t me)
+{
+	static int32_t pid;
+	static uint64_t st;
+
+	if (pid != me) {
+		st = simm_starttime(me);
+		pid = me;
+	}
+	return st;
+}
+
 void simm_register(struct simm *m, unsigned int dev)
 {
 	int32_t me = (int32_t)getpid(), cur;
-	uint64_t st = simm_starttime(me);
+	uint64_t st = my_starttime(me);
 	struct simm_proc *p;
-	int i;
+	int i, pass;
 
 	if (!m || dev >= SIMM_MAXDEV)
 		return;
@@ -208,22 +230,26 @@ void simm_register(struct simm *m, unsigned int dev)
 	for (i = 0; i < SIMM_MAXPROC; i++)
 		if (LD(&p[i].pid) == me && LD(&p[i].starttime) == st)
 			return;
-	for (i = 0; i < SIMM_MAXPROC; i++) {
-		cur = LD(&p[i].pid);
-		/* A free slot, or one of a process that is gone (negative:
-		 * being claimed). */
-		if (cur > 0 && simm_pid_alive(cur, LD(&p[i].starttime)))
-			continue;
-		if (cur < 0 && !(kill(-cur, 0) && errno == ESRCH))
-			continue;
-		if (!__atomic_compare_exchange_n(&p[i].pid, &cur, -me, false,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue;
-		STREL(&p[i].starttime, st);
-		STREL(&p[i].pid, me);
-		return;
-	}
+	/* A free slot; else one of a process that is gone (negative: being
+	 * claimed), which takes a look at /proc per slot. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < SIMM_MAXPROC; i++) {
+			cur = LD(&p[i].pid);
+			if (pass == 0 && cur)
+				continue;
+			if (cur > 0 &&
+			    simm_pid_alive(cur, LD(&p[i].starttime)))
+				continue;
+			if (cur < 0 && !(kill(-cur, 0) && errno == ESRCH))
+				continue;
+			if (!__atomic_compare_exchange_n(&p[i].pid, &cur, -me,
+							 false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				continue;
+			STREL(&p[i].starttime, st);
+			STREL(&p[i].pid, me);
+			return;
+		}
 	fprintf(stderr, "simgpu: more than %d processes on GPU %u\n",
 		SIMM_MAXPROC, dev);
 }
@@ -257,8 +283,17 @@ unsigned int simm_procs(struct simm *m, unsigned int dev, int32_t *pids,
 	p = m->dev[dev].procs;
 	for (i = 0; i < SIMM_MAXPROC; i++) {
 		pid = LD(&p[i].pid);
-		if (!simm_pid_alive(pid, LD(&p[i].starttime)))
+		if (!pid)
 			continue;
+		if (!simm_pid_alive(pid, LD(&p[i].starttime))) {
+			/* a killed process's slot: freed, looked at once */
+			if (pid > 0)
+				__atomic_compare_exchange_n(&p[i].pid, &pid, 0,
+							    false,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
+			continue;
+		}
 		for (j = 0; j < n && j < max && pids[j] != pid; j++)
 			;
 		if (j < n && j < max)

@@ -177,7 +177,9 @@ LD_LIBRARY_PATH=$TMP/mnt unshare -m --propagation private sh -c \
 	'mount -t tmpfs none "$1" && cp "$2" "$1"/ && shift 2 && exec "$@"' ns "$TMP/mnt" "$SIM" \
 	"$TS" -s healthy -q -t 120 &
 ns_job=$!
-# uprobe links of the agent, sampled: some during windows, none between
+# uprobe links of the agent, sampled: the hot path's during windows only,
+# the set-up ones (libcuda's for every process of the file, the loaders')
+# all the time
 uprobe_links() {
 	grep -l '^link_type:.*\(uprobe\|perf_event\)' /proc/$AGENT/fdinfo/* 2>/dev/null | wc -l
 }
@@ -186,8 +188,9 @@ uprobe_links() {
 for i in $(seq 40); do uprobe_links >> "$TMP/links"; sleep 0.1; done
 ok "duty cycle: uprobes attached during a window ($(sort -n "$TMP/links" | tail -1) links at most)" -- \
 	[ "$(sort -n "$TMP/links" | tail -1)" -gt 0 ]
-ok "duty cycle: no uprobe attached between windows ($(grep -c '^0$' "$TMP/links") of 40 samples)" -- \
-	grep -q '^0$' "$TMP/links"
+lo=$(sort -n "$TMP/links" | head -1) hi=$(sort -n "$TMP/links" | tail -1)
+ok "duty cycle: the hot path's uprobes are off between windows ($lo links then, $hi in a window)" -- \
+	[ "$lo" -lt "$hi" ]
 ns_found() {
 	test ! -e "$TMP/mnt/libcuda.so.1" &&
 		cat "$TMP"/rb/*.json 2>/dev/null | grep -q "\"path\": \"$TMP/mnt/libcuda.so.1\""

@@ -98,7 +98,9 @@ print(o["verdict"], o["text"])' "$IG_TOP/tools" "$1"
 # start_agent OUT ARGS...: starts the agent in the background (AGENT)
 start_agent() {
 	_o=$1; shift
-	"$IG" agent "$@" > "$_o" 2>&1 &
+	# with the simulated NVML, as on a node with the driver
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+		"$IG" agent "$@" > "$_o" 2>&1 &
 	AGENT=$!
 	_i=0
 	until grep -q 'agent: metrics on port' "$_o" || [ $_i -ge 150 ]; do

@@ -16,8 +16,16 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int refs;
 struct simm *machine;
-unsigned int ndev;
 struct nvmlDevice_st devs[SIMM_MAXDEV];
+
+/* The machine's GPUs: as many as any of its processes was given, so far
+ * (a process started later with more GPUs adds them). */
+unsigned int ndevices(void)
+{
+	unsigned int n = __atomic_load_n(&machine->ndev, __ATOMIC_ACQUIRE);
+
+	return n > SIMM_MAXDEV ? SIMM_MAXDEV : n;
+}
 
 uint64_t clock_ns(clockid_t c)
 {
@@ -62,7 +70,7 @@ nvmlReturn_t ready(void)
 
 int dev_of(nvmlDevice_t d)
 {
-	if (!d || d < devs || d >= devs + ndev)
+	if (!d || d < devs || d >= devs + ndevices())
 		return -1;
 	return (int)(d - devs);
 }
@@ -88,10 +96,7 @@ static nvmlReturn_t init(unsigned int flags)
 			r = NVML_ERROR_DRIVER_NOT_LOADED;
 			goto out;
 		}
-		ndev = __atomic_load_n(&machine->ndev, __ATOMIC_ACQUIRE);
-		if (ndev > SIMM_MAXDEV)
-			ndev = SIMM_MAXDEV;
-		for (i = 0; i < ndev; i++)
+		for (i = 0; i < SIMM_MAXDEV; i++)
 			devs[i].index = i;
 	}
 	__atomic_add_fetch(&refs, 1, __ATOMIC_ACQ_REL);
@@ -176,7 +181,7 @@ static nvmlReturn_t count(unsigned int *n)
 		return r;
 	if (!n)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*n = ndev;
+	*n = ndevices();
 	return NVML_SUCCESS;
 }
 
@@ -196,7 +201,7 @@ static nvmlReturn_t by_index(unsigned int i, nvmlDevice_t *d)
 
 	if (r)
 		return r;
-	if (!d || i >= ndev)
+	if (!d || i >= ndevices())
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*d = &devs[i];
 	return NVML_SUCCESS;
@@ -225,7 +230,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid,
 		return r;
 	if (!uuid || !d)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	for (i = 0; i < ndev; i++) {
+	for (i = 0; i < ndevices(); i++) {
 		simm_uuid(i, u, sizeof(u));
 		if (!strcmp(u, uuid)) {
 			*d = &devs[i];

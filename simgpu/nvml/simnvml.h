@@ -21,7 +21,7 @@ struct nvmlDevice_st {
 };
 
 extern struct simm *machine;
-extern unsigned int ndev;
+unsigned int ndevices(void);
 extern struct nvmlDevice_st devs[SIMM_MAXDEV];
 
 uint64_t clock_ns(clockid_t c);

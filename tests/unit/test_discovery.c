@@ -275,19 +275,22 @@ static int probed_of(const struct ig_disc_proc *p, void *ctx)
 	return p->pid == *(pid_t *)ctx ? 1 + p->probed : 0;
 }
 
-/* The duty cycle: every uprobe goes between windows and comes back at the
- * next; a process that ends takes its own probes along. */
+/* The duty cycle: a process's hot-path uprobes go between windows and
+ * come back at the next; the set-up ones (for every process of its libcuda
+ * file) and the loaders' stay; a process that ends takes its own probes
+ * along. */
 static void test_detach_attach(void **state)
 {
 	struct ig_tracer_opts to = { .sz = sizeof(to) };
 	struct ig_tracer *t;
 	struct events e = {};
 	struct ig_discovery_opts o = { .sz = sizeof(o), .detach_on_exit = true,
-				       .record = count_libcuda, .event = on_event,
-				       .ctx = &e };
+				       .windows = true, .record = count_libcuda,
+				       .event = on_event, .ctx = &e };
 	struct ig_discovery *d;
 	struct child ch;
 	char why[256];
+	size_t staying;
 
 	(void)state;
 	if (geteuid())
@@ -302,8 +305,11 @@ static void test_detach_attach(void **state)
 	assert_int_equal(e.child_libcuda, 1);
 	assert_int_equal(ig_discovery_foreach_process(d, probed_of, &ch.pid), 2);
 	assert_true(ig_tracer_nuprobe_links(t, ch.pid) > 0);
+	staying = ig_tracer_nuprobe_links(t, -1) - ig_tracer_nuprobe_links(t, ch.pid);
+	assert_true(staying > 0);
 	ig_discovery_detach_all(d);
-	assert_int_equal(ig_tracer_nuprobe_links(t, -1), 0);
+	assert_int_equal(ig_tracer_nuprobe_links(t, ch.pid), 0);
+	assert_int_equal(ig_tracer_nuprobe_links(t, -1), staying);
 	assert_int_equal(ig_discovery_foreach_process(d, probed_of, &ch.pid), 1);
 	assert_int_equal(ig_discovery_attach_all(d, 2), 1);
 	assert_int_equal(e.child_libcuda, 2);

@@ -24,7 +24,7 @@
 #include "stream/nccl_api.h"
 #include "util/util.h"
 
-#define INFER_RING	32	/* calls held per communicator */
+#define INFER_RING	64	/* calls held per communicator */
 #define INFER_COMMS	256	/* communicators without an id, held */
 #define INFER_HOLD_NS	(10ULL * IG_NSEC)	/* held this long at most */
 #define INFER_MEMBERS	IG_PEERS_MAX_RANKS

@@ -56,8 +56,10 @@ static jo *processes_json(const struct ig_engine *e)
 							  : ju64(p->exit_ts));
 		add(o, "device", p->on_gpu && !ig_gpu_dev_unknown(ig_gpu_proc_device(p)) ?
 			json_object_new_int(ig_gpu_proc_device(p)) : NULL);
-		add(o, "ordinal", p->on_gpu && p->device_set ?
-			ju64((uint64_t)p->device) : NULL);
+		/* its own number for its GPU: 0 until a context says (the
+		 * exporter reads its labels through its environment) */
+		add(o, "ordinal", p->on_gpu ?
+			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
 		add(o, "device_source", p->on_gpu && ig_gpu_proc_device_source(p) ?
 			jstr(ig_gpu_proc_device_source(p)) : NULL);
 		add(o, "uuid", p->gd_seen && p->gd_uuid[0] ? jstr(p->gd_uuid) : NULL);

@@ -27,6 +27,7 @@ static bool nv_tried;
 static struct watch {
 	pid_t pid;
 	bool known;
+	bool at_work;		/* looked at since its first GPU work */
 	__u64 next;
 } watch[WATCH_MAX];
 
@@ -71,7 +72,16 @@ bool ig_gpudev_wanted(pid_t pid, __u64 now)
 	struct watch *w = watch_of(pid, false);
 
 	/* one never looked at: a child forked after it was followed */
-	return !w || (!w->known && now >= w->next);
+	if (!w)
+		return true;
+	if (w->known)
+		return false;
+	/* its first GPU work since it was looked at: its context is made */
+	if (!w->at_work) {
+		w->at_work = true;
+		return true;
+	}
+	return now >= w->next;
 }
 
 void ig_gpudev_forget(pid_t pid)
@@ -179,7 +189,7 @@ static void choose(struct ig_gpudev *r, const struct ig_identity *id, pid_t pid)
 	r->src = n > 1 ? IG_GD_NVML_MANY : IG_GD_NONE;
 }
 
-int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts)
+int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts, bool at_work)
 {
 	struct ig_identity id;
 	struct watch *w;
@@ -199,6 +209,7 @@ int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts)
 		ig_nvml_uuid(nvml(), r->dev, r->uuid, sizeof(r->uuid));
 	w = watch_of(pid, true);
 	if (w) {
+		w->at_work = at_work;
 		/* only NVML and the device node are worth asking again */
 		w->known = r->src == IG_GD_NVML || r->src == IG_GD_DEVNODE;
 		w->next = ts + RETRY_NS;

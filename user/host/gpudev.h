@@ -10,12 +10,14 @@
 #include "stream/records.h"
 
 /* @pid's GPUDEV record at @ts: NVML (loaded at the first call), else the
- * one GPU device node it holds open, else its environment.  0, or
- * -ENOENT when the process is gone. */
-int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts);
-/* Whether @pid should be looked at, at @now: never looked at (a child
- * forked after its parent was followed), or looked at without NVML or a
- * device node naming its GPU (then again at most once a second). */
+ * one GPU device node it holds open, else its environment; @at_work when
+ * asked at its GPU work (ig_gpudev_wanted), not when it is followed or
+ * exec's.  0, or -ENOENT when the process is gone. */
+int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts, bool at_work);
+/* Whether @pid should be looked at, at its GPU work at @now: never looked
+ * at (a child forked after its parent was followed), or looked at
+ * without NVML or a device node naming its GPU: at its first GPU work
+ * since, then at most once a second. */
 bool ig_gpudev_wanted(pid_t pid, __u64 now);
 /* @pid is gone: never asked again. */
 void ig_gpudev_forget(pid_t pid);

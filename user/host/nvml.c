@@ -2,6 +2,8 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <linux/types.h>
 #include "host/nvml.h"
 
 /* The few NVML entry points used, as NVML's API reference declares them. */
@@ -15,6 +17,7 @@ struct nvml_proc {
 	unsigned int gpu_instance, compute_instance;
 };
 #define NVML_INSUFFICIENT_SIZE 7
+#define IG_NVML_SNAP 1024
 
 struct ig_nvml {
 	void *lib;
@@ -25,6 +28,13 @@ struct ig_nvml {
 	nvml_ret (*util)(nvml_device, struct nvml_util *);
 	nvml_ret (*procs)(nvml_device, unsigned int *, struct nvml_proc *);
 	nvml_ret (*uuid)(nvml_device, char *, unsigned int);
+	nvml_ret (*count)(unsigned int *);
+	nvml_ret (*handle)(unsigned int, nvml_device *);
+	/* every GPU's compute processes, as last read */
+	struct { unsigned int pid, dev; } snap[IG_NVML_SNAP];
+	unsigned int nsnap;
+	__u64 snap_at;
+	int snap_ok;
 };
 
 struct ig_nvml *ig_nvml_open(const char **why)
@@ -63,6 +73,8 @@ struct ig_nvml *ig_nvml_open(const char **why)
 		*why = "NVML sees no GPU";
 		goto fail;
 	}
+	n->count = count;
+	n->handle = handle;
 	for (i = 0; i < cnt && n->ndev < 16; i++)
 		if (!handle(i, &n->dev[n->ndev]))
 			n->idx[n->ndev++] = i;
@@ -93,51 +105,85 @@ int ig_nvml_sample(struct ig_nvml *n, unsigned int dev, unsigned int *util,
 	return 0;
 }
 
-/* Whether @pid is in one GPU's list of compute processes: 1, 0, or -1
- * when NVML cannot say. */
-static int on_device(struct ig_nvml *n, unsigned int i, pid_t pid)
+/* GPUs that came after the library was opened (a simulated machine's
+ * grow as its processes say; a real one's never change). */
+static void more_devices(struct ig_nvml *n)
 {
-	struct nvml_proc v[64];
-	unsigned int cnt = 64, k;
-	nvml_ret r = n->procs(n->dev[i], &cnt, v);
+	unsigned int cnt = 0, i;
 
-	if (r == NVML_INSUFFICIENT_SIZE) {
-		struct nvml_proc *big;
+	if (n->count(&cnt))
+		return;
+	for (i = n->ndev ? n->idx[n->ndev - 1] + 1 : 0; i < cnt && n->ndev < 16; i++)
+		if (!n->handle(i, &n->dev[n->ndev]))
+			n->idx[n->ndev++] = i;
+}
 
-		if (cnt > 65536 || !(big = calloc(cnt, sizeof(*big))))
-			return -1;
-		r = n->procs(n->dev[i], &cnt, big);
-		for (k = 0; !r && k < cnt; k++)
-			if (big[k].pid == (unsigned int)pid)
-				break;
-		free(big);
-		return r ? -1 : k < cnt;
+/* One GPU's compute processes into the snapshot; -1 when NVML cannot
+ * list them. */
+static int snap_device(struct ig_nvml *n, unsigned int i)
+{
+	struct nvml_proc v[256];
+	unsigned int cnt = 256, k;
+
+	if (n->procs(n->dev[i], &cnt, v))
+		return -1;	/* more than 256 on one GPU: not listed */
+	for (k = 0; k < cnt && n->nsnap < IG_NVML_SNAP; k++) {
+		n->snap[n->nsnap].pid = v[k].pid;
+		n->snap[n->nsnap++].dev = n->idx[i];
 	}
-	if (r)
-		return -1;
-	for (k = 0; k < cnt && k < 64; k++)
-		if (v[k].pid == (unsigned int)pid)
-			return 1;
 	return 0;
+}
+
+/* Every GPU's processes, read again when older than @max_age_ns: NVML's
+ * lists take a driver call per GPU, and a host may start processes by
+ * the thousand. */
+static int snapshot(struct ig_nvml *n, __u64 max_age_ns)
+{
+	struct timespec ts;
+	__u64 now;
+	unsigned int i;
+	int ok = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	if (n->snap_at && now - n->snap_at < max_age_ns)
+		return n->snap_ok;
+	more_devices(n);
+	n->nsnap = 0;
+	for (i = 0; i < n->ndev; i++)
+		ok |= !snap_device(n, i);
+	n->snap_at = now;
+	return n->snap_ok = ok;
+}
+
+static int in_snapshot(const struct ig_nvml *n, pid_t pid, int *devs, int max)
+{
+	unsigned int i;
+	int found = 0;
+
+	for (i = 0; i < n->nsnap; i++)
+		if (n->snap[i].pid == (unsigned int)pid) {
+			if (found < max)
+				devs[found] = (int)n->snap[i].dev;
+			found++;
+		}
+	return found;
 }
 
 int ig_nvml_proc_gpus(struct ig_nvml *n, pid_t pid, int *devs, int max)
 {
-	unsigned int i;
-	int found = 0, any_ok = 0, r;
+	int found;
 
 	if (!n || !n->procs)
 		return -1;
-	for (i = 0; i < n->ndev; i++) {
-		r = on_device(n, i, pid);
-		if (r < 0)
-			continue;
-		any_ok = 1;
-		if (r && found < max)
-			devs[found] = (int)n->idx[i];
-		found += r;
-	}
-	return any_ok ? found : -1;
+	/* a quarter of a second old at most; 10 ms for one not in it (its
+	 * context may be newer) */
+	if (!snapshot(n, 250000000ull))
+		return -1;
+	found = in_snapshot(n, pid, devs, max);
+	if (!found && snapshot(n, 10000000ull))
+		found = in_snapshot(n, pid, devs, max);
+	return found;
 }
 
 int ig_nvml_uuid(struct ig_nvml *n, int index, char *buf, size_t len)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `idlegap agent`: host-wide discovery and the duty cycle (agent.h). */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 #include "modes/agent_int.h"
 #include "probes/capture.h"
+#include "probes/cuda_attach.h"
+#include "probes/nccl_attach.h"
 #include "probes/discovery.h"
 #include "views/httpd.h"
 #include "probes/log.h"
@@ -23,6 +26,7 @@
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define IDLE_POLL_MS		200
 #define LATE_POLL_MS		10	/* waiting for the last probes to go */
+#define IDLE_SCAN_NS		(5ULL * NS)	/* the sweep between windows */
 
 extern const char *argp_program_version;
 static volatile sig_atomic_t stop_signal;
@@ -74,11 +78,21 @@ static void emit_cb(const struct ig_hdr *rec, void *ctx)
 }
 
 /* What was sent before the window opened (read late, or while the last
- * one's probes came off) is not this window's. */
+ * one's probes came off) is not this window's, nor what a process the
+ * kernel tracks from its libcuda mapping sent before the agent followed
+ * it (to its exit, when it ends first); a set-up fact is kept for the
+ * windows to come, whenever it was sent. */
 static bool keep(const struct ig_hdr *rec, void *ctx)
 {
-	const struct agent *a = ctx;
+	struct agent *a = ctx;
 
+	ig_agent_setup_seen(a, rec);
+	if (ig_agent_pending(a, rec->tgid)) {
+		if (rec->type == IG_REC_PROC &&
+		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
+			ig_agent_pending_done(a, rec->tgid);
+		return false;
+	}
 	return a->in_window && rec->ts >= a->opened_at;
 }
 
@@ -90,6 +104,7 @@ static void on_gpulib(const struct ig_hdr *rec, void *ctx)
 static void on_changed(pid_t pid, void *ctx)
 {
 	ig_agent_forget_identity(ctx, pid);
+	ig_agent_setup_forget(ctx, pid);
 }
 
 static int render(void *ctx, char **buf, size_t *len)
@@ -129,6 +144,43 @@ static void limit_privileges(void)
 		ig_warn("cannot give up capabilities: %s", strerror(-err));
 }
 
+/* A GPU process is tracked by the kernel from its first libcuda mapping,
+ * and the set-up entry points of the libcuda this host's loader picks
+ * (or --libcuda's), and a libnccl in the agent's LD_LIBRARY_PATH, are
+ * probed for every process from the start: a job
+ * that loads libcuda and creates its context at once, in a window or
+ * between two, is seen doing it (docs/design.md §7.10). */
+static void track_at_mapping(struct agent *a)
+{
+	char lib[PATH_MAX];
+	const char *cu = a->o->libcuda_path;
+	int fd = a->o->cgroup ? ig_agent_scope_fd(a) : -1, err;
+
+	if (a->o->cgroup && fd < 0) {
+		ig_warn("--cgroup %s: cannot open it (%s): a GPU process is tracked once "
+			"idlegap has looked at it, and may set up before", a->o->cgroup,
+			strerror(-fd));
+		return;
+	}
+	err = ig_tracer_gpulib_track(a->cap.tracer, fd);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		ig_warn("cannot track GPU processes at their first libcuda mapping: %s",
+			strerror(-err));
+		return;
+	}
+	a->track_at_mapping = true;
+	if (!cu && !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
+		cu = lib;
+	if (cu && (err = ig_discovery_setup_file(a->cap.disc, cu)))
+		ig_warn("cannot probe %s: %s", cu, strerror(-err));
+	/* and a libnccl.so.2 in its LD_LIBRARY_PATH, as `run` does */
+	if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
+	    (err = ig_discovery_add_nccl(a->cap.disc, lib, ig_agent_now())))
+		ig_warn("cannot probe %s: %s", lib, strerror(-err));
+}
+
 static int open_tracing(struct agent *a)
 {
 	const struct ig_agent_opts *o = a->o;
@@ -138,6 +190,7 @@ static int open_tracing(struct agent *a)
 		.gpulib_watch = true,
 		.libcuda_path = o->libcuda_path,
 		.detach_on_exit = true,
+		.windows = true,
 		.emit = emit_cb,
 		.keep = keep,
 		.event = on_disc_event,
@@ -154,6 +207,8 @@ static int open_tracing(struct agent *a)
 	if (ig_tracer_attach_gpulib(a->cap.tracer, why, sizeof(why)))
 		ig_warn("%s: GPU processes are found by looking at /proc every second only, "
 			"and those missed are not counted", why);
+	else
+		track_at_mapping(a);
 	/* nothing probed until the first window */
 	ig_discovery_detach_all(a->cap.disc);
 	return 0;
@@ -180,6 +235,16 @@ static int poll_ms(const struct agent *a, __u64 now, __u64 end)
 	return (next - now) / 1000000 + 1 < 50 ? (int)((next - now) / 1000000 + 1) : 50;
 }
 
+/* Between windows: until discovery's next look, IDLE_POLL_MS at most. */
+static int idle_ms(const struct agent *a, __u64 now)
+{
+	__u64 due = ig_discovery_next_due(a->cap.disc);
+
+	if (!due || due >= now + IDLE_POLL_MS * 1000000ULL)
+		return IDLE_POLL_MS;
+	return due <= now ? 0 : (int)((due - now) / 1000000 + 1);
+}
+
 /* One window from @start until @end or a stop: probes every process using
  * a libcuda, looks for new ones every second, reports.  @handover: the
  * probes are still attached from the last window, which closed at @start;
@@ -190,15 +255,16 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 {
 	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
 	unsigned int why = IG_STOP_DURATION;
-	int n;
+	int n, nfacts;
 
 	a->handover = handover;
 	if (ig_agent_window_open(a, start))
 		return 1;
 	n = handover ? ig_discovery_reannounce(a->cap.disc, start) :
 		       ig_discovery_attach_all(a->cap.disc, start);
-	ig_debug("window %llu: %d processes probed in %.0f ms", a->nwindows + 1, n,
-		 (ig_agent_now() - now) / 1e6);
+	nfacts = ig_agent_setup_announce(a, start);
+	ig_debug("window %llu: %d processes probed in %.0f ms, %d set-up facts announced",
+		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6, nfacts);
 	for (;;) {
 		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
 		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
@@ -230,15 +296,17 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 	return 0;
 }
 
-/* Between windows: no uprobe; the ring buffer still says which tracked
- * processes end, so that they are forgotten.  The next window starts at
+/* Between windows: the set-up probes only (docs/design.md §7.10); GPU
+ * processes are still looked for, found and given them, and the ring
+ * buffer says which tracked processes end, so that they are forgotten,
+ * and what they set up (agent_setup.c).  The next window starts at
  * @start, or once the last window's probes are all gone (their removal
  * runs in the background and may take longer than the pause): a probe
  * attached again while the old one is still there would fire twice.
  * @start is moved to the time the window can start. */
 static int idle_until(struct agent *a, __u64 *start)
 {
-	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
+	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS, next_scan = now;
 	bool late = false;
 	int n;
 
@@ -248,12 +316,20 @@ static int idle_until(struct agent *a, __u64 *start)
 				break;
 			late = true;
 		}
-		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : IDLE_POLL_MS);
+		/* the sys_enter hook finds a process at its libcuda mapping:
+		 * the sweep, for the others, less often than in a window */
+		if (now >= next_scan) {
+			a->cap.next_host_scan = 0;
+			ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
+			next_scan = now + (a->track_at_mapping ? IDLE_SCAN_NS : PRUNE_EVERY_NS * 2);
+		}
+		n = ig_tracer_poll(a->cap.tracer, late ? LATE_POLL_MS : idle_ms(a, now));
 		if (n < 0) {
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
 		now = ig_agent_now();
+		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
@@ -371,5 +447,6 @@ out:
 	free(a.changed);
 	free(a.gpus);
 	free(a.gpulib);
+	ig_agent_setup_free(&a);
 	return rc;
 }

@@ -9,11 +9,14 @@
 #include "modes/agent.h"
 #include "probes/capture.h"
 #include "views/metrics.h"
+#include "engine/htab.h"
 #include "stream/records.h"
 
 /* identities read per window, at most (a window's processes beyond it get
  * no workload labels) */
 #define IG_AGENT_MAX_IDS	4096
+
+struct ig_agent_fact;
 
 struct agent {
 	const struct ig_agent_opts *o;
@@ -52,6 +55,15 @@ struct agent {
 		char comm[16];
 	} *gpulib;
 	size_t ngpulib, capgpulib;
+	/* processes the kernel tracks from their first libcuda mapping and
+	 * the agent has not followed yet: their records are not a window's
+	 * (pid -> 1) */
+	struct ig_htab pending;
+	size_t npending;
+	bool track_at_mapping;		/* the kernel does (ig_tracer_gpulib_track) */
+	/* set-up facts kept across windows (agent_setup.c) */
+	struct ig_agent_fact *facts;
+	size_t nfacts, capfacts;
 };
 
 /* GPU processes a window's report lists by pid among those it missed */
@@ -73,8 +85,26 @@ void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
  * its identity read.  @ts: the records' time. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
 
+/* Set-up facts (agent_setup.c): a record that sets up a context, a stream
+ * or a communicator, kept whenever it is seen; a process's forgotten at
+ * its exec or exit; all announced again, stamped @ts, at a window's start
+ * (returns how many). */
+void ig_agent_setup_seen(struct agent *a, const struct ig_hdr *rec);
+void ig_agent_setup_forget(struct agent *a, pid_t tgid);
+int ig_agent_setup_announce(struct agent *a, __u64 ts);
+void ig_agent_setup_free(struct agent *a);
+/* Whether @tgid is tracked by the kernel from its libcuda mapping and not
+ * yet followed; ig_agent_pending_add/_done as it is announced/followed or
+ * ends. */
+bool ig_agent_pending(const struct agent *a, pid_t tgid);
+void ig_agent_pending_add(struct agent *a, pid_t tgid);
+void ig_agent_pending_done(struct agent *a, pid_t tgid);
+
 /* --cgroup (agent_scope.c): whether @pid is in scope. */
 bool ig_agent_in_scope(const struct agent *a, pid_t pid);
+/* The --cgroup directory, opened (its mount in this namespace's view);
+ * a negative errno without --cgroup or when it cannot be opened. */
+int ig_agent_scope_fd(const struct agent *a);
 
 /* An IG_REC_GPULIB record: the process is looked at at once and, in a
  * window, counted among the window's GPU processes. */

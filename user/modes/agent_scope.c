@@ -8,6 +8,7 @@
  * followed (or not).  Processes out of scope are not traced at all, and
  * are not counted among a window's GPU processes.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,4 +67,41 @@ bool ig_agent_in_scope(const struct agent *a, pid_t pid)
 	if (!strcmp(want, "/"))
 		return true;
 	return !strncmp(cg, want, n) && (cg[n] == '\0' || cg[n] == '/');
+}
+
+/* The cgroup v2 hierarchy's mount point in @out (the first one mounted). */
+static int cgroup2_mount(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mnt[4096];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - cgroup2 ");
+
+		if (sep && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 &&
+		    strlen(mnt) < len) {
+			strcpy(out, mnt);
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int ig_agent_scope_fd(const struct agent *a)
+{
+	char root[4096], path[4096 + IG_AGENT_SCOPE_MAX];
+	int err, fd;
+
+	if (!a->o->cgroup)
+		return -ENOENT;
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s%s", root, strcmp(a->o->cgroup, "/") ? a->o->cgroup : "");
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }

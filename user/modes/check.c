@@ -255,7 +255,7 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *nam
 		return;
 	snprintf(lib.name, sizeof(lib.name), "%s", name);
 	snprintf(lib.path, sizeof(lib.path), "%s", path);
-	err = ig_cuda_attach(t, &lib, getpid(), &info);
+	err = ig_cuda_attach(t, &lib, getpid(), IG_CUDA_ALL, &info);
 	if (!err && info.nattached)
 		line(true, true, "probes attach", "%u of %u entry points", info.nattached,
 		     info.nsyms);

@@ -339,14 +339,24 @@ static int start_tracing(struct session *s, __u64 *t0)
 	ig_discovery_hook_loaders(s->cap.disc, getpid());
 	if (o->argv) {
 		char lib[PATH_MAX];
+		const char *cu = o->libcuda_path;
 
+		/* the libcuda it would load, probed for every process before
+		 * it runs: a process that loads it and creates its context
+		 * at once is tracked from its fork, so its first calls are
+		 * seen (docs/design.md §3.6) */
+		if (!cu && !ig_cuda_find_for_exec(environ, lib, sizeof(lib)))
+			cu = lib;
+		if (cu && (err = ig_discovery_add_cuda_all(s->cap.disc, cu))) {
+			ig_err("cannot probe %s: %s: the command was not started", cu,
+			       strerror(err < 0 ? -err : EINVAL));
+			return 1;
+		}
 		if (track_one(s->child, &c)) {
 			ig_err("cannot trace the command: it was not started");
 			return 1;
 		}
-		if (!o->libcuda_path &&
-		    !ig_cuda_find_for_exec(environ, lib, sizeof(lib)) &&
-		    (err = ig_discovery_add_lib(s->cap.disc, s->child, lib, c.ts))) {
+		if (cu == lib && (err = ig_discovery_add_lib(s->cap.disc, s->child, lib, c.ts))) {
 			ig_err("cannot probe %s: %s: the command was not started", lib,
 			       strerror(err < 0 ? -err : EINVAL));
 			return 1;

@@ -35,11 +35,12 @@ static void emit_ident(struct ig_capture *c, pid_t pid, __u64 ts)
 }
 
 /* Where the process's GPU is (docs/design.md §4.2), before @ts. */
-static void emit_gpudev(struct ig_capture *c, pid_t pid, __u64 ts)
+static void emit_gpudev(struct ig_capture *c, pid_t pid, __u64 ts,
+			bool at_work)
 {
 	struct ig_gpudev r;
 
-	if (!ig_gpudev_record(&r, pid, ts))
+	if (!ig_gpudev_record(&r, pid, ts, at_work))
 		emit(c, &r.h);
 }
 
@@ -101,7 +102,7 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	 * again when it uses the GPU, stamped just before */
 	if (rec->type == IG_REC_CUDA && rec->ts &&
 	    ig_gpudev_wanted((pid_t)rec->tgid, rec->ts))
-		emit_gpudev(c, (pid_t)rec->tgid, rec->ts - 1);
+		emit_gpudev(c, (pid_t)rec->tgid, rec->ts - 1, true);
 	/* the names of new code objects go in just before the stack */
 	if (rec->type == IG_REC_PYSTACK)
 		ig_pyframes_on_stack(c->py, rec, emit_cb, c);
@@ -109,7 +110,7 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 	if (rec->type == IG_REC_PROC &&
 	    ((const struct ig_proc *)rec)->kind == IG_PROC_EXEC) {
 		emit_ident(c, (pid_t)rec->tgid, rec->ts);
-		emit_gpudev(c, (pid_t)rec->tgid, rec->ts);
+		emit_gpudev(c, (pid_t)rec->tgid, rec->ts, false);
 	}
 	if (rec->type == IG_REC_PROC &&
 	    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
@@ -128,6 +129,7 @@ int ig_capture_open(struct ig_capture *c, const struct ig_capture_opts *o)
 		.sz = sizeof(d),
 		.libcuda_path = o->libcuda_path,
 		.detach_on_exit = o->detach_on_exit,
+		.windows = o->windows,
 		.record = on_disc_record,
 		.event = on_disc_event,
 		.ctx = c,
@@ -203,7 +205,7 @@ void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts)
 	ig_proc_task_record(&r, pid, pid, ts);
 	emit(c, &r.h);
 	emit_ident(c, pid, ts);
-	emit_gpudev(c, pid, ts);
+	emit_gpudev(c, pid, ts, false);
 	ig_proc_for_each_thread(pid, emit_thread, &t);
 }
 

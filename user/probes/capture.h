@@ -30,6 +30,8 @@ struct ig_capture_opts {
 	bool gpulib_watch;		/* the agent's sys_enter hook */
 	const char *libcuda_path;	/* --libcuda */
 	bool detach_on_exit;		/* a process's probes go when it ends */
+	bool windows;			/* the agent's: set-up probes stay
+					 * between windows (discovery.h) */
 	/* every record for the mode's stream */
 	void (*emit)(const struct ig_hdr *rec, void *ctx);
 	/* a kernel record after discovery saw it: false keeps it out of the

@@ -204,8 +204,18 @@ static bool is_ptsz(const char *name)
 	return n > 5 && (!strcmp(name + n - 5, "_ptsz") || !strcmp(name + n - 5, "_ptds"));
 }
 
+bool ig_cuda_is_setup(unsigned int api)
+{
+	unsigned int cls = ig_api_class_of(api);
+
+	return cls == IG_AC_CTX_DEVICE || cls == IG_AC_STREAM_CREATE ||
+	       api == IG_API_cuInit || api == IG_API_cuCtxSetCurrent ||
+	       api == IG_API_cuModuleLoadData || api == IG_API_cuModuleLoadDataEx ||
+	       api == IG_API_cuModuleGetFunction;
+}
+
 int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid,
-		   struct ig_libcuda_info *info)
+		   unsigned int which, struct ig_libcuda_info *info)
 {
 	const char *path = lib->path;
 	struct ig_uprobe_spec *specs = NULL;
@@ -235,11 +245,17 @@ int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid
 			ig_debug("%s: %s is an alias, not attached twice", path, name);
 			continue;
 		}
+		if (!(which & (ig_cuda_is_setup(api) ? IG_CUDA_SETUP : IG_CUDA_HOT)))
+			continue;
 		specs[n].offset = c.v[i].off;
 		specs[n].cookie = IG_COOKIE(api, cls, is_ptsz(name), ig_api_dev_arg(api));
 		specs[n++].kind = kind_of(api);
 	}
-	err = ig_tracer_attach_uprobes(t, path, pid, specs, n);
+	if (!n && which != IG_CUDA_ALL)
+		goto out;	/* none of that kind: nothing to attach */
+	err = which == IG_CUDA_SETUP ?
+	      ig_tracer_attach_staying_uprobes(t, path, pid, specs, n) :
+	      ig_tracer_attach_uprobes(t, path, pid, specs, n);
 	if (err > 0) {
 		info->nattached = err;
 		err = 0;

@@ -34,9 +34,22 @@ int ig_cuda_find_in_maps(pid_t pid, struct ig_cuda_lib *lib);
 /* Where the dynamic loader of a command run with @envp would find
  * libcuda.so.1: LD_LIBRARY_PATH, the loader cache, the default dirs. */
 int ig_cuda_find_for_exec(char *const envp[], char *path, size_t n);
-/* Attaches every known entry point of @lib for @pid (-1: all). */
+/* Which of libcuda's entry points: the set-up ones (contexts, modules,
+ * streams, cuInit) and the hot path (launches, copies, syncs, queries,
+ * events, the other timed calls).  Set-up alone stays attached between
+ * the agent's windows (docs/design.md §7.10). */
+enum {
+	IG_CUDA_SETUP = 1,
+	IG_CUDA_HOT = 2,
+	IG_CUDA_ALL = IG_CUDA_SETUP | IG_CUDA_HOT,
+};
+/* Whether @api is a set-up entry point. */
+bool ig_cuda_is_setup(unsigned int api);
+/* Attaches the known entry points of @lib that @which names for @pid (-1:
+ * every process; the programs return at once for untracked ones);
+ * IG_CUDA_SETUP alone as links that stay between windows. */
 int ig_cuda_attach(struct ig_tracer *t, const struct ig_cuda_lib *lib, pid_t pid,
-		   struct ig_libcuda_info *info);
+		   unsigned int which, struct ig_libcuda_info *info);
 
 typedef void (*ig_cuda_sym_cb)(unsigned int api, const char *name,
 			       size_t offset, void *ctx);

@@ -69,6 +69,7 @@ struct ig_discovery *ig_discovery_new(const struct ig_discovery_opts *o)
 	if (!d)
 		return NULL;
 	memcpy(&d->o, o, o->sz < sizeof(d->o) ? o->sz : sizeof(d->o));
+	d->nccl_all.by_file = d->o.windows;
 	if (ig_htab_init(&d->by_tgid, 64)) {
 		free(d);
 		errno = ENOMEM;
@@ -90,6 +91,7 @@ void ig_discovery_free(struct ig_discovery *d)
 	free(d->procs);
 	ig_htab_free(&d->by_tgid);
 	free(d->lds);
+	free(d->setup_files);
 	free(d);
 }
 
@@ -194,35 +196,114 @@ void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
 	record(d, &rec.h);
 }
 
-/* Probes @lib for @p, once per library file; a negative errno after an
- * event saying why. */
+/* The set-up probes of the libcuda file @dev/@ino (@lib) for every
+ * process, once per file: the agent's windows (docs/design.md §7.10). */
+static int setup_file(struct ig_discovery *d, const struct ig_cuda_lib *lib, dev_t dev,
+		      ino_t ino, struct ig_libcuda_info *info)
+{
+	struct setup_file *f;
+	size_t i;
+	int err;
+
+	for (i = 0; i < d->nsetup_files; i++)
+		if (d->setup_files[i].dev == dev && d->setup_files[i].ino == ino) {
+			*info = d->setup_files[i].info;
+			return 0;
+		}
+	if (!ig_grow((void **)&d->setup_files, &d->capsetup_files, d->nsetup_files,
+		     sizeof(*d->setup_files)))
+		return -ENOMEM;
+	err = ig_cuda_attach(d->o.tracer, lib, -1, IG_CUDA_SETUP, info);
+	if (err)
+		return err;
+	f = &d->setup_files[d->nsetup_files++];
+	f->dev = dev;
+	f->ino = ino;
+	f->info = *info;
+	return 0;
+}
+
+int ig_discovery_setup_file(struct ig_discovery *d, const char *path)
+{
+	struct ig_libcuda_info info;
+	struct ig_cuda_lib lib;
+	struct stat st;
+
+	if (!d->o.tracer || !d->o.windows)
+		return 0;
+	if (stat(path, &st))
+		return -errno;
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	return setup_file(d, &lib, st.st_dev, st.st_ino, &info);
+}
+
+/* The probes @want asks for (IG_CUDA_*) of @lib for @p: from those
+ * attached for every process when it is that file; in the agent's
+ * windows the set-up ones for every process of the file (they stay
+ * between windows), the hot path for @p. */
+static int probe(struct ig_discovery *d, struct dproc *p, const struct ig_cuda_lib *lib,
+		 unsigned int want, struct ig_libcuda_info *info)
+{
+	int err;
+
+	if (d->cuda_all.probed && d->cuda_all.dev == p->lib_dev &&
+	    d->cuda_all.ino == p->lib_ino) {
+		*info = d->cuda_all.info;
+		p->setup = p->probed = true;
+		return 0;
+	}
+	if (d->o.windows && (want & IG_CUDA_SETUP)) {
+		err = setup_file(d, lib, p->lib_dev, p->lib_ino, info);
+		if (err)
+			return err;
+		p->setup = true;
+		p->nsetup = info->nattached;
+		if (!(want &= ~IG_CUDA_SETUP))
+			return 0;
+	}
+	err = ig_cuda_attach(d->o.tracer, lib, p->tgid, d->o.windows ? want : IG_CUDA_ALL,
+			     info);
+	if (err)
+		return err;
+	info->nattached += d->o.windows ? p->nsetup : 0;
+	p->probed = true;
+	p->setup = true;
+	return 0;
+}
+
+/* Probes @lib for @p, once per library file and window; a negative errno
+ * after an event saying why. */
 static int attach_lib(struct ig_discovery *d, struct dproc *p,
 		      const struct ig_cuda_lib *lib, __u64 ts)
 {
 	struct ig_disc_event ev = { .kind = IG_DISC_LIBCUDA, .pid = p->tgid,
 				    .name = lib->name, .path = lib->path, .ts = ts };
 	struct ig_libcuda_info info;
+	unsigned int want;
 	struct stat st;
 	int err;
 
 	if (stat(lib->path, &st))
 		return unprobed(d, p->tgid, lib->name, -errno);
-	if (p->has_lib && p->lib_dev == st.st_dev && p->lib_ino == st.st_ino) {
+	if (!p->has_lib || p->lib_dev != st.st_dev || p->lib_ino != st.st_ino) {
+		p->has_lib = true;
+		p->probed = p->setup = p->mapped = false;
+		p->lib_dev = st.st_dev;
+		p->lib_ino = st.st_ino;
+		if (!d->o.tracer) {	/* finding only */
+			ig_discovery_event(d, &ev);
+			return 0;
+		}
+	}
+	want = (p->setup ? 0 : IG_CUDA_SETUP) | (d->detached || p->probed ? 0 : IG_CUDA_HOT);
+	if (!d->o.tracer || !want) {
 		ig_discovery_emit_maps(d, p, ts);
 		return 0;
 	}
-	p->has_lib = true;
-	p->probed = p->mapped = false;
-	p->lib_dev = st.st_dev;
-	p->lib_ino = st.st_ino;
-	if (!d->o.tracer) {	/* finding only */
-		ig_discovery_event(d, &ev);
-		return 0;
-	}
-	err = ig_cuda_attach(d->o.tracer, lib, p->tgid, &info);
+	err = probe(d, p, lib, want, &info);
 	if (err)
 		return unprobed(d, p->tgid, lib->name, err);
-	p->probed = true;
 	free(p->info);
 	p->info = malloc(sizeof(info));
 	if (p->info)
@@ -249,8 +330,7 @@ static int attach_path(struct ig_discovery *d, struct dproc *p, const char *path
 static void nccl_look(struct ig_discovery *d, struct dproc *p, __u64 ts)
 {
 	struct ig_libnccl rec;
-	int r = d->detached ? 0 : ig_nccl_look(d->o.tracer, p->tgid, &p->nccl,
-					       &d->nccl_all, &rec);
+	int r = ig_nccl_look(d->o.tracer, p->tgid, &p->nccl, &d->nccl_all, &rec);
 
 	if (r < 0)
 		unprobed(d, p->tgid, rec.path, r);
@@ -339,7 +419,7 @@ void ig_discovery_hook_loaders(struct ig_discovery *d, pid_t pid)
 {
 	struct loader_ctx c = { d, pid };
 
-	if (d->o.tracer && !d->detached)
+	if (d->o.tracer)
 		ig_proc_for_each_map(pid, hook_loader, &c);
 }
 
@@ -367,8 +447,6 @@ int ig_discovery_add(struct ig_discovery *d, pid_t pid, __u64 now)
 	if (!p)
 		return -ENOMEM;
 	pyrt_check(d, p, now);
-	if (d->detached)
-		return 0;
 	ig_discovery_hook_loaders(d, pid);
 	nccl_look(d, p, now);
 	if (d->o.libcuda_path)
@@ -387,6 +465,27 @@ int ig_discovery_add_lib(struct ig_discovery *d, pid_t pid, const char *path,
 	return p ? attach_path(d, p, path, now) : -ENOMEM;
 }
 
+int ig_discovery_add_cuda_all(struct ig_discovery *d, const char *path)
+{
+	struct ig_cuda_lib lib;
+	struct stat st;
+	int err;
+
+	if (!d->o.tracer || d->cuda_all.probed)
+		return 0;
+	if (stat(path, &st))
+		return -errno;
+	ig_strcpy(lib.name, sizeof(lib.name), path);
+	ig_strcpy(lib.path, sizeof(lib.path), path);
+	err = ig_cuda_attach(d->o.tracer, &lib, -1, IG_CUDA_ALL, &d->cuda_all.info);
+	if (err)
+		return err;
+	d->cuda_all.probed = true;
+	d->cuda_all.dev = st.st_dev;
+	d->cuda_all.ino = st.st_ino;
+	return 0;
+}
+
 /* A process that ended: forgotten, and its probes dropped if asked. */
 static void gone(struct ig_discovery *d, pid_t tgid)
 {
@@ -395,7 +494,7 @@ static void gone(struct ig_discovery *d, pid_t tgid)
 
 	if (!p)
 		return;
-	if (d->o.tracer && d->o.detach_on_exit && p->probed)
+	if (d->o.tracer && d->o.detach_on_exit && (p->probed || p->setup || p->nccl.probed))
 		ig_tracer_detach_uprobes(d->o.tracer, tgid);
 	proc_drop(d, p);
 	ig_discovery_event(d, &ev);
@@ -470,7 +569,7 @@ void ig_discovery_poll(struct ig_discovery *d, __u64 now)
 	__u64 next = 0;
 	size_t i;
 
-	if (!d->next_due || d->next_due > now || d->detached)
+	if (!d->next_due || d->next_due > now)
 		return;
 	for (i = 0; i < d->nprocs; i++) {
 		struct dproc *p = d->procs[i];
@@ -485,7 +584,7 @@ void ig_discovery_poll(struct ig_discovery *d, __u64 now)
 
 __u64 ig_discovery_next_due(const struct ig_discovery *d)
 {
-	return d->detached ? 0 : d->next_due;
+	return d->next_due;
 }
 
 unsigned int ig_discovery_nprocs(const struct ig_discovery *d)

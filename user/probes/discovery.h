@@ -46,6 +46,9 @@ struct ig_discovery_opts {
 					 * process; no looking in maps */
 	bool detach_on_exit;		/* drop a process's probes when it ends
 					 * (a long-running agent); else at free */
+	bool windows;			/* the agent's windows: libcuda's set-up
+					 * entry points attached apart, staying
+					 * between windows (docs/design.md §7.10) */
 	/* IG_REC_LIBCUDA, IG_REC_MAPPING and IG_REC_PYRT records, for the
 	 * stream */
 	void (*record)(const struct ig_hdr *rec, void *ctx);
@@ -65,6 +68,18 @@ int ig_discovery_add(struct ig_discovery *d, pid_t pid, __u64 now);
  * (where `run`'s loader will find libcuda).  As ig_discovery_add. */
 int ig_discovery_add_lib(struct ig_discovery *d, pid_t pid, const char *path,
 			 __u64 now);
+/* Probes the libcuda at @path for every process, before `run`'s command
+ * starts: its descendants are tracked from their fork, so their first
+ * driver calls are seen however soon after loading it they come; the
+ * programs return at once for untracked processes.  A process found to
+ * map that file is not probed again.  0 or a negative errno. */
+int ig_discovery_add_cuda_all(struct ig_discovery *d, const char *path);
+/* The agent's windows: probes the set-up entry points of the libcuda at
+ * @path for every process (as for each libcuda file a followed process
+ * maps), so that a process the kernel tracks from its first mapping of
+ * it (ig_tracer_gpulib_track) is seen setting up however soon after.  0
+ * or a negative errno. */
+int ig_discovery_setup_file(struct ig_discovery *d, const char *path);
 /* Looks at @pid's maps again soon after @now (monotonic ns): until it
  * maps libcuda, which names the driver's code. */
 void ig_discovery_watch(struct ig_discovery *d, pid_t pid, __u64 now);

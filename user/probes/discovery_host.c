@@ -16,14 +16,13 @@ void ig_discovery_detach_all(struct ig_discovery *d)
 
 	/* libnccl's probes stay: a communicator's sequence must count every
 	 * call, or two ranks would number one collective apart; while
-	 * paused they send nothing (docs/design.md §7.10) */
+	 * paused they send nothing; the loaders' and libcuda's set-up entry
+	 * points stay, so that a job set up between windows is seen doing
+	 * it (docs/design.md §7.10) */
 	if (d->o.tracer)
 		ig_tracer_detach_window_uprobes(d->o.tracer);
-	d->nld = 0;
-	for (i = 0; i < d->nprocs; i++) {
-		d->procs[i]->has_lib = d->procs[i]->probed = false;
-		d->procs[i]->mapped = false;
-	}
+	for (i = 0; i < d->nprocs; i++)
+		d->procs[i]->probed = d->procs[i]->mapped = false;
 	d->detached = true;
 }
 

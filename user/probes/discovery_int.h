@@ -20,7 +20,9 @@ struct dproc {
 	bool pychecked;		/* _PyRuntime looked up for this image */
 	bool python;		/* it runs CPython: pyrt says where */
 	bool has_lib;		/* a libcuda was tried: lib_dev, lib_ino */
-	bool probed;
+	bool probed;		/* all its entry points (the hot path) */
+	bool setup;		/* the set-up ones, staying between windows */
+	unsigned int nsetup;	/* how many of those were attached */
 	bool mapped;		/* its code ranges were recorded */
 	dev_t lib_dev;
 	ino_t lib_ino;
@@ -29,6 +31,14 @@ struct dproc {
 	struct ig_nccl_seen nccl;	/* its libnccl (nccl_attach.h) */
 	struct ig_libnccl nccl_rec;	/* the record of its probing, said
 					 * again in each window it stays for */
+};
+
+/* A libcuda file whose set-up entry points are probed for every process
+ * (the agent's windows). */
+struct setup_file {
+	dev_t dev;
+	ino_t ino;
+	struct ig_libcuda_info info;
 };
 
 /* A dynamic loader file, hooked for every process. */
@@ -45,8 +55,17 @@ struct ig_discovery {
 	struct loader *lds;
 	size_t nld, capld;
 	__u64 next_due;			/* 0: nothing due */
-	bool detached;			/* between windows: attach nothing */
+	bool detached;			/* between windows: the set-up probes
+					 * only (docs/design.md §7.10) */
 	struct ig_nccl_seen nccl_all;	/* a libnccl probed for every process */
+	struct setup_file *setup_files;
+	size_t nsetup_files, capsetup_files;
+	struct {			/* a libcuda probed for every process */
+		bool probed;
+		dev_t dev;
+		ino_t ino;
+		struct ig_libcuda_info info;
+	} cuda_all;
 };
 
 void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev);

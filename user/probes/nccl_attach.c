@@ -159,7 +159,7 @@ int ig_nccl_attach_all(struct ig_tracer *t, const char *path, struct ig_nccl_see
 }
 
 int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
-		 const struct ig_nccl_seen *all, struct ig_libnccl *rec)
+		 struct ig_nccl_seen *all, struct ig_libnccl *rec)
 {
 	struct find f = { .pid = pid, .err = -ENOENT, .s = s };
 	struct stat st;
@@ -187,10 +187,17 @@ int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
 	    (all && all->probed && all->dev == st.st_dev && all->ino == st.st_ino))
 		return 0;	/* probed already, for it or for every process */
 	rec_init(rec, pid, f.name);
-	n = ig_nccl_attach(t, f.path, pid, &nsyms);
+	/* the agent: for every process of that file, whose communicators
+	 * may be created before idlegap has looked at them */
+	n = ig_nccl_attach(t, f.path, all && all->by_file && !all->probed ? -1 : pid, &nsyms);
 	rec->nsyms = nsyms;
 	if (n < 0)
 		return n;
+	if (all && all->by_file && !all->probed) {
+		all->probed = true;
+		all->dev = st.st_dev;
+		all->ino = st.st_ino;
+	}
 	s->probed = true;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;

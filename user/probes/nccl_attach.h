@@ -18,6 +18,8 @@ struct ig_nccl_seen {
 	ino_t ino;
 	bool probed;
 	bool said_static;	/* the static-NCCL line was given */
+	bool by_file;		/* @all of ig_nccl_look: the first libnccl
+				 * found is probed for every process */
 	unsigned long long checked;	/* inode of the last library looked
 					 * into for NCCL linked in */
 };
@@ -28,7 +30,7 @@ struct ig_nccl_seen {
  * 0 when nothing changed; a negative errno when a libnccl could not be
  * probed (@rec filled, nattached 0). */
 int ig_nccl_look(struct ig_tracer *t, pid_t pid, struct ig_nccl_seen *s,
-		 const struct ig_nccl_seen *all, struct ig_libnccl *rec);
+		 struct ig_nccl_seen *all, struct ig_libnccl *rec);
 /* A libnccl.so.2 in the LD_LIBRARY_PATH of a command run with @envp,
  * which the command asks for by setting it (a system-wide copy in the
  * loader cache is left alone: probing it would touch every process of the

@@ -251,12 +251,12 @@ int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 	return 0;
 }
 
-int ig_tracer_keep_nccl(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
+int ig_tracer_keep_staying(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner)
 {
 	int err = ig_tracer_keep(t, l, fd, owner, true);
 
 	if (!err)
-		t->links[t->nlinks - 1].nccl = true;
+		t->links[t->nlinks - 1].stays = true;
 	return err;
 }
 
@@ -292,6 +292,22 @@ int ig_tracer_attach_gpulib(struct ig_tracer *t, char *why, size_t n)
 	int err = attach_prog(t, t->skel->progs.ig_sys_enter_btf, why, n);
 
 	return err ? err : attach_prog(t, t->skel->progs.ig_sys_enter_raw, why, n);
+}
+
+int ig_tracer_gpulib_track(struct ig_tracer *t, int cgroup_fd)
+{
+	__u32 zero = 0, one = 1, mode = cgroup_fd >= 0 ? 2 : 1, self = (__u32)getpid();
+
+	if (cgroup_fd >= 0 &&
+	    bpf_map__update_elem(t->skel->maps.gpulib_scope, &zero, sizeof(zero),
+				 &cgroup_fd, sizeof(cgroup_fd), BPF_ANY))
+		return -errno;
+	if (bpf_map__update_elem(t->skel->maps.gpulib_track, &one, sizeof(one),
+				 &self, sizeof(self), BPF_ANY) ||
+	    bpf_map__update_elem(t->skel->maps.gpulib_track, &zero, sizeof(zero),
+				 &mode, sizeof(mode), BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 /* Forks first: a thread or child created while the initial set is

@@ -41,6 +41,11 @@ int ig_tracer_attach_host(struct ig_tracer *t, char *why, size_t n);
 /* Attaches the sys_enter hook that sends IG_REC_GPULIB (the tracer was
  * opened with gpulib_watch).  Negative errno, with @why set. */
 int ig_tracer_attach_gpulib(struct ig_tracer *t, char *why, size_t n);
+/* The sys_enter hook also tracks, in the kernel, a process it finds
+ * mapping a libcuda: every one, or those under the cgroup @cgroup_fd
+ * (>= 0).  The set-up probes attached for every process then see its
+ * first calls (docs/design.md §7.10).  Negative errno. */
+int ig_tracer_gpulib_track(struct ig_tracer *t, int cgroup_fd);
 /* Adds a process and its current threads.  Negative errno. */
 int ig_tracer_track(struct ig_tracer *t, pid_t tgid);
 /* Where @tgid's Python frames are (NULL: forget them).  Negative errno. */
@@ -66,12 +71,18 @@ struct ig_uprobe_spec {
  * Returns how many were attached, or a negative errno. */
 int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			     const struct ig_uprobe_spec *specs, size_t n);
+/* The same, kept between the agent's windows as libnccl's probes are
+ * (libcuda's set-up entry points, docs/design.md §7.10). */
+int ig_tracer_attach_staying_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+				     const struct ig_uprobe_spec *specs, size_t n);
 
 /* Removes the uprobes (libcuda's and the loaders') attached for @pid, or
  * every one when @pid is -1; the host hooks stay. */
 void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid);
-/* The agent's window end: every uprobe but libnccl's, which stay so that
- * each communicator's sequence counts every call (docs/design.md §7.10). */
+/* The agent's window end: every uprobe but those that stay: libnccl's, so
+ * that each communicator's sequence counts every call, the loaders' and
+ * libcuda's set-up entry points, so that a job set up between windows is
+ * seen doing it (docs/design.md §7.10). */
 void ig_tracer_detach_window_uprobes(struct ig_tracer *t);
 /* How many links were handed to the background remover so far; whether
  * all those handed before @mark are gone.  Until they are, a probe

@@ -16,7 +16,8 @@ struct ig_link {
 	int fd;			/* -1 with a libbpf link */
 	pid_t owner;		/* uprobes: the process (-1: every one) */
 	bool uprobe;		/* libcuda's or a loader's: detachable */
-	bool nccl;		/* libnccl's: kept between the agent's
+	bool stays;		/* libnccl's, the loaders', libcuda's set-up
+				 * entry points: kept between the agent's
 				 * windows (docs/design.md §7.10) */
 };
 
@@ -40,8 +41,9 @@ void ig_tracer_unlink(struct ig_link *k);
  * to remove); ig_tracer_unlink_wait() returns once all are gone. */
 void ig_tracer_unlink_later(struct ig_link *k);
 void ig_tracer_unlink_wait(void);
-/* Keeps @l/@fd as ig_tracer_keep() does, marked as libnccl's. */
-int ig_tracer_keep_nccl(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner);
+/* Keeps @l/@fd as ig_tracer_keep() does, marked as staying between the
+ * agent's windows. */
+int ig_tracer_keep_staying(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner);
 
 /*
  * BPF_LINK_CREATE of BPF_TRACE_UPROBE_MULTI (Linux 6.6), as the kernel's

@@ -18,7 +18,7 @@
 /* One multi-uprobe link: @n offsets of @path, each with its cookie. */
 static int link_multi(struct ig_tracer *t, struct bpf_program *p,
 		      const char *path, pid_t pid, const unsigned long *offs,
-		      const __u64 *cookies, __u32 n, bool ret)
+		      const __u64 *cookies, __u32 n, bool ret, bool stays)
 {
 	bool nccl = p == t->skel->progs.ig_nc_enter || p == t->skel->progs.ig_nc_exit;
 	struct ig_uprobe_multi_attr a = {
@@ -38,7 +38,7 @@ static int link_multi(struct ig_tracer *t, struct bpf_program *p,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	if (fd < 0)
 		return -errno;
-	return nccl ? ig_tracer_keep_nccl(t, NULL, fd, pid > 0 ? pid : -1) :
+	return stays || nccl ? ig_tracer_keep_staying(t, NULL, fd, pid > 0 ? pid : -1) :
 		      ig_tracer_keep(t, NULL, fd, pid > 0 ? pid : -1, true);
 }
 
@@ -61,7 +61,7 @@ static struct bpf_program *entry_prog(struct ig_tracer *t, enum ig_uprobe_kind k
 }
 
 static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
-			const struct ig_uprobe_spec *specs, size_t n)
+			const struct ig_uprobe_spec *specs, size_t n, bool stays)
 {
 	/* submit, timed entry, timed return, record, nccl entry, nccl return */
 	enum { GROUPS = 6 };
@@ -91,22 +91,22 @@ static int attach_multi(struct ig_tracer *t, const char *path, pid_t pid,
 	/* return probes first: an entry without its return would leave a
 	 * call marked in progress */
 	err = link_multi(t, t->skel->progs.ig_cu_exit, path, pid, offs + 2 * n,
-			 cookies + 2 * n, cnt[2], true);
+			 cookies + 2 * n, cnt[2], true, stays);
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_cu_enter, path, pid,
-				 offs + n, cookies + n, cnt[1], false);
+				 offs + n, cookies + n, cnt[1], false, stays);
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_cu_submit, path, pid, offs,
-				 cookies, cnt[0], false);
+				 cookies, cnt[0], false, stays);
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_cu_event_record, path, pid,
-				 offs + 3 * n, cookies + 3 * n, cnt[3], false);
+				 offs + 3 * n, cookies + 3 * n, cnt[3], false, stays);
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_nc_exit, path, pid,
-				 offs + 5 * n, cookies + 5 * n, cnt[5], true);
+				 offs + 5 * n, cookies + 5 * n, cnt[5], true, stays);
 	if (!err)
 		err = link_multi(t, t->skel->progs.ig_nc_enter, path, pid,
-				 offs + 4 * n, cookies + 4 * n, cnt[4], false);
+				 offs + 4 * n, cookies + 4 * n, cnt[4], false, stays);
 out:
 	free(offs);
 	free(cookies);
@@ -115,7 +115,7 @@ out:
 
 /* Per-probe perf-event links: kernels without multi-uprobe links. */
 static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
-		       const struct ig_uprobe_spec *specs, size_t n)
+		       const struct ig_uprobe_spec *specs, size_t n, bool stays)
 {
 	size_t i;
 	int ok = 0, err = 0;
@@ -124,7 +124,8 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 		/* before 5.15 the kernel refuses any cookie */
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = t->compat ? 0 : specs[i].cookie);
 		struct bpf_program *p = entry_prog(t, specs[i].kind, specs[i].cookie);
-		bool nccl = specs[i].kind == IG_UP_NCCL || specs[i].kind == IG_UP_NCCL_TIMED;
+		bool stay = stays || specs[i].kind == IG_UP_NCCL ||
+			    specs[i].kind == IG_UP_NCCL_TIMED;
 		struct bpf_link *l;
 
 		if (!p) {
@@ -138,7 +139,7 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 							    t->skel->progs.ig_cu_exit :
 							    t->skel->progs.ig_nc_exit,
 							    pid, path, specs[i].offset, &o);
-			if (!l || (nccl ? ig_tracer_keep_nccl(t, l, -1, pid > 0 ? pid : -1) :
+			if (!l || (stay ? ig_tracer_keep_staying(t, l, -1, pid > 0 ? pid : -1) :
 				   ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true))) {
 				err = -errno;
 				continue;
@@ -147,7 +148,7 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 		}
 		l = bpf_program__attach_uprobe_opts(p, pid,
 						    path, specs[i].offset, &o);
-		if (!l || (nccl ? ig_tracer_keep_nccl(t, l, -1, pid > 0 ? pid : -1) :
+		if (!l || (stay ? ig_tracer_keep_staying(t, l, -1, pid > 0 ? pid : -1) :
 			   ig_tracer_keep(t, l, -1, pid > 0 ? pid : -1, true))) {
 			err = -errno;
 			continue;
@@ -160,8 +161,15 @@ static int attach_each(struct ig_tracer *t, const char *path, pid_t pid,
 int ig_tracer_attach_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
 			     const struct ig_uprobe_spec *specs, size_t n)
 {
-	return t->multi ? attach_multi(t, path, pid, specs, n) :
-			  attach_each(t, path, pid, specs, n);
+	return t->multi ? attach_multi(t, path, pid, specs, n, false) :
+			  attach_each(t, path, pid, specs, n, false);
+}
+
+int ig_tracer_attach_staying_uprobes(struct ig_tracer *t, const char *path, pid_t pid,
+				     const struct ig_uprobe_spec *specs, size_t n)
+{
+	return t->multi ? attach_multi(t, path, pid, specs, n, true) :
+			  attach_each(t, path, pid, specs, n, true);
 }
 
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
@@ -177,13 +185,13 @@ int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
 		__u64 cookie = 0;
 
 		return link_multi(t, t->skel->progs.ig_ld_debug, path, -1, &off,
-				  &cookie, 1, false);
+				  &cookie, 1, false, true);
 	}
 	l = bpf_program__attach_uprobe(t->skel->progs.ig_ld_debug, false, -1,
 				       path, sym.file_off);
 	if (!l)
 		return -errno;
-	return ig_tracer_keep(t, l, -1, -1, true);
+	return ig_tracer_keep_staying(t, l, -1, -1);
 }
 
 
@@ -209,7 +217,7 @@ void ig_tracer_detach_window_uprobes(struct ig_tracer *t)
 	for (i = j = 0; i < t->nlinks; i++) {
 		struct ig_link *k = &t->links[i];
 
-		if (k->uprobe && !k->nccl)
+		if (k->uprobe && !k->stays)
 			ig_tracer_unlink_later(k);
 		else
 			t->links[j++] = *k;

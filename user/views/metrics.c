@@ -210,6 +210,28 @@ struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
 	return v;
 }
 
+/* A process NVML or its device node placed (docs/design.md §4.2): its
+ * GPU labels are that GPU, as the node says, not its environment's. */
+static void gpu_from_node(struct json_object *p, int64_t dev,
+			  const struct ig_identity *id, struct ig_lset *s)
+{
+	struct json_object *v;
+	const char *src, *uuid;
+
+	if (dev < 0 || dev >= IG_GPU_NAMED ||
+	    !(v = ig_metrics_jget(p, "device_source", json_type_string)))
+		return;
+	src = json_object_get_string(v);
+	if (strcmp(src, "nvml") && strcmp(src, "device_node"))
+		return;
+	snprintf(s->v[IG_MK_GPU], sizeof(s->v[IG_MK_GPU]), "%d", (int)dev);
+	v = ig_metrics_jget(p, "uuid", json_type_string);
+	uuid = v ? json_object_get_string(v) : "";
+	snprintf(s->v[IG_MK_UUID], sizeof(s->v[IG_MK_UUID]), "%s", uuid);
+	s->v[IG_MK_SELF][0] = '\0';
+	self_reported(id, -1, s);
+}
+
 /*
  * The label set shared by the window's GPU processes on @device (-1: on
  * any device).  A device nobody claims keeps just its ordinal.
@@ -233,6 +255,7 @@ static void window_lset(struct json_object *procs,
 		    (device >= 0 && dev != device))
 			continue;
 		lset_of(id ? id : &none, (int)ord, &s);
+		gpu_from_node(p, dev, id ? id : &none, &s);
 		lset_meet(out, &first, &s);
 	}
 	if (first) {
