@@ -184,10 +184,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs image
 	$(Q)tests/run.sh
 
-# Debian's 5.10 and 6.1 kernels under QEMU (tests/kernels.t; KERNELS="6.1" for one)
+# Debian's 5.10 and 6.1 kernels under QEMU (tests/kernels.t; KERNELS="6.1" for one), and the
+# guest watchdog on a planted hang (tests/kernels-hang.t); `make test` runs them with IG_LONG=1
 test-kernels: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs
-	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t
+	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t tests/kernels-hang.t
 
 # the test fixture of the current Python stack (tests/forky.t): a Debian forky root with
 # python3.14, python3-torch and python3.15, in build/forky (about 2 GiB, minutes)

@@ -481,6 +481,20 @@ class Loader:
             self.holder.join()
 
 
+def feeding_roles(args, tids, loader):
+    """The threads whose waits feed the GPU, for the kernel's accounting
+    (tools/truth.py): this main thread, the loader workers, the lock
+    holder, the GIL holders."""
+    me = {threading.get_native_id(): "feeder", 0: "other"}
+    me.update((t, "gil_hog") for t in tids if t)
+    holder = getattr(loader, "holder", None)
+    if holder is not None and holder.native_id:
+        me[holder.native_id] = "holder"
+    roles = {os.getpid(): me}
+    roles.update((p, {0: "worker"}) for p in getattr(args, "worker_pids", []))
+    return roles
+
+
 def run(args, gpu):
     drv = gpu.d
     host, dev = c_ptr(), c_u64()
@@ -500,6 +514,7 @@ def run(args, gpu):
         loader = Loader(args.scenario, stop)
     kernel_ns = int(args.kernel_us * 1000)
     op_ns = int(args.op_us * 1000)
+    acct0 = truth.accounting_sample(feeding_roles(args, tids, loader))
     t0 = mono_ns()
     deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
     steps = 0
@@ -522,6 +537,8 @@ def run(args, gpu):
         pass  # Ctrl-C ends the run; the summary and truth still follow
     drv("cuCtxSynchronize")
     t1 = mono_ns()
+    args.accounting = truth.accounting_since(
+        acct0, truth.accounting_sample(feeding_roles(args, tids, loader)))
     stop.set()
     for t in hogs:
         t.join()
@@ -572,6 +589,7 @@ def report(args, drv, gpu, steps, t0, t1, tids):
                  "gil_threads": tids,
                  "workers_are_threads": False,
                  "workers": getattr(args, "worker_pids", [])},
+        "accounting": getattr(args, "accounting", None),
         "config": {"threads": args.threads, "kernels": args.kernels,
                    "kernel_us": args.kernel_us, "workers": args.workers,
                    "batch_bytes": args.batch_kb << 10,
