@@ -184,10 +184,16 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs image
 	$(Q)tests/run.sh
 
-# Debian's 5.10 and 6.1 kernels under QEMU (tests/kernels.t; KERNELS="6.1" for one)
+# Debian's 5.10 and 6.1 kernels under QEMU (tests/kernels.t; KERNELS="6.1" for one), and the
+# guest watchdog on a planted hang (tests/kernels-hang.t); `make test` runs them with IG_LONG=1
 test-kernels: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs
-	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t
+	$(Q)IG_TOP=$(CURDIR) prove -v tests/kernels.t tests/kernels-hang.t
+
+# the test fixture of the current Python stack (tests/forky.t): a Debian forky root with
+# python3.14, python3-torch and python3.15, in build/forky (about 2 GiB, minutes)
+forky-root:
+	$(Q)tests/forky/build.sh $(BUILD)/forky
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs bench-tools
@@ -217,6 +223,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test test-kernels bench bench-quick install uninstall vmlinux clean image soak
+.PHONY: all deps demo test test-kernels forky-root bench bench-quick install uninstall vmlinux clean image soak
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

@@ -7,11 +7,12 @@
  *
  * The thread's PyThreadState is found once through the interpreter's thread
  * list (_PyRuntime.interpreters.head, then next), matched by the kernel tid
- * (3.11+: native_thread_id) or by pthread_self() (3.9, 3.10: thread_id),
+ * (3.11+: native_thread_id, the id in the thread's own pid namespace) or by pthread_self() (3.9, 3.10: thread_id),
  * made from the thread pointer (task_pthread_self(), arch.bpf.h); it is cached per thread and
  * checked again at each use.  The frame chain is walked up to IG_PY_DEPTH
  * frames, one read per frame into per-CPU scratch; C shim frames (3.12+)
- * are skipped.  A stack equal to the thread's last one is not sent again.
+ * and the interpreter's own (3.14+) are skipped; a 3.14 f_executable is a
+ * tagged _PyStackRef, untagged here.  A stack equal to the thread's last one is not sent again.
  */
 #ifndef IG_PYSTACK_BPF_H
 #define IG_PYSTACK_BPF_H
@@ -21,7 +22,10 @@
 
 #define PY_MAX_THREADS	64	/* interpreter thread-list walk */
 #define PY_MAX_SHIMS	8	/* C frames skipped on top of the depth */
-#define PY_FRAME_READ	112	/* bytes read per frame: covers every field */
+#define PY_FRAME_READ	IG_PY_FRAME_READ	/* bytes read per frame */
+/* Object pointers are 8-aligned (16 in practice): the low bits of a 3.14
+ * _PyStackRef are its tag (reference kind, tagged int), never address. */
+#define PY_REF_MASK	(~7ULL)
 
 struct py_thread {
 	__u64 tstate;		/* cached PyThreadState, 0: not found yet */
@@ -133,13 +137,13 @@ static __always_inline __u64 py_frame(const struct ig_py_offsets *o,
 	if (bpf_probe_read_user(s->frame, PY_FRAME_READ, (void *)fr))
 		return 0;
 	if (o->fr_owner != IG_PYO_NONE &&
-	    py_fld8(s->frame, o->fr_owner) == o->owner_cstack)
+	    py_fld8(s->frame, o->fr_owner) >= o->owner_cstack)
 		return py_fld64(s->frame, o->fr_back);
 	if (n >= IG_PY_DEPTH) {
 		r->flags |= IG_PYS_TRUNC;
 		return 0;
 	}
-	code = py_fld64(s->frame, o->fr_code);
+	code = py_fld64(s->frame, o->fr_code) & PY_REF_MASK;
 	if (o->instr_ptr)
 		lasti = py_fld64(s->frame, o->fr_instr) - code;
 	else
@@ -210,6 +214,22 @@ static __always_inline void py_forget(__u32 tid)
 	bpf_map_delete_elem(&py_threads, &tid);
 }
 
+/* @t's id in its own pid namespace: what CPython keeps as native_thread_id
+ * (gettid()), not the kernel's when the job has its own pid namespace (a
+ * container's). */
+static __always_inline __u32 py_ns_tid(struct task_struct *t, __u32 tid)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	int nr = 0;
+
+	if (!level)
+		return tid;
+	if (level > 32 || bpf_core_read(&nr, sizeof(nr), &p->numbers[level].nr))
+		return 0;
+	return nr;
+}
+
 /* @task is the current task, thread @tid of @tgid. */
 static __always_inline void py_capture(struct task_struct *task, __u32 tid,
 				       __u32 tgid, __u64 now)
@@ -232,7 +252,7 @@ static __always_inline void py_capture(struct task_struct *task, __u32 tid,
 	s = bpf_map_lookup_elem(&py_scratch, &key);
 	if (!s)
 		return;
-	want = o->match_tid ? tid : task_pthread_self(task);
+	want = o->match_tid ? py_ns_tid(task, tid) : task_pthread_self(task);
 	tstate = py_find_tstate(o, pt, want);
 	s->r.nframes = 0;
 	s->r.flags = 0;

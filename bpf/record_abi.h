@@ -403,6 +403,9 @@ struct ig_pystack {
  * it finds the interpreter (user/probes/pyframes.c), read by bpf/pystack.bpf.h.
  * Offsets in bytes; IG_PYO_NONE: the version has no such field. */
 #define IG_PYO_NONE	0xffffffffu
+/* Bytes of a frame the kernel walker copies: every fr_ offset (and 8 bytes
+ * from it) falls inside. */
+#define IG_PY_FRAME_READ	112
 struct ig_py_offsets {
 	__u64 runtime;		/* _PyRuntime address */
 	__u32 version;		/* 0x030b: 3.11 */
@@ -415,11 +418,13 @@ struct ig_py_offsets {
 	__u32 ts_frame;		/* frame, cframe, current_frame */
 	__u32 cf_current;	/* _PyCFrame.current_frame, or NONE */
 	__u32 fr_back;		/* f_back / previous */
-	__u32 fr_code;		/* f_code / f_executable */
+	__u32 fr_code;		/* f_code / f_executable (3.14: a _PyStackRef,
+				 * its low bits a tag) */
 	__u32 fr_instr;		/* f_lasti (int) or an instruction pointer */
 	__u32 instr_ptr;	/* 1: fr_instr is a pointer */
 	__u32 fr_owner;		/* owner (char), or NONE */
-	__u32 owner_cstack;	/* owner value of C shim frames, or NONE */
+	__u32 owner_cstack;	/* owner values from this one on are not
+				 * Python frames (C shims), or NONE */
 };
 
 /* ---- IG_REC_USTACK ---- */

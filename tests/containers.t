@@ -74,6 +74,31 @@ ok "container, no CAP_SYS_PTRACE: refused with exit 1 naming it (exit $rc)" -- \
 ok "container, no CAP_SYS_PTRACE: no report of an idle GPU" -- \
 	sh -c "! grep -q 'No GPU activity' '$TMP/np.txt'"
 
+# --- a job in a chroot -------------------------------------------------------
+# A root made of the build's files; the job names its libcuda /sim/libcuda.so.1,
+# which is no file here, and maps shows the path from idlegap's root, which is
+# no file under the job's root: the mapped inode says which name is the file.
+CR=$TMP/chroot
+mkdir -p "$CR/sim" "$CR/bin" "$CR/tmp"
+cp "$TS" "$CR/bin/" && cp "$SIM" "$CR/sim/"
+for l in $(ldd "$TS" "$SIM" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u); do
+	mkdir -p "$CR$(dirname "$l")" && cp -L "$l" "$CR$l"
+done
+TMPDIR=/tmp LD_LIBRARY_PATH=/sim "$IG" run --json "$TMP/cr.json" -- chroot "$CR" /bin/trainsim -s healthy -q -n 3000 \
+	> "$TMP/cr.txt" 2> "$TMP/cr.err"
+rc=$?
+is "$rc" 0 "chroot, run: exits 0"
+ok "chroot, run: no warning that libcuda cannot be probed" -- sh -c "! grep -q 'cannot probe' '$TMP/cr.err'"
+ok "chroot, run: the job's GPU work is seen" -- grep -q '^GPU busy' "$TMP/cr.txt"
+TMPDIR=/tmp LD_LIBRARY_PATH=/sim chroot "$CR" /bin/trainsim -s healthy -q -n 100000 &
+job=$!
+mapped $job
+"$IG" attach -p $job -d 2 > "$TMP/cra.txt" 2> "$TMP/cra.err"
+rc=$?
+stop $job
+is "$rc" 0 "chroot, attach: exits 0"
+ok "chroot, attach: the job's GPU work is seen" -- grep -q '^GPU busy' "$TMP/cra.txt"
+
 # --- a zombie target ---------------------------------------------------------
 # The shell execs sleep, which never reaps the child the shell started.
 sh -c "sleep 0 & echo \$! > '$TMP/zombie'; exec sleep 30" &

@@ -6,19 +6,35 @@
 # gpubound the truth inside the interval); where no
 # sync ever waits (eager) it is refused with a reason, never guessed,
 # while the bounds' lower end, whose check passed, is given apart
-# (idle_at_least_s) and never exceeds the truth.
+# (idle_at_least_s) and never exceeds the truth.  Then the per-op Python
+# loop and a slice of tools/estgrid.py's grid: every interval given holds
+# the truth.  These runs have the simulated NVML's counters off; with
+# them on (method "device": the utilization samples, or GPM), the loop
+# and eager are within 0.10 of the truth, inside their interval; a GPU
+# shared with an untraced job is labelled so.
 # Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
+[ -e "$IG_TOP/build/simgpu/libnvidia-ml.so.1" ] || skip_all "build first: make all (simnvml)"
 export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 export TMPDIR=$TMP
+# a simulated machine of this test's own (the NVML counts all its jobs),
+# the launch model alone until the device counters' part
+export SIMGPU_MACHINE="estimates-t-$$" SIMNVML_NO_SAMPLES=1 SIMNVML_NO_GPM=1
+trap 'rm -f "/dev/shm/simgpu-machine-$SIMGPU_MACHINE"; rm -rf "$TMP"' EXIT
 
 run_one() {	# NAME CMD...: run under idlegap into $TMP/NAME.{json,igrec}
 	n=$1; shift
 	"$IG_TOP/build/idlegap" run -o "$TMP/$n.igrec" --json "$TMP/$n.json" -- \
 		"$@" -t 4 -q --truth "$TMP/$n.truth" > "$TMP/$n.out" 2> "$TMP/$n.err"
 }
+run_env() {	# NAME "VAR=V ..." CMD...: run_one with idlegap's NVML so set
+	n=$1; e=$2; shift 2
+	env $e "$IG_TOP/build/idlegap" run -o "$TMP/$n.igrec" --json "$TMP/$n.json" -- \
+		"$@" -t 4 -q --truth "$TMP/$n.truth" > "$TMP/$n.out" 2> "$TMP/$n.err"
+}
+ON="SIMNVML_NO_SAMPLES=0 SIMNVML_NO_GPM=0"
 
 run_one gil /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s gil
 is "$?" 0 "gil ran under idlegap"
@@ -61,6 +77,27 @@ PY
 # A run on a loaded machine can miss by its load alone (the truth's idle
 # share moves with it): a scenario that misses runs once more, as
 # accuracy.t retries its timing-dependent checks.
+# the per-op Python loop (docs/design.md §4.10, "Two starts"): 20 kernels
+# of 150 us per step, each after 300 us of Python work; and a slice of
+# tools/estgrid.py's grid
+run_one loop /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s loop
+is "$?" 0 "the per-op Python loop ran under idlegap"
+run_one g1 "$IG_TOP/build/trainsim" -s healthy -k 5 -d 500 --op-host-us 20
+run_one g2 "$IG_TOP/build/trainsim" -s healthy -k 20 -d 150 --op-host-us 20
+run_one g3 /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s loop -k 5 -d 50 --op-us 20
+# with the device's counters: the utilization samples, then GPM alone
+run_env loop_dev "$ON" /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s loop
+is "$?" 0 "the loop ran with the device counters"
+run_env eager_dev "$ON" "$IG_TOP/build/trainsim" -s eager
+run_env eager_gpm "SIMNVML_NO_GPM=0" "$IG_TOP/build/trainsim" -s eager
+# a GPU shared with an untraced job: device-wide, and said so
+SIMGPU_TRACE="$TMP/nb.%p" setsid "$IG_TOP/build/trainsim" -s healthy -k 2 -d 300 -n 1000000 \
+	-t 20 -q --truth "$TMP/nb.truth" > /dev/null 2>&1 &
+nb=$!
+sleep 1
+run_env shared "$ON" "$IG_TOP/build/trainsim" -s eager
+kill "$nb" 2> /dev/null
+wait "$nb" 2> /dev/null
 for s in twokern drift graphs; do
 	run_one $s "$IG_TOP/build/trainsim" -s $s
 	is "$?" 0 "$s ran under idlegap"
@@ -220,6 +257,48 @@ else:
 
 bounded("gil_eager", False)
 bounded("driftat", False)
+
+def inside(name, method=None):
+    """Every interval given holds the truth (refusals are counted); the
+    point within 0.10 of span where @method is required."""
+    g, ivs = load(name)
+    tr = true_idle(g, ivs) / g["span_s"]
+    est = g["idle_estimated_s"]
+    if est is None:
+        check(method is None and bool(g["estimate_refused"]),
+              "%s: refused, with its reason" % name, str(g["estimate_refused"]))
+        print("# %s: truth %.3f, refused: %s" % (name, tr, g["estimate_refused"]))
+        return g
+    lo = (g["idle_s"] + g["idle_estimated_low_s"]) / g["span_s"]
+    hi = (g["idle_s"] + g["idle_estimated_high_s"]) / g["span_s"]
+    tot = (g["idle_s"] + est) / g["span_s"]
+    check(lo - 1e-6 <= tr <= hi + 1e-6, "%s: the truth lies in the interval" % name,
+          "%.3f not in %.3f-%.3f" % (tr, lo, hi))
+    if method:
+        check(g["estimate_method"] == method, "%s: estimate_method %s" % (name, method),
+              str(g["estimate_method"]))
+        check(abs(tot - tr) <= 0.10, "%s: proven + estimated idle within 0.10 of span of the truth" % name,
+              "%.3f vs %.3f" % (tot, tr))
+    print("# %s: truth %.3f, %s %.3f (%.3f-%.3f)" % (name, tr, g["estimate_method"], tot, lo, hi))
+    return g
+
+for n in ("loop", "g1", "g2", "g3"):
+    g = inside(n)
+    check(g["estimate_method"] != "device" and g["estimate_device"] is None,
+          "%s: counters off, no device figure" % n, str(g["estimate_method"]))
+for n, counter in (("loop_dev", "utilization_samples"), ("eager_dev", "utilization_samples"),
+                   ("eager_gpm", "gpm_graphics_util")):
+    g = inside(n, "device")
+    dv = g.get("estimate_device") or {}
+    check(dv.get("counter") == counter, "%s: from %s" % (n, counter), str(dv))
+    check(dv.get("device_wide") is True and dv.get("shared") is False,
+          "%s: device-wide, one process on the GPU" % n, str(dv))
+    check(dv.get("windows", 0) > 0 and dv.get("launch_model") in ("consistent", "inconsistent", "refused"),
+          "%s: its windows, and the launch model compared" % n, str(dv))
+g, ivs = load("shared")
+dv = g.get("estimate_device") or {}
+check(g["estimate_method"] == "device" and dv.get("shared") is True and
+      dv.get("processes_on_gpu", 0) >= 2, "shared GPU: a device-wide figure, labelled shared", str(dv))
 
 g, ivs = load("eager")
 check(g["idle_estimated_s"] is None and g["idle_estimated_low_s"] is None,

@@ -9,12 +9,51 @@
 . "$(dirname "$0")/lib.sh"
 
 need_root
+[ "${IG_SKIP_LONG:-0}" = 1 ] && skip_all "a long suite (about 2 minutes per kernel): IG_LONG=1 make test, or make test-kernels"
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
 	skip_all "no static busybox (make deps installs busybox-static)"
 [ -x "$IG_TOP/build/idlegap" ] && [ -x "$IG_TOP/build/trainsim" ] || skip_all "build first: make all"
 
 KD=$IG_TOP/build/kernels
+# The guest's watchdog (tests/kernels/vmwatch.py): a guest with no progress line for
+# VM_STALL_S seconds (default 120) has its tasks dumped on its console (SysRq w, l, t through
+# the QEMU monitor) and is stopped; it boots again and goes on from the step that stuck
+# (tests/kernels/guest.sh skips the steps done), with half the patience: a step stuck
+# twice fails, named.  IG_GUEST_HANG=STEP plants a hang in STEP (tests/kernels-hang.t).
+STALL=${VM_STALL_S:-120}
+# boot_guest K OUT: runs the guest script on kernel K until it ends; 1 (a failed test) when
+# a step stuck twice
+boot_guest() {
+	_k=$1 _out=$2 _once='' _boot=0 _stall=$STALL
+	while :; do
+		_boot=$((_boot + 1))
+		echo "VMWATCH: boot $_boot at $(date -u +%T)" >> "$_out/console.log"
+		echo "$(date +%s) $_boot" >> "$_out/boots.log"
+		# a throttled data disk keeps the storage job storage-bound under TCG
+		DRIVE_OPTS=throttling.bps-read=33554432 VM_TIMEOUT=${VM_TIMEOUT:-900} VM_STALL_S=$_stall nice \
+			"$IG_TOP/tests/kernels/run-vm.sh" "$KD/$_k/vmlinuz" "$KD/$_k/initrd.gz" "$_out" \
+			"$IG_TOP/tests/kernels/guest.sh" "igtop=$IG_TOP" ${IG_GUEST_HANG:+ighang=$IG_GUEST_HANG}
+		[ $? = 124 ] && [ -s "$_out/stuck" ] || return 0
+		_st=$(cat "$_out/stuck")
+		diag "kernel $_k: step $_st: $(cat "$_out/stuck.why"); its tasks are dumped in $_out/console.log:"
+		# from the stuck step's start: the guest's own dump at 100 s idle, the watchdog's
+		tr -d '\r' < "$_out/console.log" | tac | sed '/^GUEST-STEP start/q' | tac |
+			grep -v '^GUEST-IDLE' | grep -A12 'Show Blocked State\|VMWATCH' | head -40 | sed 's/^/#   /'
+		if [ "$_st" = "$_once" ] || [ $_boot -ge 3 ]; then
+			# the step's own time: from its first start, less the boot that started it again
+			_t0=$(awk -v s="$_st" '$2 == s { print int($1); exit }' "$_out/steps.log")
+			_t1=$(awk -v s="$_st" '$2 == s { t = int($1) } END { print t }' "$_out/steps.log")
+			_b=$(tail -1 "$_out/boots.log" | cut -d' ' -f1)
+			_boot_s=$(( ${_t1:-0} > ${_b:-0} ? ${_t1:-0} - ${_b:-0} : 0 ))
+			fail "kernel $_k: step $_st stuck twice ($(cat "$_out/stuck.why"); the limits: $STALL s, then $_stall s without progress, ${VM_TIMEOUT:-900} s a boot): failed $(( $(date +%s) - ${_t0:-0} )) s after it first started, $_boot_s s of them booting the guest again; console and task dump in $_out/console.log"
+			return 1
+		fi
+		_once=$_st
+		_stall=$((STALL / 2))
+		diag "kernel $_k: booting again, from step $_st"
+	done
+}
 for k in ${KERNELS:-5.10 6.1}; do
 	case $k in 5.10) suite=bullseye;; 6.1) suite=bookworm;; *) fail "unknown kernel $k"; continue;; esac
 	if ! "$IG_TOP/tests/kernels/fetch.sh" "$suite" "$KD/$k" > "$TMP/fetch-$k" 2>&1; then
@@ -28,10 +67,10 @@ for k in ${KERNELS:-5.10 6.1}; do
 	out=$KD/$k/out
 	rm -rf "$out"; mkdir -p "$out"
 	t0=$(date +%s)
-	# a throttled data disk keeps the storage job storage-bound under TCG
-	DRIVE_OPTS=throttling.bps-read=33554432 VM_TIMEOUT=${VM_TIMEOUT:-900} nice \
-		"$IG_TOP/tests/kernels/run-vm.sh" "$KD/$k/vmlinuz" "$KD/$k/initrd.gz" "$out" \
-		"$IG_TOP/tests/kernels/guest.sh" "igtop=$IG_TOP"
+	if ! boot_guest "$k" "$out"; then
+		diag "kernel $kver: $(( $(date +%s) - t0 )) s in the VM"
+		continue
+	fi
 	diag "kernel $kver: $(( $(date +%s) - t0 )) s in the VM"
 	if [ ! -s "$out/summary.json" ]; then
 		fail "kernel $k: the guest script wrote its summary"

@@ -60,11 +60,47 @@ pychecks() {
 	_failed=$((_failed + $(grep -cE '^not ok [0-9]' "$TMP/pychecks.tap")))
 	[ $_rc -eq 0 ] || fail "the checks ran to their end (status $_rc)"
 }
+# wait_until SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
+# SECONDS of wall time pass (1): a wait for an event, not for a clock; the
+# bound is generous, for a loaded host
+wait_until() {
+	_end=$(($(date +%s) + $1)); shift
+	until "$@"; do
+		[ "$(date +%s)" -lt $_end ] || return 1
+		sleep 0.2
+	done
+}
+# delayacct_on: the kernel's block IO delay accounting (kernel.task_delayacct)
+# on, for the oracle of the tests that judge causes (tools/accuracy.py);
+# delayacct_restore (in the test's EXIT trap) sets it back as it was
+DACCT=/proc/sys/kernel/task_delayacct
+delayacct_on() {
+	_dacct0=$(cat "$DACCT" 2>/dev/null) && echo 1 > "$DACCT" 2>/dev/null ||
+		{ _dacct0=; diag "no kernel.task_delayacct: the oracle has no block IO delay, and says so"; }
+}
+delayacct_restore() { [ -z "${_dacct0:-}" ] || echo "$_dacct0" > "$DACCT"; }
+# oracle TRUTH.json: the verdict of the kernel's accounting of the feeding
+# threads on the scenario's cause (design, cpu, undecided or None), then its
+# figures (tools/accuracy.py)
+oracle() {
+	/usr/bin/python3 -c 'import json, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import accuracy
+try:
+    tj = json.load(open(sys.argv[2]))
+except (OSError, ValueError) as e:
+    print("None oracle: no truth (%s)" % e); sys.exit()
+o = accuracy.oracle(tj.get("expected_cause"), accuracy.feeding_figures(tj))
+print(o["verdict"], o["text"])' "$IG_TOP/tools" "$1"
+}
 # json FILE PYTHON-EXPR: evaluates EXPR with j = the parsed file, prints it
 # start_agent OUT ARGS...: starts the agent in the background (AGENT)
 start_agent() {
 	_o=$1; shift
-	"$IG" agent "$@" > "$_o" 2>&1 &
+	# with the simulated NVML, as on a node with the driver
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+		"$IG" agent "$@" > "$_o" 2>&1 &
 	AGENT=$!
 	_i=0
 	until grep -q 'agent: metrics on port' "$_o" || [ $_i -ge 150 ]; do

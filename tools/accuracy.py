@@ -7,8 +7,8 @@ trace.
 USAGE
     accuracy.py [--seconds S] [--json] [--keep DIR] [--neighbour]
                 [--neighbour-seconds S] SCENARIO[:ARGS]...
-        SCENARIO is a trainsim scenario (`gil` and `gil_eager` run
-        tools/trainsim.py);
+        SCENARIO is a trainsim scenario (`gil`, `gil_eager` and `loop`
+        run tools/trainsim.py);
         ARGS are extra trainsim arguments separated by commas, e.g.
         `healthy:--no-sync`.  Prints one row per scenario, or JSON.
         --neighbour runs every scenario a second time beside an untraced
@@ -40,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,9 +55,13 @@ TRAINSIM_PY = os.path.join(TOP, "tools", "trainsim.py")
 SIMGPU = os.path.join(TOP, "build", "simgpu")
 
 
+# the scenarios of tools/trainsim.py, a Python loop through ctypes
+PY_SCENARIOS = ("gil", "gil_eager", "loop")
+
+
 def workload_cmd(scenario, extra, seconds, truth_path):
     # trainsim's dataset is made once and shared by the runs
-    if scenario in ("gil", "gil_eager"):
+    if scenario in PY_SCENARIOS:
         cmd = ["/usr/bin/python3", TRAINSIM_PY, "-s", scenario]
     else:
         cmd = [TRAINSIM, "-s", scenario]
@@ -108,27 +113,67 @@ def run(scenario, extra=(), seconds=None, keep=None, idlegap_args=(),
     # the loader falls through to the real one
     env = dict(os.environ, LD_LIBRARY_PATH=":".join(
                    p for p in (SIMGPU, os.environ.get("LD_LIBRARY_PATH")) if p),
-               SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp)
+               SIMGPU_TRACE=os.path.join(tmp, "trace.%p"), TMPDIR=tmp,
+               # a simulated machine of its own: the simulated NVML counts
+               # every process on it, and other jobs of this host are none
+               # of this run's (docs/simgpu.md)
+               SIMGPU_MACHINE="acc-%d-%s" % (os.getpid(),
+                                             os.path.basename(tmp)))
     rec_path = os.path.join(tmp, "run.igrec")
     cmd = [IDLEGAP, "run", "-q", "--gaps", "-1", "--json", report_path,
            "-o", rec_path, *idlegap_args, "--"] + workload_cmd(scenario, list(extra), seconds,
                                                truth_path)
     try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, timeout=300)
-        if p.returncode:
-            raise RuntimeError("%s: exit %d: %s" % (scenario, p.returncode,
-                                                   p.stderr.strip()))
+        rc, err, cpu = run_timed(cmd, env, 300)
+        if rc:
+            raise RuntimeError("%s: exit %d: %s" % (scenario, rc, err.strip()))
         with open(truth_path) as f:
             tj = json.load(f)
         with open(report_path) as f:
             rj = json.load(f)
         dump = dump_lines(rec_path)
-        return score(scenario, extra, tj, rj, sync_calls(dump),
-                     drains(dump))
+        s = score(scenario, extra, tj, rj, sync_calls(dump), drains(dump))
+        rescore_host(s, tj, cpu)
+        return s
     finally:
+        try:
+            os.unlink("/dev/shm/simgpu-machine-" + env["SIMGPU_MACHINE"])
+        except OSError:
+            pass
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_timed(cmd, env, timeout):
+    """Runs CMD (killed after TIMEOUT s): its exit status, its stderr and
+    the CPU seconds it and its descendants used (idlegap and the job)."""
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                             text=True)
+        t = threading.Timer(timeout, p.kill)
+        t.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            t.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return p.returncode, err.read(), ru.ru_utime + ru.ru_stime
+
+
+def rescore_host(s, tj, cpu):
+    """The rest of the host's share, less idlegap's own CPU time: what
+    `idlegap run` and the job used, less the job's feeding threads over
+    its loop (so idlegap's share is, if anything, overstated, and the host
+    called loaded less often)."""
+    f = s.get("feeding")
+    acct = tj.get("accounting") or {}
+    if not f or f.get("others_cpus") is None or not acct.get("wall_ns"):
+        return
+    job = sum(t["cpu_ns"] for t in acct["threads"]) / NS_PER_S
+    own = max(0.0, cpu - job)
+    f["idlegap_cpu_s"] = own
+    f["others_cpus"] = max(0.0, f["others_cpus"] - own * NS_PER_S / acct["wall_ns"])
 
 
 def dump_lines(rec_path):
@@ -239,6 +284,8 @@ def score(scenario, extra, tj, rj, calls=(), drained=()):
                           gpu.get("unresolved_open_s", 0) - u),
     )
     s.update(estimate(ivs, gpu))
+    s["feeding"] = feeding_figures(tj)
+    s["oracle"] = oracle(s["expected"], s["feeding"])
     return s
 
 
@@ -271,6 +318,112 @@ def estimate(ivs, gpu):
         out.update(est_total=tot, est_low=lo, est_high=hi, est_err=tot - true,
                    est_in=lo <= true <= hi)
     return out
+
+
+# The oracle: the kernel's own accounting of the feeding threads over the
+# feeder's loop (the workload's truth JSON, "accounting": workload/acct.c,
+# tools/truth.py).  For a scenario's designed host cause, the time the
+# threads it lives in spent in that wait, beside the time the feeding
+# threads (feeder and loader workers) spent runnable but waiting for a CPU,
+# which idlegap calls cpu_starvation:
+#   storage, page_fault    block IO delay of the feeder and the workers;
+#   cpu_starvation         run delay (the competitor: block IO delay);
+#   cuda_api, host_compute the feeder's time on CPU;
+#   lock, gil              the feeder's time blocked outside block IO;
+#   network                the workers' time blocked outside block IO.
+# One figure at least ORACLE_RATIO times the other decides; closer, the
+# oracle cannot decide.
+ORACLE_RATIO = 2.0
+NS_PER_S = 1e9
+
+
+def feeding_figures(tj):
+    """Seconds by role ("feeder", "workers"): on CPU, runnable, in block
+    IO, blocked otherwise; None without the workload's accounting."""
+    acct = tj.get("accounting")
+    if not acct or not acct.get("threads"):
+        return None
+    wall = tj.get("wall_s") or 0
+    out = {"delayacct": acct.get("delayacct", False), "io_trusted": True,
+           "others_cpus": None}
+    # a thread's block IO delay cannot exceed the loop's wall time: one that
+    # does began its wait while kernel.task_delayacct was off (it is
+    # system-wide: another program may turn it off and on meanwhile), and
+    # the kernel counted it from 0
+    if any(t["blkio_ns"] / NS_PER_S > 1.1 * wall + 0.1 for t in acct["threads"]):
+        out["io_trusted"] = False
+    # what the rest of the host took: its busy CPU time less the job's own
+    if acct.get("wall_ns") and acct.get("host_busy_ns") is not None:
+        job = sum(t["cpu_ns"] for t in acct["threads"])
+        out["others_cpus"] = max(0, acct["host_busy_ns"] - job) / acct["wall_ns"]
+    for role, key in (("feeder", "feeder"), ("worker", "workers")):
+        ts = [t for t in acct["threads"] if t["role"] == role]
+        f = {k: sum(t[k] for t in ts) / NS_PER_S
+             for k in ("cpu_ns", "run_delay_ns", "blkio_ns")}
+        f = {"cpu": f["cpu_ns"], "run": f["run_delay_ns"], "io": f["blkio_ns"],
+             "n": len(ts)}
+        f["blocked"] = max(0.0, wall * len(ts) - f["cpu"] - f["run"] - f["io"])
+        out[key] = f
+    return out
+
+
+def oracle(cause, fig):
+    """What the feeding threads really waited for, against CAUSE: a dict
+    with "verdict" ("design": CAUSE outweighs the run delay; "cpu": the run
+    delay outweighs it; "undecided"; None: no figures), the two figures and
+    a line naming them."""
+    if not fig or not cause:
+        return {"verdict": None, "design_s": None, "run_s": None,
+                "text": "oracle: no accounting"}
+    fd, wk = fig["feeder"], fig["workers"]
+    run = fd["run"] + wk["run"]
+    io = fd["io"] + wk["io"]
+    if cause in ("storage", "page_fault"):
+        d, what = io, "block IO delay (feeder+workers)"
+    elif cause == "cpu_starvation":
+        d, what, run = run, "run delay (feeder+workers)", io
+    elif cause in ("cuda_api", "host_compute"):
+        d, what, run = fd["cpu"], "feeder on CPU", fd["run"]
+    elif cause in ("lock", "gil"):
+        d, what, run = fd["blocked"], "feeder blocked", fd["run"]
+    elif cause == "network":
+        d, what = wk["blocked"], "workers blocked"
+    else:
+        return {"verdict": None, "design_s": None, "run_s": None,
+                "text": "oracle: no figure for %s" % cause}
+    other = "block IO delay" if cause == "cpu_starvation" else "run delay (feeder%s)" % (
+        "" if cause in ("cuda_api", "host_compute", "lock", "gil") else "+workers")
+    text = "oracle: %s %.2f s vs %s %.2f s" % (what, d, other, run)
+    if cause in ("storage", "page_fault", "cpu_starvation") and not fig["delayacct"]:
+        return {"verdict": "undecided", "design_s": d, "run_s": run,
+                "text": text + " (block IO delay not counted: kernel.task_delayacct off)"}
+    if cause in ("storage", "page_fault", "cpu_starvation") and not fig["io_trusted"]:
+        return {"verdict": "undecided", "design_s": d, "run_s": run,
+                "text": text + " (block IO delay not to be trusted: a thread's exceeds the "
+                "run, kernel.task_delayacct was turned on during its wait)"}
+    if d >= ORACLE_RATIO * run:
+        verdict = "design"
+    elif cause != "cpu_starvation" and run >= ORACLE_RATIO * d:
+        verdict = "cpu"
+    else:
+        verdict = "undecided"
+    return {"verdict": verdict, "design_s": d, "run_s": run,
+            "text": "%s: %s" % (text, {"design": "%s" % cause, "cpu": "cpu_starvation",
+                                       "undecided": "too close to decide"}[verdict])}
+
+
+# The rest of the host took this many CPUs (its busy time less the job's,
+# per second of the loop) or more: the host was shared.
+LOADED_CPUS = 0.75
+
+
+def host_loaded(fig):
+    """(loaded, text): whether the rest of the host took LOADED_CPUS or more
+    while the job ran, and a line naming the figure."""
+    if not fig or fig.get("others_cpus") is None:
+        return False, "host: no accounting"
+    return fig["others_cpus"] >= LOADED_CPUS, "host: the rest of it took %.2f CPUs" % (
+        fig["others_cpus"])
 
 
 def waiting_first(r):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Capture the memory idlegap reads of a running CPython, for the unit tests.
 
-Run under the Python to capture (3.9 to 3.13): it writes a fixture for
+Run under the Python to capture (3.9 to 3.15): it writes a fixture for
 tests/unit/test_pycode.c with the interpreter's file name, the start of its
-_PyRuntime (3.13: _Py_DebugOffsets), the bytes of one function's code
+_PyRuntime (3.13+: _Py_DebugOffsets), the bytes of one function's code
 object and of the objects it points to (its type and type name, name,
 qualified name, file name, line table), and the line CPython itself gives
 for each instruction, as idlegap's frames give the instruction:
@@ -45,7 +45,8 @@ def main():
     if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
         lib = "python%d.%d" % v[:2]
     rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
-    regions = [(rt, 592)]
+    # _Py_DebugOffsets: 584 bytes in 3.13, 760 in 3.14, 744 read of 3.15
+    regions = [(rt, 800 if v >= (3, 14) else 592)]
     co = id(code)
     regions.append((co, 256))
     tp = ctypes.c_void_p.from_address(co + 8).value

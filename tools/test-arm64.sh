@@ -7,7 +7,8 @@
 # is cached under build/arm64/rootfs (debootstrap --arch arm64, its second
 # stage through qemu-user-static); the kernel and busybox come with the
 # sysroot (tools/arm64-sysroot.sh).  ARM64_VM_TIMEOUT (seconds, default
-# 1800) bounds the guest.
+# 1800) bounds the guest; a guest with no progress line for ARM64_STALL_S
+# seconds (default 120) is dumped, stopped and tried once more (see boot).
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 A=$TOP/build/arm64
@@ -101,14 +102,36 @@ rm -rf "$S"
 t1=$(date +%s)
 
 # --- boot ----------------------------------------------------------------------------------
+# under the guest watchdog (tests/kernels/vmwatch.py): no progress line (IGVM, a TAP line,
+# IGVM-STEP, IGVM-PROGRESS) for ARM64_STALL_S seconds (default 120): the vCPUs' registers and
+# the guest's tasks are dumped, the VM stopped and booted again for one more try (the whole guest
+# script: its TAP numbers run through it); a part stuck twice fails, named.
+# ARM64_GUEST_HANG=PART plants a hang in a part of tests/arm64/guest.sh.
 echo "test-arm64: booting $KVER under qemu-system-aarch64 (TCG); set-up took $((t1 - t0)) s"
-timeout "${ARM64_VM_TIMEOUT:-1800}" qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on \
-	-smp 2 -m 3G -nographic -no-reboot \
-	-kernel "$V/kroot/boot/vmlinuz-$KVER" -initrd "$V/initrd.gz" \
-	-drive "file=$V/root.img,format=raw,if=none,id=hd0" -device virtio-blk-device,drive=hd0 \
-	-append "console=ttyAMA0 panic=-1 loglevel=4" -nic none \
-	> "$V/console.log" 2>&1 < /dev/null
-rc=$?
+once='' rc=0
+for boot in 1 2; do
+	rm -f "$V/console.log" "$V/monitor.sock"
+	rc=0
+	"$TOP/tests/kernels/vmwatch.py" --console "$V/console.log" --monitor "$V/monitor.sock" \
+		--stall "${ARM64_STALL_S:-120}" --timeout "${ARM64_VM_TIMEOUT:-1800}" \
+		--stuck-file "$V/stuck" --progress '^(IGVM|ok |not ok |IGVM-STEP|IGVM-PROGRESS)' \
+		--step '^IGVM-STEP start (\S+)' -- \
+		qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on \
+		-smp 2 -m 3G -nographic -no-reboot \
+		-kernel "$V/kroot/boot/vmlinuz-$KVER" -initrd "$V/initrd.gz" \
+		-drive "file=$V/root.img,format=raw,if=none,id=hd0" -device virtio-blk-device,drive=hd0 \
+		-append "console=ttyAMA0 panic=-1 loglevel=4${ARM64_GUEST_HANG:+ ighang=$ARM64_GUEST_HANG}" -nic none \
+		-qmp unix:"$V/monitor.sock",server=on,wait=off -serial stdio || rc=$?
+	[ $rc = 124 ] && [ -s "$V/stuck" ] || break
+	st=$(cat "$V/stuck")
+	cp "$V/console.log" "$V/console-stuck-$boot.log"
+	if [ "$st" = "$once" ]; then
+		echo "test-arm64: part $st of the guest stuck twice (no progress line for ${ARM64_STALL_S:-120} s); console and task dumps in $V/console-stuck-1.log, $V/console-stuck-2.log"
+		exit 1
+	fi
+	once=$st
+	echo "test-arm64: part $st of the guest made no progress for ${ARM64_STALL_S:-120} s (dump in $V/console-stuck-$boot.log); booting again"
+done
 t2=$(date +%s)
 tr -d '\r' < "$V/console.log" > "$V/console.txt"
 grep -E '^(ok|not ok|1\.\.|#|IGVM:)' "$V/console.txt" > "$V/guest.tap" || true

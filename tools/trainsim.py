@@ -22,6 +22,9 @@ Scenarios:
   pagefault  the feeder faults each batch in from a mapped file (touch_batch)
   lock     the feeder waits for a mutex a thread holds while it works in C
            without the GIL (hold_lock)
+  loop     a per-op Python loop: 20 kernels of 150 us per step, each
+           launched after 300 us of Python work (--op-us), one sync per
+           step; the GPU idles about half the time
   loader   like a DataLoader: --workers forked processes read batches from
            disk (load_sample) and put them on a multiprocessing queue; the
            feeder waits in next_batch (expected cause: storage)
@@ -67,7 +70,10 @@ SCENARIOS = {
     "pagefault": ("page_fault", 0, 4, 500, 200),
     "lock": ("lock", 0, 4, 500, 200),
     "loader": ("storage", 0, 2, 500, 300),
+    "loop": (None, 0, 20, 150, 1 << 30),
 }
+# loop: Python work before each launch (--op-us), microseconds
+LOOP_OP_US = 300
 
 c_ptr = ctypes.c_void_p
 c_u64 = ctypes.c_uint64
@@ -239,10 +245,17 @@ def collate(host, step):
     ctypes.memset(host, x & 0xff, 64)
 
 
-def op_work():
+def op_work(op_ns=0):
     """An eager framework's Python work around each op (argument checks,
-    dispatch, autograd bookkeeping): tens of microseconds."""
+    dispatch, autograd bookkeeping): tens of microseconds, or op_ns of
+    it (--op-us)."""
     x = 1
+    if op_ns:
+        end = mono_ns() + op_ns
+        while mono_ns() < end:
+            for k in range(20):
+                x = (x * 31 + k) % 1000003
+        return x
     for k in range(600):
         x = (x * 31 + k) % 1000003
     return x
@@ -468,6 +481,20 @@ class Loader:
             self.holder.join()
 
 
+def feeding_roles(args, tids, loader):
+    """The threads whose waits feed the GPU, for the kernel's accounting
+    (tools/truth.py): this main thread, the loader workers, the lock
+    holder, the GIL holders."""
+    me = {threading.get_native_id(): "feeder", 0: "other"}
+    me.update((t, "gil_hog") for t in tids if t)
+    holder = getattr(loader, "holder", None)
+    if holder is not None and holder.native_id:
+        me[holder.native_id] = "holder"
+    roles = {os.getpid(): me}
+    roles.update((p, {0: "worker"}) for p in getattr(args, "worker_pids", []))
+    return roles
+
+
 def run(args, gpu):
     drv = gpu.d
     host, dev = c_ptr(), c_u64()
@@ -486,6 +513,8 @@ def run(args, gpu):
     else:
         loader = Loader(args.scenario, stop)
     kernel_ns = int(args.kernel_us * 1000)
+    op_ns = int(args.op_us * 1000)
+    acct0 = truth.accounting_sample(feeding_roles(args, tids, loader))
     t0 = mono_ns()
     deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
     steps = 0
@@ -496,8 +525,10 @@ def run(args, gpu):
             loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(args.kernels):
+                if args.op_us:
+                    op_work(op_ns)
                 gpu.spin_ns(kernel_ns)
-                if args.per_op:
+                if args.per_op and not args.op_us:
                     op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
@@ -506,6 +537,8 @@ def run(args, gpu):
         pass  # Ctrl-C ends the run; the summary and truth still follow
     drv("cuCtxSynchronize")
     t1 = mono_ns()
+    args.accounting = truth.accounting_since(
+        acct0, truth.accounting_sample(feeding_roles(args, tids, loader)))
     stop.set()
     for t in hogs:
         t.join()
@@ -556,6 +589,7 @@ def report(args, drv, gpu, steps, t0, t1, tids):
                  "gil_threads": tids,
                  "workers_are_threads": False,
                  "workers": getattr(args, "worker_pids", [])},
+        "accounting": getattr(args, "accounting", None),
         "config": {"threads": args.threads, "kernels": args.kernels,
                    "kernel_us": args.kernel_us, "workers": args.workers,
                    "batch_bytes": args.batch_kb << 10,
@@ -603,6 +637,9 @@ def parse_args():
     ap.add_argument("--per-op", action="store_true",
                     help="every driver call releases and retakes the GIL "
                     "(default for gil_eager)")
+    ap.add_argument("--op-us", type=float, default=0,
+                    help="Python work before each launch, microseconds, "
+                    "in place of --per-op's tens of them after it")
     ap.add_argument("--no-sync", action="store_true",
                     help="never synchronize each step")
     ap.add_argument("--truth", metavar="FILE",
@@ -614,7 +651,9 @@ def parse_args():
                           ("kernel_us", kernel_us), ("steps", steps)):
         if getattr(args, name) is None:
             setattr(args, name, default)
-    args.per_op = args.per_op or args.scenario == "gil_eager"
+    args.per_op = args.per_op or args.scenario in ("gil_eager", "loop")
+    if args.scenario == "loop" and not args.op_us:
+        args.op_us = LOOP_OP_US
     if args.workers < 1:
         ap.error("--workers must be at least 1")
     return args

@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 NS = 1e9
 
@@ -95,6 +96,75 @@ def holes(busy, min_len=0):
 def clip(ivs, lo, hi):
     return [(max(a, lo), min(b, hi)) for a, b in ivs
             if min(b, hi) > max(a, lo)]
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def thread_counters(pid, tid):
+    """The kernel's own accounting of one thread, or None once it is
+    gone: time on CPU and runnable but waiting for a CPU (schedstat),
+    block IO delay (stat field 42, in clock ticks; counted while
+    kernel.task_delayacct is on), voluntary and involuntary switches."""
+    d = "/proc/%d/task/%d/" % (pid, tid)
+    sched, stat = _read(d + "schedstat").split(), _read(d + "stat")
+    if len(sched) < 2 or ")" not in stat:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # field 3 onwards
+    c = {"pid": pid, "tid": tid, "comm": _read(d + "comm").strip(),
+         "cpu_ns": int(sched[0]), "run_delay_ns": int(sched[1]),
+         "blkio_ns": int(fields[39]) * (1000000000 // os.sysconf("SC_CLK_TCK")),
+         "vol": 0, "invol": 0}
+    for line in _read(d + "status").splitlines():
+        k, _, v = line.partition(":")
+        if k == "voluntary_ctxt_switches":
+            c["vol"] = int(v)
+        elif k == "nonvoluntary_ctxt_switches":
+            c["invol"] = int(v)
+    return c
+
+
+def accounting_sample(roles):
+    """Every thread of the processes in ROLES ({pid: {tid or 0: role}},
+    0 standing for a thread not named), now."""
+    stat = _read("/proc/stat").split("\n", 1)[0].split()[1:9]
+    busy = sum(int(stat[i]) for i in (0, 1, 2, 5, 6, 7)) if len(stat) == 8 else 0
+    out = {"delayacct": _read("/proc/sys/kernel/task_delayacct").strip() == "1",
+           "host_busy_ns": busy * (1000000000 // os.sysconf("SC_CLK_TCK")),
+           "mono_ns": time.monotonic_ns(), "threads": []}
+    for pid, named in roles.items():
+        try:
+            tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+        except OSError:
+            continue
+        for tid in tids:
+            c = thread_counters(pid, tid)
+            if c:
+                c["role"] = named.get(tid, named.get(0, "other"))
+                out["threads"].append(c)
+    return out
+
+
+def accounting_since(start, end):
+    """What each thread of END did since START (all its life if it came
+    later): the feeding threads' figures over a run (see workload/acct.c,
+    which writes the same "accounting" object)."""
+    before = {t["tid"]: t for t in start["threads"]}
+    threads = []
+    for t in end["threads"]:
+        d, b = dict(t), before.get(t["tid"], {})
+        for k in ("cpu_ns", "run_delay_ns", "blkio_ns", "vol", "invol"):
+            d[k] = max(0, t[k] - b.get(k, 0))
+        threads.append(d)
+    return {"delayacct": start["delayacct"] and end["delayacct"],
+            "cpus": os.cpu_count(), "wall_ns": end["mono_ns"] - start["mono_ns"],
+            "host_busy_ns": max(0, end["host_busy_ns"] - start["host_busy_ns"]),
+            "threads": threads}
 
 
 def union_report(paths):

@@ -432,9 +432,11 @@ int main(int argc, char **argv)
 		gpu_calibrate(&g);
 	if (o.hold_ms > 0 && holder_start(&run))
 		die("cannot start the lock holder");
+	acct_sample(&run, &run.acct0);
 	feeder_run(&run, &g, &st);
 	if (o.ranks)
 		ranks_close(&g);
+	acct_sample(&run, &run.acct);
 	workers_stop(&run);
 	antagonists_stop(&run);
 	err = truth_report(&run, &g, &st);

@@ -54,6 +54,23 @@ struct scenario {
 	enum kmix kmix;
 };
 
+/* The kernel's accounting of one thread (acct.c). */
+#define ACCT_MAX 96
+struct acct_thread {
+	pid_t pid, tid;
+	char comm[20];
+	const char *role;	/* feeder, worker, holder, hog, other */
+	unsigned long long cpu_ns, run_ns, blkio_ns, vol, invol;
+};
+
+struct acct {
+	bool sampled, delayacct;
+	unsigned long long host_busy_ns;	/* the host's CPU time not idle */
+	uint64_t mono_ns;
+	int n;
+	struct acct_thread t[ACCT_MAX];
+};
+
 /* Command line, merged over the scenario's defaults (-1: not given). */
 struct opts {
 	const struct scenario *sc;
@@ -114,6 +131,7 @@ struct run {
 	bool holder_running;
 	pthread_mutex_t step_lock;	/* the lock scenario's contended lock */
 	volatile sig_atomic_t stop;
+	struct acct acct0, acct;	/* the feeding threads, as the loop starts and ends */
 };
 
 struct step_stats {
@@ -180,6 +198,10 @@ void ranks_allreduce(struct gpu *g);
 void ranks_close(struct gpu *g);
 void ranks_json(FILE *f);
 void ranks_cleanup(bool keep);
+
+/* acct.c */
+void acct_sample(struct run *r, struct acct *a);
+void acct_json(FILE *f, const struct acct *start, const struct acct *end);
 
 /* truth.c */
 void trace_path(char *out, size_t len);

@@ -178,6 +178,8 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		json_str(f, trace);
 	fprintf(f, "],\n");
 	json_pids(f, r);
+	if (r->acct0.sampled && r->acct.sampled)
+		acct_json(f, &r->acct0, &r->acct);
 	if (ranks_active())
 		ranks_json(f);
 	fprintf(f, "  \"config\": {\"workers\": %d, \"queue\": \"%s\", "

@@ -3,8 +3,8 @@
  * simnvml: the simulated NVML, build/simgpu/libnvidia-ml.so.1.  It answers
  * from the simulated machine (../machine.h) that every process's simulated
  * driver writes: its GPUs, the processes holding a context on each and the
- * busy intervals their work executed.  Compiled against NVIDIA's nvml.h, so
- * its ABI is the header's.  docs/simgpu.md describes what it answers.
+ * busy intervals their work executed.  Compiled against an nvml.h (the
+ * CUDA toolkit's, else include/nvml.h), so its ABI is NVML's.  docs/simgpu.md describes what it answers.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 # simnvml: the simulated NVML, build/simgpu/libnvidia-ml.so.1, beside the
 # simulated driver whose machine state (simgpu/machine.c) it reads.
 # Compiled against the CUDA toolkit's nvml.h when it has one, else against
-# the copy of NVIDIA's nvml.h (NVML 13.0) in simgpu/nvml/include.
+# simgpu/nvml/include/nvml.h, which declares the part of NVML's API that
+# simnvml and its tests use, as NVML's API reference documents it.
 
 SIMNVML_INC  := $(if $(wildcard $(CUDA_HOME)/include/nvml.h),\
 		  $(CUDA_HOME)/include,simgpu/nvml/include)

@@ -16,8 +16,32 @@ diag "guest: $(uname -r) $(uname -m), $(nproc) CPUs, python $(python3 -c 'import
 lead() { json "$1" 'max(j["causes"], key=lambda c: c["seconds"])["cause"] if j["causes"] else "none"'; }
 t0=$(cut -d' ' -f1 /proc/uptime)
 step() { diag "$1 at $(cut -d' ' -f1 /proc/uptime) s"; }
+# Progress for the host's watchdog (tools/test-arm64.sh, tests/kernels/vmwatch.py): "IGVM-STEP
+# start NAME" as each part begins, and every 10 s, when this script's tasks (a cgroup of their
+# own) used 20 ms of CPU time or more, an IGVM-PROGRESS line.  After 100 s without, the guest
+# dumps its blocked tasks and all its tasks; the host stops it after 120 s.  ighang=NAME on the
+# kernel command line plants a hang in part NAME (it sleeps for good).
+HANG=$(sed -n 's/.* ighang=\([^ ]*\).*/\1/p' /proc/cmdline)
+echo 1 > /proc/sys/kernel/sysrq
+CG=/sys/fs/cgroup/igstep
+mkdir -p $CG 2> /dev/null || CG=
+cpu_usec() { while read -r k v; do [ "$k" = usage_usec ] && { echo $v; return; }; done < $CG/cpu.stat; echo 0; }
+(idle=0; u0=$(cpu_usec)
+while sleep 10; do
+	u1=$(cpu_usec); d=$(( (u1 - u0) / 1000 )); u0=$u1
+	if [ -z "$CG" ] || [ $d -ge 20 ]; then echo "IGVM-PROGRESS ${d} ms of CPU time"; idle=0
+	else echo "IGVM-IDLE ${d} ms of CPU time"; idle=$((idle + 1)); fi
+	[ $idle = 10 ] && echo w > /proc/sysrq-trigger && echo t > /proc/sysrq-trigger
+done) &
+beat=$!
+[ -n "$CG" ] && echo $$ > $CG/cgroup.procs
+begin() {
+	echo "IGVM-STEP start $1"
+	[ "$HANG" = "$1" ] && { echo "IGVM: a hang planted in $1"; sleep infinity; }
+}
 
 # --- check ---------------------------------------------------------------------
+begin check
 "$IG" check > "$TMP/check.txt" 2>&1
 rc=$?
 sed 's/^/# check: /' "$TMP/check.txt"
@@ -25,6 +49,7 @@ ok "idlegap check: ready (exit $rc)" -- sh -c "test $rc = 0 && grep -q '^ready' 
 step "check done"
 
 # --- storage ---------------------------------------------------------------------
+begin storage
 "$IG" run -q -o "$TMP/storage.igrec" -- "$TS" -s storage -t 6 --buffered -q > "$TMP/storage.out" 2>&1
 rc=$?
 sed 's/^/# storage: /' "$TMP/storage.out"
@@ -51,6 +76,7 @@ grep -E -m2 "reason=storage syscall=67 " "$TMP/storage.dump" | sed 's/^/# /'
 step "storage done"
 
 # --- the GIL, with Python stacks --------------------------------------------------
+begin gil
 "$IG" run -q -o "$TMP/gil.igrec" -- /usr/bin/python3 tools/trainsim.py -s gil -t 8 -q > "$TMP/gil.out" 2>&1
 rc=$?
 sed 's/^/# gil: /' "$TMP/gil.out"
@@ -66,6 +92,7 @@ ok "gil: Python stacks name tools/trainsim.py's code" -- \
 grep -m2 " pystack .* stack=" "$TMP/gil.dump" | cut -c1-400 | sed 's/^/# /'
 step "gil done"
 
+begin pystacks
 SCRIPT=tests/py/stacks.py
 "$IG" run -q -o "$TMP/py.igrec" -- /usr/bin/python3 "$SCRIPT" 6 > "$TMP/py.out" 2>&1
 is "$?" 0 "python stacks: traced"
@@ -77,6 +104,7 @@ ok "python stacks: the GIL holder's hold_gil, called from main" -- \
 step "python stacks done"
 
 # --- a launch on a stream of its own: the 9th argument ------------------------------
+begin stream
 # cuLaunchKernel's stream is its 9th argument, on the stack: the
 # launches of a step count on the stream trainsim created, so that
 # stream's synchronize ends with them submitted (nsub > 1: the copy and
@@ -91,6 +119,7 @@ ok "stream: kernels launched on trainsim's stream ${S:-none} are submitted there
 step "stream done"
 
 # --- unit tests --------------------------------------------------------------------
+begin unit
 export CMOCKA_MESSAGE_OUTPUT=TAP
 for u in build/tests/test_*; do
 	case $u in *.d) continue ;; esac
@@ -101,5 +130,6 @@ for u in build/tests/test_*; do
 	is "$rc" 0 "unit: ${u##*/} ($(grep -c '^ok' "$TMP/unit.out") passed)"
 done
 step "unit tests done"
+kill $beat
 diag "guest checks took $(echo "$(cut -d' ' -f1 /proc/uptime) $t0" | awk '{ printf "%.0f", $1 - $2 }') s"
 done_testing

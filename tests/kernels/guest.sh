@@ -13,19 +13,57 @@ export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
 export TMPDIR=/tmp
 cd /tmp
 uname -r > $OUT/kernel
-# a step stuck for minutes (the VM's timeout is 15) leaves on the console what each task waits
-# for: every 120 s, the tasks not running or sleeping interruptibly, and the kernel's list of
-# blocked tasks
-(while sleep 120; do
+HANG=$(sed -n 's/.* ighang=\([^ ]*\).*/\1/p' /proc/cmdline)
+mkdir -p $OUT/steps
+# SysRq dumps (w, l, t) from the host's watchdog (tests/kernels/vmwatch.py) through the
+# monitor's keyboard: the kernel's default mask leaves them out
+echo 1 > /proc/sys/kernel/sysrq
+# Progress lines for the host's watchdog: every 10 s, the CPU time the running step's own tasks
+# used (its cgroup, $CG; the verifier's work in the kernel counts), when it is 20 ms or more.  A
+# step asleep for good or blocked in the kernel makes none, and the host stops the VM after 120 s without one (tests/kernels/vmwatch.py);
+# this loop's own work (forks under TCG) is not counted.  Every 120 s, the tasks not running or
+# sleeping interruptibly and the kernel's list of blocked tasks.
+CG=/sys/fs/cgroup/igstep
+mkdir -p $CG 2>/dev/null || CG=
+cpu_usec() { local k v; while read -r k v; do [ "$k" = usage_usec ] && { echo $v; return; }; done < $CG/cpu.stat; echo 0; }
+(n=0 idle=0; u0=$(cpu_usec)
+while sleep 10; do
+	u1=$(cpu_usec); d=$(( (u1 - u0) / 1000 )); u0=$u1
+	if [ -z "$CG" ] || [ $d -ge 20 ]; then echo "GUEST-PROGRESS step used ${d} ms of CPU time"; idle=0
+	else echo "GUEST-IDLE step used ${d} ms of CPU time"; idle=$((idle + 1)); fi
+	# 100 s idle: the guest dumps its own tasks, before the host's watchdog stops it
+	[ $idle = 10 ] && echo w > /proc/sysrq-trigger && echo t > /proc/sysrq-trigger
+	n=$((n + 1))
+	[ $((n % 12)) = 0 ] || continue
 	echo "GUEST: $(cut -d' ' -f1 /proc/uptime)s: $(ps -eo pid,stat,wchan:32,args --no-headers |
 		awk '$2 !~ /^[RSI]/' | head -20 | tr '\n' ';')"
 	echo w > /proc/sysrq-trigger
 done) > /dev/console 2>&1 &
 watchdog=$!
+# step NAME FUNCTION: runs a step of this script once: a step done before the VM was restarted
+# (a retry after a stuck step, tests/kernels.t) is not run again.  ighang=NAME on the kernel
+# command line plants a hang in step NAME: it sleeps for good (the watchdog's own check).
+step() {
+	if [ -e $OUT/steps/$1.done ]; then
+		echo "GUEST-STEP skip $1: done before a restart" > /dev/console
+		return 0
+	fi
+	echo "GUEST-STEP start $1 at $(cut -d' ' -f1 /proc/uptime)s" > /dev/console
+	# the step's tasks in the cgroup the progress lines measure; the script goes back after
+	[ -n "$CG" ] && echo $BASHPID > $CG/cgroup.procs
+	[ "$HANG" = "$1" ] && { echo "GUEST: a hang planted in $1" > /dev/console; sleep infinity; }
+	"$2"
+	[ -n "$CG" ] && echo $BASHPID > /sys/fs/cgroup/cgroup.procs
+	touch $OUT/steps/$1.done
+	echo "GUEST-STEP done $1 at $(cut -d' ' -f1 /proc/uptime)s" > /dev/console
+}
 # check: its verdict is what run must agree with
-$IG check > $OUT/check.txt 2>&1; echo $? > $OUT/check.rc
-$IG check -v > $OUT/check-v.txt 2>&1
-grep -E 'debug: program .* instructions' $OUT/check-v.txt | sed 's/.*program //' > $OUT/verified.txt
+step_check() {
+	$IG check > $OUT/check.txt 2>&1; echo $? > $OUT/check.rc
+	$IG check -v > $OUT/check-v.txt 2>&1
+	grep -E 'debug: program .* instructions' $OUT/check-v.txt | sed 's/.*program //' > $OUT/verified.txt
+}
+step check step_check
 
 # job NAME -- COMMAND...: idlegap run with a JSON report
 job() {
@@ -34,29 +72,43 @@ job() {
 	echo $? > $OUT/$name.rc
 }
 # storage: cold reads from the (throttled) data disk
-job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -t 300 -q
+step_storage() {
+	job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -t 300 -q
+}
+step storage step_storage
 # GIL: a Python feeder and many threads that hold the GIL; its stacks named
-job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 -t 300 --threads 6 -q
+step_gil() { job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 -t 300 --threads 6 -q; }
+step gil step_gil
 # page faults: cold mmap'd samples
-job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -t 300 -q
+step_pagefault() {
+	job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -t 300 -q
+}
+step pagefault step_pagefault
 # attach to a running GPU process: libcuda found in its maps and probed
-$IG_TOP/build/trainsim -s healthy -n 100000 -t 30 -q > /dev/null 2>&1 &
-tpid=$!
-sleep 3
-timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/attach.out 2> $OUT/attach.err
-echo $? > $OUT/attach.rc
-kill $tpid 2>/dev/null; wait $tpid
+step_attach() {
+	# it runs until the attach is over (killed then): a slow guest starts idlegap late
+	$IG_TOP/build/trainsim -s healthy -n 100000 -t 900 -q > /dev/null 2>&1 &
+	tpid=$!
+	sleep 3
+	timeout 120 $IG attach -p $tpid -d 6 --no-nvml --json $OUT/attach.json > $OUT/attach.out 2> $OUT/attach.err
+	echo $? > $OUT/attach.rc
+	kill $tpid 2>/dev/null; wait $tpid
+}
+step attach step_attach
 
 # the agent: its discovery finds a GPU job started after it, and a window report names it
+step_agent() {
+rm -rf /tmp/agent-reports
 mkdir -p /tmp/agent-reports
 $IG agent --listen 127.0.0.1:9477 --window 3 --every 3 --reports /tmp/agent-reports \
 	> $OUT/agent.out 2> $OUT/agent.err &
 apid=$!
 sleep 3
-$IG_TOP/build/trainsim -s healthy -n 100000 -t 40 -q > /dev/null 2>&1 &
+$IG_TOP/build/trainsim -s healthy -n 100000 -t 900 -q > /dev/null 2>&1 &
 tpid=$!
 i=0
-until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 90 ] ||
+# found, or 300 s (the job runs until then)
+until grep -qs "\"pid\": *$tpid\b" /tmp/agent-reports/*.json || [ $i -ge 300 ] ||
 	! kill -0 $apid 2>/dev/null; do
 	sleep 1; i=$((i + 1))
 done
@@ -68,6 +120,8 @@ kill -TERM $apid
 i=0
 while [ -d /proc/$apid ] && [ "$(cut -d' ' -f3 /proc/$apid/stat 2>/dev/null)" != Z ] && [ $i -lt 180 ]; do
 	sleep 1; i=$((i + 1))
+	# a wait bounded here: progress for the host's watchdog
+	[ $((i % 10)) = 0 ] && echo "GUEST-PROGRESS agent: waiting for its exit, $i s" > /dev/console
 done
 if [ $i -ge 180 ]; then
 	for t in /proc/$apid/task/*; do
@@ -80,6 +134,8 @@ echo $i > $OUT/agent.exit_s
 f=$(grep -ls "\"pid\": *$tpid\b" /tmp/agent-reports/*.json | head -1)
 [ -n "$f" ] && cp "$f" $OUT/agentwin.json
 echo $tpid > $OUT/agent.tpid
+}
+step agent step_agent
 kill $watchdog; wait
 
 python3 - "$OUT" <<'PY'

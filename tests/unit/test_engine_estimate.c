@@ -16,6 +16,7 @@
 #define MS	1000000ULL
 #define T0	(1000 * MS)
 
+
 struct job {
 	struct est_launch l[4096];
 	struct est_mark m[512];
@@ -216,6 +217,56 @@ static void test_late(void **state)
 	assert_true(h <= 100 * (EST_WAKE_NS + 200e3));
 }
 
+/* A per-op loop (design §4.10, "Two starts"): per step a copy (signature
+ * 0, 20 us), then 20 kernels (signature 1, 150 us) each launched after
+ * 300 us of host work, and a sync entered 30 us after the last launch
+ * that waits; its drained point lags the queue's end by 60-140 us.  From
+ * the median time per launch the fit backs the queue up through every
+ * launch, a replay the marks contradict; started short it finds the
+ * kernels alone, longer than they ran by the lag only; with the queues
+ * ended a wakeup's delay early no longer than they ran: its replay's
+ * idle holds the truth's. */
+static void test_per_op_loop(void **state)
+{
+	static struct job j;
+	static struct est_ival k[4096];
+	struct est_model md, sh, soon;
+	uint64_t busy = 0, rb = 0, t = T0;
+	uint32_t i, s, nk;
+
+	(void)state;
+	j.nl = j.nm = 0;
+	for (s = 0; s < 150; s++) {
+		uint64_t e = t + 20 * US;
+
+		j.l[j.nl++] = (struct est_launch){ .t = t, .sig = 0 };
+		busy += 20 * US;
+		for (i = 0; i < 20; i++) {
+			t += 300 * US + (s * 31 + i * 17) % 40 * US;
+			j.l[j.nl++] = (struct est_launch){ .t = t, .sig = 1 };
+			e = (t > e ? t : e) + 150 * US;
+			busy += 150 * US;
+		}
+		j.m[j.nm++] = (struct est_mark){ .t_in = t + 30 * US,
+			.t_end = e + (60 + (s * 7919) % 80) * US,
+			.waited = 1, .fold = s % 5 };
+		t = e + 500 * US;
+	}
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, EST_SHORT, &sh), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1,
+				    EST_SHORT | EST_SOON, &soon), 0);
+	assert_true(md.d[1] > 250e3);	/* backed up: the marks say no */
+	assert_true(ig_est_infeasible(&md, j.l, j.nl, j.m, j.nm) > 0.25);
+	assert_true(ig_est_infeasible(&sh, j.l, j.nl, j.m, j.nm) < 0.05);
+	assert_true(sh.d[1] >= 150e3 && sh.d[1] < 220e3);
+	assert_true(soon.d[1] <= 150e3 && soon.d[0] <= 20e3);
+	ig_est_replay(&soon, j.l, j.nl, j.m, j.nm, k, &nk);
+	for (i = 0; i < nk; i++)
+		rb += k[i].t1 - k[i].t0;
+	assert_true(rb <= busy);	/* its busy no more than the truth's */
+}
+
 /* No sync waited: nothing pins a duration. */
 static void test_nothing_pinned(void **state)
 {
@@ -237,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_variant),
 		cmocka_unit_test(test_late),
 		cmocka_unit_test(test_nothing_pinned),
+		cmocka_unit_test(test_per_op_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

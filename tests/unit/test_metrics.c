@@ -38,6 +38,7 @@ static struct json_object *window(const char *procs_json,
 		 " \"causes\": %s,"
 		 " \"unresolved_causes\": [{\"cause\": \"host_compute\", \"seconds\": 0.5}],"
 		 " \"estimated_causes\": [{\"cause\": \"gil\", \"seconds\": 0.25}],"
+		 " \"estimate_method\": \"device\","
 		 " \"events\": {\"dropped\": 7}}",
 		 procs_json, devices_json, causes_json);
 	o = json_tokener_parse(buf);
@@ -159,7 +160,8 @@ static void test_one_window_and_sum(void **state)
 	has(t, "\nidlegap_gpu_unresolved_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"host_compute\"} 1\n");
 	/* estimated idle: its own series, never in the proven one */
 	has(t, "# TYPE idlegap_gpu_estimated_idle_seconds_total counter\n");
-	has(t, "\nidlegap_gpu_estimated_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"} 0.5\n");
+	/* and the method that gave it (the GPU's counters here) */
+	has(t, "\nidlegap_gpu_estimated_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\",method=\"device\"} 0.5\n");
 	hasnt(t, "idlegap_gpu_idle_seconds_total{" LBL ",cluster=\"eu-1\",team=\"a\\\"b\",cause=\"gil\"}");
 	has(t, "# TYPE idlegap_gpu_gap_seconds histogram\n");
 	has(t, ",le=\"0.001\"} 2\n");

@@ -111,7 +111,7 @@ static void check_fixture(const char *name, unsigned int version)
 	load(&im, name);
 	rt.start = im.runtime;
 	snprintf(rt.path, sizeof(rt.path), "/x/%s", im.path);
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), 0);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), 0);
 	assert_int_equal(o.version, version);
 	assert_int_equal(l.version, version);
 	assert_int_equal(o.runtime, im.runtime);
@@ -145,9 +145,11 @@ static void test_311(void **state) { (void)state; check_fixture("3.11.txt", 0x03
 static void test_311_debian(void **state) { (void)state; check_fixture("debian-3.11.txt", 0x030b); }
 static void test_312(void **state) { (void)state; check_fixture("3.12.txt", 0x030c); }
 static void test_313(void **state) { (void)state; check_fixture("3.13.txt", 0x030d); }
+static void test_314(void **state) { (void)state; check_fixture("3.14.txt", 0x030e); }
+static void test_315(void **state) { (void)state; check_fixture("3.15.txt", 0x030f); }
 
-/* An interpreter of a version without a layout (3.8, 3.14 by its debug
- * offsets) gets none: native frames only. */
+/* An interpreter of a version without a layout (3.8; 3.14 by its debug
+ * offsets but not their 3.14 size) gets none: native frames only. */
 static void test_unknown(void **state)
 {
 	struct image im;
@@ -159,14 +161,44 @@ static void test_unknown(void **state)
 	load(&im, "3.12.txt");
 	rt.start = im.runtime;
 	snprintf(rt.path, sizeof(rt.path), "/usr/lib/libpython3.8.so.1.0");
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
 	snprintf(rt.path, sizeof(rt.path), "/usr/bin/python");
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
 	unload(&im);
 	load(&im, "3.13.txt");
 	rt.start = im.runtime;
 	im.reg[0].b[8 + 2] = 0x0e;	/* PY_VERSION_HEX 3.14 */
-	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l), -ENOTSUP);
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, NULL), -ENOTSUP);
+	unload(&im);
+}
+
+/* What 3.13+ say of themselves: the version and build; a later version
+ * whose offsets, read as the last known layout, do not hold is refused
+ * with the reason, and so is a free-threaded build. */
+static void test_published(void **state)
+{
+	struct image im;
+	struct ig_pyrt_info rt = { 0 };
+	struct ig_py_offsets o;
+	struct ig_py_codelayout l;
+	struct ig_pybuild b;
+
+	(void)state;
+	load(&im, "3.14.txt");
+	rt.start = im.runtime;
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), 0);
+	assert_true(b.published);
+	assert_false(b.free_threaded);
+	assert_int_equal(b.hexversion >> 16, 0x030e);
+	assert_int_equal(o.owner_cstack, 3);
+	im.reg[0].b[8 + 2] = 0x10;	/* PY_VERSION_HEX 3.16: read as 3.15's */
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), -ENOTSUP);
+	assert_non_null(strstr(b.why, "read as 3.15's"));
+	im.reg[0].b[8 + 2] = 0x0e;
+	im.reg[0].b[16] = 1;		/* free-threaded */
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), -ENOTSUP);
+	assert_true(b.free_threaded);
+	assert_non_null(strstr(b.why, "free-threaded"));
 	unload(&im);
 }
 
@@ -337,6 +369,9 @@ int main(void)
 		cmocka_unit_test(test_311_debian),
 		cmocka_unit_test(test_312),
 		cmocka_unit_test(test_313),
+		cmocka_unit_test(test_314),
+		cmocka_unit_test(test_315),
+		cmocka_unit_test(test_published),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_unread_later),
 		cmocka_unit_test(test_forget),

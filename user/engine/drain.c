@@ -304,6 +304,7 @@ static void on_sync_end(struct ig_engine *e, struct ig_process *p,
 	bound = copy ? IG_B_OPEN : sync_bound(e, c);
 	if (!(c->flags & (IG_CF_PARTIAL | IG_CF_EVENT_PARTIAL)) && c->t_begin)
 		ig_est_on_sync(e, p, c->t_begin, bound == IG_B_GPU ? drained_t : c->h.ts,
+			       bound == IG_B_GPU && blocked ? c->t_wake : 0,
 			       bound == IG_B_GPU);
 	drain(e, p, c, drained_t, copy ? 0 : c->t_begin, blocked, busy_to, bound);
 }
@@ -360,7 +361,7 @@ void ig_gpu_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		/* a query never waits: it found the work done */
 		if (!(c->flags & IG_CF_PARTIAL))
 			ig_est_on_sync(e, p, c->t_begin ? c->t_begin : c->h.ts,
-				       c->h.ts, false);
+				       c->h.ts, 0, false);
 		drain(e, p, c, c->h.ts, 0, false, 0, IG_B_HOST);
 		break;
 	case IG_CU_STREAM_NEW:

@@ -80,6 +80,7 @@ struct ig_obs_estimate {
 	bool bounded;		/* idle is at least at_least_ns */
 	uint64_t at_least_ns;
 	const char *refused;	/* why not, when !have */
+	const char *method;	/* "fit", "bound", "device" (§4.10), when have */
 };
 
 struct ig_engine_obs {

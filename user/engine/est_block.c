@@ -45,6 +45,14 @@ void ig_est_result_add(struct est_result *t, const struct est_result *r)
 	if (r->method)
 		t->method = !t->method || !strcmp(t->method, r->method) ?
 			    r->method : "mixed";
+	if (r->dv.have && !t->dv.have) {
+		t->dv = r->dv;
+	} else if (r->dv.have) {	/* several devices: their windows */
+		t->dv.windows += r->dv.windows;
+		t->dv.covered_ns += r->dv.covered_ns;
+		if (r->dv.nproc > t->dv.nproc)
+			t->dv.nproc = r->dv.nproc;
+	}
 	t->host_bound_ns += r->host_bound_ns;
 	t->gpu_bound_ns += r->gpu_bound_ns;
 	if (r->p50_us > t->p50_us)
@@ -218,6 +226,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	d->blk_end = t_end;
 	dev_reset(d);
 	ig_est_dev_compute(e, d);
+	ig_est_device_fuse(e, d, d->blk_t0, t_end);
 	ig_est_dev_walk(d, keep_stretch, d);
 	keep_errs(d);
 	r = d->r;
@@ -229,7 +238,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 			.unres_ns = r.unres_ns, .have = r.have, .idle_ns = r.idle_ns,
 			.low_ns = r.low_ns, .high_ns = r.high_ns,
 			.bounded = r.bounded, .at_least_ns = r.at_least_ns,
-			.refused = r.refused });
+			.refused = r.refused, .method = r.method });
 	if (!d->nblocks++)
 		d->acc = (struct est_result){ .have = true };
 	/* the first refusal names it; d->why is the next block's */
@@ -418,6 +427,7 @@ void ig_est_compute(struct ig_engine *e)
 
 		sort_evidence(d);
 		ig_est_dev_compute(e, d);
+		ig_est_device_fuse(e, d, d->blk_t0, UINT64_MAX);
 		ig_est_block_finish(d);
 		if (!d->r.unres_ns && !d->l.n && !d->nblocks)
 			continue;
@@ -463,6 +473,7 @@ void ig_est_free(struct ig_engine *e)
 		free(s->dev[i]->errs.v);
 		free(s->dev[i]);
 	}
+	ig_est_nv_free(s);
 	free(s->segs.v);
 	free(s);
 	e->est = NULL;

@@ -19,6 +19,7 @@
 #define ROUNDS		10
 #define MIN_SIGMA_NS	2000.0
 #define NX		(EST_MAX_SIGS + 1)	/* latency, then durations */
+#define EST_CAP_SLACK_NS	5000.0	/* ig_est_infeasible(): past a mark's end */
 
 /* Where the chain that ends at a mark starts. */
 struct chain {
@@ -169,14 +170,26 @@ static double median(double *v, uint32_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Does mark @j give an equation, and with which right-hand side? */
+/* A mark's end, or with @soon a waiting sync's end a wakeup's delay
+ * earlier, never before its entry (EST_SOON). */
+static double mark_end(const struct est_mark *m, int soon)
+{
+	if (soon && m->waited)	/* from its wakeup, where it ran later */
+		return fmax((double)m->t_in, (double)(m->t_wake ? m->t_wake :
+			    m->t_end) - EST_WAKE_NS);
+	return (double)m->t_end;
+}
+
+/* Does mark @j give an equation, and with which right-hand side?
+ * @soon: a waiting sync's queue ended up to a wakeup's delay before its
+ * drained point, never before its entry (EST_SOON). */
 static int equation(const struct est_mark *m, const struct chain *c,
-		    int skip, double *rhs)
+		    int skip, int soon, double *rhs)
 {
 	if (!c->any || (skip >= 0 && m->fold == skip) || !isfinite(c->base))
 		return 0;
 	if (m->waited) {
-		*rhs = (double)m->t_end - c->base;
+		*rhs = mark_end(m, soon) - c->base;
 		return 1;
 	}
 	if (c->e > (double)m->t_end) {	/* overshot a sync that found it done */
@@ -184,6 +197,24 @@ static int equation(const struct est_mark *m, const struct chain *c,
 		return 1;
 	}
 	return 0;
+}
+
+void ig_est_caps(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+		 uint32_t nm, uint32_t nsig, int soon, double *cap)
+{
+	uint32_t i, j = 0;
+
+	for (i = 0; i < nsig && i < EST_MAX_SIGS; i++)
+		cap[i] = INFINITY;
+	for (i = 0; i < nl; i++) {
+		while (j < nm && m[j].t_in <= l[i].t)
+			j++;
+		if (j == nm)
+			break;
+		if (l[i].sig < EST_MAX_SIGS &&
+		    mark_end(&m[j], soon) - (double)l[i].t < cap[l[i].sig])
+			cap[l[i].sig] = fmax(0, mark_end(&m[j], soon) - (double)l[i].t);
+	}
 }
 
 int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
@@ -196,10 +227,16 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 	uint32_t j, i, r, nt, ntmp = 0, rows = 0;
 	int n = (int)(nsig > EST_MAX_SIGS ? EST_MAX_SIGS : nsig) + 1, ret = -1;
 	double sigma = INFINITY, med = 0, init;
-	int late = zero >= EST_LATE;
+	int flags = zero == EST_EARLY ? EST_EXPECT : zero >= EST_LATE ?
+		    zero & ~(EST_LATE - 1) : 0;
+	int late = flags & EST_LATE, shrt = flags & EST_SHORT;
+	int soon = flags & EST_SOON, expect = flags & EST_EXPECT;
+	double cap[EST_MAX_SIGS];
 
-	if (late)	/* and the signature in the low bits, if any, to 0 */
+	if (zero >= EST_LATE)	/* and the signature in the low bits, if any, to 0 */
 		zero = (zero & (EST_LATE - 1)) - 1;
+	else if (zero == EST_EARLY)
+		zero = -1;
 
 
 	memset(out, 0, sizeof(*out));
@@ -220,8 +257,13 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 	if (!ntmp)
 		goto done;
 	init = median(tmp, ntmp);
-	for (i = 0; i < (uint32_t)n - 1; i++)
+	if (shrt)
+		ig_est_caps(l, nl, m, nm, (uint32_t)n - 1, soon, cap);
+	for (i = 0; i < (uint32_t)n - 1; i++) {
 		out->d[i] = init > 0 ? init : 0;
+		if (shrt && cap[i] < out->d[i])
+			out->d[i] = cap[i];
+	}
 	for (r = 0; r < ROUNDS; r++) {
 		double tr = 0, lam, w;
 		int pass, p, q;
@@ -237,7 +279,7 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 			for (j = 0; j < nm; j++) {
 				double rhs, pred;
 
-				if (!equation(&m[j], &ch[j], skip, &rhs))
+				if (!equation(&m[j], &ch[j], skip, soon, &rhs))
 					continue;
 				memset(cnt, 0, sizeof(double) * n);
 				cnt[0] = ch[j].lat;
@@ -261,7 +303,7 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 				/* EST_EARLY: a drained point is late by a
 				 * wakeup's delay, never early; ends later
 				 * than the replay weigh less (an expectile) */
-				w = zero == EST_EARLY && r ? (res[j] < 0 ? 0.2 : 0.8) : 1;
+				w = expect && r ? (res[j] < 0 ? 0.2 : 0.8) : 1;
 				rows++;
 				for (p = 0; p < n; p++) {
 					if (!cnt[p])
@@ -296,9 +338,12 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 			double w = i ? lam : lam + 1e-3 * rows;
 
 			/* the variant that pulls one duration to 0: where the
-			 * syncs cannot tell it from the others, it is 0 */
-			if (zero >= 0 && (int)i == zero + 1)
+			 * syncs cannot tell it from the others, it is 0; and
+			 * EST_SOON pulls them all: as short as the syncs allow */
+			if ((zero >= 0 && (int)i == zero + 1) || (soon && i)) {
 				w = 1e-3 * tr / n;
+				x0[i] = 0;
+			}
 			a[i * n + i] += w;
 			b[i] += w * x0[i];
 		}
@@ -307,8 +352,12 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 		if (!late)
 			out->lat = x[0] < 0 ? 0 : x[0] > EST_MAX_LAT_NS ?
 				   EST_MAX_LAT_NS : x[0];
-		for (i = 1; i < (uint32_t)n; i++)
+		for (i = 1; i < (uint32_t)n; i++) {
 			out->d[i - 1] = x[i] < 0 ? 0 : x[i];
+			/* EST_SHORT: no longer than the marks allow */
+			if (shrt && cap[i - 1] < out->d[i - 1])
+				out->d[i - 1] = cap[i - 1];
+		}
 	}
 	ret = 0;
 done:
@@ -318,6 +367,45 @@ done:
 	free(a);
 	free(keep);
 	return ret;
+}
+
+double ig_est_infeasible(const struct est_model *md, const struct est_launch *l,
+			 uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	uint32_t i = 0, j, n = 0, bad = 0;
+
+	for (j = 0; j < nm; j++) {
+		int any = 0, hit = 0;
+
+		for (; i < nl && l[i].t < m[j].t_in; i++) {
+			any = 1;
+			if (l[i].sig < md->nsig && (double)l[i].t + md->d[l[i].sig] >
+			    (double)m[j].t_end + EST_CAP_SLACK_NS)
+				hit = 1;
+		}
+		n += any;
+		bad += hit;
+	}
+	return n ? (double)bad / n : 0;
+}
+
+double ig_est_pinned(const struct est_model *md, const struct est_launch *l,
+		     uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	uint64_t n = 0;
+	uint32_t j;
+
+	if (!ch || !nl) {
+		free(ch);
+		return 0;
+	}
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++)
+		if (m[j].waited && ch[j].any && isfinite(ch[j].base))
+			n += ch[j].end - ch[j].head;
+	free(ch);
+	return (double)n / nl;
 }
 
 void ig_est_predict(const struct est_model *md, const struct est_launch *l,
@@ -375,6 +463,28 @@ double ig_est_p50(const struct est_model *md, const struct est_launch *l,
 	return p50;
 }
 
+double ig_est_busy_p50(const struct est_model *md, const struct est_launch *l,
+		       uint32_t nl, const struct est_mark *m, uint32_t nm)
+{
+	struct chain *ch = calloc(nm + 1, sizeof(*ch));
+	double *b = calloc(nm + 1, sizeof(*b)), p50;
+	uint32_t j, n = 0;
+
+	if (!ch || !b) {
+		free(ch);
+		free(b);
+		return INFINITY;
+	}
+	walk(md, l, nl, m, nm, ch, NULL, NULL);
+	for (j = 0; j < nm; j++)
+		if (m[j].waited && ch[j].any && isfinite(ch[j].base))
+			b[n++] = ch[j].e - ch[j].base;
+	p50 = median(b, n);
+	free(ch);
+	free(b);
+	return p50;
+}
+
 double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 		     uint32_t nl, const struct est_mark *m, uint32_t nm)
 {
@@ -390,6 +500,8 @@ double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 			continue;
 		slept = (double)(m[j].t_end - m[j].t_in);
 		x = EST_WAKE_NS;
+		if (m[j].t_wake)	/* and its time from the wakeup on */
+			x += (double)(m[j].t_end - m[j].t_wake);
 		if (ch[j].any && ch[j].lat && (double)m[j].t_end > ch[j].e)
 			x += (double)m[j].t_end - ch[j].e;
 		h += x < slept ? x : slept;	/* no more than it slept */

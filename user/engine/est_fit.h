@@ -19,6 +19,15 @@
  * or sync's entry); EST_LATE + 1 + s also pulls signature s to 0. */
 #define EST_LATE	(1 << 16)
 #define EST_LATE_NS	1e15	/* its model's latency: "at each head's cap" */
+/* Flags beside EST_LATE (and a signature + 1 in the low bits):
+ * EST_SHORT starts every duration no longer than the marks allow it
+ * (ig_est_caps()), so that the fit finds the chains of a queue that ran
+ * dry between launches where a long start would find one queue backed
+ * up; EST_SOON takes each waiting sync's queue as ended a wakeup's delay
+ * (EST_WAKE_NS, no earlier than its entry) before its drained point. */
+#define EST_SHORT	(1 << 17)
+#define EST_SOON	(1 << 18)
+#define EST_EXPECT	(1 << 19)	/* EST_EARLY, as a flag */
 #define EST_WAKE_NS	100000.0	/* a drained point's delay, at most */
 
 /* What identifies a launch's work: process, function (or graph, or the
@@ -37,6 +46,7 @@ struct est_launch {
  * ended at t_end (waited), or had ended by t_end. */
 struct est_mark {
 	uint64_t t_in, t_end;
+	uint64_t t_wake;	/* a slept sync's wakeup before t_end, or 0 */
 	uint8_t waited, fold;
 	uint8_t pad[6];
 };
@@ -61,6 +71,24 @@ struct est_model {
  * when nothing pins a duration. */
 int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
+/* The most each signature's duration can be (ns, INFINITY: no bound):
+ * a launch's op ended by the end of the first mark after its entry (with
+ * @soon, a waiting sync's a wakeup's delay earlier). */
+void ig_est_caps(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
+		 uint32_t nm, uint32_t nsig, int soon, double *cap);
+/* The share of marks with launches before them (since the one before)
+ * that @md contradicts: one of those launches, started at its entry,
+ * would end more than 5 us after the mark's end. */
+double ig_est_infeasible(const struct est_model *md, const struct est_launch *l,
+			 uint32_t nl, const struct est_mark *m, uint32_t nm);
+/* The share of the launches that @md's replay puts in a chain ending at
+ * a waiting sync: the launches whose durations the syncs pin. */
+double ig_est_pinned(const struct est_model *md, const struct est_launch *l,
+		     uint32_t nl, const struct est_mark *m, uint32_t nm);
+/* The median, over the waiting syncs, of the work @md puts in the chain
+ * that ends at each (ns). */
+double ig_est_busy_p50(const struct est_model *md, const struct est_launch *l,
+		       uint32_t nl, const struct est_mark *m, uint32_t nm);
 /* For each waiting sync of fold @fold: the absolute error of its
  * predicted end in us (@err), and the error relative to its queue's busy
  * time (@rel), appended. */

@@ -26,6 +26,7 @@
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
 #define EST_LATE_FIT		1.25	/* a late variant's error, at most, to the fit's */
+#define EST_MAX_INFEASIBLE	0.25	/* marks a fit may contradict, at most */
 
 struct est_dev {
 	int ordinal;
@@ -63,9 +64,39 @@ struct est_stretch {	/* 16 bytes: a longer one is kept in pieces */
 	uint32_t len, idle;
 };
 
+/* A window of the device's counter, and this device's time inside it. */
+struct est_win {
+	uint64_t t0, t1;
+	uint32_t busy_ppm, quant_ppm;
+	uint32_t kind, nproc;
+	uint64_t unres_ns, idle_ns;	/* unresolved, proven idle inside */
+	uint32_t waits;		/* waiting syncs whose drained point is inside */
+	uint32_t pad;
+};
+
+/* Time not yet inside a window: unresolved, proven idle, or a drained
+ * point (t0 == t1). */
+enum { EST_P_UNRES, EST_P_IDLE, EST_P_WAIT };
+struct est_pend {
+	uint64_t t0, t1;
+	uint32_t what, pad;
+};
+
+#define EST_MAX_WINS		(1u << 20)	/* windows kept per device */
+#define EST_MAX_PEND		(1u << 18)	/* pieces waiting for one */
+
+/* The counters of one device (by the engine's device key). */
+struct est_nv {
+	int device;
+	struct ig_vec win;	/* struct est_win, by time */
+	struct ig_vec pend;	/* struct est_pend, by time */
+};
+
 struct ig_est {
 	struct est_dev *dev[IG_MAX_DEVICES];
 	uint32_t ndev;
+	struct est_nv *nv[IG_MAX_DEVICES];
+	uint32_t nnv;
 	struct est_sigkey sig[EST_MAX_SIGS];
 	uint32_t nsig;
 	uint64_t nlaunch;
@@ -90,6 +121,18 @@ struct ig_est *ig_est_get(struct ig_engine *e);
  * an estimate). */
 void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d);
 void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
+/* The causes of the unresolved time of the device's open block, summed
+ * into @causes (feeder stretches; unknown where none). */
+void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
+			 uint64_t *causes);
+/* est_device.c: fuse the device's counters over [@a, @b) (0 and
+ * UINT64_MAX: the span's ends) into d->r, the open block's. */
+void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,
+			uint64_t b);
+void ig_est_nv_free(struct ig_est *s);
+/* Unresolved time, and a waiting sync's drained point, for the windows. */
+void ig_est_nv_piece(struct ig_engine *e, const struct ig_piece *pc);
+void ig_est_nv_wait(struct ig_engine *e, int device, uint64_t t);
 /* The q-quantile of @v (sorted in place), 0 when empty. */
 double ig_est_quantile(double *v, uint32_t n, double q);
 

@@ -132,15 +132,18 @@ void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec)
 }
 
 void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		    uint64_t t_end, bool waited)
+		    uint64_t t_end, uint64_t t_wake, bool waited)
 {
 	struct est_dev *d = dev_of(e, ig_gpu_proc_device(p));
 	struct est_mark *m;
 
+	if (d && waited && t_end >= t_in)
+		ig_est_nv_wait(e, d->ordinal, t_end);
 	if (!d || !t_in || t_end < t_in || e->est->overflow || !(m = ig_vec_push(&d->m)))
 		return;
 	m->t_in = t_in;
 	m->t_end = t_end;
+	m->t_wake = t_wake >= t_in && t_wake < t_end ? t_wake : 0;
 	m->waited = waited;
 	m->fold = d->m.n % EST_FOLDS;
 }
@@ -153,6 +156,7 @@ void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 	if (!d || pc->t1 <= pc->t0)
 		return;
 	ig_est_block_try(e, d, pc->t0);
+	ig_est_nv_piece(e, pc);
 	d->unres_ns += pc->t1 - pc->t0;
 	if (!e->est->overflow && (u = ig_vec_push(&d->u)))
 		*u = *pc;

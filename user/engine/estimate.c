@@ -48,6 +48,16 @@ static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
 		causes[IG_C_UNKNOWN] += y - x - got;
 }
 
+void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
+			 uint64_t *causes)
+{
+	const struct ig_piece *u = d->u.v;
+	uint32_t i;
+
+	for (i = 0; i < d->u.n; i++)
+		seg_causes(s, causes, u[i].t0, u[i].t1);
+}
+
 static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -71,7 +81,8 @@ double ig_est_quantile(double *v, uint32_t n, double q)
 }
 
 /* Held-out check: fit without each fold, predict its waiting syncs. */
-static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
+static void check(struct est_dev *d, uint32_t nsig, int base, double *rel,
+		  uint32_t *nrel)
 {
 	struct est_model m;
 	uint32_t f;
@@ -80,7 +91,7 @@ static void check(struct est_dev *d, uint32_t nsig, double *rel, uint32_t *nrel)
 	if (!d->err)
 		return;
 	for (f = 0; f < EST_FOLDS; f++) {
-		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, -1, &m))
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, nsig, (int)f, base, &m))
 			continue;
 		ig_est_predict(&m, d->l.v, d->l.n, d->m.v, d->m.n, (int)f,
 			       d->err, &d->nerr, rel, nrel);
@@ -325,20 +336,130 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	bound_split(d);
 	r->low_ns = ig_min64(lo, r->idle_ns);
 	r->at_least_ns = r->low_ns;
-	r->high_ns = d->unres_ns;
+	/* all of it, and what proven busy time may hide where a sync
+	 * waited (ig_est_hidden()) */
+	r->high_ns = d->unres_ns + (uint64_t)ig_est_hidden(&f, d->l.v, d->l.n,
+							   d->m.v, d->m.n);
 	r->method = "bound";
 	r->have = true;
+}
+
+/* Variant @v of ig_est_fit() from the start @base (0 or EST_SHORT). */
+static int with_base(int v, int base)
+{
+	if (!base)
+		return v;
+	if (v == -1)
+		return base;
+	if (v == EST_EARLY)
+		return base | EST_EXPECT;
+	if (v < EST_LATE)	/* a signature pulled to 0 */
+		return base | (v + 1);
+	return v | base;
+}
+
+/* Where the evidence leaves the fit @m0 (from @base, its replay's idle
+ * @idle, its p50 error @p50in) open: the least and the most idle of the
+ * variants that stand, into @lo and @hi (docs/design.md §4.10). */
+static void variants(struct ig_engine *e, struct est_dev *d, int base,
+		     double p50in, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t v, nv, nv0, sigs[2 * EST_VARIANTS + 5], nk = 0;
+	struct est_ival *k = calloc(d->l.n, sizeof(*k));
+	struct est_model m;
+
+	if (!k)
+		return;
+	/* each of the most launched signatures as short as the evidence
+	 * allows */
+	nv = nv0 = top_sigs(d, e->est->nsig, sigs);
+	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
+	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
+	sigs[nv++] = (uint32_t)(EST_SOON | EST_SHORT);	/* and each queue ended early */
+	if (!base)		/* and the chains of a queue that ran dry */
+		sigs[nv++] = (uint32_t)EST_SHORT;
+	for (v = 0; v < nv0; v++)		/* with each signature short */
+		sigs[nv++] = (uint32_t)EST_LATE + 1 + sigs[v];
+	for (v = 0; v < nv; v++) {
+		int var = with_base((int)sigs[v], base);
+		uint64_t idle;
+		double p50;
+
+		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
+			       var, &m))
+			continue;
+		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
+		idle = spans_walk(d, k, nk, NULL, NULL);
+		/* a queue that ended a wakeup's delay early bounds idle from
+		 * above: what the drained points' delay may hide in every
+		 * launch the syncs do not pin */
+		if (sigs[v] & EST_SOON) {
+			*hi = ig_max64(*hi, idle);
+			continue;
+		}
+		/* a late variant, or the other start, stands where it
+		 * predicts the syncs about as well as the plain fit
+		 * (EST_LATE_FIT); a late one bounds idle from above only:
+		 * the other end, latency 0, is the plain fit's */
+		if ((int)sigs[v] >= EST_LATE) {
+			p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+			if (p50 > EST_LATE_FIT * p50in + 2)
+				continue;
+			if ((int)sigs[v] != EST_SHORT) {
+				*hi = ig_max64(*hi, idle);
+				continue;
+			}
+		}
+		*lo = ig_min64(*lo, idle);
+		*hi = ig_max64(*hi, idle);
+	}
+	free(k);
+}
+
+/* One held-out sync in ten missed by more than EST_MAX_LATE_REL times
+ * the median queue's work (ig_est_busy_p50()): the refusal's reason into
+ * d->why. */
+static bool late_syncs(struct ig_engine *e, struct est_dev *d, int base,
+		       double p90_us)
+{
+	struct est_model m;
+	double busy;
+
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, base, &m))
+		return false;
+	busy = ig_est_busy_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+	if (!(p90_us * 1e3 > EST_MAX_LATE_REL * busy))
+		return false;
+	snprintf(d->why, sizeof(d->why), "one held-out sync in ten ended %.0f us "
+		 "or more from the model's end, %.1f times its queue's work "
+		 "(the host or the device stalled)", p90_us,
+		 busy > 0 ? p90_us * 1e3 / busy : 0.0);
+	return true;
+}
+
+/* The start of the fit: the median time per launch, unless its fit is
+ * one the marks contradict (a queue backed up through launches that
+ * found it empty: ig_est_infeasible()), then each duration no longer
+ * than the marks allow (EST_SHORT). */
+static int fit_base(struct ig_engine *e, struct est_dev *d)
+{
+	struct est_model m;
+
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m))
+		return 0;
+	return ig_est_infeasible(&m, d->l.v, d->l.n, d->m.v, d->m.n) >
+	       EST_MAX_INFEASIBLE ? EST_SHORT : 0;
 }
 
 void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 {
 	struct est_result *r = &d->r;
-	struct est_model m, m0;
-	struct est_ival *k;
+	struct est_model m;
 	double *rel, q10, q90, p50rel, busy, p50in;
-	uint32_t i, nrel = 0, nk = 0, v, nv, nv0, sigs[2 * EST_VARIANTS + 2];
+	uint32_t i, nrel = 0;
 	uint64_t lo, hi, margin;
 	struct cause_ctx cc;
+	int base;
 
 	r->unres_ns = d->unres_ns;
 	if (!r->unres_ns) {
@@ -362,7 +483,8 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "out of memory";
 		return;
 	}
-	check(d, e->est->nsig, rel, &nrel);
+	base = fit_base(e, d);
+	check(d, e->est->nsig, base, rel, &nrel);
 	r->checked = d->nerr;
 	r->p50_us = ig_est_quantile(d->err, d->nerr, 0.5);
 	r->p90_us = ig_est_quantile(d->err, d->nerr, 0.9);
@@ -380,54 +502,29 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 		r->refused = "the model missed held-out syncs by more than half their queue";
 		return;
 	}
-	if (!(k = calloc(d->l.n, sizeof(*k))) ||
-	    !(d->k = calloc(d->l.n, sizeof(*k)))) {
-		free(k);
+	/* drained points late by more than their queue's work: a woken
+	 * thread that waited long for a CPU, a queue that started late;
+	 * neither the fit nor what busy time may hide bounds it */
+	if (late_syncs(e, d, base, r->p90_us)) {
+		r->refused = d->why;
+		return;
+	}
+	if (!(d->k = calloc(d->l.n, sizeof(*d->k)))) {
 		r->refused = "out of memory";
 		return;
 	}
-	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, -1, &m)) {
-		free(k);
+	if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1, base, &m)) {
 		r->refused = "the fit failed";
 		return;
 	}
 	ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, d->k, &d->nk);
-	m0 = m;
-	p50in = ig_est_p50(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
+	p50in = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
 	cc.s = e->est;
 	cc.causes = r->causes;
 	r->idle_ns = spans_walk(d, d->k, d->nk, add_causes, &cc);
 	bound_split(d);
 	lo = hi = r->idle_ns;
-	/* what the syncs leave open: each of the most launched signatures
-	 * as short as the evidence allows */
-	nv = nv0 = top_sigs(d, e->est->nsig, sigs);
-	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
-	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
-	for (v = 0; v < nv0; v++)		/* with each signature short */
-		sigs[nv++] = (uint32_t)EST_LATE + 1 + sigs[v];
-	for (v = 0; v < nv; v++) {
-		uint64_t idle;
-
-		if (ig_est_fit(d->l.v, d->l.n, d->m.v, d->m.n, e->est->nsig, -1,
-			       (int)sigs[v], &m))
-			continue;
-		ig_est_replay(&m, d->l.v, d->l.n, d->m.v, d->m.n, k, &nk);
-		idle = spans_walk(d, k, nk, NULL, NULL);
-		/* a late variant stands where it predicts the syncs about as
-		 * well as the plain fit (EST_LATE_FIT); it bounds idle from
-		 * above only: the other end, latency 0, is the plain fit's */
-		if ((int)sigs[v] >= EST_LATE) {
-			double p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
-
-			if (p50 <= EST_LATE_FIT * p50in + 2)
-				hi = ig_max64(hi, idle);
-			continue;
-		}
-		lo = ig_min64(lo, idle);
-		hi = ig_max64(hi, idle);
-	}
-	free(k);
+	variants(e, d, base, p50in, &lo, &hi);
 	/* and the held-out syncs' spread of relative error, both ways */
 	if (q90 < -0.9)
 		q90 = -0.9;
@@ -438,13 +535,15 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 	busy = (double)(r->unres_ns - hi);
 	r->high_ns = r->unres_ns - ig_min64(r->unres_ns, (uint64_t)(busy / (1 + q90)));
 	/* and each span's own error: its end is off by a held-out sync's
-	 * typical error */
+	 * typical error; later than the model says by its 90th percentile
+	 * (a drained point a stalled wakeup delayed by milliseconds) */
 	margin = (uint64_t)(r->p50_us * 1e3) * d->u.n;
 	r->low_ns -= ig_min64(r->low_ns, margin);
+	margin = (uint64_t)(r->p90_us * 1e3) * d->u.n;
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
 	/* and what proven busy time may hide (ig_est_hidden()): a queue
 	 * that ended before its drained point, a chain that started late */
-	r->high_ns += (uint64_t)ig_est_hidden(&m0, d->l.v, d->l.n, d->m.v, d->m.n);
+	r->high_ns += (uint64_t)ig_est_hidden(&m, d->l.v, d->l.n, d->m.v, d->m.n);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)

@@ -15,6 +15,21 @@
 
 #define EST_MIN_CHECKED		20	/* held-out syncs needed */
 #define EST_MAX_P50_REL		0.5	/* refuse past this held-out error */
+#define EST_MAX_LATE_REL	1.5	/* ... or where a tenth miss by this many queues */
+
+/* The device's own counters where they fused (est_device.c, docs/design.md
+ * §4.10 "Device counters"). */
+struct est_devfig {
+	bool have;
+	uint32_t kind;		/* IG_NVML_SAMPLES, IG_NVML_GPM */
+	uint32_t windows;	/* counter windows inside the span */
+	uint32_t nproc;		/* most processes seen on the GPU */
+	double period_s;	/* their mean length */
+	double quant_pct;	/* the counter's step */
+	uint64_t covered_ns;	/* unresolved time the windows cover */
+	const char *with;	/* the launch model compared: "fit", "bound" */
+	const char *model;	/* the launch model: "consistent", "inconsistent", "refused" */
+};
 
 /* What the model made of one device (or of all: ig_est_total()). */
 struct est_result {
@@ -38,6 +53,7 @@ struct est_result {
 	bool bounded, wide;
 	uint64_t at_least_ns, bound_marks;
 	uint32_t blocks;	/* parts estimated on their own (est_block.c) */
+	struct est_devfig dv;	/* method "device": the counters' figure */
 };
 
 struct ig_engine;
@@ -46,10 +62,17 @@ struct ig_engine;
 void ig_est_on_launches(struct ig_engine *e, const struct ig_hdr *rec);
 /* A sync or query on @p's device that covered everything submitted
  * before @t_in: @waited (the queue ended at @t_end), else the queue was
- * empty by @t_end. */
+ * empty by @t_end; @t_wake (0: none) the wakeup of a sync that slept,
+ * which its drained point may follow. */
 void ig_est_on_sync(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
-		    uint64_t t_end, bool waited);
+		    uint64_t t_end, uint64_t t_wake, bool waited);
 void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc);
+/* Proven idle [t0, t1) on device @ordinal (the device counters' windows
+ * leave it out of their busy time). */
+void ig_est_on_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
+/* A window of the device's own busy measure (IG_REC_NVWIN). */
+struct ig_nvwin;
+void ig_est_on_nvwin(struct ig_engine *e, const struct ig_nvwin *w);
 
 /* Unresolved time's walk (e->attr.seg_tap): one feeder stretch [x, y)
  * whose time went to causes as @ns says (cleared after), kept with its

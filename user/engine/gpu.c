@@ -61,14 +61,15 @@ static int proc_host_gpu(const struct ig_process *p, const char **src)
 			return p->gd_dev;
 		return ord;
 	}
-	if (p->gd_seen && p->gd_dev >= 0) {
-		*src = ig_gpudev_src_name(p->gd_src);
-		return p->gd_dev;
-	}
-	/* the agent's: the one GPU its environment lets it see */
+	/* the agent's: the one GPU its container or environment lets it
+	 * see, in the numbering its other processes' contexts get */
 	if (p->ngpumap == 1 && p->gpumap[0] >= 0) {
 		*src = "gpumap";
 		return p->gpumap[0];
+	}
+	if (p->gd_seen && p->gd_dev >= 0) {
+		*src = ig_gpudev_src_name(p->gd_src);
+		return p->gd_dev;
 	}
 	*src = NULL;
 	return -1;

@@ -381,6 +381,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_LAUNCHES:
 		ig_est_on_launches(e, rec);
 		break;
+	case IG_REC_NVWIN:
+		ig_est_on_nvwin(e, REC(struct ig_nvwin, rec, tmp.nw));
+		break;
 	case IG_REC_NVML:
 		on_nvml(e, REC(struct ig_nvml, rec, tmp.n));
 		break;

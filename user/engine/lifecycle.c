@@ -115,6 +115,7 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	/* the estimate takes unresolved time from the GPU model and the
 	 * walk through taps, not calls (docs/design.md §3.1) */
 	e->gpu.unres_tap = ig_est_on_unres;
+	e->gpu.idle_tap = ig_est_on_idle;
 	e->attr.seg_tap = ig_est_seg_note;
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));

@@ -372,6 +372,8 @@ struct ig_engine_gpu {
 	/* every unresolved piece, also, for the estimate (set by
 	 * lifecycle.c: the sweep calls no layer above it) */
 	void (*unres_tap)(struct ig_engine *e, const struct ig_piece *p);
+	/* and every proven idle gap, for the device counters' windows */
+	void (*idle_tap)(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
 	void *scratch;		/* sweep event buffer (sweep.c) */
 	uint64_t held_at;	/* the window's end (ig_engine_hold), 0: none */
 	bool held_clip;		/* count a held gap up to held_at only */

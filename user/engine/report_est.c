@@ -10,6 +10,30 @@
 #include "engine/jsonval.h"
 #include "engine/report.h"
 
+static const char *counter_name(uint32_t kind)
+{
+	return kind == 1 ? "utilization_samples" : kind == 2 ? "gpm_graphics_util" : "?";
+}
+
+/* The device counters' part (docs/design.md §4.10, "Device counters"). */
+static jo *devfig_json(const struct est_devfig *v)
+{
+	jo *o = json_object_new_object();
+
+	add(o, "counter", jstr(counter_name(v->kind)));
+	add(o, "windows", ju64(v->windows));
+	add(o, "period_s", jnum(v->period_s, 3));
+	add(o, "step_pct", jnum(v->quant_pct, 4));
+	add(o, "unresolved_covered_s", jsec(v->covered_ns));
+	/* the counter counts every process on the GPU */
+	add(o, "device_wide", json_object_new_boolean(1));
+	add(o, "processes_on_gpu", ju64(v->nproc));
+	add(o, "shared", json_object_new_boolean(v->nproc > 1));
+	add(o, "launch_model", jstr(v->model ? v->model : "refused"));
+	add(o, "launch_model_method", v->with ? jstr(v->with) : NULL);
+	return o;
+}
+
 void ig_est_json(const struct est_result *r, jo *o)
 {
 	const char *why = r ? r->refused : "no GPU time";
@@ -41,6 +65,7 @@ void ig_est_json(const struct est_result *r, jo *o)
 	add(o, "estimate_fit", f);
 	add(o, "estimate_method", r && r->have && r->method ? jstr(r->method) : NULL);
 	add(o, "estimate_refused", r && r->have ? NULL : jstr(why ? why : "no evidence"));
+	add(o, "estimate_device", r && r->have && r->dv.have ? devfig_json(&r->dv) : NULL);
 	a = json_object_new_array();
 	n = r && r->have ? ig_names_by_ns(r->causes, order) : 0;
 	for (i = 0; i < n; i++) {
@@ -85,7 +110,16 @@ void ig_est_text(const struct est_result *r, uint64_t idle_ns, uint64_t span_ns,
 	fprintf(out, "GPU idle %.1f%% proven; with estimates %.1f%% (%.1f-%.1f%%), ",
 		pct(idle_ns, span_ns), pct(idle_ns + r->idle_ns, span_ns),
 		pct(idle_ns + r->low_ns, span_ns), pct(idle_ns + r->high_ns, span_ns));
-	if (r->method && !strcmp(r->method, "bound"))
+	if (r->dv.have) {
+		fprintf(out, "from the GPU's own counter (%s, %u windows of %.3f s)",
+			r->dv.kind == 2 ? "GPM" : "utilization samples",
+			r->dv.windows, r->dv.period_s);
+		if (r->dv.with)
+			fprintf(out, ",\n  the launch model's (%s) %s with it", r->dv.with,
+				r->dv.model);
+		if (r->dv.nproc > 1)
+			fprintf(out, ",\n  device-wide: %u processes share the GPU", r->dv.nproc);
+	} else if (r->method && !strcmp(r->method, "bound"))
 		fprintf(out, "bounded by %llu syncs that returned at once, "
 			"held-out p90 overshoot %.0f us",
 			(unsigned long long)r->checked, r->p90_us);

@@ -132,6 +132,8 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 	g.device = d->ordinal;
 	g.pad = 0;
 	ig_gaplist_add(&e->attr.gaps, &g);
+	if (e->gpu.idle_tap)
+		e->gpu.idle_tap(e, d->ordinal, t0, t1);
 	e->gpu.sink.idle_gap(e->gpu.sink.ctx, &g);
 }
 

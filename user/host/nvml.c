@@ -9,7 +9,42 @@
 /* The few NVML entry points used, as NVML's API reference declares them. */
 typedef int nvml_ret;
 typedef void *nvml_device;
+typedef void *nvml_gpm;
 struct nvml_util { unsigned int gpu, memory; };
+struct nvml_sample {		/* nvmlSample_t */
+	unsigned long long ts_us;	/* CLOCK_REALTIME */
+	union { double d; unsigned int u; unsigned long long ull; } v;
+};
+struct nvml_proc_util {		/* nvmlProcessUtilizationSample_t */
+	unsigned int pid;
+	unsigned long long ts_us;
+	unsigned int sm, mem, enc, dec;
+};
+struct nvml_gpm_metric {	/* nvmlGpmMetric_t */
+	unsigned int id;
+	nvml_ret ret;
+	double value;
+	char *names[3];
+};
+struct nvml_gpm_get {		/* nvmlGpmMetricsGet_t, one metric */
+	unsigned int version, n;
+	nvml_gpm s1, s2;
+	struct nvml_gpm_metric m[210];	/* NVML_GPM_METRIC_MAX */
+};
+struct nvml_gpm_support { unsigned int version, supported; };
+
+#define NVML_ERROR_INSUFFICIENT_SIZE	7
+#define NVML_UTIL_SAMPLES		1	/* NVML_GPU_UTILIZATION_SAMPLES */
+#define NVML_GPM_GRAPHICS_UTIL		1
+#define NSAMP				128
+#define MAXDEV				16
+
+struct nvml_dev_state {
+	unsigned long long last_us;	/* newest sample seen (its end) */
+	nvml_gpm gpm[2];		/* GPM: the previous sample, the next */
+	uint64_t gpm_t;			/* when the previous was taken */
+	bool gpm_ok;
+};
 /* nvmlProcessInfo_t, the layout of nvmlDeviceGetComputeRunningProcesses_v3 */
 struct nvml_proc {
 	unsigned int pid;
@@ -22,12 +57,22 @@ struct nvml_proc {
 struct ig_nvml {
 	void *lib;
 	unsigned int ndev;
-	nvml_device dev[16];
-	unsigned int idx[16];		/* NVML's index of dev[i] */
+	nvml_device dev[MAXDEV];
+	unsigned int idx[MAXDEV];	/* NVML's index of dev[i] */
+	struct nvml_dev_state st[MAXDEV];
 	nvml_ret (*shutdown)(void);
 	nvml_ret (*util)(nvml_device, struct nvml_util *);
 	nvml_ret (*procs)(nvml_device, unsigned int *, struct nvml_proc *);
 	nvml_ret (*uuid)(nvml_device, char *, unsigned int);
+	nvml_ret (*samples)(nvml_device, int, unsigned long long, int *,
+			    unsigned int *, struct nvml_sample *);
+	nvml_ret (*procutil)(nvml_device, struct nvml_proc_util *, unsigned int *,
+			     unsigned long long);
+	nvml_ret (*gpm_support)(nvml_device, struct nvml_gpm_support *);
+	nvml_ret (*gpm_alloc)(nvml_gpm *);
+	nvml_ret (*gpm_free)(nvml_gpm);
+	nvml_ret (*gpm_get)(nvml_device, nvml_gpm);
+	nvml_ret (*gpm_metrics)(struct nvml_gpm_get *);
 	nvml_ret (*count)(unsigned int *);
 	nvml_ret (*handle)(unsigned int, nvml_device *);
 	/* every GPU's compute processes, as last read */
@@ -36,6 +81,21 @@ struct ig_nvml {
 	__u64 snap_at;
 	int snap_ok;
 };
+
+/* The optional entry points: NULL where this NVML lacks one. */
+static void optional(struct ig_nvml *n)
+{
+	n->samples = dlsym(n->lib, "nvmlDeviceGetSamples");
+	n->procutil = dlsym(n->lib, "nvmlDeviceGetProcessUtilization");
+	n->gpm_support = dlsym(n->lib, "nvmlGpmQueryDeviceSupport");
+	n->gpm_alloc = dlsym(n->lib, "nvmlGpmSampleAlloc");
+	n->gpm_free = dlsym(n->lib, "nvmlGpmSampleFree");
+	n->gpm_get = dlsym(n->lib, "nvmlGpmSampleGet");
+	n->gpm_metrics = dlsym(n->lib, "nvmlGpmMetricsGet");
+	if (!n->gpm_support || !n->gpm_alloc || !n->gpm_free || !n->gpm_get ||
+	    !n->gpm_metrics)
+		n->gpm_support = NULL;
+}
 
 struct ig_nvml *ig_nvml_open(const char **why)
 {
@@ -82,6 +142,7 @@ struct ig_nvml *ig_nvml_open(const char **why)
 		*why = "NVML gives no device handle";
 		goto fail;
 	}
+	optional(n);
 	return n;
 fail:
 	ig_nvml_close(n);
@@ -103,6 +164,196 @@ int ig_nvml_sample(struct ig_nvml *n, unsigned int dev, unsigned int *util,
 	*util = u.gpu;
 	*mem = u.memory;
 	return 0;
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The buffered utilization samples newer than the last seen, oldest
+ * first, as windows: each from the sample before it (NVML's sample is the
+ * busy share since the one before).  The first one seen only starts the
+ * next. */
+static int read_samples(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
+			void *ctx)
+{
+	struct nvml_dev_state *st = &n->st[dev];
+	struct nvml_sample v[NSAMP];
+	unsigned int cnt = NSAMP, i, j;
+	int type = 0, k = 0;
+	int64_t off;
+	nvml_ret r;
+
+	r = n->samples(n->dev[dev], NVML_UTIL_SAMPLES, st->last_us, &type, &cnt, v);
+	if (r == 6)	/* NVML_ERROR_NOT_FOUND: none newer */
+		return 0;
+	if (r || type != 1 /* NVML_VALUE_TYPE_UNSIGNED_INT */)
+		return -1;
+	/* wall-clock microseconds onto CLOCK_MONOTONIC */
+	off = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
+	for (i = 1; i < cnt; i++)	/* oldest first */
+		for (j = i; j > 0 && v[j - 1].ts_us > v[j].ts_us; j--) {
+			struct nvml_sample t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	for (i = 0; i < cnt; i++) {
+		struct ig_nvml_win w = { .kind = IG_NVML_SAMPLES, .quant_ppm = 10000 };
+
+		if (v[i].ts_us <= st->last_us)
+			continue;
+		if (st->last_us && v[i].ts_us - st->last_us <= 2000000 && v[i].v.u <= 100) {
+			w.t0 = st->last_us * 1000 - (uint64_t)off;
+			w.t1 = v[i].ts_us * 1000 - (uint64_t)off;
+			w.busy_ppm = v[i].v.u * 10000;
+			cb(ctx, n->idx[dev], &w);
+			k++;
+		}
+		st->last_us = v[i].ts_us;
+	}
+	return k;
+}
+
+/* GPM's graphics utilization between the previous sample and now. */
+static int read_gpm(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
+		    void *ctx)
+{
+	struct nvml_dev_state *st = &n->st[dev];
+	struct nvml_gpm_get *g;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	/* its window's ends are this process's reads, not the counter's,
+	 * and an op in flight at either may count on either side: a
+	 * percent either way, as the samples' step */
+	struct ig_nvml_win w = { .kind = IG_NVML_GPM, .quant_ppm = 20000 };
+	nvml_gpm t;
+	int k = 0;
+
+	if (!st->gpm[0] && (n->gpm_alloc(&st->gpm[0]) || n->gpm_alloc(&st->gpm[1])))
+		return -1;
+	if (!st->gpm_t) {
+		if (n->gpm_get(n->dev[dev], st->gpm[0]))
+			return -1;
+		st->gpm_t = now;
+		return 0;
+	}
+	if (now - st->gpm_t < 200000000ULL)	/* GPM: 100 ms at least */
+		return 0;
+	if (n->gpm_get(n->dev[dev], st->gpm[1]))
+		return -1;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -1;
+	g->version = 1;
+	g->n = 1;
+	g->s1 = st->gpm[0];
+	g->s2 = st->gpm[1];
+	g->m[0].id = NVML_GPM_GRAPHICS_UTIL;
+	if (!n->gpm_metrics(g) && !g->m[0].ret && g->m[0].value >= 0 &&
+	    g->m[0].value <= 100) {
+		w.t0 = st->gpm_t;
+		w.t1 = now;
+		w.busy_ppm = (uint32_t)(g->m[0].value * 10000 + 0.5);
+		cb(ctx, n->idx[dev], &w);
+		k = 1;
+	}
+	free(g);
+	t = st->gpm[0];
+	st->gpm[0] = st->gpm[1];
+	st->gpm[1] = t;
+	st->gpm_t = now;
+	return k;
+}
+
+int ig_nvml_windows(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
+		    void *ctx)
+{
+	if (!n || dev >= n->ndev)
+		return -1;
+	if (n->samples && !(n->st[dev].gpm_ok && n->gpm_support)) {
+		int k = read_samples(n, dev, cb, ctx);
+
+		if (k >= 0)
+			return k;
+		n->samples = NULL;	/* unsupported here: GPM, if any */
+	}
+	if (n->gpm_support) {
+		struct nvml_gpm_support s = { .version = 1 };
+
+		if (!n->st[dev].gpm_ok &&
+		    (n->gpm_support(n->dev[dev], &s) || !s.supported))
+			return -1;
+		n->st[dev].gpm_ok = true;
+		return read_gpm(n, dev, cb, ctx);
+	}
+	return -1;
+}
+
+int ig_nvml_nprocs(struct ig_nvml *n, unsigned int dev)
+{
+	unsigned int cnt = 0;
+	nvml_ret r;
+
+	if (!n || dev >= n->ndev || !n->procs)
+		return -1;
+	r = n->procs(n->dev[dev], &cnt, NULL);
+	if (r && r != NVML_ERROR_INSUFFICIENT_SIZE)
+		return -1;
+	return (int)cnt;
+}
+
+static void noop_win(void *ctx, unsigned int dev, const struct ig_nvml_win *w)
+{
+	(void)ctx;
+	(void)dev;
+	(void)w;
+}
+
+unsigned int ig_nvml_counters(struct ig_nvml *n, unsigned int dev)
+{
+	struct nvml_util u;
+	struct nvml_gpm_support s = { .version = 1 };
+	unsigned int have = 0, cnt = 0;
+	nvml_ret r;
+
+	if (!n || dev >= n->ndev)
+		return 0;
+	if (!n->util(n->dev[dev], &u))
+		have |= IG_NVML_HAVE_RATES;
+	if (n->samples) {
+		struct nvml_sample v[NSAMP];
+		int type = 0;
+
+		cnt = NSAMP;
+		r = n->samples(n->dev[dev], NVML_UTIL_SAMPLES, 0, &type, &cnt, v);
+		if (!r || r == 6)
+			have |= IG_NVML_HAVE_SAMPLES;
+	}
+	if (n->procutil) {
+		cnt = 0;
+		r = n->procutil(n->dev[dev], NULL, &cnt, 0);
+		if (!r || r == NVML_ERROR_INSUFFICIENT_SIZE || r == 6)
+			have |= IG_NVML_HAVE_PROCUTIL;
+	}
+	if (n->gpm_support && !n->gpm_support(n->dev[dev], &s) && s.supported) {
+		struct ig_nvml t = *n;
+
+		memset(&t.st[dev], 0, sizeof(t.st[dev]));
+		t.samples = NULL;
+		if (read_gpm(&t, dev, noop_win, NULL) >= 0)
+			have |= IG_NVML_HAVE_GPM;
+		if (t.st[dev].gpm[0])
+			n->gpm_free(t.st[dev].gpm[0]);
+		if (t.st[dev].gpm[1])
+			n->gpm_free(t.st[dev].gpm[1]);
+	}
+	if (ig_nvml_nprocs(n, dev) >= 0)
+		have |= IG_NVML_HAVE_PROCS;
+	return have;
 }
 
 /* GPUs that came after the library was opened (a simulated machine's
@@ -211,8 +462,16 @@ int ig_nvml_index_of(struct ig_nvml *n, const char *uuid)
 
 void ig_nvml_close(struct ig_nvml *n)
 {
+	unsigned int i;
+
 	if (!n)
 		return;
+	for (i = 0; i < n->ndev && n->gpm_free; i++) {
+		if (n->st[i].gpm[0])
+			n->gpm_free(n->st[i].gpm[0]);
+		if (n->st[i].gpm[1])
+			n->gpm_free(n->st[i].gpm[1]);
+	}
 	if (n->shutdown)
 		n->shutdown();
 	if (n->lib)

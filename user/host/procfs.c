@@ -240,9 +240,32 @@ static bool same_inode(const struct ig_map_entry *m, const struct stat *st)
 	       minor(st->st_dev) == m->dev_minor;
 }
 
+/* The name in maps is the file's path as the reader sees it when the file
+ * is under the reader's root (a chroot in this mount namespace), and from
+ * the root of the process's mount namespace otherwise (a container): the
+ * exact inode under either says which. */
+static int exact_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t n,
+		      bool *under_root)
+{
+	struct stat st;
+	int err;
+
+	snprintf(out, n, "/proc/%d/root%s", pid, m->path);
+	err = stat(out, &st) ? -errno : 0;
+	*under_root = !err;
+	if (!err && same_inode(m, &st))
+		return 0;
+	if (!stat(m->path, &st) && same_inode(m, &st)) {
+		snprintf(out, n, "%s", m->path);
+		return 0;
+	}
+	return err ? err : -ENOENT;
+}
+
 int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t n)
 {
 	struct stat st;
+	bool under_root;
 	int err;
 
 	if (m->path[0] != '/')
@@ -251,17 +274,19 @@ int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t 
 		snprintf(out, n, "%s", m->path);
 		return 0;
 	}
+	err = exact_path(pid, m, out, n, &under_root);
+	if (!err)
+		return 0;
 	/* No inode check here: overlayfs (before Linux 6.8) shows the inode
 	 * of the layer below in maps, not the one stat() sees. */
-	snprintf(out, n, "/proc/%d/root%s", pid, m->path);
-	if (!stat(out, &st))
+	if (under_root) {
+		snprintf(out, n, "/proc/%d/root%s", pid, m->path);
 		return 0;
-	err = -errno;
-	if (err == -EACCES || err == -EPERM) {
-		snprintf(out, n, "%s", m->path);
-		return !stat(out, &st) && same_inode(m, &st) ? 0 : -EACCES;
 	}
-	/* " (deleted)", or replaced since it was mapped */
+	if (err == -EACCES || err == -EPERM)
+		return -EACCES;
+	/* " (deleted)", replaced since it was mapped, or under a root
+	 * neither name reaches (needs CAP_SYS_ADMIN) */
 	snprintf(out, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
 	if (!stat(out, &st))
 		return 0;

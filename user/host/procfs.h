@@ -42,10 +42,13 @@ typedef int (*ig_map_cb)(const struct ig_map_entry *m, void *ctx);
 /* Mappings of @pid; a callback returning non-zero stops the walk. */
 int ig_proc_for_each_map(pid_t pid, ig_map_cb cb, void *ctx);
 /* A path this process can open for the file @pid maps at @m.  The name in
- * maps is in @pid's mount namespace (a container's), so it is reached
- * through /proc/PID/root; when that is denied (another user's process
- * without CAP_SYS_PTRACE), the same name here if it is the same inode;
- * when the file was deleted or replaced, /proc/PID/map_files.  -EACCES,
+ * maps is the path from this process's root when the file is under it (a
+ * job in a chroot: the same name here), else from the root of @pid's mount
+ * namespace (a container's: reached through /proc/PID/root); the one with
+ * the mapped inode is taken, then /proc/PID/root's (overlayfs shows another
+ * inode); when denied (another user's process without CAP_SYS_PTRACE),
+ * the same name here if it is the same inode; when the file was deleted or
+ * replaced, /proc/PID/map_files.  -EACCES,
  * -ENOENT or another negative errno when none is the mapped file. */
 int ig_proc_map_path(pid_t pid, const struct ig_map_entry *m, char *out, size_t n);
 

@@ -17,6 +17,7 @@
 #include "host/nvml.h"
 #include "probes/privs.h"
 #include "host/procfs.h"
+#include "probes/pyframes.h"
 #include "probes/pyrt.h"
 #include "probes/tracer.h"
 
@@ -264,6 +265,30 @@ static void check_libcuda(struct ig_tracer *t, const char *path, const char *nam
 		     err && ig_tracer_attach_hint(err) ? ": " : "", err ? fix(err) : "");
 }
 
+/* Which build the interpreter is, as it says itself (3.13+: its
+ * _Py_DebugOffsets), and whether its frames are read. */
+static void check_pybuild(pid_t pid, const struct ig_pyrt_info *py)
+{
+	struct ig_py_offsets o;
+	struct ig_py_codelayout l;
+	struct ig_pybuild b;
+	char v[32];
+	int err = ig_pylayout_find(ig_pylayout_read_mem, &pid, py, &o, &l, &b);
+	unsigned int rel = b.hexversion >> 4 & 0xf;
+
+	snprintf(v, sizeof(v), "%u.%u", b.hexversion >> 24, b.hexversion >> 16 & 0xff);
+	if (b.published)
+		snprintf(v + strlen(v), sizeof(v) - strlen(v), ".%u%s", b.hexversion >> 8 & 0xff,
+			 rel == 0xa ? "a" : rel == 0xb ? "b" : rel == 0xc ? "rc" : "");
+	if (b.published && rel != 0xf)
+		snprintf(v + strlen(v), sizeof(v) - strlen(v), "%u", b.hexversion & 0xf);
+	line(!err, false, "Python build", "%s%s, %s%s%s", v,
+	     b.free_threaded ? " free-threaded (no GIL: lock waits are lock, not gil)" : " with the GIL",
+	     err ? "no Python frames: " : b.published ? "frames read by its published debug offsets" :
+	     "frames read by the layout of its version",
+	     err == -ENOTSUP ? b.why : err ? strerror(-err) : "", "");
+}
+
 static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 {
 	char comm[64] = "";
@@ -298,12 +323,34 @@ static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 	else
 		line(false, false, "libcuda", "not mapped: the process has not loaded the CUDA driver (yet)");
 	err = ig_pyrt_find(pid, &py);
-	if (!err)
+	if (!err) {
 		line(true, false, "CPython", "_PyRuntime at %#llx-%#llx in %s (GIL waits recognised)",
 		     (unsigned long long)py.start, (unsigned long long)py.end, py.path);
-	else
+		check_pybuild(pid, &py);
+	} else
 		line(false, false, "CPython", "%s", err == -ENOENT ? "not a Python process" :
 		     strerror(-err));
+}
+
+/* Which of NVML's counters answer on each GPU (docs/design.md §4.10,
+ * "Device counters"): none is required. */
+static void check_counters(struct ig_nvml *n)
+{
+	static const struct { unsigned int bit; const char *what; } c[] = {
+		{ IG_NVML_HAVE_SAMPLES, "utilization samples (nvmlDeviceGetSamples): estimates" },
+		{ IG_NVML_HAVE_GPM, "GPM graphics utilization (nvmlGpmMetricsGet): estimates" },
+		{ IG_NVML_HAVE_PROCUTIL, "per-process utilization (nvmlDeviceGetProcessUtilization)" },
+		{ IG_NVML_HAVE_RATES, "utilization rates (nvmlDeviceGetUtilizationRates): dashboard" },
+		{ IG_NVML_HAVE_PROCS, "the GPU's processes (nvmlDeviceGetComputeRunningProcesses)" },
+	};
+	unsigned int d, i, have;
+
+	for (d = 0; n && d < ig_nvml_ndevices(n); d++) {
+		have = ig_nvml_counters(n, d);
+		for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+			printf("NVML GPU %u: %s: %s\n", d, c[i].what,
+			       have & c[i].bit ? "works" : "not supported");
+	}
 }
 
 int ig_check(pid_t pid, const char *libcuda)
@@ -333,7 +380,9 @@ int ig_check(pid_t pid, const char *libcuda)
 	else
 		printf("libcuda: not found on the loader path (use --libcuda PATH, or -p PID of a GPU process)\n");
 	n = ig_nvml_open(&why);
-	printf("dashboard utilization: %s\n", n ? "NVML present, sampled during runs" : why);
+	if (!n)
+		printf("device counters: %s\n", why);
+	check_counters(n);
 	ig_nvml_close(n);
 	ig_tracer_close(t);
 	printf("%s\n", nfail ? "NOT READY: see the FAIL lines above" : "ready");

@@ -245,6 +245,14 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		fprintf(f, " device=%u util=%u mem=%u", n->device, n->util_pct, n->mem_pct);
 		break;
 	}
+	case IG_REC_NVWIN: {
+		const struct ig_nvwin *n = (const void *)r;
+
+		fprintf(f, " device=%u kind=%u nproc=%u t0=%llu t1=%llu busy_ppm=%u quant_ppm=%u",
+			n->device, n->kind, n->nproc, (ull)n->t0, (ull)n->t1,
+			n->busy_ppm, n->quant_ppm);
+		break;
+	}
 	case IG_REC_LAUNCHES: {
 		const struct ig_launches *l = (const void *)r;
 		__u32 i, n = (r->size - offsetof(struct ig_launches, e)) /

@@ -401,6 +401,11 @@ static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
 	case IG_REC_NVML:
 		u->n.device += i * IG_MERGE_DEV_STRIDE;
 		break;
+	case IG_REC_NVWIN:
+		u->nw.device += i * IG_MERGE_DEV_STRIDE;
+		u->nw.t0 = shift(u->nw.t0, r);
+		u->nw.t1 = shift(u->nw.t1, r);
+		break;
 	default:
 		break;
 	}

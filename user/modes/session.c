@@ -208,9 +208,37 @@ static int start_child(struct session *s, struct ig_child *c)
 	return 1;
 }
 
+struct nvwin_ctx {
+	struct session *s;
+	__u64 ts;
+	int nproc;
+};
+
+static void emit_nvwin(void *ctx, unsigned int dev, const struct ig_nvml_win *w)
+{
+	struct nvwin_ctx *c = ctx;
+	struct ig_nvwin r = {
+		.h = { .type = IG_REC_NVWIN, .size = sizeof(r), .ts = c->ts },
+		.device = dev, .kind = (__u16)w->kind,
+		.nproc = c->nproc > 0 && c->nproc < 0xffff ? (__u16)c->nproc : 0,
+		.t0 = w->t0, .t1 = w->t1,
+		.busy_ppm = w->busy_ppm, .quant_ppm = w->quant_ppm,
+	};
+
+	emit(c->s, &r.h);
+}
+
+/* Each second: the dashboard's figure, and the windows of the device's
+ * own counters that ended since (docs/design.md §4.10). */
 static void sample_nvml(struct session *s, __u64 ts)
 {
 	unsigned int d, util, mem;
+	struct nvwin_ctx c = { .s = s, .ts = ts };
+
+	for (d = 0; d < ig_nvml_ndevices(s->nvml); d++) {
+		c.nproc = ig_nvml_nprocs(s->nvml, d);
+		ig_nvml_windows(s->nvml, d, emit_nvwin, &c);
+	}
 
 	for (d = 0; d < ig_nvml_ndevices(s->nvml); d++) {
 		struct ig_nvml r = {
@@ -483,6 +511,9 @@ static int trace_and_report(struct session *s, __u64 t0)
 	enum ig_stop_reason why = trace_loop(s, t0);
 	int rc, werr;
 
+	/* the counters' windows that ended since the last second's */
+	if (s->nvml && why != IG_STOP_ERROR)
+		sample_nvml(s, now_ns(CLOCK_MONOTONIC));
 	finish_stream(s, why);
 	werr = ig_rec_writer_close(s->writer);
 	s->writer = NULL;

@@ -244,6 +244,7 @@ static void row_est(const struct topst *t, int device, uint64_t now, struct ig_t
 	o->unres_s = u / 1e9;
 	o->age_s = now > x->t1 ? (double)(now - x->t1) / 1e9 : 0;
 	o->refused = x->refused;
+	o->device = x->have && x->method && !strcmp(x->method, "device");
 }
 
 /* The row's share of the last WINDOW_S seconds (those final so far). */

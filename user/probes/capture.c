@@ -10,6 +10,8 @@
 #include "host/identity.h"
 #include "host/procfs.h"
 #include "stacks/symbolize.h"
+#include "util/escape.h"
+#include "util/util.h"
 
 #define HOST_SCAN_EVERY_NS	(1000ULL * 1000 * 1000)
 
@@ -51,6 +53,9 @@ static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 	const struct ig_pyrt *r = (const struct ig_pyrt *)rec;
 	struct ig_capture *c = ctx;
 	struct ig_pyrt_info info;
+	struct ig_pybuild b = { 0 };
+	char esc[IG_ESC_SIZE(256)];
+	int err;
 
 	emit(c, rec);
 	if (rec->type != IG_REC_PYRT)
@@ -61,9 +66,20 @@ static void on_disc_record(const struct ig_hdr *rec, void *ctx)
 	info.start = r->start;
 	info.end = r->end;
 	snprintf(info.path, sizeof(info.path), "%.*s", (int)sizeof(r->path), r->path);
-	if (ig_pyframes_track(c->py, rec->tgid, &info))
-		ig_debug("pid %d: no Python frames for %s (unknown layout)",
-			 rec->tgid, info.path);
+	err = ig_pyframes_track(c->py, rec->tgid, &info, &b);
+	if (err != -ENOTSUP || !c->py) {
+		if (err)
+			ig_debug("pid %d: no Python frames: %s", rec->tgid, strerror(-err));
+		return;
+	}
+	/* once per interpreter, not per worker forked from it */
+	if (!strcmp(c->py_refused, info.path)) {
+		ig_debug("pid %d: no Python frames for %s: %s", rec->tgid, info.path, b.why);
+		return;
+	}
+	ig_strcpy(c->py_refused, sizeof(c->py_refused), info.path);
+	ig_warn("pid %d: %s: stacks without Python frames: %s", rec->tgid,
+		ig_esc(esc, sizeof(esc), info.path, sizeof(info.path)), b.why);
 }
 
 static void on_disc_event(const struct ig_disc_event *ev, void *ctx)

@@ -15,6 +15,7 @@
 #ifndef IG_CAPTURE_H
 #define IG_CAPTURE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include "probes/discovery.h"
@@ -54,6 +55,7 @@ struct ig_capture {
 	struct ig_symbolizer *sym;	/* made at the first native stack */
 	__u64 next_host_scan;
 	bool scan_failed;		/* said once, until a scan works */
+	char py_refused[PATH_MAX];	/* the interpreter last said unwalkable */
 };
 
 /* Opens the tracer, attaches the host-wide hooks, starts discovery and

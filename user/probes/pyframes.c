@@ -66,7 +66,7 @@ bool ig_pyframes_tracked(struct ig_pyframes *p, pid_t tgid)
 }
 
 int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
-		      const struct ig_pyrt_info *rt)
+		      const struct ig_pyrt_info *rt, struct ig_pybuild *info)
 {
 	struct ig_py_offsets o;
 	struct ig_py_codelayout l;
@@ -75,7 +75,7 @@ int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
 
 	if (!p)
 		return -ENOTSUP;
-	err = ig_pylayout_find(ig_pylayout_read_mem, &tgid, rt, &o, &l);
+	err = ig_pylayout_find(ig_pylayout_read_mem, &tgid, rt, &o, &l, info);
 	if (err)
 		return err;
 	pp = proc_of(p, tgid);

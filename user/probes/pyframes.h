@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Python frames of traced processes: which CPython layout a process runs
- * (3.9 to 3.13; 3.13 read from its _Py_DebugOffsets), handed to the kernel
+ * (3.9 to 3.12 by version; 3.13 and later read from its _Py_DebugOffsets), handed to the kernel
  * walker (bpf/pystack.bpf.h), and the code objects its stacks name, read
  * once per process and code object into IG_REC_PYCODE records.
  */
 #ifndef IG_PYFRAMES_H
 #define IG_PYFRAMES_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include "stacks/pycode.h"
 #include "probes/pyrt.h"
@@ -19,12 +20,22 @@ struct ig_pyframes;
 /* Reads @pid's memory (process_vm_readv).  0 or -errno. */
 int ig_pylayout_read_mem(void *pidp, __u64 addr, void *buf, size_t len);
 
+/* What an interpreter says of itself. */
+struct ig_pybuild {
+	__u32 hexversion;	/* PY_VERSION_HEX (3.9-3.12: 0x030X0000) */
+	bool published;		/* it publishes _Py_DebugOffsets (3.13+) */
+	bool free_threaded;	/* a free-threaded build (3.13t+) */
+	char why[128];		/* -ENOTSUP: why its frames are not read */
+};
+
 /* The layout of the interpreter @rt, whose memory @rd reads: 0, -ENOTSUP
- * for a version without one (native frames only), other -errno.  3.9-3.12
- * by the version in the file name, 3.13 by _Py_DebugOffsets
- * (user/probes/pylayout.c). */
+ * for one it cannot walk (native frames only; @info->why says why), other
+ * -errno.  3.9-3.12 by the version in the file name, 3.13 and later by the
+ * _Py_DebugOffsets it publishes (user/probes/pylayout.c).  @info may be
+ * NULL. */
 int ig_pylayout_find(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
-		     struct ig_py_offsets *o, struct ig_py_codelayout *l);
+		     struct ig_py_offsets *o, struct ig_py_codelayout *l,
+		     struct ig_pybuild *info);
 
 typedef void (*ig_pyemit_fn)(const struct ig_hdr *rec, void *ctx);
 
@@ -32,10 +43,11 @@ typedef void (*ig_pyemit_fn)(const struct ig_hdr *rec, void *ctx);
  * or when IDLEGAP_NO_PYSTACKS is set in the environment. */
 struct ig_pyframes *ig_pyframes_new(struct ig_tracer *t);
 void ig_pyframes_free(struct ig_pyframes *p);
-/* Starts walking @tgid's Python stacks.  0, -ENOTSUP (a version it has
- * no layout for: a debug note says so), other -errno. */
+/* Starts walking @tgid's Python stacks.  0, -ENOTSUP (an interpreter
+ * it cannot walk: @info->why says why), other -errno; @info (may be NULL)
+ * says which build it is. */
 int ig_pyframes_track(struct ig_pyframes *p, pid_t tgid,
-		      const struct ig_pyrt_info *rt);
+		      const struct ig_pyrt_info *rt, struct ig_pybuild *info);
 bool ig_pyframes_tracked(struct ig_pyframes *p, pid_t tgid);
 /* Forgets which code objects were sent: the next stacks name them again,
  * for a new window's engine (with ig_tracer_forget_stacks()). */

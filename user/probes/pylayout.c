@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* CPython layouts by version (user/probes/pyframes.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -9,9 +10,10 @@
 #define N IG_PYO_NONE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Per minor version, from CPython's Include/cpython/pystate.h,
- * Include/internal/pycore_{runtime,interp,frame}.h and code.h at
- * v3.9.18, v3.10.13, v3.11.7, v3.12.1, v3.13.0 (x86-64, release builds). */
+/* Per minor version before 3.13 (which publish no offsets), from CPython's
+ * Include/cpython/pystate.h, Include/internal/pycore_{runtime,interp,frame}.h
+ * and code.h at v3.9.18, v3.10.13, v3.11.7, v3.12.1 (x86-64, release
+ * builds). */
 struct layout {
 	struct ig_py_offsets o;
 	struct ig_py_codelayout l;
@@ -26,8 +28,6 @@ static const struct layout layouts[] = {
 	  { 0x030b, 72, 120, 128, 112, 136, 184, 48, 72 } },
 	{ { 0, 0x030c, 40, 72, 8, 144, 1, 56, 0, 8, 0, 56, 1, 70, 3 },
 	  { 0x030c, 68, 120, 128, 112, 136, 192, 40, 56 } },
-	{ { 0, 0x030d, 632, 7344, 8, 160, 1, 72, N, 8, 0, 56, 1, 70, 3 },
-	  { 0x030d, 68, 120, 128, 112, 136, 200, 40, 56 } },
 };
 
 int ig_pylayout_read_mem(void *pidp, __u64 addr, void *buf, size_t len)
@@ -53,59 +53,236 @@ static unsigned int version_of_path(const char *path)
 	return 0x0300 | minor;
 }
 
-/* 3.13+: _PyRuntime begins with _Py_DebugOffsets ("xdebugpy", then
- * PY_VERSION_HEX); the fields the walker needs are read from it. */
-static int debug_offsets(ig_py_read_fn rd, void *ctx, __u64 rt,
-			 struct layout *d)
-{
-	__u64 v[67];
+/* 3.13+: _PyRuntime begins with _Py_DebugOffsets ("xdebugpy", PY_VERSION_HEX,
+ * the free-threaded flag, then the offsets of the runtime's, interpreter's,
+ * thread's, frame's and code object's fields, each group after its struct's
+ * size).  The struct itself grows with the versions: where each field the
+ * walker needs sits in it, per layout of the struct (CPython's
+ * Include/internal/pycore_debug_offsets.h at v3.13.0 and v3.14.0; 3.15's as
+ * Debian's 3.15.2 publishes it, each field found by its value against
+ * 3.14's and the live thread state).  A later version is read as the last
+ * one known, and checked against its live interpreter (live_sane) before
+ * it is used; every version against its own sizes (offsets_sane). */
+struct dbg_at {
+	__u16 minor;		/* first minor version with this layout */
+	__u16 interp_head, is_size, threads_head, ts_size, ts_next, ts_interp,
+	      ts_frame, ts_ntid, fr_size, fr_back, fr_exec, fr_instr, fr_owner,
+	      co_size, co_file, co_name, co_qual, co_table, co_first, co_adaptive,
+	      uni_ascii;
+	__u16 len;		/* bytes of the struct read */
+};
 
-	if (rd(ctx, rt, v, sizeof(v)) || memcmp(v, "xdebugpy", 8))
+static const struct dbg_at dbg_ats[] = {
+	{ 13, 40, 48, 72, 152, 168, 176, 184, 200, 224, 232, 240, 248, 264,
+	  272, 280, 288, 296, 304, 312, 344, 560, 584 },
+	{ 14, 40, 48, 72, 176, 192, 200, 208, 224, 248, 256, 264, 272, 288,
+	  312, 320, 328, 336, 344, 352, 384, 640, 760 },
+	{ 15, 40, 48, 72, 176, 192, 200, 208, 248, 312, 320, 328, 336, 352,
+	  376, 384, 392, 400, 408, 416, 448, 736, 744 },
+};
+
+#define DBG_MAX	800
+
+static __u64 at(const unsigned char *b, __u16 off)
+{
+	__u64 v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static const struct dbg_at *dbg_at_of(unsigned int minor)
+{
+	size_t i = ARRAY_SIZE(dbg_ats);
+
+	while (i-- > 0)
+		if (minor >= dbg_ats[i].minor)
+			return &dbg_ats[i];
+	return NULL;
+}
+
+/* Each field inside its struct, and the frame's inside what the kernel
+ * walker copies of a frame (IG_PY_FRAME_READ). */
+static const char *offsets_sane(const struct dbg_at *a, const unsigned char *b,
+				__u64 rt_size)
+{
+	__u64 is = at(b, a->is_size), ts = at(b, a->ts_size), co = at(b, a->co_size);
+	const __u16 tsf[] = { a->ts_next, a->ts_interp, a->ts_frame, a->ts_ntid };
+	const __u16 frf[] = { a->fr_back, a->fr_exec, a->fr_instr };
+	const __u16 cof[] = { a->co_file, a->co_name, a->co_qual, a->co_table,
+			      a->co_first, a->co_adaptive };
+	size_t i;
+
+	if (at(b, a->interp_head) + 8 > rt_size || is > (1u << 20) ||
+	    at(b, a->threads_head) + 8 > is)
+		return "runtime or interpreter";
+	for (i = 0; i < ARRAY_SIZE(tsf); i++)
+		if (ts > (1u << 16) || at(b, tsf[i]) + 8 > ts)
+			return "thread state";
+	for (i = 0; i < ARRAY_SIZE(frf); i++)
+		if (at(b, frf[i]) + 8 > IG_PY_FRAME_READ)
+			return "frame";
+	if (at(b, a->fr_owner) + 1 > IG_PY_FRAME_READ)
+		return "frame";
+	for (i = 0; i < ARRAY_SIZE(cof); i++)
+		if (co > 4096 || at(b, cof[i]) + 8 > co)
+			return "code object";
+	if (at(b, a->uni_ascii) < 32 || at(b, a->uni_ascii) > 64)
+		return "str object";
+	return NULL;
+}
+
+/* The interpreter's first thread points back at it and holds a kernel
+ * thread id, and the first Python frame of its stack runs a code object:
+ * the offsets are the ones the struct was read as.  Memory that cannot be
+ * read, or a thread without frames, says nothing against them. */
+static bool live_sane(ig_py_read_fn rd, void *ctx, const struct ig_py_offsets *o,
+		      __u64 ts_interp)
+{
+	__u64 is, ts, v, fr, code, type, tp_name;
+	unsigned char owner;
+	char name[8];
+	int i;
+
+	if (rd(ctx, o->runtime + o->rt_interp_head, &is, 8) || !is ||
+	    rd(ctx, is + o->is_threads_head, &ts, 8) || !ts ||
+	    rd(ctx, ts + ts_interp, &v, 8))
+		return true;
+	if (v != is)
+		return false;
+	if (!rd(ctx, ts + o->ts_match, &v, 8) && (!v || v > (1u << 22)))
+		return false;	/* above PID_MAX_LIMIT */
+	if (rd(ctx, ts + o->ts_frame, &fr, 8))
+		return true;
+	for (i = 0; i < 8 && fr; i++) {
+		if (rd(ctx, fr + o->fr_owner, &owner, 1) ||
+		    rd(ctx, fr + o->fr_code, &code, 8))
+			return true;
+		if (owner < o->owner_cstack)
+			break;
+		if (rd(ctx, fr + o->fr_back, &fr, 8))
+			return true;
+	}
+	if (!fr || i == 8)
+		return true;
+	code &= ~7ULL;		/* a 3.14+ _PyStackRef's tag */
+	if (rd(ctx, code + 8, &type, 8) || rd(ctx, type + 24, &tp_name, 8) ||
+	    rd(ctx, tp_name, name, 5))
+		return false;
+	return !memcmp(name, "code", 5);
+}
+
+static void fill(const struct dbg_at *a, const unsigned char *b, struct layout *d,
+		 unsigned int ver)
+{
+	d->o = (struct ig_py_offsets){
+		.version = ver, .rt_interp_head = at(b, a->interp_head),
+		.is_threads_head = at(b, a->threads_head), .ts_next = at(b, a->ts_next),
+		.ts_match = at(b, a->ts_ntid), .match_tid = 1,
+		.ts_frame = at(b, a->ts_frame), .cf_current = N,
+		.fr_back = at(b, a->fr_back), .fr_code = at(b, a->fr_exec),
+		.fr_instr = at(b, a->fr_instr), .instr_ptr = 1,
+		.fr_owner = at(b, a->fr_owner),
+		/* from 3.12 the owners from FRAME_OWNED_BY_CSTACK (3.12, 3.13)
+		 * or FRAME_OWNED_BY_INTERPRETER (3.14) on are not Python's */
+		.owner_cstack = 3,
+	};
+	d->l = (struct ig_py_codelayout){
+		.version = ver, .firstlineno = at(b, a->co_first),
+		.name = at(b, a->co_name), .qualname = at(b, a->co_qual),
+		.filename = at(b, a->co_file), .linetable = at(b, a->co_table),
+		.adaptive = at(b, a->co_adaptive), .ascii_size = at(b, a->uni_ascii),
+		/* PyCompactUnicodeObject: utf8_length and utf8 after it */
+		.compact_size = at(b, a->uni_ascii) + 16,
+	};
+}
+
+/* -ENOENT: no debug offsets (before 3.13); -ENOTSUP with @info->why;
+ * -EFAULT: its memory cannot be read. */
+static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
+			 struct layout *d, struct ig_pybuild *info)
+{
+	unsigned char b[DBG_MAX];
+	const struct dbg_at *a;
+	const char *bad;
+	__u64 ver;
+
+	if (rd(ctx, rt->start, b, 24))
+		return -EFAULT;	/* gone, or not its memory */
+	if (memcmp(b, "xdebugpy", 8))
 		return -ENOENT;
-	if ((v[1] >> 16) != 0x030d)
-		return -ENOTSUP;	/* the struct changes with the version */
-	if (v[2])
-		return -ENOTSUP;	/* free-threaded build */
-	d->o.rt_interp_head = v[40 / 8];
-	d->o.is_threads_head = v[72 / 8];
-	d->o.ts_next = v[168 / 8];
-	d->o.ts_frame = v[184 / 8];
-	d->o.ts_match = v[200 / 8];
-	d->o.fr_back = v[232 / 8];
-	d->o.fr_code = v[240 / 8];
-	d->o.fr_instr = v[248 / 8];
-	d->o.fr_owner = v[264 / 8];
-	d->l.filename = v[280 / 8];
-	d->l.name = v[288 / 8];
-	d->l.qualname = v[296 / 8];
-	d->l.linetable = v[304 / 8];
-	d->l.firstlineno = v[312 / 8];
-	d->l.adaptive = v[344 / 8];
+	ver = at(b, 8);
+	info->hexversion = ver;
+	info->published = true;
+	info->free_threaded = at(b, 16) != 0;
+	a = (ver >> 24) == 3 ? dbg_at_of((ver >> 16) & 0xff) : NULL;
+	if (!a) {
+		snprintf(info->why, sizeof(info->why), "its debug offsets name no known version");
+		return -ENOTSUP;
+	}
+	if (info->free_threaded) {
+		snprintf(info->why, sizeof(info->why),
+			 "a free-threaded build: its frames are not read (thread-local bytecode)");
+		return -ENOTSUP;
+	}
+	if (rd(ctx, rt->start, b, a->len)) {
+		snprintf(info->why, sizeof(info->why), "its debug offsets cannot be read");
+		return -ENOTSUP;
+	}
+	bad = offsets_sane(a, b, rt->end > rt->start ? rt->end - rt->start : 1u << 20);
+	if (bad) {
+		snprintf(info->why, sizeof(info->why),
+			 "its debug offsets, read as 3.%u's, give a %s layout idlegap cannot walk",
+			 a->minor, bad);
+		return -ENOTSUP;
+	}
+	fill(a, b, d, 0x0300 | ((ver >> 16) & 0xff));
+	d->o.runtime = rt->start;
+	/* a version whose struct is known is not second-guessed by a live
+	 * state in flux (a child just forked frees its parent's threads) */
+	if (a->minor != ((ver >> 16) & 0xff) && !live_sane(rd, ctx, &d->o, at(b, a->ts_interp))) {
+		snprintf(info->why, sizeof(info->why),
+			 "its debug offsets, read as 3.%u's, do not match its live thread states",
+			 a->minor);
+		return -ENOTSUP;
+	}
 	return 0;
 }
 
 int ig_pylayout_find(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
-		     struct ig_py_offsets *o, struct ig_py_codelayout *l)
+		     struct ig_py_offsets *o, struct ig_py_codelayout *l,
+		     struct ig_pybuild *info)
 {
-	unsigned int ver = version_of_path(rt->path);
+	struct ig_pybuild none;
+	unsigned int ver;
 	struct layout d;
 	size_t i;
 	int err;
 
-	err = debug_offsets(rd, ctx, rt->start, &(struct layout){ 0 });
-	if (!err || err == -ENOTSUP)
-		ver = err ? 0 : 0x030d;
+	info = info ? info : &none;
+	memset(info, 0, sizeof(*info));
+	err = debug_offsets(rd, ctx, rt, &d, info);
+	if (err != -ENOENT) {
+		if (err)
+			return err;
+		d.o.runtime = rt->start;
+		*o = d.o;
+		*l = d.l;
+		return 0;
+	}
+	ver = version_of_path(rt->path);
+	info->hexversion = ver << 16;
 	for (i = 0; i < ARRAY_SIZE(layouts); i++)
-		if (layouts[i].o.version == ver)
+		if (layouts[i].o.version == ver && ver < 0x030d)
 			break;
-	if (i == ARRAY_SIZE(layouts))
+	if (i == ARRAY_SIZE(layouts)) {
+		snprintf(info->why, sizeof(info->why), ver ? "no layout for 3.%u" :
+			 "no version in its file name", ver & 0xff);
 		return -ENOTSUP;
+	}
 	d = layouts[i];
-	if (ver == 0x030d && debug_offsets(rd, ctx, rt->start, &d))
-		return -ENOTSUP;
 	d.o.runtime = rt->start;
 	*o = d.o;
 	*l = d.l;
 	return 0;
 }
-

@@ -52,9 +52,11 @@ void ig_sym_free(struct ig_symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nfiles; i++)
+	for (i = 0; i < s->nfiles; i++) {
 		if (s->files[i].dwfl)
 			dwfl_end(s->files[i].dwfl);
+		free(s->files[i].idx);
+	}
 	for (i = 0; i < s->nprocs; i++)
 		proc_clear(&s->procs[i]);
 	free(s->files);
@@ -209,13 +211,74 @@ static bool name_inlined(struct symfile *f, Dwarf_Addr a, const char *src,
 	return inl && i < n && len < sizeof(out->name);
 }
 
+/* libdwfl looks an address up by a scan of the whole symbol table: with
+ * C++ libraries of 100k symbols and more (torch's), naming a stack's
+ * addresses stalls the loop for seconds.  Those tables are sorted once. */
+#define SYMIDX_MIN	20000
+
+struct symidx {
+	GElf_Addr start, end;	/* end == start: size unknown */
+	int i;			/* its index for dwfl_module_getsym */
+};
+
+static int symidx_cmp(const void *a, const void *b)
+{
+	const struct symidx *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void symidx_build(struct symfile *f)
+{
+	int n = dwfl_module_getsymtab(f->mod), i;
+	GElf_Sym sym;
+
+	f->idx_tried = true;
+	if (n < SYMIDX_MIN || !(f->idx = calloc(n, sizeof(*f->idx))))
+		return;
+	for (i = 1; i < n; i++) {
+		if (!dwfl_module_getsym(f->mod, i, &sym, NULL) || !sym.st_value ||
+		    sym.st_shndx == SHN_UNDEF ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+			continue;
+		f->idx[f->nidx++] = (struct symidx){ sym.st_value,
+						     sym.st_value + sym.st_size, i };
+	}
+	qsort(f->idx, f->nidx, sizeof(*f->idx), symidx_cmp);
+}
+
+/* The function symbol at @a, as dwfl_module_addrinfo() names it. */
+static const char *sym_at(struct symfile *f, Dwarf_Addr a, GElf_Off *off)
+{
+	size_t lo = 0, hi, k;
+	GElf_Sym sym;
+	const char *fn;
+
+	if (!f->idx_tried)
+		symidx_build(f);
+	if (!f->idx)
+		return dwfl_module_addrinfo(f->mod, a, off, &sym, NULL, NULL, NULL);
+	hi = f->nidx;
+	while (lo < hi) {	/* the first entry starting after @a */
+		k = lo + (hi - lo) / 2;
+		if (f->idx[k].start <= a)
+			lo = k + 1;
+		else
+			hi = k;
+	}
+	if (!lo || (f->idx[lo - 1].end > f->idx[lo - 1].start && a >= f->idx[lo - 1].end))
+		return NULL;
+	fn = dwfl_module_getsym(f->mod, f->idx[lo - 1].i, &sym, NULL);
+	*off = a - f->idx[lo - 1].start;
+	return fn;
+}
+
 static void name_addr(struct symfile *f, Dwarf_Addr a, Dwarf_Addr bias,
 		      struct ig_sym_frame *out)
 {
 	GElf_Off symoff = 0;
-	GElf_Sym sym;
-	const char *fn = dwfl_module_addrinfo(f->mod, a, &symoff, &sym, NULL,
-					      NULL, NULL);
+	const char *fn = sym_at(f, a, &symoff);
 	Dwfl_Line *l = fn ? dwfl_module_getsrc(f->mod, a) : NULL;
 	const char *src = NULL;
 	int line = 0;
@@ -389,6 +452,7 @@ static void files_evict(struct ig_symbolizer *s)
 		}
 		if (s->files[i].dwfl)
 			dwfl_end(s->files[i].dwfl);
+		free(s->files[i].idx);
 	}
 	if (n == s->nfiles)
 		return;

@@ -18,6 +18,9 @@ struct symfile {
 	Dwfl *dwfl;		/* NULL: not ELF (a negative cache entry) */
 	Dwfl_Module *mod;
 	char base[64];		/* file name without directory */
+	struct symidx *idx;	/* big symbol tables: sorted (symbolize.c) */
+	size_t nidx;
+	bool idx_tried;
 };
 
 struct xmap {

@@ -165,6 +165,20 @@ struct ig_nvml {
 	__u32 pad;
 };
 
+/* The device's own busy share over a window, from NVML's counters
+ * (docs/design.md §4.10, "Device counters"): device-wide, every process
+ * on the GPU counted.  @device: NVML's index. */
+enum { IG_NVW_SAMPLES = 1, IG_NVW_GPM = 2 };	/* ig_nvwin.kind */
+struct ig_nvwin {
+	struct ig_hdr h;
+	__u32 device;
+	__u16 kind;		/* IG_NVW_* (host/nvml.h's IG_NVML_*) */
+	__u16 nproc;		/* processes on the GPU (0: not known) */
+	__u64 t0, t1;		/* CLOCK_MONOTONIC */
+	__u32 busy_ppm;		/* busy share, parts per million */
+	__u32 quant_ppm;	/* the counter's step */
+};
+
 /* The name of a code address of a process, resolved while it lived, so
  * that a recording names its stacks' frames without the files.  One per
  * (process, address) that a stack record sent; @ip is the address looked
@@ -217,6 +231,7 @@ union ig_rec {
 	struct ig_pyrt y;
 	struct ig_mapping m;
 	struct ig_nvml n;
+	struct ig_nvwin nw;
 	struct ig_end x;
 	struct ig_meta mt;
 	struct ig_stats st;

@@ -309,26 +309,28 @@ static struct ig_target *target_get(struct ig_metrics *m, const struct ig_lset *
 	return t;
 }
 
+/* @method: the estimate's (docs/design.md §4.10), "" for the others. */
 static void add_cause(struct ig_cause_sum *c, uint32_t *n, const char *name,
-		      double s)
+		      const char *method, double s)
 {
 	uint32_t i;
 
 	if (strlen(name) >= sizeof(c[0].name) || !name_ok(name, strlen(name)))
 		return;
-	for (i = 0; i < *n && strcmp(c[i].name, name); i++)
+	for (i = 0; i < *n && (strcmp(c[i].name, name) || strcmp(c[i].method, method)); i++)
 		;
 	if (i == *n) {
 		if (*n == IG_MAX_CAUSES)
 			return;
 		snprintf(c[i].name, sizeof(c[i].name), "%s", name);
+		snprintf(c[i].method, sizeof(c[i].method), "%s", method);
 		(*n)++;
 	}
 	c[i].s += s;
 }
 
 static void add_causes(struct ig_cause_sum *c, uint32_t *n,
-		       struct json_object *arr)
+		       struct json_object *arr, const char *method)
 {
 	size_t i, len = arr ? json_object_array_length(arr) : 0;
 
@@ -337,9 +339,24 @@ static void add_causes(struct ig_cause_sum *c, uint32_t *n,
 		struct json_object *name = ig_metrics_jget(o, "cause", json_type_string);
 
 		if (name)
-			add_cause(c, n, json_object_get_string(name),
+			add_cause(c, n, json_object_get_string(name), method,
 				  ig_metrics_jsec(o, "seconds"));
 	}
+}
+
+/* The method of the estimate in @o: one of the report's, else "unknown"
+ * (an agent's label values are a closed set). */
+static const char *est_method(struct json_object *o)
+{
+	static const char *const known[] = { "fit", "bound", "device", "mixed" };
+	struct json_object *m = ig_metrics_jget(o, "estimate_method", json_type_string);
+	const char *s = m ? json_object_get_string(m) : NULL;
+	size_t i;
+
+	for (i = 0; s && i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(s, known[i]))
+			return known[i];
+	return "unknown";
 }
 
 static void add_hist(struct ig_target *t, struct json_object *h)
@@ -365,13 +382,17 @@ static void add_cause_series(struct ig_target *t, struct json_object *o,
 {
 	struct json_object *est;
 
-	add_causes(t->idle, &t->nidle, ig_metrics_jget(o, "causes", json_type_array));
+	add_causes(t->idle, &t->nidle, ig_metrics_jget(o, "causes", json_type_array), "");
 	add_causes(t->unres, &t->nunres,
-		   ig_metrics_jget(o, "unresolved_causes", json_type_array));
+		   ig_metrics_jget(o, "unresolved_causes", json_type_array), "");
 	/* a device's estimate is in its object, the window's in "gpu" */
 	est = ig_metrics_jget(o, "estimated_causes", json_type_array);
-	add_causes(t->est, &t->nest,
-		   est ? est : ig_metrics_jget(h, "estimated_causes", json_type_array));
+	if (est)
+		add_causes(t->est, &t->nest, est, est_method(o));
+	else
+		add_causes(t->est, &t->nest,
+			   ig_metrics_jget(h, "estimated_causes", json_type_array),
+			   est_method(h));
 	add_hist(t, ig_metrics_jget(h, "gap_histogram", json_type_object));
 	t->has_causes = true;
 }

@@ -52,6 +52,7 @@ struct ig_peer_sum {
 
 struct ig_cause_sum {
 	char name[32];
+	char method[8];		/* estimated idle's: "fit", "bound", "device" */
 	double s;
 };
 

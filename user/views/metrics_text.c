@@ -65,16 +65,16 @@ static void family(struct out *o, const char *name, const char *type,
 	fprintf(o->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{target labels,--labels,extra} value */
-static void series(struct out *o, const char *name, const char *key,
-		   const char *extra_k, const char *extra_v, const char *fmt,
-		   double v)
+/* name{target labels,--labels,k1="v1",k2="v2"} value; k2 may be NULL */
+static void series_kv(struct out *o, const char *name, const char *key,
+		      const char *k1, const char *v1, const char *k2,
+		      const char *v2, const char *fmt, double v)
 {
 	const char *sep = "";
 	size_t i;
 
 	fputs(name, o->f);
-	if ((key && *key) || o->m->nlabels || extra_k)
+	if ((key && *key) || o->m->nlabels || k1)
 		fputc('{', o->f);
 	if (key && *key) {
 		fputs(key, o->f);
@@ -88,16 +88,29 @@ static void series(struct out *o, const char *name, const char *key,
 		fputc('"', o->f);
 		sep = ",";
 	}
-	if (extra_k) {
-		fprintf(o->f, "%s%s=\"", sep, extra_k);
-		put_value(o->f, extra_v);
+	for (i = 0; i < 2; i++) {
+		const char *k = i ? k2 : k1, *val = i ? v2 : v1;
+
+		if (!k)
+			continue;
+		fprintf(o->f, "%s%s=\"", sep, k);
+		put_value(o->f, val);
 		fputc('"', o->f);
+		sep = ",";
 	}
-	if ((key && *key) || o->m->nlabels || extra_k)
+	if ((key && *key) || o->m->nlabels || k1)
 		fputc('}', o->f);
 	fputc(' ', o->f);
 	fprintf(o->f, fmt, v);
 	fputc('\n', o->f);
+}
+
+/* name{target labels,--labels,extra} value */
+static void series(struct out *o, const char *name, const char *key,
+		   const char *extra_k, const char *extra_v, const char *fmt,
+		   double v)
+{
+	series_kv(o, name, key, extra_k, extra_v, NULL, NULL, fmt, v);
 }
 
 static void states(struct out *o)
@@ -186,9 +199,10 @@ static void causes(struct out *o, int kind)
 						kind == C_EST ? t->est : t->idle;
 		uint32_t n = kind == C_UNRES ? t->nunres : kind == C_EST ? t->nest : t->nidle;
 
-		for (c = 0; c < n; c++)
-			series(o, name, t->key, "cause", cs[c].name, "%.9g",
-			       cs[c].s);
+		for (c = 0; c < n; c++)	/* estimated idle: by its method too */
+			series_kv(o, name, t->key, "cause", cs[c].name,
+				  kind == C_EST ? "method" : NULL, cs[c].method,
+				  "%.9g", cs[c].s);
 	}
 }
 

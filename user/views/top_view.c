@@ -182,9 +182,9 @@ static void draw_est(FILE *f, const struct ig_top_est *e, int cols)
 	char why[256];
 
 	if (e->have)
-		fprintf(f, "        %-14s %4d%%  of %.1f s unresolved (%d-%d%%), %.0f s ago",
+		fprintf(f, "        %-14s %4d%%  of %.1f s unresolved (%d-%d%%), %.0f s ago%s",
 			"~idle", pct(e->idle), e->unres_s, pct(e->low), pct(e->high),
-			e->age_s);
+			e->age_s, e->device ? ", GPU counters" : "");
 	else if (e->bounded)
 		fprintf(f, "        %-14s>=%3d%%  of %.1f s unresolved, %.0f s ago (no estimate)",
 			"~idle", pct(e->at_least), e->unres_s, e->age_s);
@@ -279,8 +279,9 @@ static void draw_lines(struct ig_top *t, FILE *f)
 				r->causes[0].detail ? fit(detail, sizeof(detail),
 							  r->causes[0].detail, 200) : "");
 		if (r->est.shown && r->est.have)
-			fprintf(f, " est_unresolved_idle %d%% (%d-%d%%)", pct(r->est.idle),
-				pct(r->est.low), pct(r->est.high));
+			fprintf(f, " est_unresolved_idle %d%% (%d-%d%%)%s", pct(r->est.idle),
+				pct(r->est.low), pct(r->est.high),
+				r->est.device ? " device" : "");
 		else if (r->est.shown && r->est.bounded)
 			fprintf(f, " est_unresolved_idle >=%d%%", pct(r->est.at_least));
 		else if (r->est.shown)

@@ -33,6 +33,7 @@ struct ig_top_est {
 	double unres_s;		/* the block's unresolved seconds */
 	double age_s;		/* how long ago the block ended */
 	const char *refused;	/* why no estimate */
+	bool device;		/* from the GPU's own counters (method "device") */
 };
 
 struct ig_top_row {
