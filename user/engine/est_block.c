@@ -385,13 +385,6 @@ size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence)
 	return n + ev;
 }
 
-struct ig_est *ig_est_get(struct ig_engine *e)
-{
-	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
-		e->est->segs.esz = sizeof(struct est_seg);
-	return e->est;
-}
-
 void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 {
 	uint32_t i;

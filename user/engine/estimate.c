@@ -48,6 +48,14 @@ static void seg_causes(const struct ig_est *s, uint64_t *causes, uint64_t x,
 		causes[IG_C_UNKNOWN] += y - x - got;
 }
 
+/* The estimate's state, made at its first use by intake, blocks or counters. */
+struct ig_est *ig_est_get(struct ig_engine *e)
+{
+	if (!e->est && (e->est = calloc(1, sizeof(*e->est))))
+		e->est->segs.esz = sizeof(struct est_seg);
+	return e->est;
+}
+
 void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 			 uint64_t *causes)
 {

@@ -68,7 +68,7 @@ static int proc_host_gpu(const struct ig_process *p, const char **src)
 		return p->gpumap[0];
 	}
 	if (p->gd_seen && p->gd_dev >= 0) {
-		*src = ig_gpudev_src_name(p->gd_src);
+		*src = ig_rec_gpudev_src_name(p->gd_src);
 		return p->gd_dev;
 	}
 	*src = NULL;

@@ -276,7 +276,7 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		const struct ig_gpudev *g = (const void *)r;
 
 		fprintf(f, " device=%d source=%s gpus=%u rank=%d uuid=%s", g->dev,
-			ig_gpudev_src_name(g->src), g->ngpus, g->rank,
+			ig_rec_gpudev_src_name(g->src), g->ngpus, g->rank,
 			ig_esc(esc[0], sizeof(esc[0]), g->uuid,
 			       strnlen(g->uuid, sizeof(g->uuid))));
 		break;

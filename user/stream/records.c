@@ -96,7 +96,7 @@ const char *ig_rec_proc_kind_name(unsigned int kind)
 	return NULL;
 }
 
-const char *ig_gpudev_src_name(unsigned int src)
+const char *ig_rec_gpudev_src_name(unsigned int src)
 {
 	switch (src) {
 	case IG_GD_NVML: return "nvml";

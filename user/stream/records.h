@@ -257,7 +257,7 @@ const char *ig_rec_reason_name(unsigned int reason);
 /* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
 const char *ig_rec_proc_kind_name(unsigned int kind);
 /* "nvml", "device_node", "local_rank", ...: "none" when unknown. */
-const char *ig_gpudev_src_name(unsigned int src);
+const char *ig_rec_gpudev_src_name(unsigned int src);
 /* CUDA record kind name ("submit"); NULL if unknown. */
 const char *ig_rec_cuda_kind_name(unsigned int kind);
 /* "duration", "signal", ...; NULL if unknown. */
