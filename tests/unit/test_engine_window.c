@@ -320,85 +320,176 @@ static void test_throughput(void **state)
 /* A training loop as continuous windows see it (docs/design.md §7.10):
  * every 10 ms a launch, a synchronize that sleeps until the GPU drains
  * 4 ms later, then 6 ms off the GPU waiting on a lock.  Built once, fed
- * to one engine whole, and split at boundary B into two engines the way
- * the agent splits it: the first takes the records stamped before B and
- * ends at B, the second opens at B, has the process announced again at
- * B, and takes the rest. */
+ * to one engine whole, and split at boundaries into engines the way the
+ * agent splits it: each takes the records stamped in its window and ends
+ * at its END; a gap open then is held, the records after fed to end it
+ * (for at most @ext), and the next engine, opened at the boundary with
+ * the process announced again, has it carried in. */
 struct split {
-	double busy, idle, unres;
+	double busy, idle, idle_open, unres, storage, causes;
 	int64_t gaps;
+	double gap_max_ms;
 };
+
+typedef void (*recs_fn)(struct tstream *s, uint64_t from, uint64_t to);
+
+static void keep_range(struct tstream *s, struct tstream *one, uint64_t from,
+		       uint64_t to)
+{
+	size_t i;
+
+	for (i = 0; i < one->n; i++) {
+		const union ig_rec *r = &one->r[i];
+
+		if (r->h.ts < from || r->h.ts >= to)
+			continue;
+		*ts_new(s, r->h.type, r->h.size, r->h.tid, r->h.tgid, r->h.ts) = *r;
+	}
+	ts_free(one);
+}
+
+static void loop_step(struct tstream *one, uint64_t t)
+{
+	t_submit(one, 100, 100, t, L);
+	t_sync(one, 100, 100, t + 1 * MS, t + 4 * MS, t + 4 * MS + 10 * US, L, t);
+	OFF(one, .tid = 100, .t_off = t + 5 * MS, .t_wake = t + 9 * MS,
+	    .t_on = t + 9 * MS + 5 * US, .reason = IG_R_FUTEX,
+	    .waker_tid = 101, .waker_tgid = 100);
+}
 
 static void loop_records(struct tstream *s, uint64_t from, uint64_t to)
 {
+	struct tstream one = { 0 };
 	uint64_t t;
 
-	for (t = 10 * MS; t < 10 * MS + 200 * 10 * MS; t += 10 * MS) {
-		struct tstream one = { 0 };
-		size_t i;
+	for (t = 10 * MS; t < 10 * MS + 200 * 10 * MS; t += 10 * MS)
+		loop_step(&one, t);
+	keep_range(s, &one, from, to);
+}
 
-		t_submit(&one, 100, 100, t, L);
-		t_sync(&one, 100, 100, t + 1 * MS, t + 4 * MS, t + 4 * MS + 10 * US,
-		       L, t);
-		OFF(&one, .tid = 100, .t_off = t + 5 * MS, .t_wake = t + 9 * MS,
-		    .t_on = t + 9 * MS + 5 * US, .reason = IG_R_FUTEX,
-		    .waker_tid = 101, .waker_tgid = 100);
-		for (i = 0; i < one.n; i++) {
-			const union ig_rec *r = &one.r[i];
+/* The loop until 1 s, then a read from storage until 3.2 s (the GPU
+ * drained at 1.004 s, idle until the launch at 3.201 s), then the loop
+ * again until 4 s. */
+#define STALL_D		(1000 * MS + 4 * MS)
+#define STALL_E		(3201 * MS)
 
-			if (r->h.ts < from || r->h.ts >= to)
-				continue;
-			*ts_new(s, r->h.type, r->h.size, r->h.tid, r->h.tgid,
-				r->h.ts) = *r;
+static void stall_records(struct tstream *s, uint64_t from, uint64_t to)
+{
+	struct tstream one = { 0 };
+	uint64_t t;
+
+	for (t = 10 * MS; t < 990 * MS; t += 10 * MS)
+		loop_step(&one, t);
+	t_submit(&one, 100, 100, 990 * MS, L);
+	t_sync(&one, 100, 100, 991 * MS, STALL_D, STALL_D + 10 * US, L, 990 * MS);
+	OFF(&one, .tid = 100, .t_off = 1005 * MS, .t_wake = 3200 * MS,
+	    .t_on = 3200 * MS + 5 * US, .reason = IG_R_STORAGE);
+	for (t = STALL_E; t < 4000 * MS; t += 10 * MS)
+		loop_step(&one, t);
+	keep_range(s, &one, from, to);
+}
+
+static void read_split(struct ig_engine *e, struct split *out)
+{
+	struct json_object *j = report(e);
+	size_t k;
+
+	out->busy = jd(j, "gpu.busy_s");
+	out->idle = jd(j, "gpu.idle_s");
+	out->idle_open = jpath(j, "gpu.idle_open_s") ? jd(j, "gpu.idle_open_s") : 0;
+	out->unres = jd(j, "gpu.unresolved_s");
+	out->gaps = ji(j, "gpu.gaps");
+	out->gap_max_ms = jd(j, "gpu.gap_max_ms");
+	out->storage = cause_s(j, "causes", "storage");
+	out->causes = 0;
+	for (k = 0; k < json_object_array_length(jpath(j, "causes")); k++)
+		out->causes += jd(json_object_array_get_idx(jpath(j, "causes"), k),
+				  "seconds");
+	json_object_put(j);
+}
+
+/*
+ * Windows [b[i], b[i+1]) over the records of @fn.  @clip: continuous
+ * windows (a held gap counts up to the boundary, the next window carries
+ * it in); else each window counts a held gap whole.  @ext: how long a
+ * held gap is waited for after the boundary.
+ */
+static void run_windows(recs_fn fn, const uint64_t *b, size_t nw, bool clip,
+			uint64_t ext, struct split *out)
+{
+	struct ig_open_gap carry[4];
+	size_t ncarry = 0, i, k;
+
+	for (i = 0; i < nw; i++) {
+		struct ig_engine *e = window_engine(0);
+		struct tstream s = { 0 };
+		bool last = i + 1 == nw;
+
+		for (k = 0; clip && k < ncarry; k++)
+			ig_engine_carry_in(e, &carry[k], b[i]);
+		t_meta(&s, b[i]);
+		t_task(&s, b[i], 100, 100, 1, "train");
+		t_task(&s, b[i], 101, 100, 1, "loader");
+		fn(&s, b[i], b[i + 1]);
+		t_end(&s, b[i + 1]);
+		ts_feed(&s, e);
+		if (!last) {
+			ig_engine_hold(e, b[i + 1], clip);
+			ncarry = ig_engine_open_gaps(e, carry, 4);
+			fn(&s, b[i + 1], b[i + 1] + ext);
+			t_end(&s, b[i + 1] + ext);
+			ts_feed(&s, e);
 		}
-		ts_free(&one);
+		ig_engine_finish(e);
+		read_split(e, &out[i]);
+		print_message("# w%zu [%.3f, %.3f): busy %.6f idle %.6f open %.6f unres %.6f gaps %lld storage %.6f\n",
+			      i, b[i] / 1e9, b[i + 1] / 1e9, out[i].busy, out[i].idle,
+			      out[i].idle_open, out[i].unres, (long long)out[i].gaps,
+			      out[i].storage);
+		ts_free(&s);
+		ig_engine_free(e);
 	}
 }
 
-static void run_span(uint64_t from, uint64_t to, struct split *out)
+static void sum_split(const struct split *w, size_t n, struct split *sum)
 {
-	struct ig_engine *e = window_engine(0);
-	struct tstream s = { 0 };
-	struct json_object *j;
+	size_t i;
 
-	t_meta(&s, from);
-	t_task(&s, from, 100, 100, 1, "train");
-	t_task(&s, from, 101, 100, 1, "loader");
-	loop_records(&s, from, to);
-	t_end(&s, to);
-	ts_feed(&s, e);
-	ig_engine_finish(e);
-	j = report(e);
-	out->busy = jd(j, "gpu.busy_s");
-	out->idle = jd(j, "gpu.idle_s");
-	out->unres = jd(j, "gpu.unresolved_s");
-	out->gaps = ji(j, "gpu.gaps");
-	json_object_put(j);
-	ts_free(&s);
-	ig_engine_free(e);
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < n; i++) {
+		sum->busy += w[i].busy;
+		sum->idle += w[i].idle;
+		sum->idle_open += w[i].idle_open;
+		sum->unres += w[i].unres;
+		sum->gaps += w[i].gaps;
+		sum->storage += w[i].storage;
+		sum->causes += w[i].causes;
+	}
 }
 
 static void check_boundary(uint64_t b)
 {
-	const uint64_t end = 2100 * MS;
-	struct split whole, w1, w2;
+	const uint64_t end = 2100 * MS, bs[] = { 0, b, end };
+	struct split whole, w[2], sum;
 
-	run_span(0, end, &whole);
-	run_span(0, b, &w1);
-	run_span(b, end, &w2);
-	print_message("# B %.4f: whole busy %.6f idle %.6f unres %.6f gaps %lld | w1 %.6f %.6f %.6f %lld | w2 %.6f %.6f %.6f %lld\n",
-		      b / 1e9, whole.busy, whole.idle, whole.unres, (long long)whole.gaps,
-		      w1.busy, w1.idle, w1.unres, (long long)w1.gaps,
-		      w2.busy, w2.idle, w2.unres, (long long)w2.gaps);
-	/* nothing counted twice: the gap that straddles B is open at the
-	 * first window's end (dropped) and before the second's first
-	 * launch (outside its span); every other gap is in one window */
-	assert_int_equal(w1.gaps + w2.gaps, whole.gaps - 1);
-	assert_near(w1.idle + w2.idle, whole.idle - 0.006, 1e-9);
-	assert_near(w1.unres + w2.unres, whole.unres, 1e-9);
-	/* at most the launch pending at B is left out */
-	assert_true(w1.busy + w2.busy <= whole.busy + 1e-9);
-	assert_true(w1.busy + w2.busy >= whole.busy - 0.004 - 1e-9);
+	run_windows(loop_records, (uint64_t[]){ 0, end }, 1, true, 0, &whole);
+	run_windows(loop_records, bs, 2, true, 1000 * MS, w);
+	sum_split(w, 2, &sum);
+	/* nothing counted twice or left out: the gap open at B counts in
+	 * both windows, each its own part, with the cause found at its end;
+	 * it is one gap, counted where it ends */
+	assert_int_equal(sum.gaps, whole.gaps);
+	/* but a drain just before B that the first window had not seen
+	 * (its sync returned after B): idle there from B only */
+	assert_near(sum.idle, whole.idle, 5 * 1e-6 + 1e-9);
+	assert_near(sum.idle_open, 0, 1e-12);
+	assert_near(sum.causes, sum.idle, 1e-6);
+	assert_near(whole.causes, whole.idle, 1e-6);
+	/* work pending at B is carried as pending: the first window has
+	 * no proof it was busy (unresolved), the span is whole */
+	assert_near(sum.busy + sum.unres + sum.idle, whole.busy + whole.unres + whole.idle,
+		    1e-9);
+	assert_true(sum.busy >= whole.busy - 0.004 - 1e-9);
 }
 
 static void test_continuous_boundary(void **state)
@@ -408,6 +499,93 @@ static void test_continuous_boundary(void **state)
 	check_boundary(1000 * MS + 7 * MS);	/* in a gap, lock held */
 	check_boundary(1000 * MS + 4 * MS + 5 * US);	/* drained, sync not returned */
 	check_boundary(1000 * MS + 1 * MS + 500 * US);	/* in the sync */
+}
+
+/* A storage stall of 2.2 s across windows of 1 s: continuous windows
+ * split it three ways.  The first window's wait for its end is bounded
+ * at one window: it counts its part as idle_open, never as storage; the
+ * second and third count theirs as storage, and the third counts the
+ * gap, with its whole length. */
+static void test_gap_three_windows(void **state)
+{
+	const uint64_t end = 4000 * MS;
+	const uint64_t bs[] = { 0, 1500 * MS, 2500 * MS, end };
+	struct split whole, w[3], sum;
+
+	(void)state;
+	run_windows(stall_records, (uint64_t[]){ 0, end }, 1, true, 0, &whole);
+	run_windows(stall_records, bs, 3, true, 1000 * MS, w);
+	sum_split(w, 3, &sum);
+	assert_near(whole.gap_max_ms, (STALL_E - STALL_D) / 1e6, 0.5);
+	assert_near(w[0].idle_open, (1500 * MS - STALL_D) / 1e9, 1e-9);
+	assert_near(w[0].storage, 0, 1e-12);
+	assert_near(w[1].idle, 1.0, 1e-9);
+	assert_near(w[1].storage, 1.0, 1e-9);
+	assert_int_equal(w[1].gaps, 0);
+	assert_near(w[2].storage, (3200 * MS + 5 * US - 2500 * MS) / 1e9, 1e-9);
+	assert_near(w[2].gap_max_ms, (STALL_E - STALL_D) / 1e6, 0.5);
+	/* every ns in one window: idle, or idle with no cause */
+	assert_int_equal(sum.gaps, whole.gaps);
+	assert_near(sum.idle + sum.idle_open, whole.idle, 1e-9);
+	assert_near(sum.storage + w[0].idle_open, whole.storage + (1005 * MS - STALL_D) / 1e9,
+		    1e-6);
+	assert_near(sum.unres, whole.unres, 1e-9);
+}
+
+/* A sync that returns the moment the GPU drained, then nothing from the
+ * GPU's processes until the window's end: the gap opened at the drain is
+ * still one, held and carried. */
+static void quiet_records(struct tstream *s, uint64_t from, uint64_t to)
+{
+	struct tstream one = { 0 };
+
+	t_submit(&one, 100, 100, 10 * MS, L);
+	t_sync(&one, 100, 100, 11 * MS, 0, 12 * MS, L, 10 * MS);
+	OFF(&one, .tid = 100, .t_off = 13 * MS, .t_wake = 1800 * MS,
+	    .t_on = 1800 * MS + 5 * US, .reason = IG_R_STORAGE);
+	t_submit(&one, 100, 100, 1801 * MS, L);
+	t_sync(&one, 100, 100, 1802 * MS, 0, 1803 * MS, L, 1801 * MS);
+	keep_range(s, &one, from, to);
+}
+
+static void test_gap_after_last_record(void **state)
+{
+	const uint64_t bs[] = { 0, 1000 * MS, 3000 * MS };
+	struct split whole, w[2], sum;
+
+	(void)state;
+	run_windows(quiet_records, (uint64_t[]){ 0, 3000 * MS }, 1, true, 0, &whole);
+	run_windows(quiet_records, bs, 2, true, 1000 * MS, w);
+	sum_split(w, 2, &sum);
+	assert_near(whole.idle, 1.789, 1e-9);
+	assert_near(w[0].idle, 0.988, 1e-9);
+	assert_near(w[0].storage, 0.987, 1e-9);
+	assert_near(sum.idle, whole.idle, 1e-9);
+	assert_int_equal(sum.gaps, whole.gaps);
+}
+
+/* A duty cycle's window ends inside the stall: it waits for the gap's
+ * end and counts it whole, with its cause; waiting less than the stall,
+ * it counts the gap as far as it went as idle_open. */
+static void test_duty_extension(void **state)
+{
+	const uint64_t end = 4000 * MS, bs[] = { 0, 1500 * MS, end };
+	struct split whole, w[2], short_w[2];
+
+	(void)state;
+	run_windows(stall_records, (uint64_t[]){ 0, end }, 1, false, 0, &whole);
+	run_windows(stall_records, bs, 2, false, 3000 * MS, w);
+	assert_near(w[0].idle + w[1].idle, whole.idle, 1e-9);
+	/* the window counts the whole stall: storage as in the whole run,
+	 * and the stall as one gap of its full length */
+	assert_near(w[0].storage, whole.storage, 1e-9);
+	assert_near(w[0].gap_max_ms, (STALL_E - STALL_D) / 1e6, 0.5);
+	assert_near(w[0].idle_open, 0, 1e-12);
+	run_windows(stall_records, bs, 2, false, 1000 * MS, short_w);
+	assert_near(short_w[0].idle_open, (2500 * MS - STALL_D) / 1e9, 1e-9);
+	assert_near(short_w[0].storage, 0, 1e-12);
+	assert_near(short_w[0].idle + short_w[0].idle_open, w[0].idle - (STALL_E - 2500 * MS) / 1e9,
+		    1e-9);
 }
 
 int main(void)
@@ -420,6 +598,9 @@ int main(void)
 		cmocka_unit_test(test_stuck_stream_bounded),
 		cmocka_unit_test(test_throughput),
 		cmocka_unit_test(test_continuous_boundary),
+		cmocka_unit_test(test_gap_three_windows),
+		cmocka_unit_test(test_gap_after_last_record),
+		cmocka_unit_test(test_duty_extension),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

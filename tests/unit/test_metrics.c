@@ -96,6 +96,45 @@ static void hasnt(const char *text, const char *part)
 #define LBL "UUID=\"GPU-aaaa-1\",namespace=\"ml\",pod=\"trainer-0\"," \
 	"pod_uid=\"1f0e4b1c-2d3a-4e5f-8a9b-0c1d2e3f4a5b\",rank=\"0\",comm=\"python3\""
 
+/* A window's part of a gap that had not ended when it stopped waiting
+ * (docs/design.md §7.10): its own state, idle_open, shown once a window
+ * counted some, and summed on like the others; never a cause. */
+#define OPEN_DEV "[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 7.0, \"idle_open_s\": 0.5," \
+	" \"unresolved_s\": 1.0, \"unresolved_host_bound_s\": 1.0, \"unresolved_gpu_bound_s\": 0.0," \
+	" \"unresolved_open_s\": 0.0}]"
+
+static void test_idle_open(void **state)
+{
+	struct ig_metrics_opts o = { .sz = sizeof(o), .version = "0.1" };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	struct ig_pid_identity ids[] = { pod_id(10, "0") };
+	struct json_object *w = window(ONE_PROC, ONE_DEV, CAUSES);
+	struct json_object *wo = window(ONE_PROC, OPEN_DEV, CAUSES);
+	char *t;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 1), 0);
+	t = render(m);
+	hasnt(t, "state=\"idle_open\"");
+	free(t);
+	assert_int_equal(ig_metrics_add_window(m, wo, ids, 1), 0);
+	assert_int_equal(ig_metrics_add_window(m, wo, ids, 1), 0);
+	t = render(m);
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",state=\"idle_open\"} 1\n");
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",state=\"idle\"} 21\n");
+	hasnt(t, "cause=\"idle_open\"");
+	free(t);
+	/* a window without any keeps the series, at its sum */
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 1), 0);
+	t = render(m);
+	has(t, "\nidlegap_gpu_seconds_total{" LBL ",state=\"idle_open\"} 1\n");
+	free(t);
+	json_object_put(w);
+	json_object_put(wo);
+	ig_metrics_free(m);
+}
+
 static void test_one_window_and_sum(void **state)
 {
 	const char *const labels[] = { "cluster=eu-1", "team=a\"b" };
@@ -472,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_self_reported),
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_idle_open),
 		cmocka_unit_test(test_check_label),
 		cmocka_unit_test(test_lset_utf8),
 		cmocka_unit_test(test_hist_count_le),

@@ -44,6 +44,43 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out);
  * 0, -ENOMEM, or -EIO when writing fails. */
 int ig_engine_folded(struct ig_engine *e, FILE *out);
 void ig_engine_free(struct ig_engine *e);
+/*
+ * Windows that drop no gap (docs/design.md §7.10).  ig_engine_hold ends
+ * the window at @t, after its END: every device is counted up to there,
+ * and a gap open then is held, ended by the records fed after (the
+ * thread timelines go on, the GPU model counts nothing else).  @clip:
+ * the held gap counts up to @t only (the next window, carried in, counts
+ * the rest); else whole.  A held gap still open at finish counts as
+ * idle_open, as far as @t (@clip) or the last record.
+ */
+#define IG_CARRY_PIDS	16
+struct ig_open_gap {
+	int device;
+	bool pending;		/* not a gap: work pending at the boundary */
+	uint64_t gap_start;	/* when it opened, maybe in an earlier window */
+	uint32_t npids;		/* the processes that may end it */
+	uint32_t pids[IG_CARRY_PIDS];
+	uint32_t nstreams;	/* pending: its streams, pending since then */
+	struct ig_open_stream {
+		uint32_t tgid, feeder_tid, feeder_tgid;
+		uint64_t key;
+		uint64_t since;	/* pending since (a drain seen later, but
+				 * before the boundary, closes it there) */
+	} streams[IG_CARRY_PIDS];
+};
+void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip);
+/* Held gaps not yet ended.  (Devices with work pending at the hold
+ * are carried by ig_engine_open_gaps too, as pending.) */
+unsigned int ig_engine_held_open(const struct ig_engine *e);
+/* The gaps open at the hold, for the next window; returns how many. */
+size_t ig_engine_open_gaps(const struct ig_engine *e, struct ig_open_gap *out,
+			   size_t max);
+/* A fresh engine's window starts at @t inside a gap open since
+ * g->gap_start: the device is idle from @t until its next submission;
+ * or (g->pending) with its streams' work pending from @t. */
+void ig_engine_carry_in(struct ig_engine *e, const struct ig_open_gap *g,
+			uint64_t t);
+
 /* After a report: the stretches of unresolved time the model estimated
  * idle or busy (docs/design.md §4.10), per device in time order; nothing
  * when it made no estimate. */

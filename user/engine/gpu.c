@@ -23,7 +23,7 @@
 #include "engine/gpu.h"
 #include "util/util.h"
 
-static struct ig_device *dev_get(struct ig_engine *e, int ordinal)
+struct ig_device *ig_gpu_dev_get(struct ig_engine *e, int ordinal)
 {
 	struct ig_device *d;
 	uint32_t i;
@@ -97,18 +97,22 @@ const char *ig_gpu_proc_device_source(const struct ig_process *p)
 
 static struct ig_device *proc_dev(struct ig_engine *e, struct ig_process *p)
 {
-	return dev_get(e, ig_gpu_proc_device(p));
+	return ig_gpu_dev_get(e, ig_gpu_proc_device(p));
 }
 
 struct ig_stream *ig_gpu_stream_get(struct ig_engine *e, struct ig_process *p,
 				 uint64_t key)
 {
 	struct ig_stream *s = ig_htab_get(&p->streams, key);
-	struct ig_device *d;
 
-	if (s)
-		return s;
-	d = proc_dev(e, p);
+	return s ? s : ig_gpu_stream_new(p, key, proc_dev(e, p));
+}
+
+struct ig_stream *ig_gpu_stream_new(struct ig_process *p, uint64_t key,
+				    struct ig_device *d)
+{
+	struct ig_stream *s;
+
 	if (!d)
 		return NULL;
 	s = calloc(1, sizeof(*s));
@@ -213,6 +217,41 @@ void ig_gpu_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 }
 
 
+bool ig_gpu_dev_has_procs(const struct ig_device *d)
+{
+	return d->nstreams > 0 || d->ncarry > 0;
+}
+
+/* @p ended: a gap held at a window's end, or carried in, with no process
+ * left to end it is dropped, as at the end of a trace (docs/design.md
+ * §7.10). */
+static void carry_exit(struct ig_engine *e, const struct ig_process *p)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		struct ig_device *d = e->gpu.devs[i];
+
+		for (k = 0; k < d->ncarry; k++)
+			if (d->carry_pids[k] == p->pid) {
+				d->carry_pids[k] = d->carry_pids[--d->ncarry];
+				break;
+			}
+		if (ig_gpu_dev_has_procs(d))
+			continue;
+		if (d->held) {
+			d->held = false;
+			d->frozen = true;
+			d->held_how = IG_HELD_EXIT;
+			d->held_end = p->exit_ts;
+		} else if (d->carry_from && d->idle_open && d->final_until == d->carry_from) {
+			/* carried in, never ended: as if never seen */
+			d->carry_how = IG_HELD_EXIT;
+			d->active = false;
+		}
+	}
+}
+
 /* The process is gone and its contexts with it: its queues cannot hold
  * work past this point. */
 void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
@@ -232,6 +271,7 @@ void ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, uint64_t ts)
 		free(s);
 	}
 	ig_htab_clear(&p->streams);
+	carry_exit(e, p);
 	for (k = 0; k < nt; k++) {
 		if (touched[k]->active)
 			touched[k]->last_ev = ig_max64(touched[k]->last_ev, ts);

@@ -17,6 +17,9 @@
 /* The stream @key of @p, created on its process's device; NULL on ENOMEM. */
 struct ig_stream *ig_gpu_stream_get(struct ig_engine *e, struct ig_process *p,
 				 uint64_t key);
+/* A new stream @key of @p on device @d (carried in); NULL on ENOMEM. */
+struct ig_stream *ig_gpu_stream_new(struct ig_process *p, uint64_t key,
+				    struct ig_device *d);
 /* The device's first submission: its counted span starts at @ts. */
 void ig_gpu_dev_activate(struct ig_device *d, uint64_t ts);
 /* Work submitted at @t by @tid: pending, known so until @pending_until. */

@@ -204,7 +204,10 @@ static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 			break;
 		}
 	}
-	ig_gpu_cuda(e, c);
+	if (e->gpu.held_at)
+		ig_carry_cuda(e, c);
+	else
+		ig_gpu_cuda(e, c);
 }
 
 static void on_sample(struct ig_engine *e, const struct ig_sample *r)
@@ -280,6 +283,13 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 
 	if (!e || !rec || e->win.finished || rec->size < sizeof(*rec))
 		return;
+	/* held (carry.c): the timelines and what ends a held gap only */
+	if (e->gpu.held_at && !ig_carry_wants(rec->type)) {
+		/* an END: how far an extension went */
+		if (rec->type == IG_REC_END && rec->ts > e->win.now)
+			e->win.now = rec->ts;
+		return;
+	}
 	e->acct.nrec++;
 	e->acct.by_type[ig_rec_slot(rec->type)]++;
 	if (!e->win.first_ts)

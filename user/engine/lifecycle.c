@@ -134,7 +134,11 @@ void ig_engine_finish(struct ig_engine *e)
 {
 	if (!e || e->win.finished)
 		return;
-	ig_gpu_finish(e);
+	/* held: every device was ended at the hold (docs/design.md §7.10) */
+	if (e->gpu.held_at)
+		ig_carry_finish(e);
+	else
+		ig_gpu_finish(e);
 	ig_attrib_defer_poll(e, true);
 	ig_est_compute(e);
 	ig_peers_finish(e);

@@ -236,6 +236,29 @@ struct ig_device {
 	uint64_t merging_t0, merging_t1;
 	uint32_t merging_tid, merging_tgid;
 	bool merging_open;
+	/* a window's end inside a gap (carry.c, docs/design.md §7.10) */
+	bool held;		/* open at the hold: ended by what follows */
+	bool frozen;		/* counted no further after the hold */
+	uint8_t held_how;	/* enum ig_held_how */
+	uint64_t held_from;	/* the gap's start, in this window */
+	uint64_t held_end;	/* when it ended (0: not yet) */
+	uint64_t held_ns;	/* what this window counted of it */
+	uint64_t idle_open_ns;	/* idle, the gap still open (no cause) */
+	/* a gap carried in from the last window: open since carry_from
+	 * here, since carry_start in truth, its processes carry_pids */
+	uint64_t carry_from, carry_start, carry_ns;
+	uint8_t carry_how;	/* enum ig_held_how, once it ended */
+	uint32_t ncarry;
+	uint32_t carry_pids[IG_CARRY_PIDS];
+};
+
+/* How a gap open at a window's end ended (carry.c). */
+enum ig_held_how {
+	IG_HELD_OPEN,		/* not yet */
+	IG_HELD_LAUNCH,		/* a submission: idle, attributed */
+	IG_HELD_WORK,		/* work never seen submitted: unresolved */
+	IG_HELD_EXIT,		/* its processes ended: dropped, as at a trace's end */
+	IG_HELD_BOUND,		/* still open at the bound: idle_open */
 };
 
 enum ig_dkind {
@@ -352,6 +375,8 @@ struct ig_engine_gpu {
 	/* and every proven idle gap, for the device counters' windows */
 	void (*idle_tap)(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
 	void *scratch;		/* sweep event buffer (sweep.c) */
+	uint64_t held_at;	/* the window's end (ig_engine_hold), 0: none */
+	bool held_clip;		/* count a held gap up to held_at only */
 	size_t scratch_cap;
 };
 
@@ -491,6 +516,22 @@ uint64_t ig_gpu_keep_from(const struct ig_engine *e);
 /* End of the device's counted span (after ig_gpu_finish). */
 uint64_t ig_gpu_span_end(const struct ig_device *d);
 void ig_gpu_free(struct ig_engine *e);
+/* The device of @ordinal, made on first use; NULL when too many. */
+struct ig_device *ig_gpu_dev_get(struct ig_engine *e, int ordinal);
+/* A device's end of the trace (sweep.c): the last sweep, the last run. */
+void ig_gpu_dev_end(struct ig_engine *e, struct ig_device *d);
+/* Whether a process may still submit to @d: one with streams on it, or
+ * one a gap carried in names (gpu.c). */
+bool ig_gpu_dev_has_procs(const struct ig_device *d);
+
+/* ---- carry.c ---- */
+/* Whether a held engine still takes records of @type. */
+bool ig_carry_wants(uint32_t type);
+/* A CUDA record after the hold: may end a held gap. */
+void ig_carry_cuda(struct ig_engine *e, const struct ig_cuda *c);
+/* At finish of a held engine: the held gaps still open count as
+ * idle_open. */
+void ig_carry_finish(struct ig_engine *e);
 
 /* ---- attrib.c ---- */
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the

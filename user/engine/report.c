@@ -40,6 +40,7 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t)
 		t->busy_ns += busy;
 		t->peer_wait_ns += pw;
 		t->idle_ns += d->idle_ns;
+		t->idle_open_ns += d->idle_open_ns;
 		t->unres_ns += unres;
 		t->unres_host_ns += d->unres_host_ns;
 		t->unres_gpu_ns += ugpu;

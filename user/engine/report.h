@@ -10,6 +10,7 @@
 
 struct ig_gpu_totals {
 	uint64_t busy_ns, idle_ns, unres_ns, span_ns;
+	uint64_t idle_open_ns;	/* idle, a gap still open at the window's end */
 	uint64_t peer_wait_ns;	/* taken out of busy and unresolved */
 	uint64_t unres_host_ns, unres_gpu_ns, unres_open_ns;
 	uint64_t span_start, span_end;
@@ -21,6 +22,9 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
 /* Unresolved time of a device that no drain has classified yet, or that
  * ended by a submission, the end of tracing or lost records. */
 uint64_t ig_report_unres_open_ns(const struct ig_device *d);
+/* The gaps a window held at its end and carried in (carry.c,
+ * docs/design.md §7.10): NULL for a trace that is no window. */
+struct json_object *ig_carry_json(const struct ig_engine *e);
 /* Causes with time, most time first; returns how many. */
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out);
 /* Details of one cause, most time first, of one kind (0: any). */

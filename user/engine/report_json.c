@@ -231,6 +231,7 @@ static jo *devices_json(const struct ig_engine *e)
 		dev_where_json(e, o, d->ordinal);
 		add(o, "busy_s", jsec(busy));
 		add(o, "idle_s", jsec(d->idle_ns));
+		add(o, "idle_open_s", jsec(d->idle_open_ns));
 		add(o, "unresolved_s", jsec(unres));
 		add(o, "unresolved_host_bound_s", jsec(d->unres_host_ns));
 		add(o, "unresolved_gpu_bound_s", jsec(ugpu));
@@ -260,6 +261,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	ig_report_gpu_totals(e, &t);
 	add(g, "busy_s", jsec(t.busy_ns));
 	add(g, "idle_s", jsec(t.idle_ns));
+	add(g, "idle_open_s", jsec(t.idle_open_ns));
 	add(g, "peer_wait_s", jsec(t.peer_wait_ns));
 	add(g, "unresolved_s", jsec(t.unres_ns));
 	add(g, "unresolved_host_bound_s", jsec(t.unres_host_ns));
@@ -437,7 +439,7 @@ static jo *dashboard_json(const struct ig_engine *e)
 int ig_engine_report_json(struct ig_engine *e, FILE *out)
 {
 	const char *stop, *txt;
-	jo *r;
+	jo *r, *win;
 	int err = 0;
 
 	if (!e || !out)
@@ -467,6 +469,9 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	add(r, "collectives", ig_peers_json_summary(e));
 	if (e->merge)
 		add(r, "clock_alignment", ig_merge_json(e));
+	win = ig_carry_json(e);
+	if (win)
+		add(r, "window", win);
 	txt = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	errno = 0;	/* a failed write's cause, for the caller's message */

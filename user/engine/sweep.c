@@ -98,6 +98,18 @@ static void piece_flush(struct sweep *sw)
 	d->merging_tgid = sw->pc.tgid;
 }
 
+/* A gap's length for the histogram: one carried in from the last window
+ * (docs/design.md §7.10) with its whole length, counted here once. */
+static uint64_t gap_len(struct ig_device *d, uint64_t t0, uint64_t t1)
+{
+	if (d->carry_from && t0 == d->carry_from) {
+		d->carry_ns = t1 - t0;
+		d->carry_how = IG_HELD_LAUNCH;
+		return t1 - d->carry_start;
+	}
+	return t1 - t0;
+}
+
 static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 		      uint32_t tgid)
 {
@@ -111,8 +123,8 @@ static void gap_close(struct sweep *sw, uint64_t t1, uint32_t tid,
 		return;
 	d->idle_ns += t1 - t0;
 	d->gaps++;
-	ig_hist_add(&e->attr.gap_hist, t1 - t0);
-	ig_hist_add(&d->gap_hist, t1 - t0);
+	ig_hist_add(&e->attr.gap_hist, gap_len(d, t0, t1));
+	ig_hist_add(&d->gap_hist, gap_len(d, t0, t1));
 	g.t0 = t0;
 	g.t1 = t1;
 	g.tid = tid;
@@ -366,6 +378,9 @@ static void dev_sweep(struct ig_engine *e, struct ig_device *d,
 	} else {
 		d->final_until = watermark;
 		d->idle_open = false;
+		if (d->carry_from && !d->carry_how)
+			d->carry_how = IG_HELD_WORK;	/* ended by no launch */
+		d->carry_from = 0;	/* a gap carried in ended */
 	}
 	ig_vec_drop_where(&d->closed, pend_gone, d->final_until);
 	ig_vec_drop_where(&d->busy, busy_gone, d->final_until);
@@ -378,7 +393,8 @@ void ig_sweep_advance(struct ig_engine *e, struct ig_device *d)
 	uint64_t watermark = e->win.now;
 	uint32_t i;
 
-	if (!d || !d->active)
+	/* after the window's end only a held gap is ended (carry.c) */
+	if (!d || !d->active || e->gpu.held_at)
 		return;
 	/* too much unfinalised evidence (a stream that never drains): treat
 	 * pending streams as pending up to now; idle may shrink, never grow */
@@ -388,26 +404,26 @@ void ig_sweep_advance(struct ig_engine *e, struct ig_device *d)
 	dev_sweep(e, d, watermark);
 }
 
+void ig_gpu_dev_end(struct ig_engine *e, struct ig_device *d)
+{
+	/* pending streams count as pending up to the last evidence;
+	 * an idle gap still open at the end is left out */
+	dev_sweep(e, d, ig_max64(d->final_until, d->last_ev));
+	/* the last unresolved run ended at the last evidence if that
+	 * drained every stream */
+	if (d->ur_ns && !d->nopen)
+		run_end(e, d, d->end_how);
+	else if (d->ur_ns)	/* still open at the end */
+		ig_observe_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
+				d->ur_tgid, IG_OBS_OPEN);
+	unres_list_flush(e, d);
+}
+
 void ig_gpu_finish(struct ig_engine *e)
 {
 	uint32_t i;
 
-	for (i = 0; i < e->gpu.ndevs; i++) {
-		struct ig_device *d = e->gpu.devs[i];
-
-		if (!d->active)
-			continue;
-		/* pending streams count as pending up to the last evidence;
-		 * an idle gap still open at the end is left out */
-		dev_sweep(e, d, ig_max64(d->final_until, d->last_ev));
-		/* the last unresolved run ended at the last evidence if that
-		 * drained every stream */
-		if (d->ur_ns && !d->nopen)
-			run_end(e, d, d->end_how);
-		else if (d->ur_ns)	/* still open at the end */
-			ig_observe_span(e, d, IG_OBS_UNRES, d->ur_t0, d->ur_t1, d->ur_tid,
-					d->ur_tgid, IG_OBS_OPEN);
-		unres_list_flush(e, d);
-	}
+	for (i = 0; i < e->gpu.ndevs; i++)
+		if (e->gpu.devs[i]->active)
+			ig_gpu_dev_end(e, e->gpu.devs[i]);
 }
-

@@ -93,7 +93,8 @@ static bool keep(const struct ig_hdr *rec, void *ctx)
 			ig_agent_pending_done(a, rec->tgid);
 		return false;
 	}
-	return a->in_window && rec->ts >= a->opened_at;
+	return (a->in_window && rec->ts >= a->opened_at) ||
+	       (a->held.engine && rec->ts >= a->held.at);
 }
 
 static void on_gpulib(const struct ig_hdr *rec, void *ctx)
@@ -283,12 +284,15 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 			ig_err("out of memory");
 			why = IG_STOP_ERROR;
 		}
+		/* the last window, held inside a gap, ends with it */
+		if (ig_agent_held_poll(a, false))
+			why = IG_STOP_ERROR;
 		if (stop_signal && why == IG_STOP_DURATION)
 			why = IG_STOP_SIGNAL;
 		if (why != IG_STOP_DURATION || now >= end)
 			break;
 	}
-	if (ig_agent_window_close(a, why, next && why == IG_STOP_DURATION) ||
+	if (ig_agent_window_close(a, why, next && why == IG_STOP_DURATION, end - start) ||
 	    why == IG_STOP_ERROR)
 		return 1;
 	ig_debug("window %llu: %u processes followed", a->nwindows,
@@ -343,6 +347,34 @@ static int idle_until(struct agent *a, __u64 *start)
 	return 0;
 }
 
+/* A duty cycle's window that ended inside a gap keeps its probes until
+ * the gap ends, one more window at most (docs/design.md §7.10). */
+static int extend(struct agent *a)
+{
+	__u64 next_prune = ig_agent_now() + PRUNE_EVERY_NS, now;
+	int n;
+
+	while (a->held.engine) {
+		n = ig_tracer_poll(a->cap.tracer, 50);
+		if (n < 0) {
+			ig_err("reading the ring buffer: %s", strerror(-n));
+			return 1;
+		}
+		now = ig_agent_now();
+		if (now >= next_prune) {
+			ig_tracer_prune(a->cap.tracer);
+			next_prune = now + PRUNE_EVERY_NS;
+		}
+		if (a->oom) {
+			ig_err("out of memory");
+			return 1;
+		}
+		if (ig_agent_held_poll(a, stop_signal != 0))
+			return 1;
+	}
+	return 0;
+}
+
 static int cycle(struct agent *a)
 {
 	const __u64 window = (__u64)(a->o->window_s * NS), every = (__u64)(a->o->every_s * NS);
@@ -360,6 +392,8 @@ static int cycle(struct agent *a)
 			handover = true;
 			continue;
 		}
+		if (extend(a))
+			return 1;
 		start += every;
 		if (start < ig_agent_now())	/* a slow report: no catching up */
 			start = ig_agent_now();

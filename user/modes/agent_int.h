@@ -9,12 +9,36 @@
 #include "modes/agent.h"
 #include "probes/capture.h"
 #include "views/metrics.h"
+#include "engine/engine.h"
 #include "engine/htab.h"
 #include "stream/records.h"
 
 /* identities read per window, at most (a window's processes beyond it get
  * no workload labels) */
 #define IG_AGENT_MAX_IDS	4096
+/* devices whose open gap or pending work a window carries into the next */
+#define IG_AGENT_MAX_CARRY	64
+
+struct ig_agent_gpulib {
+	pid_t pid;
+	char comm[16];
+};
+
+/* A window closed inside a gap (docs/design.md §7.10): its engine goes on
+ * taking the records until the gap ends, or until the bound; its report,
+ * with what it read of its processes, is made then. */
+struct agent_held {
+	struct ig_engine *engine;	/* NULL: none held */
+	struct ig_reorder *reorder;
+	struct ig_pid_identity *ids;
+	size_t nids;
+	struct ig_agent_gpulib *gpulib;
+	size_t ngpulib;
+	unsigned long long index;	/* its number */
+	__u64 at, until;		/* its END, and the bound */
+	bool detach;			/* its probes come off at its end
+					 * (a duty cycle's) */
+};
 
 struct ig_agent_fact;
 
@@ -50,11 +74,15 @@ struct agent {
 	char (*gpus)[80];
 	size_t ngpus;
 	/* processes seen mapping a libcuda during the window (IG_REC_GPULIB) */
-	struct ig_agent_gpulib {
-		pid_t pid;
-		char comm[16];
-	} *gpulib;
+	struct ig_agent_gpulib *gpulib;
 	size_t ngpulib, capgpulib;
+	struct agent_held held;
+	/* continuous windows: the gaps open and work pending at the last
+	 * window's end, carried into the next one (with the tokens of the
+	 * GPUs named otherwise than by index, their numbers per window) */
+	struct ig_open_gap carry[IG_AGENT_MAX_CARRY];
+	char carry_tok[IG_AGENT_MAX_CARRY][80];
+	size_t ncarry;
 	/* processes the kernel tracks from their first libcuda mapping and
 	 * the agent has not followed yet: their records are not a window's
 	 * (pid -> 1) */
@@ -117,8 +145,15 @@ int ig_agent_window_open(struct agent *a, __u64 now);
 /* Closes it at closed_at: its report into the registry and --reports.
  * @why: an enum ig_stop_reason.  @keep_probes: the next window opens at
  * closed_at with the probes as they are (continuous windows); else every
- * uprobe is removed.  1 after one line when the report cannot be made. */
-int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes);
+ * uprobe is removed.  A window closed by its duration inside a gap is
+ * held instead (a->held), its probes kept, until the gap ends or one more
+ * window has passed (@window_ns): ig_agent_held_poll reports it then.
+ * 1 after one line when the report cannot be made. */
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
+			  __u64 window_ns);
+/* The held window's report, once its gap ended, it reached its bound, or
+ * @force; its probes come off then if it kept them.  1 as above. */
+int ig_agent_held_poll(struct agent *a, bool force);
 void ig_agent_window_free(struct agent *a);
 
 #endif

@@ -32,6 +32,10 @@ static void to_engine(const struct ig_hdr *rec, void *ctx)
 
 void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
 {
+	/* a held window takes what follows its END, to end its gap */
+	if (a->held.reorder && rec->ts >= a->held.at &&
+	    ig_reorder_push(a->held.reorder, rec))
+		a->oom = true;
 	if (!a->in_window)
 		return;
 	a->nrecords++;
@@ -44,14 +48,19 @@ struct track_ctx {
 	__u64 ts;
 };
 
-static bool seen(const struct agent *a, pid_t pid)
+static bool seen_in(const struct ig_pid_identity *ids, size_t nids, pid_t pid)
 {
 	size_t i;
 
-	for (i = 0; i < a->nids; i++)
-		if (a->ids[i].pid == pid)
+	for (i = 0; i < nids; i++)
+		if (ids[i].pid == pid)
 			return true;
 	return false;
+}
+
+static bool seen(const struct agent *a, pid_t pid)
+{
+	return seen_in(a->ids, a->nids, pid);
 }
 
 void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
@@ -220,6 +229,41 @@ static void emit_meta(struct agent *a, __u64 ts)
 	ig_agent_emit(a, &m.h);
 }
 
+/* Continuous windows: the gaps open and the work pending at the last
+ * window's end go on in this one (docs/design.md §7.10); a GPU named by
+ * its UUID or container keeps its name, and gets this window's number. */
+static void carry_in(struct agent *a, __u64 now)
+{
+	size_t i;
+	int d;
+
+	for (i = 0; a->handover && i < a->ncarry; i++) {
+		if (a->carry_tok[i][0]) {
+			d = gpu_id(a, a->carry_tok[i]);
+			if (d < 0)
+				continue;
+			a->carry[i].device = d;
+		}
+		ig_engine_carry_in(a->engine, &a->carry[i], now);
+	}
+	a->ncarry = 0;
+}
+
+/* The gaps open and the work pending at the window's end, for the next. */
+static void carry_out(struct agent *a)
+{
+	size_t i;
+	int d;
+
+	a->ncarry = ig_engine_open_gaps(a->engine, a->carry, IG_AGENT_MAX_CARRY);
+	for (i = 0; i < a->ncarry; i++) {
+		d = a->carry[i].device - IG_GPU_NAMED;
+		a->carry_tok[i][0] = '\0';
+		if (d >= 0 && (size_t)d < a->ngpus)
+			snprintf(a->carry_tok[i], sizeof(a->carry_tok[i]), "%s", a->gpus[d]);
+	}
+}
+
 int ig_agent_window_open(struct agent *a, __u64 now)
 {
 	size_t i;
@@ -253,6 +297,7 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	a->nids = 0;
 	a->ngpus = 0;
 	a->ngpulib = 0;
+	carry_in(a, now);
 	a->opened_at = now;
 	a->nrecords = 0;
 	a->in_window = true;
@@ -260,8 +305,11 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	return 0;
 }
 
+static void held_free(struct agent_held *h);
+
 void ig_agent_window_free(struct agent *a)
 {
+	held_free(&a->held);
 	a->in_window = false;
 	ig_reorder_free(a->reorder);
 	ig_engine_free(a->engine);
@@ -288,14 +336,14 @@ static void emit_stats(struct agent *a, __u64 ts)
 }
 
 /* The window's JSON report, as text in a new buffer. */
-static int report_text(struct agent *a, char **buf, size_t *len)
+static int report_text(struct ig_engine *e, char **buf, size_t *len)
 {
 	FILE *f = open_memstream(buf, len);
 	int err;
 
 	if (!f)
 		return -errno;
-	err = ig_engine_report_json(a->engine, f);
+	err = ig_engine_report_json(e, f);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
 	if (err)
@@ -329,10 +377,21 @@ static unsigned long long window_lost(struct json_object *j)
 	return (unsigned long long)json_object_get_int64(d);
 }
 
+/* What a window's report is made of: its engine, the processes it read
+ * and those it saw map a libcuda. */
+struct win_out {
+	struct ig_engine *engine;
+	const struct ig_pid_identity *ids;
+	size_t nids;
+	const struct ig_agent_gpulib *gpulib;
+	size_t ngpulib;
+	__u64 extended;		/* past its END, waiting for a gap's end */
+};
+
 /* The GPU processes seen mapping a libcuda in the window: how many, how
  * many were followed (in the report's processes), and those that ended
  * before they could be, by pid. */
-static struct json_object *gpu_processes(const struct agent *a,
+static struct json_object *gpu_processes(const struct win_out *w,
 					 unsigned long long *missed)
 {
 	struct json_object *o = json_object_new_object();
@@ -340,17 +399,17 @@ static struct json_object *gpu_processes(const struct agent *a,
 	size_t i, listed = 0;
 
 	*missed = 0;
-	for (i = 0; o && l && i < a->ngpulib; i++) {
+	for (i = 0; o && l && i < w->ngpulib; i++) {
 		struct json_object *p;
 
-		if (seen(a, a->gpulib[i].pid))
+		if (seen_in(w->ids, w->nids, w->gpulib[i].pid))
 			continue;
 		(*missed)++;
 		if (listed == IG_AGENT_MISSED_LISTED)
 			continue;
 		p = json_object_new_object();
-		json_object_object_add(p, "pid", json_object_new_int64(a->gpulib[i].pid));
-		json_object_object_add(p, "comm", json_object_new_string(a->gpulib[i].comm));
+		json_object_object_add(p, "pid", json_object_new_int64(w->gpulib[i].pid));
+		json_object_object_add(p, "comm", json_object_new_string(w->gpulib[i].comm));
 		json_object_array_add(l, p);
 		listed++;
 	}
@@ -359,8 +418,8 @@ static struct json_object *gpu_processes(const struct agent *a,
 		json_object_put(l);
 		return NULL;
 	}
-	json_object_object_add(o, "mapped", json_object_new_int64((int64_t)a->ngpulib));
-	json_object_object_add(o, "followed", json_object_new_int64((int64_t)(a->ngpulib - *missed)));
+	json_object_object_add(o, "mapped", json_object_new_int64((int64_t)w->ngpulib));
+	json_object_object_add(o, "followed", json_object_new_int64((int64_t)(w->ngpulib - *missed)));
 	json_object_object_add(o, "missed", json_object_new_int64((int64_t)*missed));
 	json_object_object_add(o, "missed_list", l);
 	json_object_object_add(o, "missed_list_omitted",
@@ -368,15 +427,35 @@ static struct json_object *gpu_processes(const struct agent *a,
 	return o;
 }
 
+/* "window": how long the window waited past its END for a gap's end,
+ * beside what the engine says it carried in and out. */
+static int window_json(struct json_object *j, __u64 extended)
+{
+	struct json_object *w;
+	char num[32];
+
+	if (!json_object_object_get_ex(j, "window", &w)) {
+		w = json_object_new_object();
+		if (!w)
+			return -ENOMEM;
+		json_object_object_add(w, "rule", json_object_new_string("split"));
+		json_object_object_add(j, "window", w);
+	}
+	snprintf(num, sizeof(num), "%.6f", extended / 1e9);
+	json_object_object_add(w, "extended_s", json_object_new_double_s(extended / 1e9, num));
+	return 0;
+}
+
 /*
  * What the agent adds to the engine's report (docs/design.md §7.10): a
  * window that lost records is partial, as a recording that lost them is
  * ("complete": false, so the registry counts it in
- * idlegap_windows_partial_total), and "gpu_processes".  The report is
- * written again from its parse, which keeps every number as the engine
- * printed it.
+ * idlegap_windows_partial_total), "gpu_processes" and "window".  The
+ * report is written again from its parse, which keeps every number as
+ * the engine printed it.
  */
-static int amend(struct agent *a, struct json_object *j, char **text, size_t *len)
+static int amend(struct agent *a, const struct win_out *w, struct json_object *j,
+		 char **text, size_t *len)
 {
 	struct json_object *gp;
 	unsigned long long lost = window_lost(j), missed;
@@ -388,8 +467,8 @@ static int amend(struct agent *a, struct json_object *j, char **text, size_t *le
 			a->nwindows, lost);
 		json_object_object_add(j, "complete", json_object_new_boolean(0));
 	}
-	gp = gpu_processes(a, &missed);
-	if (!gp)
+	gp = gpu_processes(w, &missed);
+	if (!gp || window_json(j, w->extended))
 		return -ENOMEM;
 	json_object_object_add(j, "gpu_processes", gp);
 	if (missed)
@@ -410,17 +489,132 @@ static int amend(struct agent *a, struct json_object *j, char **text, size_t *le
 	return 0;
 }
 
-int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
+/* The window's report into --reports and the registry.  1 after one line
+ * when it cannot be made. */
+static int report_window(struct agent *a, const struct win_out *w)
+{
+	struct json_object *j;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	ig_engine_finish(w->engine);
+	err = report_text(w->engine, &text, &len);
+	if (err) {
+		ig_err("cannot make window %llu's report: %s", a->nwindows + 1, strerror(-err));
+		return 1;
+	}
+	a->nwindows++;
+	j = json_tokener_parse(text);
+	if (j && amend(a, w, j, &text, &len)) {
+		ig_err("cannot make window %llu's report: out of memory", a->nwindows);
+		json_object_put(j);
+		free(text);
+		return 1;
+	}
+	save_report(a, text, len);
+	err = j ? ig_metrics_add_window(a->metrics, j, w->ids, w->nids) : -EINVAL;
+	if (err)
+		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,
+			strerror(-err));
+	json_object_put(j);
+	free(text);
+	return 0;
+}
+
+/* No probe while the report is made, and until the next window. */
+static void detach_probes(struct agent *a)
+{
+	__u64 t = ig_agent_now();
+	int err;
+
+	ig_discovery_detach_all(a->cap.disc);
+	a->unlink_mark = ig_tracer_unlink_mark();
+	/* until the next window nothing reads a stack or a wait */
+	err = ig_tracer_pause(a->cap.tracer, true);
+	if (err)
+		ig_debug("pausing capture: %s", strerror(-err));
+	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
+		 (ig_agent_now() - t) / 1e6);
+}
+
+static void held_free(struct agent_held *h)
+{
+	ig_reorder_free(h->reorder);
+	ig_engine_free(h->engine);
+	free(h->ids);
+	free(h->gpulib);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The window ends inside a gap: its engine, with copies of what it read
+ * of its processes, waits for the gap's end, for one more window at
+ * most.  @detach: its probes come off then (a duty cycle's window). */
+static int hold_window(struct agent *a, __u64 at, __u64 window_ns, bool detach)
+{
+	struct agent_held *h = &a->held;
+
+	memset(h, 0, sizeof(*h));
+	h->ids = a->nids ? malloc(a->nids * sizeof(*h->ids)) : NULL;
+	h->gpulib = a->ngpulib ? malloc(a->ngpulib * sizeof(*h->gpulib)) : NULL;
+	if ((a->nids && !h->ids) || (a->ngpulib && !h->gpulib)) {
+		held_free(h);
+		return -ENOMEM;
+	}
+	if (a->nids)
+		memcpy(h->ids, a->ids, a->nids * sizeof(*h->ids));
+	if (a->ngpulib)
+		memcpy(h->gpulib, a->gpulib, a->ngpulib * sizeof(*h->gpulib));
+	h->nids = a->nids;
+	h->ngpulib = a->ngpulib;
+	h->engine = a->engine;
+	h->reorder = a->reorder;
+	h->at = at;
+	h->until = at + window_ns;
+	h->detach = detach;
+	a->engine = NULL;
+	a->reorder = NULL;
+	ig_debug("window %llu ends inside %u gaps: held until they end", a->nwindows + 1,
+		 ig_engine_held_open(h->engine));
+	return 0;
+}
+
+int ig_agent_held_poll(struct agent *a, bool force)
+{
+	struct agent_held *h = &a->held;
+	struct ig_end end = {
+		.h = { .type = IG_REC_END, .size = sizeof(end) },
+		.reason = IG_STOP_DURATION,
+	};
+	__u64 now = ig_agent_now();
+	struct win_out w;
+	int rc;
+
+	if (!h->engine || (!force && now < h->until && ig_engine_held_open(h->engine)))
+		return 0;
+	/* how far it went: the engine counts a gap still open up to here */
+	end.h.ts = now < h->until ? now : h->until;
+	ig_reorder_push(h->reorder, &end.h);
+	ig_reorder_flush(h->reorder);
+	w = (struct win_out){ h->engine, h->ids, h->nids, h->gpulib, h->ngpulib,
+			      end.h.ts > h->at ? end.h.ts - h->at : 0 };
+	ig_debug("window %llu: extended by %.3f s", a->nwindows + 1, w.extended / 1e9);
+	rc = report_window(a, &w);
+	if (h->detach)
+		detach_probes(a);
+	held_free(h);
+	return rc;
+}
+
+int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
+			  __u64 window_ns)
 {
 	struct ig_end end = {
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
 		.reason = why,
 	};
-	struct json_object *j;
-	char *text = NULL;
-	size_t len = 0;
-	__u64 t;
-	int err;
+	struct win_out w;
+	int rc;
 
 	while (ig_tracer_poll(a->cap.tracer, 0) > 0)
 		;
@@ -430,43 +624,26 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes)
 	ig_agent_emit(a, &end.h);
 	ig_reorder_flush(a->reorder);
 	a->in_window = false;
-	/* the window ends at END: no probe while its report is made, and
-	 * until the next one; continuous windows keep them, and the records
-	 * sent from END on wait in the ring buffer for the next window */
-	if (!keep_probes) {
-		t = ig_agent_now();
-		ig_discovery_detach_all(a->cap.disc);
-		a->unlink_mark = ig_tracer_unlink_mark();
-		/* until the next window nothing reads a stack or a wait */
-		err = ig_tracer_pause(a->cap.tracer, true);
-		if (err)
-			ig_debug("pausing capture: %s", strerror(-err));
-		ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
-			 (ig_agent_now() - t) / 1e6);
-	}
-	ig_engine_finish(a->engine);
-	err = report_text(a, &text, &len);
-	if (err) {
-		ig_err("cannot make window %llu's report: %s", a->nwindows, strerror(-err));
-		ig_agent_window_free(a);
-		return 1;
-	}
-	a->nwindows++;
-	j = json_tokener_parse(text);
-	if (j && amend(a, j, &text, &len)) {
-		ig_err("cannot make window %llu's report: out of memory", a->nwindows);
-		json_object_put(j);
-		free(text);
-		ig_agent_window_free(a);
-		return 1;
-	}
-	save_report(a, text, len);
-	err = j ? ig_metrics_add_window(a->metrics, j, a->ids, a->nids) : -EINVAL;
-	if (err)
-		ig_warn("window %llu: not added to the metrics: %s", a->nwindows,
-			strerror(-err));
-	json_object_put(j);
-	free(text);
+	/* a window held before this one ends now: one window at most */
+	rc = ig_agent_held_poll(a, true);
+	/* the window ends at END (docs/design.md §7.10): continuous windows
+	 * count a gap open then up to there and carry it on, and carry the
+	 * work pending; a window ended by its duration inside a gap waits for
+	 * its end, its probes kept */
+	ig_engine_hold(a->engine, end.h.ts, keep_probes);
+	a->ncarry = 0;
+	if (keep_probes)
+		carry_out(a);
+	if (why == IG_STOP_DURATION && ig_engine_held_open(a->engine) &&
+	    !hold_window(a, end.h.ts, window_ns, !keep_probes))
+		return rc;
+	/* no probe while its report is made, and until the next one;
+	 * continuous windows keep them, and the records sent from END on
+	 * wait in the ring buffer for the next window */
+	if (!keep_probes)
+		detach_probes(a);
+	w = (struct win_out){ a->engine, a->ids, a->nids, a->gpulib, a->ngpulib, 0 };
+	rc |= report_window(a, &w);
 	ig_agent_window_free(a);
-	return 0;
+	return rc;
 }

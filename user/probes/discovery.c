@@ -118,6 +118,16 @@ static void pyrt_check(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	record(d, &r.h);
 }
 
+void ig_discovery_emit_pyrt(struct ig_discovery *d, struct dproc *p, __u64 ts)
+{
+	struct ig_pyrt r = p->pyrt;
+
+	if (!p->pychecked || !p->python)
+		return;
+	r.h.ts = ts;
+	record(d, &r.h);
+}
+
 /* A process forked from a Python one runs the same interpreter at the same
  * addresses until it execs: it is Python from its first record on, with
  * nothing to look up (a DataLoader's workers). */

@@ -37,6 +37,8 @@ int ig_discovery_attach_all(struct ig_discovery *d, __u64 now)
 
 		p->due = 0;
 		ig_discovery_emit_libnccl(d, p, now);
+		/* a window's engine names the GIL of a process found before */
+		ig_discovery_emit_pyrt(d, p, now);
 		if (ig_discovery_add(d, p->tgid, now) == 0 && p->probed)
 			n++;
 	}
@@ -63,6 +65,7 @@ int ig_discovery_reannounce(struct ig_discovery *d, __u64 ts)
 		ig_discovery_emit_libcuda(d, p->tgid, p->info, ts);
 		p->mapped = false;
 		ig_discovery_emit_maps(d, p, ts);
+		ig_discovery_emit_pyrt(d, p, ts);
 		n++;
 	}
 	return n;

@@ -78,5 +78,8 @@ void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
  * probes stay attached from an earlier window. */
 void ig_discovery_emit_libnccl(struct ig_discovery *d, struct dproc *p, __u64 ts);
 void ig_discovery_emit_maps(struct ig_discovery *d, struct dproc *p, __u64 ts);
+/* The interpreter's _PyRuntime found before (a PYRT record), again at
+ * @ts: a window's engine that takes a process over names its GIL too. */
+void ig_discovery_emit_pyrt(struct ig_discovery *d, struct dproc *p, __u64 ts);
 
 #endif

@@ -430,6 +430,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t->state[IG_ST_UNRES_GPU] += ig_metrics_jsec(d, "unresolved_gpu_bound_s");
 		t->state[IG_ST_UNRES_OPEN] += ig_metrics_jsec(d, "unresolved_open_s");
 		t->state[IG_ST_PEER_WAIT] += ig_metrics_jsec(d, "peer_wait_s");
+		t->state[IG_ST_IDLE_OPEN] += ig_metrics_jsec(d, "idle_open_s");
 		t->has_state = true;
 		if (per_dev)
 			add_cause_series(t, d, d);

@@ -35,7 +35,7 @@ struct ig_lset {
  * (docs/design.md §4.7): the host held the GPU back, the GPU was still
  * busy, or the run is still open at the window's end. */
 enum { IG_ST_BUSY, IG_ST_IDLE, IG_ST_UNRES_HOST, IG_ST_UNRES_GPU,
-       IG_ST_UNRES_OPEN, IG_ST_PEER_WAIT, IG_ST__MAX };
+       IG_ST_UNRES_OPEN, IG_ST_PEER_WAIT, IG_ST_IDLE_OPEN, IG_ST__MAX };
 
 /* Peer wait charged to a late rank, by the cause of its lateness
  * (docs/design.md §4.9): the agent's, across the windows. */

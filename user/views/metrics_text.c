@@ -121,6 +121,7 @@ static void states(struct out *o)
 		[IG_ST_UNRES_GPU] = "unresolved_gpu_bound",
 		[IG_ST_UNRES_OPEN] = "unresolved_open",
 		[IG_ST_PEER_WAIT] = "peer_wait",
+		[IG_ST_IDLE_OPEN] = "idle_open",
 	};
 	size_t i, s;
 
@@ -130,8 +131,9 @@ static void states(struct out *o)
 		const struct ig_target *t = o->m->targets[i];
 
 		for (s = 0; t->has_state && s < IG_ST__MAX; s++)
-			/* peer_wait: only for GPUs of jobs with collectives */
-			if (s != IG_ST_PEER_WAIT || t->state[s] > 0)
+			/* peer_wait: only for GPUs of jobs with collectives;
+			 * idle_open: only once a window counted some */
+			if ((s != IG_ST_PEER_WAIT && s != IG_ST_IDLE_OPEN) || t->state[s] > 0)
 				series(o, "idlegap_gpu_seconds_total", t->key, "state",
 				       names[s], "%.9g", t->state[s]);
 	}
