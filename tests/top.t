@@ -115,6 +115,8 @@ is "$(wc -l < "$TMP/lines")" 6 "without a terminal: one line per row per snapsho
 ok "the lines name the storage job's first cause" -- grep -q 'pid 4242 trainsim gpu 0 busy 35% idle 55% unresolved 10% first storage 45% file /data/shard-00007.bin' "$TMP/lines"
 ok "the lines give a rank's wait for peers" -- grep -q 'pid 4242 trainsim .* rank 2 peer_wait 20% rec/s' "$TMP/lines"
 ok "no escape character reaches the lines" -- sh -c "! grep -q \"$(printf '\033')\" '$TMP/lines'"
+"$FEED" -n 1 -i 100 -r 4 > "$TMP/lines4" 2>&1
+ok "a process on no known GPU has its own line, GPU ?" -- grep -q 'pid 2003 filler gpu ? busy' "$TMP/lines4"
 
 # A live storage job under `idlegap top` (root, host-wide): the job is
 # found, and its row shows storage leading within 3 s of its first gap

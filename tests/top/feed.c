@@ -61,6 +61,8 @@ static void more_rows(unsigned int n)
 		rows[i].comm = "filler";
 		rows[i].idle = 0.01;
 	}
+	if (n > 3)	/* a process nothing placed on a GPU (design §4.2) */
+		rows[3].device = -1, rows[3].est.shown = false;
 }
 
 int main(int argc, char **argv)

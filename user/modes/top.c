@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "engine/engine_obs.h"
+#include "engine/model.h"
 #include "probes/log.h"
 #include "host/procfs.h"
 #include "modes/session.h"
@@ -26,7 +27,7 @@
 #define MAX_ROWS	256
 #define DETAIL_LEN	112
 #define NSEC		1000000000ULL
-#define MAX_DEVS	64	/* GPUs per host shown */
+#define MAX_DEVS	64	/* devices shown at once: GPUs, and processes' unknown ones */
 #define EST_BLOCK_S	5	/* the estimate's blocks (docs/design.md §4.10) */
 
 struct bucket {
@@ -55,8 +56,11 @@ struct topst {
 	unsigned int nrows;
 	const char *causes[MAX_CAUSES];	/* the engine's static names */
 	unsigned int ncauses;
+	int dev_key[MAX_DEVS];		/* the engine's device of each slot */
+	uint64_t dev_sec[MAX_DEVS];	/* the newest second it was fed */
+	unsigned int ndevs;
 	uint32_t dev_pid[MAX_DEVS];	/* who fed each device last */
-	struct ig_obs_estimate est[MAX_DEVS];	/* each device's last block, t1 0: none */
+	struct ig_obs_estimate est[MAX_DEVS];	/* each slot's last block, t1 0: none */
 	char est_why[MAX_DEVS][160];
 	uint64_t next_draw, last_draw, last_records;
 	/* the snapshot */
@@ -151,6 +155,41 @@ static void add_idle(struct topst *t, const struct ig_obs_span *o,
 	}
 }
 
+/* The slot of the engine's device @key seen in second @sec: a GPU, or
+ * one process's device that nothing placed (docs/design.md §4.2), kept
+ * apart from every GPU.  When all are taken, the one longest out of the
+ * window (its processes ended) is given to @key; -1 when none is. */
+static int dev_slot(struct topst *t, int key, uint64_t sec)
+{
+	unsigned int i;
+	int old = -1;
+
+	if (key < 0)
+		return -1;
+	for (i = 0; i < t->ndevs; i++)
+		if (t->dev_key[i] == key)
+			goto found;
+	if (t->ndevs < MAX_DEVS) {
+		i = t->ndevs++;
+	} else {
+		for (i = 0; i < t->ndevs; i++)
+			if (t->dev_sec[i] + NBUCKETS < sec &&
+			    (old < 0 || t->dev_sec[i] < t->dev_sec[old]))
+				old = i;
+		if (old < 0)
+			return -1;
+		i = old;
+	}
+	t->dev_key[i] = key;
+	t->dev_pid[i] = 0;
+	memset(&t->est[i], 0, sizeof(t->est[i]));
+	t->dev_sec[i] = 0;
+found:
+	if (sec > t->dev_sec[i])
+		t->dev_sec[i] = sec;
+	return i;
+}
+
 /* A rank's time in a collective, settled after the device's own spans:
  * its wait for peers, [t0, wait_until), per second. */
 static void on_collective(struct topst *t, const struct ig_obs_span *o)
@@ -178,18 +217,20 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 	uint32_t pid = o->tgid;
 	uint64_t x;
 	struct row *r;
-	int c;
+	int c, slot;
 
-	if (o->device < 0 || o->device >= MAX_DEVS || o->t1 <= o->t0)
+	if (o->t1 <= o->t0 || (slot = dev_slot(t, o->device, o->t1 / NSEC)) < 0)
 		return;
 	if (o->kind == IG_OBS_COLLECTIVE) {
 		on_collective(t, o);
 		return;
 	}
+	if (!pid && ig_gpu_dev_unknown(o->device))	/* its one process's */
+		pid = o->device & (IG_DEV_UNKNOWN - 1);
 	if (pid)
-		t->dev_pid[o->device] = pid;
+		t->dev_pid[slot] = pid;
 	else
-		pid = t->dev_pid[o->device];
+		pid = t->dev_pid[slot];
 	r = row_get(t, pid, o->device, o->t0 / NSEC);
 	if (!r)
 		return;
@@ -217,19 +258,20 @@ static void on_span(void *ctx, const struct ig_obs_span *o)
 static void on_estimate(void *ctx, const struct ig_obs_estimate *x)
 {
 	struct topst *t = ctx;
+	int slot = dev_slot(t, x->device, x->t1 / NSEC);
 
-	if (x->device < 0 || x->device >= MAX_DEVS)
+	if (slot < 0)
 		return;
-	t->est[x->device] = *x;
-	snprintf(t->est_why[x->device], sizeof(t->est_why[0]), "%s",
+	t->est[slot] = *x;
+	snprintf(t->est_why[slot], sizeof(t->est_why[0]), "%s",
 		 x->refused ? x->refused : "no evidence");
-	t->est[x->device].refused = t->est_why[x->device];
+	t->est[slot].refused = t->est_why[slot];
 }
 
 /* The device's last estimated block, as shares of its unresolved time. */
-static void row_est(const struct topst *t, int device, uint64_t now, struct ig_top_est *o)
+static void row_est(const struct topst *t, int slot, uint64_t now, struct ig_top_est *o)
 {
-	const struct ig_obs_estimate *x = &t->est[device];
+	const struct ig_obs_estimate *x = &t->est[slot];
 	double u = (double)x->unres_ns;
 
 	if (!x->t1 || !x->unres_ns)
@@ -273,7 +315,7 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	memset(out, 0, sizeof(*out));
 	out->pid = r->pid;
 	out->comm = r->comm;
-	out->device = r->device;
+	out->device = ig_gpu_dev_unknown(r->device) ? -1 : r->device;
 	out->busy = (double)busy / all;
 	out->idle = (double)idle / all;
 	out->unresolved = (double)unres / all;
@@ -281,8 +323,9 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	out->rank = r->rank;
 	/* the wait was counted busy or unresolved by the device's spans */
 	out->peer_wait = (double)(peer < busy + unres ? peer : busy + unres) / all;
-	if (r->device >= 0 && r->device < MAX_DEVS)
-		row_est(t, r->device, now, &out->est);
+	for (i = 0; i < t->ndevs; i++)
+		if (t->dev_key[i] == r->device)
+			row_est(t, i, now, &out->est);
 	for (k = 0; k < IG_TOP_CAUSES; k++) {	/* the largest, in order */
 		int best = -1;
 

@@ -138,7 +138,9 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 		return dx < dy ? 1 : -1;	/* largest first */
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	return x->device < y->device ? -1 : x->device > y->device;
+	/* unknown devices (-1) after every GPU */
+	return (unsigned int)x->device < (unsigned int)y->device ? -1 :
+	       (unsigned int)x->device > (unsigned int)y->device;
 }
 
 static void order(struct ig_top *t)
@@ -194,15 +196,27 @@ static void draw_est(FILE *f, const struct ig_top_est *e, int cols)
 	fputs("\033[K\r\n", f);
 }
 
+/* The row's GPU: its index, or "?" where nothing placed its process
+ * (docs/design.md §4.2). */
+static const char *dev_name(char *buf, size_t n, int device)
+{
+	if (device < 0)
+		snprintf(buf, n, "?");
+	else
+		snprintf(buf, n, "%d", device);
+	return buf;
+}
+
 /* The row's lines: itself and its causes; returns how many were drawn. */
 static int draw_row(FILE *f, const struct ig_top_row *r, int cols, int room)
 {
-	char comm[64], name[64], detail[512];
+	char comm[64], name[64], detail[512], dev[16];
 	unsigned int c;
 	int n = 1;
 
-	fprintf(f, "%7u %-16s %3u %4d%% %4d%% %4d%%  ", r->pid, fit(comm, sizeof(comm), r->comm, 16),
-		r->device, pct(r->busy), pct(r->idle), pct(r->unresolved));
+	fprintf(f, "%7u %-16s %3s %4d%% %4d%% %4d%%  ", r->pid, fit(comm, sizeof(comm), r->comm, 16),
+		dev_name(dev, sizeof(dev), r->device), pct(r->busy), pct(r->idle),
+		pct(r->unresolved));
 	/* 48 columns before the bar, 2 brackets, the last column left free */
 	bar(f, r, cols - 51 < BAR_MIN ? BAR_MIN : cols - 51);
 	fputs("\033[K\r\n", f);
@@ -258,7 +272,7 @@ static void draw_screen(struct ig_top *t, FILE *f, int rows, int cols)
 static void draw_lines(struct ig_top *t, FILE *f)
 {
 	const struct ig_top_snapshot *s = &t->last;
-	char when[32], comm[64], name[64], detail[256];
+	char when[32], comm[64], name[64], detail[256], dev[16];
 	time_t sec = s->now_ns / 1000000000ull;
 	const struct ig_top_row *r;
 	struct tm tm;
@@ -270,9 +284,9 @@ static void draw_lines(struct ig_top *t, FILE *f)
 			(unsigned long long)s->lost_records);
 	for (i = 0; i < s->n_rows; i++) {
 		r = &t->rows[i];
-		fprintf(f, "%s pid %u %s gpu %u busy %d%% idle %d%% unresolved %d%%", when, r->pid,
-			fit(comm, sizeof(comm), r->comm, 16), r->device, pct(r->busy),
-			pct(r->idle), pct(r->unresolved));
+		fprintf(f, "%s pid %u %s gpu %s busy %d%% idle %d%% unresolved %d%%", when, r->pid,
+			fit(comm, sizeof(comm), r->comm, 16), dev_name(dev, sizeof(dev), r->device),
+			pct(r->busy), pct(r->idle), pct(r->unresolved));
 		if (r->n_causes)
 			fprintf(f, " first %s %d%%%s%s", fit(name, sizeof(name), r->causes[0].name, 32),
 				pct(r->causes[0].share), r->causes[0].detail ? " " : "",

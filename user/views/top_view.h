@@ -39,7 +39,7 @@ struct ig_top_est {
 struct ig_top_row {
 	uint32_t pid;
 	const char *comm;
-	uint32_t device;
+	int device;		/* the host GPU; -1: unknown, the process's own */
 	double busy, idle, unresolved;	/* shares of the window, 0..1 */
 	struct ig_top_cause causes[IG_TOP_CAUSES];	/* largest first */
 	unsigned int n_causes;
