@@ -40,6 +40,8 @@ stty -g > $TMP/before; echo READY; $FEED -P $TMP/pid $*; echo rc=\$?; \
 stty -g > $TMP/stopped; [ -s $TMP/after ] || sleep 2; fg; stty -g > $TMP/after; sleep 60"
 	wait_for "idlegap top"
 }
+# The shell writes $TMP/stopped after it echoes rc=: wait for it (10 s at most).
+saved() { i=0; while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; cat "$1"; }
 tty_now() { stty -F "$(tmux -S "$SOCK" display -p '#{pane_tty}')" -g; }
 
 ok "the view starts in 80x24" -- start
@@ -75,7 +77,7 @@ ok "a resize redraws to the new width" -- sh -c "tmux -S '$SOCK' capture-pane -p
 keys C-z
 ok "Ctrl-Z: the shell's screen is back" -- wait_for "rc=148"
 ok "Ctrl-Z: the view's screen is gone" -- wait_for ! "idlegap top"
-is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-Z: the terminal settings are back"
+is "$(saved "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-Z: the terminal settings are back"
 ok "fg: the view is back" -- wait_for "idlegap top"
 ok "fg: raw again" -- test "$(tty_now)" != "$(cat "$TMP/before")"
 keys q
@@ -94,13 +96,13 @@ start
 keys C-c
 ok "Ctrl-C ends it by SIGINT" -- wait_for "rc=130"
 ok "Ctrl-C: the shell's screen is back" -- wait_for READY
-is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-C: terminal settings restored"
+is "$(saved "$TMP/stopped")" "$(cat "$TMP/before")" "Ctrl-C: terminal settings restored"
 tmux -S "$SOCK" kill-server
 
 start
 kill -TERM "$(cat "$TMP/pid")"
 ok "SIGTERM: the shell's screen is back" -- wait_for "rc=143"
-is "$(cat "$TMP/stopped")" "$(cat "$TMP/before")" "SIGTERM: terminal settings restored"
+is "$(saved "$TMP/stopped")" "$(cat "$TMP/before")" "SIGTERM: terminal settings restored"
 tmux -S "$SOCK" kill-server
 
 # more rows than fit: the screen says so and does not scroll
