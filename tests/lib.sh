@@ -57,7 +57,7 @@ pychecks() {
 	cat "$TMP/pychecks.tap"
 	sed 's/^/# /' "$TMP/pychecks.err"
 	_n=$((_n + $(grep -cE '^(not )?ok [0-9]' "$TMP/pychecks.tap")))
-	_failed=$((_failed + $(grep -cE '^not ok [0-9]' "$TMP/pychecks.tap")))
+	_failed=$((_failed + $(grep -E '^not ok [0-9]' "$TMP/pychecks.tap" | grep -cv ' # TODO ')))
 	[ $_rc -eq 0 ] || fail "the checks ran to their end (status $_rc)"
 }
 # wait_until SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
