@@ -119,7 +119,13 @@ ext = [r["window"]["extended_s"] for r in reps]
 print("# %d windows, extended %s" % (len(reps), ext))
 check(all(e <= 2.0 + 1e-6 for e in ext), "no window extended past one more window")
 whole = [(r, g) for r in reps for g in r["window"]["carried_out"] if g["ended_by"] == "launch"]
-check(len(whole) >= 1, "a window waited for its gap's end (%d)" % len(whole))
+# a window whose end fell in no gap has nothing to wait for (the job's
+# turns against the windows' times): that run says so, as a SKIP
+co = [g for r in reps for g in r["window"]["carried_out"] if g["ended_by"] != "processes_ended"]
+if co:
+    check(len(whole) >= 1, "a window waited for its gap's end (%d of %d carried out)" % (len(whole), len(co)))
+else:
+    check(True, "a window waited for its gap's end # SKIP no window of this run ended inside a gap")
 for r, g in whole:
     length = (g["ended_ns"] - g["gap_start_ns"]) / 1e9
     check(abs(g["counted_s"] - length) < 1e-3 and r["window"]["extended_s"] > 0,
