@@ -19,18 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			failures++;                                       \
-			printf("# %s:%d: check failed: %s: ", __FILE__,   \
-			       __LINE__, #cond);                          \
-			printf(__VA_ARGS__);                              \
-			printf("\n");                                     \
-		}                                                         \
-	} while (0)
+#include "checks.h"
 
 /* CU_IS(call, want): the call returns the CUresult want. */
 #define CU_IS(call, want)                                                 \
@@ -49,14 +38,6 @@ static const char test_ptx[] =
 	"{\n\tret;\n}\n"
 	".visible .entry other_kernel()\n"
 	"{\n\tret;\n}\n";
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t thread_cpu_ns(void)
 {

@@ -29,26 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			failures++;                                       \
-			printf("# %s:%d: check failed: %s: ", __FILE__,   \
-			       __LINE__, #cond);                          \
-			printf(__VA_ARGS__);                              \
-			printf("\n");                                     \
-		}                                                         \
-	} while (0)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "checks.h"
 
 #define NV_IS(call, want)                                                 \
 	do {                                                              \
