@@ -12,25 +12,8 @@ set -euo pipefail
 DIR=$1 ROOT=$2
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-A=$DIR/apt
-mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/etc/preferences.d" "$A/etc/apt.conf.d"
-: > "$A/status"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian unstable main" > "$A/sources.list"
-cat > "$A/apt.conf" <<CONF
-Dir::Etc::SourceList "$A/sources.list";
-Dir::Etc::SourceParts "/nonexistent";
-Dir::Etc::Preferences "$A/etc/preferences";
-Dir::Etc::PreferencesParts "$A/etc/preferences.d";
-Dir::Etc::Parts "$A/etc/apt.conf.d";
-Dir::State "$A";
-Dir::State::Lists "$A/lists";
-Dir::State::status "$A/status";
-Dir::Cache "$A/cache";
-APT::Architecture "amd64";
-APT::Get::List-Cleanup "0";
-Acquire::Check-Valid-Until "false";
-CONF
-export APT_CONFIG=$A/apt.conf
+. "$(dirname "$0")/../lib/privapt.sh"
+private_apt "$DIR" unstable 'Acquire::Check-Valid-Until "false";'
 apt-get -q update > /dev/null
 pkgs="python3.15-minimal libpython3.15-minimal libpython3.15-stdlib"
 for p in $pkgs; do

@@ -9,24 +9,8 @@ SUITE=$1 DIR=$2
 [ -s "$DIR/kver" ] && [ -f "$DIR/vmlinuz" ] && exit 0
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-A=$DIR/apt
-mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/etc/preferences.d" "$A/etc/apt.conf.d" "$A/etc/trusted.gpg.d"
-: > "$A/status"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $SUITE main" > "$A/sources.list"
-cat > "$A/apt.conf" <<CONF
-Dir::Etc::SourceList "$A/sources.list";
-Dir::Etc::SourceParts "/nonexistent";
-Dir::Etc::Preferences "$A/etc/preferences";
-Dir::Etc::PreferencesParts "$A/etc/preferences.d";
-Dir::Etc::Parts "$A/etc/apt.conf.d";
-Dir::State "$A";
-Dir::State::Lists "$A/lists";
-Dir::State::status "$A/status";
-Dir::Cache "$A/cache";
-APT::Architecture "amd64";
-APT::Get::List-Cleanup "0";
-CONF
-export APT_CONFIG=$A/apt.conf
+. "$(dirname "$0")/../lib/privapt.sh"
+private_apt "$DIR" "$SUITE"
 apt-get -q update >/dev/null
 # the meta package names the current ABI: linux-image-amd64 -> linux-image-X.Y.Z-N-amd64
 pkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1)
