@@ -23,6 +23,7 @@ static void calls(struct ig_infer_obs *o, size_t n, uint64_t s0, bool odd,
 		o[i].sig = odd && i % 3 == 0 ? 0xb0 + i % 2 : 0xa0;
 		o[i].end = end + (i % 2 ? 7 * US : 0);	/* jitter */
 		o[i].launch = end - launch_lead;
+		o[i].exact = true;
 	}
 }
 
@@ -42,10 +43,33 @@ static void test_rule(void **state)
 	/* the same, with a's calls of another byte pattern */
 	calls(a, N, 1, true, 0, 20 * MS);
 	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
-	/* the same bytes, ends 500 us apart: another job's */
+	/* the same bytes, ends 1.5 ms apart: another job's */
 	calls(a, N, 1, false, 0, 20 * MS);
-	calls(b, N, 2, false, 500 * US, 2 * MS);
+	calls(b, N, 2, false, 1500 * US, 2 * MS);
 	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	/* 500 us apart: within a 64th of the 100 ms between calls (a
+	 * loaded host's wakeups), one job's */
+	calls(b, N, 2, false, 500 * US, 2 * MS);
+	assert_true(ig_peers_infer_pair(a, N, b, N, &k));
+	/* ... but not with 10 ms between calls: 156 us at most there */
+	for (k = 0; k < N; k++) {
+		a[k].end = 1000 * MS + (uint64_t)k * 10 * MS;
+		a[k].launch = a[k].end - 2 * MS;
+		b[k].end = a[k].end + 500 * US;
+		b[k].launch = b[k].end - 2 * MS;
+	}
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	for (k = 0; k < N; k++)
+		b[k].end = a[k].end + 120 * US;
+	assert_true(ig_peers_infer_pair(a, N, b, N, &k));
+	/* ends seen by syncs that returned at once bound the end only: no
+	 * evidence that they agree */
+	calls(a, N, 1, false, 0, 20 * MS);
+	calls(b, N, 2, false, 30 * US, 2 * MS);
+	for (k = 0; k < N - IG_INFER_MIN_CALLS + 1; k++)
+		b[k].exact = false;
+	assert_false(ig_peers_infer_pair(a, N, b, N, &k));
+	calls(b, N, 2, false, 30 * US, 2 * MS);
 	/* ends together, but too few of them */
 	calls(b, N, 2, false, 30 * US, 2 * MS);
 	assert_false(ig_peers_infer_pair(a + N - (IG_INFER_MIN_CALLS - 1),
@@ -89,6 +113,7 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 }
 
 #define STEPS	40
+static uint64_t nsteps = STEPS;	/* job()'s */
 
 /* Three ranks attached in mid-run, rank 1 one call ahead in its own
  * count: rank 2 launches 40 ms after the others each step, and every
@@ -103,13 +128,13 @@ static void job(struct tstream *s, uint64_t apart, bool rank_known)
 		t_task(s, 0, 100 + r, 100 + r, 1, "trainer");
 		t_gpumap(s, 100 + r, r);
 	}
-	for (k = 0; k < STEPS; k++) {
+	for (k = 0; k < nsteps; k++) {
 		b = 10 * MS + k * 100 * MS;
 		for (r = 0; r < 3; r++) {
 			uint64_t t = b + (r == 2 ? 50 * MS : 10 * MS);
-			/* the first @apart steps, rank 1's drains come 300 us
+			/* the first @apart steps, rank 1's drains come 3 ms
 			 * after the others' */
-			uint64_t end = b + 55 * MS + (k < apart && r == 1 ? 300 * US : r * 5 * US);
+			uint64_t end = b + 55 * MS + (k < apart && r == 1 ? 3 * MS : r * 5 * US);
 
 			t_submit(s, 100 + r, 100 + r, b + 1 * MS, L);
 			t_sync(s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 3 * MS,
@@ -117,7 +142,7 @@ static void job(struct tstream *s, uint64_t apart, bool rank_known)
 			coll(s, r, k + 1 + (r == 1), t, end, rank_known);
 		}
 	}
-	t_end(s, (STEPS + 1) * 100 * MS);
+	t_end(s, (nsteps + 1) * 100 * MS);
 }
 
 static void test_attached_mid_run(void **state)
@@ -162,7 +187,7 @@ static void test_attached_mid_run(void **state)
 	ts_free(&s);
 }
 
-/* Rank 1's ends 300 us from the others': it stays unmatched, the other
+/* Rank 1's ends 3 ms from the others': it stays unmatched, the other
  * two are one inferred communicator of two. */
 static void test_ends_apart(void **state)
 {
@@ -186,7 +211,41 @@ static void test_ends_apart(void **state)
 	ts_free(&s);
 }
 
-/* Rank 1's ends agree only from step 15 on: ranks 0 and 2 are inferred
+/* Rank 1's ends agree only from step 15 on: ranks 0 and 2, which agree
+ * from the first steps, wait for it (its calls look like theirs), and the
+ * three are one inferred communicator from the first calls held: rank
+ * 1's 40 ms a collective, and the others' waits for rank 2, are counted
+ * from there. */
+static void test_waits_for_a_rank(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a;
+	size_t i;
+
+	(void)state;
+	job(&s, 15, false);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	assert_int_equal(json_object_array_length(jpath(j, "collectives.by_communicator")), 3);
+	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (ji(x, "pid") != 102)
+			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
+				    0.040, 1e-6);
+	}
+	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "pid"), 102);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 1's ends agree only from step 45 on, more than INFER_SETTLE_MAX
+ * (32) calls after ranks 0 and 2 first agreed: those two are inferred
  * first, rank 1 joins them later, from a collective none had launched
  * yet; the collectives before are matched without it. */
 static void test_joins_later(void **state)
@@ -197,7 +256,9 @@ static void test_joins_later(void **state)
 	size_t i;
 
 	(void)state;
-	job(&s, 15, false);
+	nsteps = 80;
+	job(&s, 45, false);
+	nsteps = STEPS;
 	ts_feed(&s, e);
 	j = report(e);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
@@ -208,8 +269,8 @@ static void test_joins_later(void **state)
 			x = json_object_array_get_idx(a, i);
 	assert_non_null(x);
 	/* from when it joined, its wait of 40 ms a collective is counted */
-	assert_true(jd(x, "peer_wait_s") >= 0.040 * 10 - 1e-6);
-	assert_true(jd(x, "peer_wait_s") <= 0.040 * (STEPS - 15) + 1e-6);
+	assert_true(jd(x, "peer_wait_s") >= 0.040 * 20 - 1e-6);
+	assert_true(jd(x, "peer_wait_s") <= 0.040 * (80 - 45) + 1e-6);
 	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "pid"), 102);
 	json_object_put(j);
 	ig_engine_free(e);
@@ -258,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_attached_mid_run),
 		cmocka_unit_test(test_ends_apart),
 		cmocka_unit_test(test_rank_known),
+		cmocka_unit_test(test_waits_for_a_rank),
 		cmocka_unit_test(test_joins_later),
 		cmocka_unit_test(test_grouped),
 	};

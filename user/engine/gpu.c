@@ -212,8 +212,10 @@ void ig_gpu_stream_close(struct ig_stream *s, uint64_t t, uint32_t how)
 	}
 	s->drained_at = ig_max64(s->drained_at, t);
 	s->drained_once = true;
-	if (s->coll_at && !s->coll_end && t > s->coll_at)
+	if (s->coll_at && !s->coll_end && t > s->coll_at) {
 		s->coll_end = t;	/* a collective's end (peers_local.c) */
+		s->coll_end_exact = how == IG_B_GPU;
+	}
 }
 
 

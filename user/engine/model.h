@@ -154,6 +154,7 @@ struct ig_stream {
 	uint64_t drained_at;
 	uint64_t coll_at;	/* a collective's launch (peers_local.c) */
 	uint64_t coll_end;	/* the first drain after it (0: none yet) */
+	bool coll_end_exact;	/* ... seen by a sync that waited for it */
 	uint32_t feeder_tid, feeder_tgid;
 	uint32_t open_idx;	/* slot in dev->open while pending */
 	/* the last sync that waited for it (IG_B_GPU): its queue was

@@ -470,9 +470,13 @@ void ig_peers_finish(struct ig_engine *e)
 	struct ig_peers *ps = e->peers;
 	uint32_t it = 0;
 	struct peers_group *g;
+	struct ig_infer_held h;
 
 	if (!ps)
 		return;
+	ig_peers_infer_finish(e);
+	while (ig_peers_infer_next(e, &h))
+		add_held(e, &h);
 	settle(e, true);
 	while ((g = ig_htab_next(&ps->groups, &it)))
 		ps->unmatched += g->npresent;

@@ -144,6 +144,10 @@ struct ig_infer_held {
 	struct peers_call c;
 };
 bool ig_peers_infer_next(struct ig_engine *e, struct ig_infer_held *out);
+/* The trace ended: the communicators that agree now, waiting for another
+ * rank to agree too, are grouped; their held calls follow from
+ * ig_peers_infer_next(). */
+void ig_peers_infer_finish(struct ig_engine *e);
 void ig_peers_infer_group_end(struct ig_engine *e, const struct ig_nccl *r);
 uint64_t ig_peers_infer_keep_from(const struct ig_engine *e);
 void ig_peers_infer_free(struct ig_engine *e);
@@ -153,10 +157,15 @@ struct ig_infer_obs {
 	uint64_t sig;		/* op, bytes, root or peer, reduction */
 	uint64_t launch;
 	uint64_t end;		/* first drain after it, 0: not known */
+	bool exact;		/* @end seen by a sync that waited for it, not
+				 * only a bound on it */
 };
 #define IG_INFER_MIN_CALLS	8	/* calls whose ends agree ... */
 #define IG_INFER_WINDOW		12	/* ... of the last so many with ends */
-#define IG_INFER_END_NS		100000	/* ends within */
+#define IG_INFER_END_NS		100000	/* ends within this, */
+#define IG_INFER_END_MAX_NS	1000000	/* ... or up to this, */
+#define IG_INFER_END_DIV	64	/* ... a 64th of the time since the
+					 * call before, of each other */
 #define IG_INFER_MAX_SHIFT	2	/* ranks' sequences apart at most */
 /* Whether two processes' calls @a and @b (each in sequence order, @b's
  * sequence = @a's + *@k) are the same communicator's: see peers_infer.c. */
@@ -169,6 +178,10 @@ bool ig_peers_infer_pair(const struct ig_infer_obs *a, size_t na,
 void ig_peers_local_inferred(struct ig_engine *e, const struct ig_nccl *r,
 			     int32_t rank);
 /* After ig_peers_feed (which makes e->peers): a collective or a group end. */
+/* Process @tgid is rank @rank (-1: unknown) of inferred communicator @id,
+ * whether or not a call of it follows. */
+void ig_peers_local_member(struct ig_engine *e, uint32_t tgid, uint64_t id,
+			   int32_t rank);
 void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_local_finish(struct ig_engine *e);
 /* ---- peers_charge.c ---- */

@@ -9,8 +9,8 @@
  * collective to that stream).  Two processes' communicators are taken
  * for one when, under exactly one sequence offset, the calls both hold
  * have the same signatures, no end comes before the other's launch, and
- * IG_INFER_MIN_CALLS of the last IG_INFER_WINDOW ends meet within
- * IG_INFER_END_NS (ig_peers_infer_pair()).  Such communicators are
+ * IG_INFER_MIN_CALLS of the last IG_INFER_WINDOW exact ends meet within
+ * a 64th of a step, 100 us to 1 ms (ig_peers_infer_pair()).  Such communicators are
  * grouped transitively into one inferred communicator of as many ranks
  * as were found on this host, with an id of ours; its held calls are
  * matched, and its later calls as those of a communicator with an id.  A
@@ -29,6 +29,8 @@
 #define INFER_HOLD_NS	(10ULL * IG_NSEC)	/* held this long at most */
 #define INFER_MEMBERS	IG_PEERS_MAX_RANKS
 #define INFER_SETTLE_CALLS	4	/* grouped this many calls after it agreed */
+#define INFER_SETTLE_MAX	32	/* ... or up to this many, while a process
+					 * whose calls look alike has not agreed */
 #define INFER_GENS	16	/* ranks joining an inferred communicator later */
 
 struct infer_call {
@@ -44,6 +46,7 @@ struct infer_comm {
 	uint64_t last_seq;	/* of its newest call */
 	uint64_t prev_launch;
 	uint64_t paired_at;	/* its seq when it first agreed with another */
+	uint64_t paired_ts;	/* ... and when */
 	struct infer_call ring[INFER_RING];	/* by seq % INFER_RING */
 	int group;		/* index in groups, -1: none yet */
 	uint32_t member;	/* its slot there */
@@ -71,6 +74,7 @@ struct peers_infer {
 	size_t nheld, capheld, next;
 	struct infer_group *g;
 	size_t ng, capg;
+	bool finishing;		/* the trace ended: group what agrees now */
 };
 
 /* ---- the rule ---- */
@@ -84,10 +88,11 @@ static bool known(uint64_t end)
  * Under offset k, the calls both hold: every pair of the same signature;
  * where both ends were seen, neither before the other's launch (a
  * collective cannot end on any rank before every rank launched it); and,
- * of the last IG_INFER_WINDOW pairs with both ends, at least
- * IG_INFER_MIN_CALLS with ends within IG_INFER_END_NS of each other
- * (every rank's part ends within the interconnect's latency; a loaded
- * host wakes a sync late now and then).  Returns how many agreed, 0
+ * of the last IG_INFER_WINDOW pairs with both ends exact (seen by syncs
+ * that waited), at least IG_INFER_MIN_CALLS with ends within a 64th of
+ * the time since a's call before, IG_INFER_END_NS to IG_INFER_END_MAX_NS
+ * (every rank's part ends within the interconnect's latency, but a
+ * loaded host wakes syncs late: docs/design.md §4.9).  Returns how many agreed, 0
  * when refuted or too few.
  */
 static size_t agreeing(const struct ig_infer_obs *a, size_t na,
@@ -96,7 +101,7 @@ static size_t agreeing(const struct ig_infer_obs *a, size_t na,
 	size_t i, j = nb, both = 0, close = 0;
 
 	for (i = na; i-- > 0;) {
-		uint64_t want = a[i].seq + (uint64_t)(int64_t)k, d;
+		uint64_t want = a[i].seq + (uint64_t)(int64_t)k, d, tol;
 
 		while (j > 0 && b[j - 1].seq > want)
 			j--;
@@ -111,12 +116,52 @@ static size_t agreeing(const struct ig_infer_obs *a, size_t na,
 		if (ig_min64(a[i].end, b[j - 1].end) <
 		    ig_max64(a[i].launch, b[j - 1].launch))
 			return 0;
+		/* a sync that returned at once bounds the end only */
+		if (!a[i].exact || !b[j - 1].exact)
+			continue;
 		d = a[i].end > b[j - 1].end ? a[i].end - b[j - 1].end
 					    : b[j - 1].end - a[i].end;
+		tol = i && a[i - 1].seq + 1 == a[i].seq &&
+		      a[i].launch > a[i - 1].launch ?
+		      (a[i].launch - a[i - 1].launch) / IG_INFER_END_DIV : 0;
+		tol = ig_min64(ig_max64(tol, IG_INFER_END_NS), IG_INFER_END_MAX_NS);
 		if (++both <= IG_INFER_WINDOW)
-			close += d <= IG_INFER_END_NS;
+			close += d <= tol;
 	}
 	return close >= IG_INFER_MIN_CALLS ? close : 0;
+}
+
+/* Whether @a and @b could be one communicator's under some offset: the
+ * signatures of IG_INFER_MIN_CALLS calls both hold agree and no end
+ * refutes it, whatever their ends' closeness. */
+static bool alike(const struct ig_infer_obs *a, size_t na,
+		  const struct ig_infer_obs *b, size_t nb)
+{
+	int k;
+
+	for (k = -IG_INFER_MAX_SHIFT; k <= IG_INFER_MAX_SHIFT; k++) {
+		size_t i, j = nb, n = 0;
+		bool ok = true;
+
+		for (i = na; ok && i-- > 0;) {
+			uint64_t want = a[i].seq + (uint64_t)(int64_t)k;
+
+			while (j > 0 && b[j - 1].seq > want)
+				j--;
+			if (j == 0)
+				break;
+			if (b[j - 1].seq != want)
+				continue;
+			ok = a[i].sig == b[j - 1].sig &&
+			     (!known(a[i].end) || !known(b[j - 1].end) ||
+			      ig_min64(a[i].end, b[j - 1].end) >=
+			      ig_max64(a[i].launch, b[j - 1].launch));
+			n++;
+		}
+		if (ok && n >= IG_INFER_MIN_CALLS)
+			return true;
+	}
+	return false;
 }
 
 bool ig_peers_infer_pair(const struct ig_infer_obs *a, size_t na,
@@ -154,6 +199,7 @@ static void end_now(struct ig_engine *e, struct infer_call *x)
 	if (s && s->coll_at == x->c.launch) {
 		if (s->coll_end > x->c.launch) {
 			x->o.end = s->coll_end;
+			x->o.exact = s->coll_end_exact;
 			x->ended = true;
 		}
 		return;
@@ -269,6 +315,7 @@ static void replay(struct ig_engine *e, struct peers_infer *pi,
 	size_t j, nh;
 
 	for (i = 0; i < n; i++) {
+		ig_peers_local_member(e, m[i]->tgid, G->id, m[i]->rank);
 		nh = held(m[i], e->win.now, o, x);
 		if (nh && (int64_t)o[0].seq + m[i]->shift > from)
 			from = (int64_t)o[0].seq + m[i]->shift;
@@ -350,6 +397,39 @@ static bool component(struct ig_engine *e, struct peers_infer *pi,
 	return true;
 }
 
+/* Whether @A's component @m (@n) can be made an inferred communicator
+ * now: every process here whose calls look like @A's agrees, or
+ * INFER_SETTLE_MAX calls or half the hold passed since @A first agreed.
+ * A rank that joins later is matched only from then on, and its peers'
+ * waits for it before are lost, so a rank whose exact ends are few yet
+ * is given the time to show them. */
+static bool settled(struct ig_engine *e, struct peers_infer *pi,
+		    const struct infer_comm *A, struct infer_comm **m, uint32_t n)
+{
+	struct ig_infer_obs a[INFER_RING], y[INFER_RING];
+	size_t na, ny, j;
+	uint32_t i;
+
+	if (pi->finishing || A->last_seq >= A->paired_at + INFER_SETTLE_MAX ||
+	    e->win.now >= A->paired_ts + INFER_HOLD_NS / 2)
+		return true;
+	na = held(A, e->win.now, a, NULL);
+	for (j = 0; j < pi->nc; j++) {
+		const struct infer_comm *Y = &pi->c[j];
+
+		if (Y->group >= 0)
+			continue;
+		for (i = 0; i < n && m[i]->tgid != Y->tgid; i++)
+			;
+		if (i < n)
+			continue;	/* in it, or another of a member's */
+		ny = held(Y, e->win.now, y, NULL);
+		if (alike(a, na, y, ny))
+			return false;
+	}
+	return true;
+}
+
 /* @m (@n) join inferred communicator @gi from the sequence after any of
  * its ranks' or theirs: a generation of more ranks.  What came before is
  * matched without them. */
@@ -400,6 +480,8 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 
 	if (!component(e, pi, A, m, &n, &gi, &shift_a))
 		return;
+	if (gi < 0 && !settled(e, pi, A, m, n))
+		return;		/* another rank may agree yet */
 	if (gi >= 0) {
 		join(pi, gi, m, n, shift_a);
 		return;
@@ -495,9 +577,23 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 		struct infer_comm *Y = &pi->c[j];
 
 		if (Y->tgid != C->tgid && pair(e, C, Y, &k))
-			C->paired_at = r->seq;
+			C->paired_at = r->seq, C->paired_ts = r->h.ts;
 	}
 	return false;
+}
+
+void ig_peers_infer_finish(struct ig_engine *e)
+{
+	struct peers_infer *pi = e->peers ? e->peers->infer : NULL;
+	size_t i;
+
+	if (!pi)
+		return;
+	pi->finishing = true;
+	for (i = 0; i < pi->nc; i++)
+		if (pi->c[i].group < 0 && pi->c[i].paired_at)
+			grow(e, pi, &pi->c[i]);
+	pi->finishing = false;
 }
 
 bool ig_peers_infer_next(struct ig_engine *e, struct ig_infer_held *out)

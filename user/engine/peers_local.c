@@ -115,6 +115,18 @@ void ig_peers_local_inferred(struct ig_engine *e, const struct ig_nccl *r,
 	}
 }
 
+void ig_peers_local_member(struct ig_engine *e, uint32_t tgid, uint64_t id,
+			   int32_t rank)
+{
+	struct peers_local *L = e->peers ? local_get(e->peers, tgid, id) : NULL;
+
+	if (L) {
+		L->inferred = true;
+		L->rank = rank;
+		L->size = 0;
+	}
+}
+
 static void on_group_end(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = e->peers;
