@@ -76,6 +76,16 @@ unsigned int ig_engine_held_open(const struct ig_engine *e)
 	return n;
 }
 
+uint64_t ig_engine_held_ended(const struct ig_engine *e)
+{
+	uint64_t t = 0;
+	uint32_t i;
+
+	for (i = 0; e && i < e->gpu.ndevs; i++)
+		t = ig_max64(t, e->gpu.devs[i]->held_end);
+	return t;
+}
+
 /* When the held gap opened: in an earlier window for one carried in and
  * still open. */
 static uint64_t held_start(const struct ig_device *d)

@@ -72,6 +72,9 @@ void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip);
 /* Held gaps not yet ended.  (Devices with work pending at the hold
  * are carried by ig_engine_open_gaps too, as pending.) */
 unsigned int ig_engine_held_open(const struct ig_engine *e);
+/* When the last held gap that ended did (a launch, work, its processes'
+ * exit); 0: none ended. */
+uint64_t ig_engine_held_ended(const struct ig_engine *e);
 /* The gaps open at the hold, for the next window; returns how many. */
 size_t ig_engine_open_gaps(const struct ig_engine *e, struct ig_open_gap *out,
 			   size_t max);

@@ -586,7 +586,7 @@ int ig_agent_held_poll(struct agent *a, bool force)
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
 		.reason = IG_STOP_DURATION,
 	};
-	__u64 now = ig_agent_now();
+	__u64 now = ig_agent_now(), last;
 	struct win_out w;
 	int rc;
 
@@ -596,8 +596,12 @@ int ig_agent_held_poll(struct agent *a, bool force)
 	end.h.ts = now < h->until ? now : h->until;
 	ig_reorder_push(h->reorder, &end.h);
 	ig_reorder_flush(h->reorder);
+	/* extended until its gaps ended, when they did, not until seen */
+	last = !ig_engine_held_open(h->engine) ? ig_engine_held_ended(h->engine) : 0;
+	if (!last || last > end.h.ts)
+		last = end.h.ts;
 	w = (struct win_out){ h->engine, h->ids, h->nids, h->gpulib, h->ngpulib,
-			      end.h.ts > h->at ? end.h.ts - h->at : 0 };
+			      last > h->at ? last - h->at : 0 };
 	ig_debug("window %llu: extended by %.3f s", a->nwindows + 1, w.extended / 1e9);
 	rc = report_window(a, &w);
 	if (h->detach)
