@@ -24,6 +24,7 @@
 #define IG_AGENT_EVERY_S	60
 #define IG_AGENT_KEEP		100		/* --reports-keep */
 #define IG_AGENT_KEEP_MB	64		/* --reports-max-mb */
+#define IG_AGENT_RINGBUF_MB	8		/* --ringbuf-mb */
 #define IG_AGENT_MAX_LABELS	32
 
 struct ig_agent_opts {

@@ -41,7 +41,7 @@ static const struct argp_option options[] = {
 	{ "label", OPT_LABEL, "KEY=VALUE", 0, "A label on every series (repeatable)", 0 },
 	{ "node-root", OPT_NODE_ROOT, "DIR", 0, "Read the container runtimes' records under DIR/run (default /)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Follow only the processes of this cgroup v2 subtree (as /proc/PID/cgroup names it)", 0 },
-	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 16)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size, a power of two (default 8)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output", 0 },
 	{},
 };
@@ -190,6 +190,7 @@ int ig_agent_main(int argc, char **argv)
 	o.reports_keep = IG_AGENT_KEEP;
 	o.reports_max_bytes = (unsigned long long)IG_AGENT_KEEP_MB << 20;
 	o.min_offcpu_ns = 1000;
+	o.ringbuf_mb = IG_AGENT_RINGBUF_MB;
 	o.engine.sz = sizeof(o.engine);
 	o.self_argc = argc;
 	o.self_argv = argv;
