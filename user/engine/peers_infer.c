@@ -93,12 +93,14 @@ static bool known(uint64_t end)
  * the time since a's call before, IG_INFER_END_NS to IG_INFER_END_MAX_NS
  * (every rank's part ends within the interconnect's latency, but a
  * loaded host wakes syncs late: docs/design.md §4.9).  Returns how many agreed, 0
- * when refuted or too few.
+ * when refuted or too few.  Without @closeness, the ends' closeness is
+ * not asked: how many pairs of the same signature, none refuted.
  */
 static size_t agreeing(const struct ig_infer_obs *a, size_t na,
-		       const struct ig_infer_obs *b, size_t nb, int k)
+		       const struct ig_infer_obs *b, size_t nb, int k,
+		       bool closeness)
 {
-	size_t i, j = nb, both = 0, close = 0;
+	size_t i, j = nb, both = 0, close = 0, matched = 0;
 
 	for (i = na; i-- > 0;) {
 		uint64_t want = a[i].seq + (uint64_t)(int64_t)k, d, tol;
@@ -111,6 +113,7 @@ static size_t agreeing(const struct ig_infer_obs *a, size_t na,
 			continue;
 		if (a[i].sig != b[j - 1].sig)
 			return 0;
+		matched++;
 		if (!known(a[i].end) || !known(b[j - 1].end))
 			continue;
 		if (ig_min64(a[i].end, b[j - 1].end) <
@@ -128,6 +131,8 @@ static size_t agreeing(const struct ig_infer_obs *a, size_t na,
 		if (++both <= IG_INFER_WINDOW)
 			close += d <= tol;
 	}
+	if (!closeness)
+		close = matched;
 	return close >= IG_INFER_MIN_CALLS ? close : 0;
 }
 
@@ -139,28 +144,9 @@ static bool alike(const struct ig_infer_obs *a, size_t na,
 {
 	int k;
 
-	for (k = -IG_INFER_MAX_SHIFT; k <= IG_INFER_MAX_SHIFT; k++) {
-		size_t i, j = nb, n = 0;
-		bool ok = true;
-
-		for (i = na; ok && i-- > 0;) {
-			uint64_t want = a[i].seq + (uint64_t)(int64_t)k;
-
-			while (j > 0 && b[j - 1].seq > want)
-				j--;
-			if (j == 0)
-				break;
-			if (b[j - 1].seq != want)
-				continue;
-			ok = a[i].sig == b[j - 1].sig &&
-			     (!known(a[i].end) || !known(b[j - 1].end) ||
-			      ig_min64(a[i].end, b[j - 1].end) >=
-			      ig_max64(a[i].launch, b[j - 1].launch));
-			n++;
-		}
-		if (ok && n >= IG_INFER_MIN_CALLS)
+	for (k = -IG_INFER_MAX_SHIFT; k <= IG_INFER_MAX_SHIFT; k++)
+		if (agreeing(a, na, b, nb, k, false))
 			return true;
-	}
 	return false;
 }
 
@@ -170,7 +156,7 @@ bool ig_peers_infer_pair(const struct ig_infer_obs *a, size_t na,
 	int found = 0, kk;
 
 	for (kk = -IG_INFER_MAX_SHIFT; kk <= IG_INFER_MAX_SHIFT; kk++)
-		if (agreeing(a, na, b, nb, kk)) {
+		if (agreeing(a, na, b, nb, kk, true)) {
 			*k = kk;
 			found++;
 		}
