@@ -164,6 +164,42 @@ static void test_futexes(void **state)
 	done(j, e, &s);
 }
 
+/* A GIL is its process's: a timed-out wait for it is not held by whoever
+ * ends the next wait on something else (a queue's semaphore that a
+ * forked worker, with the same addresses, releases), nor is a GIL wait
+ * released by a thread of another process. */
+static void test_gil_other_process(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *c, *d;
+
+	(void)state;
+	begin(&s);
+	t_pyrt(&s, 1 * MS, 100, 0x1000, 0x2000);
+	t_proc(&s, 2 * MS, IG_PROC_FORK, 200, 200, 100, "worker");
+	/* 11..21 on the GIL, timed out; 21..23 on a semaphore at 0x9000,
+	 * posted by the worker */
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 21 * MS,
+	    .t_on = 21 * MS, .reason = IG_R_FUTEX, .flags = IG_F_FUTEX_BITSET,
+	    .arg = 0x1500);
+	OFF(&s, .tid = 100, .t_off = 21 * MS, .t_wake = 23 * MS,
+	    .t_on = 23 * MS, .reason = IG_R_FUTEX, .flags = IG_F_FUTEX_BITSET,
+	    .arg = 0x9000, .waker_tid = 200, .waker_tgid = 200);
+	/* 24..30 on the GIL word, "woken" by the worker */
+	OFF(&s, .tid = 100, .t_off = 24 * MS, .t_wake = 30 * MS,
+	    .t_on = 30 * MS, .reason = IG_R_FUTEX, .flags = IG_F_FUTEX_BITSET,
+	    .arg = 0x1500, .waker_tid = 200, .waker_tgid = 200);
+	j = finish(&s, e);
+
+	assert_near(cause_s(j, "causes", "gil"), S(16), EPS);
+	c = jcause(j, "causes", "gil");
+	d = json_object_array_get_idx(jpath(c, "details"), 0);
+	assert_int_equal(ji(d, "tid"), 0);
+	assert_near(detail_s(j, "causes", "gil", "holder", "tid", "200"), 0, EPS);
+	done(j, e, &s);
+}
+
 /* Without a _PyRuntime range the same futex is a lock; a forked child
  * inherits the range until it execs. */
 static void test_pyrt_inherit(void **state)
@@ -323,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_futexes),
+		cmocka_unit_test(test_gil_other_process),
 		cmocka_unit_test(test_pyrt_inherit),
 		cmocka_unit_test(test_blocked_kinds),
 		cmocka_unit_test(test_unknown_before_seen),

@@ -160,7 +160,7 @@ static void test_gil_holder(void **state)
 	    .reason = IG_R_SLEEP);
 	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 52 * MS,
 	    .t_on = 52 * MS, .reason = IG_R_FUTEX, .arg = 0x5100,
-	    .waker_tid = 101);
+	    .waker_tid = 101, .waker_tgid = 100);
 	OFF(&s, .tid = 101, .t_off = 53 * MS, .t_wake = 54 * MS, .t_on = 54 * MS,
 	    .reason = IG_R_SLEEP);
 	j = finish(&s, e);

@@ -119,11 +119,15 @@ static void holder_states(const struct ig_thread *h, uint64_t x, uint64_t y,
 	}
 }
 
+static bool in_pyrt(const struct ig_thread *th, uint64_t addr);
+
 /*
  * The thread that held the GIL: the one whose release woke the waiter.
  * A wait that timed out (CPython's waiters wake every switch interval to
  * ask for the GIL) was woken by a timer: the holder is then the thread
- * whose release ends the waiter's next waits on the same lock.
+ * whose release ends the waiter's next waits on the GIL (its lock and
+ * conditions, all inside _PyRuntime); a wait on anything else ends the
+ * search, since whoever woke that did not hold this GIL.
  */
 #define GIL_LOOKAHEAD 32
 
@@ -137,7 +141,8 @@ static const struct ig_ival *gil_release(const struct ig_thread *th,
 		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
 			return NULL;
 		iv = ig_tasks_thread_ival(th, i + n);
-		if (iv->reason != IG_R_FUTEX && iv->reason != IG_R_PREEMPT)
+		if (iv->reason != IG_R_PREEMPT &&
+		    (iv->reason != IG_R_FUTEX || !in_pyrt(th, iv->arg)))
 			return NULL;
 	}
 	return iv;
@@ -150,7 +155,9 @@ static void emit_gil(struct walk *w, const struct ig_thread *th,
 	const struct ig_thread *h;
 	struct ig_detail *d;
 
-	if (!rel) {
+	/* a GIL is its process's: a waker outside it released something
+	 * else (a queue's semaphore in shared memory, say) */
+	if (!rel || rel->waker_tgid != th->tgid) {
 		d = ig_detail_add(ig_detail_cause_add(w, IG_C_GIL, y - x), IG_D_HOLDER, 0, 0, 0,
 			    "holder not seen", y - x);
 		return;
