@@ -143,6 +143,26 @@ if metrics:
     check(gpus == ["0", "1", "2", "3"],
           '%s: /metrics has idlegap_gpu_seconds_total{state="peer_wait"} for gpu %s' % (
               name, gpus))
+    # each GPU's series name it by the UUID the (simulated) NVML gives
+    # it, however its processes were placed: one GPU, one set of series
+    import ctypes, re
+    nv = ctypes.CDLL("libnvidia-ml.so.1")
+    nv.nvmlInit_v2()
+    uu = {}
+    for i in range(4):
+        h, b = ctypes.c_void_p(), ctypes.create_string_buffer(96)
+        nv.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h))
+        nv.nvmlDeviceGetUUID(h, b, 96)
+        uu[str(i)] = b.value.decode()
+    bad = []
+    for l in text:
+        if not l.startswith("idlegap_gpu_seconds_total{"):
+            continue
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', l.split("}")[0]))
+        if "gpu" in lab and lab.get("UUID") != uu.get(lab["gpu"]):
+            bad.append("gpu %s UUID %s" % (lab["gpu"], lab.get("UUID")))
+    check(not bad, "%s: every GPU's series carry NVML's UUID for it (%s)" % (
+        name, sorted(set(bad))[:4] or "all %d GPUs" % len(gpus)))
 PY
 }
 

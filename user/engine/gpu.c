@@ -61,6 +61,13 @@ static int proc_host_gpu(const struct ig_process *p, const char **src)
 			return p->gd_dev;
 		return ord;
 	}
+	/* the node's own evidence: the one GPU NVML lists it on, or the
+	 * one device node it holds open */
+	if (p->gd_seen && p->gd_dev >= 0 &&
+	    (p->gd_src == IG_GD_NVML || p->gd_src == IG_GD_DEVNODE)) {
+		*src = ig_rec_gpudev_src_name(p->gd_src);
+		return p->gd_dev;
+	}
 	/* the agent's: the one GPU its container or environment lets it
 	 * see, in the numbering its other processes' contexts get */
 	if (p->ngpumap == 1 && p->gpumap[0] >= 0) {

@@ -132,6 +132,11 @@ static int devnode(pid_t pid)
 	return n == 1 ? found : -1;
 }
 
+int ig_gpudev_index_of(const char *uuid)
+{
+	return ig_nvml_index_of(nvml(), uuid);
+}
+
 /* The GPU the environment points at: LOCAL_RANK's ordinal, else the one
  * GPU CUDA_VISIBLE_DEVICES names; through CUDA_VISIBLE_DEVICES and
  * NVIDIA_VISIBLE_DEVICES to the host's index.  -1 when it says none. */
@@ -155,7 +160,7 @@ static int from_env(const struct ig_identity *id, __u32 *src)
 	if (tok[0] == '#')
 		return atoi(tok + 1);
 	if (!strncmp(tok, "GPU-", 4))
-		return ig_nvml_index_of(nvml(), tok);
+		return ig_gpudev_index_of(tok);
 	return -1;
 }
 

@@ -19,6 +19,9 @@ int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts, bool at_work);
  * without NVML or a device node naming its GPU: at its first GPU work
  * since, then at most once a second. */
 bool ig_gpudev_wanted(pid_t pid, __u64 now);
+/* The host's index of the GPU @uuid as NVML numbers it (nvidia-smi's),
+ * -1 without NVML or when NVML does not know it. */
+int ig_gpudev_index_of(const char *uuid);
 /* @pid is gone: never asked again. */
 void ig_gpudev_forget(pid_t pid);
 

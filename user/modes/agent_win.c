@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "host/gpudev.h"
 #include "modes/agent_int.h"
 #include "probes/discovery.h"
 #include "engine/engine.h"
@@ -90,14 +91,19 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 	a->ngpulib++;
 }
 
-/* The window's device for a GPU token: the host's index, or one of the
- * GPUs named otherwise; -1 when too many. */
+/* The window's device for a GPU token: the host's index (also for a
+ * UUID NVML numbers, so that the GPU a context names and the one NVML
+ * lists a process on are one device), or one of the GPUs named
+ * otherwise; -1 when too many. */
 static int gpu_id(struct agent *a, const char *tok)
 {
 	size_t i;
+	int idx;
 
 	if (tok[0] == '#')
 		return atoi(tok + 1);
+	if (!strncmp(tok, "GPU-", 4) && (idx = ig_gpudev_index_of(tok)) >= 0)
+		return idx;
 	for (i = 0; i < a->ngpus; i++)
 		if (!strcmp(a->gpus[i], tok))
 			return IG_GPU_NAMED + (int)i;

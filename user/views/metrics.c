@@ -210,8 +210,9 @@ struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
 	return v;
 }
 
-/* A process NVML or its device node placed (docs/design.md §4.2): its
- * GPU labels are that GPU, as the node says, not its environment's. */
+/* A process NVML or its device node placed (docs/design.md §4.2), or
+ * whose context's GPU is the one they list it on: its GPU labels are
+ * that GPU, as the node says, not its environment's. */
 static void gpu_from_node(struct json_object *p, int64_t dev,
 			  const struct ig_identity *id, struct ig_lset *s)
 {
@@ -222,7 +223,8 @@ static void gpu_from_node(struct json_object *p, int64_t dev,
 	    !(v = ig_metrics_jget(p, "device_source", json_type_string)))
 		return;
 	src = json_object_get_string(v);
-	if (strcmp(src, "nvml") && strcmp(src, "device_node"))
+	if (strcmp(src, "nvml") && strcmp(src, "device_node") &&
+	    (strcmp(src, "context") || jint(p, "node_device", -1) != dev))
 		return;
 	snprintf(s->v[IG_MK_GPU], sizeof(s->v[IG_MK_GPU]), "%d", (int)dev);
 	v = ig_metrics_jget(p, "uuid", json_type_string);
