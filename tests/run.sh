@@ -13,7 +13,7 @@ status=0
 out=$(mktemp)
 units=$(find build/tests -maxdepth 1 -type f -name 'test_*' ! -name '*.*' -perm -u+x | sort)
 # shellcheck disable=SC2086
-{ prove --exec '' --timer ${PROVE_FLAGS:-} $units tests/*.t 2>&1; echo $? > "$out.rc"; } | tee "$out"
+{ prove --exec '' --timer --failures ${PROVE_FLAGS:-} $units tests/*.t 2>&1; echo $? > "$out.rc"; } | tee "$out"
 [ "$(cat "$out.rc")" = 0 ] || status=1
 # One line for CI: counts across all files.
 perl -ne 'if (/^Files=(\d+), Tests=(\d+)/) { $f=$1; $t=$2 } END { print "idlegap tests: files=$f tests=$t\n" if defined $t }' "$out"
