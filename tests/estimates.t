@@ -146,30 +146,14 @@ def true_idle(g, ivs):
     return (b - a - busy) / 1e9
 
 def hidden(name):
-    """The oracle of what no host evidence could show: seconds by which
-    the simulated GPU's device threads woke after their ops' ends (more
-    than 1 ms). Under load a virtual CPU delays even their real-time
-    timers (up to 24 ms seen here): the GPU's end then reaches the host
-    that late, and the time between is idle in the truth that nothing
-    could prove. From the recording: each clock_nanosleep of the job's
-    threads, against the last op end it slept past."""
+    """The oracle of what no host evidence could show (truth.late_ends):
+    seconds by which the simulated GPU's device threads woke after their
+    ops' ends, more than 1 ms late."""
     import subprocess
     _, ivs = truth.read_traces(json.load(open("%s/%s.truth" % (d, name)))["trace_files"])
-    ends = sorted(y for _, y in ivs)
     out = subprocess.run(["%s/build/idlegap" % sys.argv[2], "report", "--dump",
                           "%s/%s.igrec" % (d, name)], capture_output=True, text=True).stdout
-    import bisect
-    late = 0
-    for l in out.splitlines():
-        v = l.split()
-        if len(v) < 3 or v[1] != "offcpu" or "reason=sleep" not in v or "syscall=230" not in v:
-            continue
-        f = dict(x.split("=", 1) for x in v[2:] if "=" in x)
-        off, wake = int(f.get("off", 0)), int(f.get("wake", 0))
-        i = bisect.bisect_right(ends, wake)
-        if wake and i and ends[i - 1] > off and wake - ends[i - 1] > 1000000:
-            late += wake - ends[i - 1]
-    return late / 1e9
+    return truth.total(truth.late_ends(out.splitlines(), ivs)) / 1e9
 
 def stands(name):
     """The checks of a scenario whose syncs wait: the estimate stands,

@@ -81,7 +81,7 @@ def rescore(rundir, name):
         tj = json.load(f)
     dump = accuracy.dump_lines(os.path.join(rundir, "run.igrec"))
     r = accuracy.score(name, [], tj, report_again(rundir),
-                       accuracy.sync_calls(dump), accuracy.drains(dump))
+                       accuracy.sync_calls(dump), accuracy.drains(dump), dump)
     return r
 
 
