@@ -32,8 +32,10 @@ static void gc_thread(struct ig_engine *e, struct ig_thread *t)
 	struct ig_process *p = t->proc;
 
 	ig_tasks_thread_free(e, t);
-	if (p && !p->threads && p->exit_ts != IG_NS_INF)
+	if (p && !p->threads && p->exit_ts != IG_NS_INF) {
 		ig_stacks_gone(e, p->pid);
+		ig_tasks_process_gone(p);
+	}
 }
 
 void ig_engine_gc(struct ig_engine *e)

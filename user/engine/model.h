@@ -493,6 +493,9 @@ void ig_tasks_thread_prune(struct ig_thread *t, uint64_t cutoff);
 void ig_tasks_thread_free(struct ig_engine *e, struct ig_thread *t);
 /* Frees the process and its threads. */
 void ig_tasks_process_free(struct ig_engine *e, struct ig_process *p);
+/* @p exited and its last thread is gone: no walk visits it again, so its
+ * file mappings (144 bytes each) go; what the report says of it stays. */
+void ig_tasks_process_gone(struct ig_process *p);
 void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r);
 void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
 void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r);

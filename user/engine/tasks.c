@@ -259,6 +259,11 @@ static void maps_clear(struct ig_process *p)
 	p->nmaps = p->capmaps = 0;
 }
 
+void ig_tasks_process_gone(struct ig_process *p)
+{
+	maps_clear(p);
+}
+
 static void maps_copy(struct ig_process *dst, const struct ig_process *src)
 {
 	maps_clear(dst);
