@@ -17,6 +17,7 @@
 struct sim sim = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.trace_fd = -1,
+	.late_fd = -1,
 };
 
 uint64_t now_ns(void)
@@ -138,7 +139,7 @@ static void visible_devices(struct sim_config *c)
 
 static void read_config(struct sim_config *c)
 {
-	const char *t = getenv("SIMGPU_TRACE");
+	const char *t = getenv("SIMGPU_TRACE"), *l = getenv("SIMGPU_LATE");
 
 	c->bw = env_num("SIMGPU_BW", 12e9, 1e3, 1e15);
 	c->kernel_ns = (uint64_t)env_num("SIMGPU_KERNEL_NS", 100000, 0, 1e12);
@@ -149,27 +150,33 @@ static void read_config(struct sim_config *c)
 					 4096, 1 << 30);
 	c->mem_bytes = (uint64_t)env_num("SIMGPU_MEM", 80e9, 1 << 20, 1e13);
 	snprintf(c->trace, sizeof(c->trace), "%s", t ? t : "");
+	snprintf(c->late, sizeof(c->late), "%s", l ? l : "");
 }
 
 /* SIMGPU_TRACE with "%p" names one file per process (truncated when
  * opened); without it every process appends to the same file, which is
  * safe because each line goes out in a single write(). */
-void trace_open(void)
+static int open_log(const char *t, const char *what)
 {
 	char path[sizeof(sim.cfg.trace) + 32];
-	const char *t = sim.cfg.trace;
 	bool per_pid;
 	int fd;
 
 	if (!*t)
-		return;
+		return -1;
 	per_pid = sim_path_expand(t, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
 		  (per_pid ? O_TRUNC : 0), 0644);
 	if (fd < 0)
-		fprintf(stderr, "simgpu: cannot open trace %s: %s\n", path,
+		fprintf(stderr, "simgpu: cannot open %s %s: %s\n", what, path,
 			strerror(errno));
-	sim.trace_fd = fd;
+	return fd;
+}
+
+void trace_open(void)
+{
+	sim.trace_fd = open_log(sim.cfg.trace, "trace");
+	sim.late_fd = open_log(sim.cfg.late, "late log");
 }
 
 CUresult sim_init(unsigned int flags)
@@ -219,7 +226,9 @@ static void fork_child(void)
 	pthread_mutex_init(&sim.lock, NULL);
 	if (sim.trace_fd >= 0)
 		close(sim.trace_fd);
-	sim.trace_fd = -1;
+	if (sim.late_fd >= 0)
+		close(sim.late_fd);
+	sim.trace_fd = sim.late_fd = -1;
 	sim.initialized = false;
 	sim.epoch++;
 	sim.ctxs = NULL;

@@ -147,6 +147,7 @@ struct sim_config {
 	size_t stage_bytes;
 	uint64_t mem_bytes;	/* device memory per device */
 	char trace[4096];
+	char late[4096];	/* SIMGPU_LATE: where late device wakes go */
 };
 
 struct range {
@@ -165,6 +166,7 @@ struct sim {
 	uint64_t epoch;		/* bumped in a forked child */
 	struct sim_config cfg;
 	int trace_fd;
+	int late_fd;
 	struct ctx *ctxs;
 	int next_ctx_id, next_stream_id;
 	struct ctx **primary;	/* per device, created on first retain */

@@ -80,6 +80,25 @@ def late_ends(dump, ivs, min_ns=1000000):
     return merge(out)
 
 
+def read_late(paths):
+    """[end, woke] intervals from the simulated GPU's SIMGPU_LATE logs
+    (docs/simgpu.md): op ends its device thread woke over 1 ms after, the
+    same spans late_ends() finds in a recording; globs are expanded."""
+    out = []
+    for p in paths:
+        for f in sorted(glob.glob(p)) or [p]:
+            try:
+                fh = open(f)
+            except OSError:
+                continue
+            with fh:
+                for line in fh:
+                    v = line.split()
+                    if len(v) == 4 and v[0] == "late":
+                        out.append((int(v[2]), int(v[3])))
+    return merge(out)
+
+
 def merge(ivs):
     """Sorted, disjoint union of intervals."""
     out = []
