@@ -464,12 +464,6 @@ static void batch_add(struct batch *b, struct stream *s,
 }
 
 /*
- * Runs the head op, then takes along every following op that has already
- * finished on the ideal timeline.  Their trace lines go out in one write()
- * (whole lines only), and only then are the ops marked complete and their
- * waiters woken.  Lock held on entry and on return.
- */
-/*
  * SIMGPU_LATE: the device thread woke over LATE_NS after the op's end.
  * Under load a virtual CPU delays even a real-time thread (up to 24 ms
  * on a 2-CPU VM beside two CPU-bound loops): the end reaches the host no
@@ -486,6 +480,12 @@ static void late_note(const struct stream *s, uint64_t end, uint64_t woke)
 		return;
 }
 
+/*
+ * Runs the head op, then takes along every following op that has already
+ * finished on the ideal timeline.  Their trace lines go out in one write()
+ * (whole lines only), and only then are the ops marked complete and their
+ * waiters woken.  Lock held on entry and on return.
+ */
 static void run_batch(struct stream *s)
 {
 	struct batch b = { .len = 0, .n = 0 };
@@ -498,9 +498,11 @@ static void run_batch(struct stream *s)
 		       : start + op->dur_ns;
 	if (end > now_ns())
 		sleep_until(end);
-	now = now_ns();
-	if (now > end + LATE_NS && sim.late_fd >= 0)
-		late_note(s, end, now);
+	if (sim.late_fd >= 0) {
+		now = now_ns();
+		if (now > end + LATE_NS)
+			late_note(s, end, now);
+	}
 	batch_add(&b, s, op, start, end);
 	sim_lock();
 	now = now_ns();
