@@ -47,6 +47,12 @@ struct ig_device *ig_gpu_dev_get(struct ig_engine *e, int ordinal)
 	return d;
 }
 
+int ig_gpu_proc_node_device(const struct ig_process *p)
+{
+	return p->gd_seen && p->gd_dev >= 0 &&
+	       (p->gd_src == IG_GD_NVML || p->gd_src == IG_GD_DEVNODE) ? p->gd_dev : -1;
+}
+
 /* The host GPU of @p and where that comes from; -1 when unknown. */
 static int proc_host_gpu(const struct ig_process *p, const char **src)
 {
@@ -63,8 +69,7 @@ static int proc_host_gpu(const struct ig_process *p, const char **src)
 	}
 	/* the node's own evidence: the one GPU NVML lists it on, or the
 	 * one device node it holds open */
-	if (p->gd_seen && p->gd_dev >= 0 &&
-	    (p->gd_src == IG_GD_NVML || p->gd_src == IG_GD_DEVNODE)) {
+	if (ig_gpu_proc_node_device(p) >= 0) {
 		*src = ig_rec_gpudev_src_name(p->gd_src);
 		return p->gd_dev;
 	}

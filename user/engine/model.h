@@ -472,6 +472,10 @@ int ig_gpu_proc_device(const struct ig_process *p);
 /* Where that device comes from: "context", "nvml", "device_node",
  * "local_rank", "cuda_visible_devices", "gpumap" or NULL (unknown). */
 const char *ig_gpu_proc_device_source(const struct ig_process *p);
+/* The host GPU the node's own evidence (NVML's one GPU, the one device
+ * node it holds open) places @p on, whatever its context said; -1 when
+ * neither does. */
+int ig_gpu_proc_node_device(const struct ig_process *p);
 
 /* ---- tasks.c ---- */
 struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,

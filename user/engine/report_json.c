@@ -63,12 +63,11 @@ static jo *processes_json(const struct ig_engine *e)
 		add(o, "device_source", p->on_gpu && ig_gpu_proc_device_source(p) ?
 			jstr(ig_gpu_proc_device_source(p)) : NULL);
 		add(o, "uuid", p->gd_seen && p->gd_uuid[0] ? jstr(p->gd_uuid) : NULL);
-		/* the GPU the node's own evidence (NVML, the device node)
-		 * places it on, whatever its context said: the exporter's
-		 * labels are that GPU's where it is the process's device */
-		add(o, "node_device", p->gd_seen && p->gd_dev >= 0 &&
-			(p->gd_src == IG_GD_NVML || p->gd_src == IG_GD_DEVNODE) ?
-			json_object_new_int(p->gd_dev + ig_merge_dev_base(p->pid)) : NULL);
+		/* the exporter's labels are that GPU's where it is the
+		 * process's device */
+		add(o, "node_device", ig_gpu_proc_node_device(p) >= 0 ?
+			json_object_new_int(ig_gpu_proc_node_device(p) +
+					    ig_merge_dev_base(p->pid)) : NULL);
 		add(o, "env_rank", p->gd_seen && p->env_rank >= 0 ?
 			json_object_new_int(p->env_rank) : NULL);
 		add(o, "submissions", ju64(p->submissions));
