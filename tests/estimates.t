@@ -145,6 +145,9 @@ def true_idle(g, ivs):
     busy = sum(max(0, min(y, b) - max(x, a)) for x, y in truth.merge(ivs))
     return (b - a - busy) / 1e9
 
+import functools
+
+@functools.lru_cache(maxsize=None)
 def hidden(name):
     """The oracle of what no host evidence could show (truth.late_ends):
     seconds by which the simulated GPU's device threads woke after their

@@ -252,7 +252,7 @@ def score(scenario, extra, tj, rj, calls=(), drained=(), lines=()):
     s = truth.score(ivs, rj)
     # recall over the idle time outside synchronous copies, and outside
     # the ends the simulated GPU's late device threads hid from the host
-    hid = truth.late_ends(lines or (), ivs)
+    hid = truth.late_ends(lines, ivs)
     busy = truth.merge(ivs + list(calls) + hid)
     s["recall_outside_calls"] = truth.score(busy, rj)["recall"]
     s["hidden_s"] = truth.total(hid) / 1e9
