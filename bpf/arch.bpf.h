@@ -33,13 +33,22 @@ enum {
 
 #define KERNEL_HALF	0xffff800000000000ULL
 
+#define IG_ENOSYS	38
+
 /* The syscall a task is blocked in, from the registers its entry saved:
  * SYSCALL leaves the user rip in rcx and rflags in r11, and the entry code
- * saves both beside ip and flags.  An exception (a page fault) saves the
- * user's own rcx and r11 instead, which match only by accident. */
+ * saves both beside ip and flags, and -ENOSYS as ax until the syscall
+ * returns.  An exception (a page fault) saves the user's own rcx and r11
+ * instead, which match only by accident.  An interrupt taken on the first
+ * user instruction after a syscall (pending while the exit path ran with
+ * interrupts off, so taken as soon as SYSRET enables them) saves an rcx
+ * and r11 that SYSRET just made equal to ip and flags, and a device vector
+ * as orig_ax (0x20-0x7f are positive): only ax, then the syscall's return
+ * value, tells it from a syscall. */
 static __always_inline bool regs_in_syscall(struct pt_regs *regs)
 {
 	return BPF_CORE_READ(regs, orig_ax) >= 0 &&
+	       (long)BPF_CORE_READ(regs, ax) == -IG_ENOSYS &&
 	       BPF_CORE_READ(regs, cx) == BPF_CORE_READ(regs, ip) &&
 	       BPF_CORE_READ(regs, r11) == BPF_CORE_READ(regs, flags);
 }
