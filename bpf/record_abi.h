@@ -58,21 +58,13 @@ struct ig_proc {
 
 /* ---- IG_REC_OFFCPU ---- */
 
-/* Why a tracked thread was off CPU, decided in the kernel at switch-out. */
+/* Why a tracked thread was off CPU, decided in the kernel at switch-out:
+ * the reasons, their names and how attribution treats them are listed
+ * once, in bpf/offcpu_reasons.def. */
 enum ig_reason {
-	IG_R_PREEMPT = 1,	/* runnable: preempted or yielded */
-	IG_R_STORAGE,		/* block IO wait in a syscall */
-	IG_R_PAGEFAULT,		/* blocked outside a syscall: fault IO */
-	IG_R_FUTEX,		/* arg: futex address, flags: IG_F_FUTEX_* */
-	IG_R_PIPE,		/* read/write on a pipe or fifo */
-	IG_R_UNIX,		/* unix socket */
-	IG_R_EVENTFD,
-	IG_R_SOCKET,		/* inet socket: network; detail: peer */
-	IG_R_POLL,		/* poll/select/epoll */
-	IG_R_SLEEP,		/* nanosleep / clock_nanosleep */
-	IG_R_WAITCHILD,		/* wait4 / waitid */
-	IG_R_IOURING,
-	IG_R_OTHER,		/* another syscall, or state unknown */
+#define IG_REASON(reason, value, name, kind) IG_R_##reason = value,
+#include "offcpu_reasons.def"
+#undef IG_REASON
 	IG_R__MAX,
 };
 

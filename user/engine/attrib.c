@@ -141,8 +141,9 @@ static const struct ig_ival *gil_release(const struct ig_thread *th,
 		if (n == GIL_LOOKAHEAD || i + n >= th->ivals.len)
 			return NULL;
 		iv = ig_tasks_thread_ival(th, i + n);
-		if (iv->reason != IG_R_PREEMPT &&
-		    (iv->reason != IG_R_FUTEX || !in_pyrt(th, iv->arg)))
+		if (ig_rec_reason_kind(iv->reason) != IG_RK_RUNNABLE &&
+		    (ig_rec_reason_kind(iv->reason) != IG_RK_FUTEX ||
+		     !in_pyrt(th, iv->arg)))
 			return NULL;
 	}
 	return iv;
@@ -243,22 +244,23 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 {
 	uint64_t ns = y - x;
 
-	switch (iv->reason) {
-	case IG_R_STORAGE:
+	/* bpf/offcpu_reasons.def gives each reason its kind */
+	switch (ig_rec_reason_kind(iv->reason)) {
+	case IG_RK_STORAGE:
 		ig_causes_storage(w, th, iv, ns);
 		return;
-	case IG_R_PAGEFAULT:
+	case IG_RK_FAULT:
 		ig_causes_fault(w, th, iv, ns);
 		return;
-	case IG_R_SOCKET:
+	case IG_RK_NETWORK:
 		/* a network peer is outside the host: not followed */
 		ig_causes_network(w, iv, ns);
 		return;
-	case IG_R_SLEEP:
+	case IG_RK_SLEEP:
 		ig_detail_add(ig_detail_cause_add(w, IG_C_SLEEP, ns), IG_D_THREAD, th->tid,
 			th->tgid, 0, th->comm, ns);
 		return;
-	case IG_R_FUTEX:
+	case IG_RK_FUTEX:
 		/* CPython's GIL is inside _PyRuntime (docs/design.md §5.6) */
 		if (in_pyrt(th, iv->arg)) {
 			emit_gil(w, th, iv, x, y);
@@ -271,8 +273,7 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 			return;
 		}
 		break;
-	case IG_R_IOURING:
-	case IG_R_OTHER:
+	case IG_RK_IOWAIT:
 		if (iv->flags & IG_F_IOWAIT) {
 			ig_causes_storage(w, th, iv, ns);
 			return;
@@ -348,9 +349,9 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			ig_causes_oncpu(w, th, s.x, s.y);
 			break;
 		case ST_PRE:
-			if (s.iv->reason == IG_R_PAGEFAULT)
+			if (ig_rec_reason_kind(s.iv->reason) == IG_RK_FAULT)
 				ig_causes_fault(w, th, s.iv, s.y - s.x);
-			else if (s.iv->reason == IG_R_STORAGE)
+			else if (ig_rec_reason_kind(s.iv->reason) == IG_RK_STORAGE)
 				ig_causes_storage(w, th, s.iv, s.y - s.x);
 			else
 				ig_causes_oncpu(w, th, s.x, s.y);
@@ -359,7 +360,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			/* woken onto an idle CPU: the wakeup's latency is
 			 * part of the wait it ends, not starvation */
 			if (!s.iv->prev_tid && s.iv->t_wake &&
-			    s.iv->reason != IG_R_PREEMPT)
+			    ig_rec_reason_kind(s.iv->reason) != IG_RK_RUNNABLE)
 				emit_blocked(w, th, s.iv, s.x, s.y);
 			else
 				ig_causes_runnable(w, s.iv, s.y - s.x);

@@ -64,18 +64,18 @@ void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
 
 static bool shows(const struct ig_obs_step *st, const char *cause)
 {
-	switch (st->reason) {
-	case IG_R_STORAGE:
+	switch (ig_rec_reason_kind(st->reason)) {
+	case IG_RK_STORAGE:
 		return !strcmp(cause, "storage");
-	case IG_R_PAGEFAULT:
+	case IG_RK_FAULT:
 		return !strcmp(cause, "page_fault");
-	case IG_R_FUTEX:
+	case IG_RK_FUTEX:
 		return !strcmp(cause, "lock") || !strcmp(cause, "gil");
-	case IG_R_SOCKET:
+	case IG_RK_NETWORK:
 		return !strcmp(cause, "network");
-	case IG_R_SLEEP:
+	case IG_RK_SLEEP:
 		return !strcmp(cause, "sleep");
-	case IG_R_PREEMPT:
+	case IG_RK_RUNNABLE:
 		return !strcmp(cause, "cpu_starvation");
 	default:
 		return (st->flags & IG_F_IOWAIT) && !strcmp(cause, "storage");

@@ -63,25 +63,25 @@ const char *ig_rec_type_name(unsigned int type)
 }
 
 static const char *const reasons[IG_R__MAX] = {
-	[IG_R_PREEMPT] = "preempt",
-	[IG_R_STORAGE] = "storage",
-	[IG_R_PAGEFAULT] = "page_fault",
-	[IG_R_FUTEX] = "futex",
-	[IG_R_PIPE] = "pipe",
-	[IG_R_UNIX] = "unix",
-	[IG_R_EVENTFD] = "eventfd",
-	[IG_R_SOCKET] = "socket",
-	[IG_R_POLL] = "poll",
-	[IG_R_SLEEP] = "sleep",
-	[IG_R_WAITCHILD] = "waitchild",
-	[IG_R_IOURING] = "io_uring",
-	[IG_R_OTHER] = "other",
+#define IG_REASON(reason, value, name, kind) [IG_R_##reason] = name,
+#include "../../bpf/offcpu_reasons.def"
+#undef IG_REASON
 };
 
 const char *ig_rec_reason_name(unsigned int reason)
 {
 	return reason < IG_R__MAX && reasons[reason] ? reasons[reason]
 						     : "unknown";
+}
+
+enum ig_reason_kind ig_rec_reason_kind(unsigned int reason)
+{
+	switch (reason) {
+#define IG_REASON(reason, value, name, kind) case IG_R_##reason: return IG_RK_##kind;
+#include "../../bpf/offcpu_reasons.def"
+#undef IG_REASON
+	}
+	return IG_RK_FOLLOW;
 }
 
 const char *ig_rec_proc_kind_name(unsigned int kind)

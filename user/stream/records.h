@@ -254,6 +254,19 @@ void ig_rec_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 unsigned int ig_rec_slot(unsigned int type);
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
 const char *ig_rec_reason_name(unsigned int reason);
+/* How attribution treats a wait for a reason (bpf/offcpu_reasons.def says
+ * what each means). */
+enum ig_reason_kind {
+	IG_RK_FOLLOW = 0,	/* also a reason outside enum ig_reason */
+	IG_RK_RUNNABLE,
+	IG_RK_STORAGE,
+	IG_RK_FAULT,
+	IG_RK_FUTEX,
+	IG_RK_NETWORK,
+	IG_RK_SLEEP,
+	IG_RK_IOWAIT,
+};
+enum ig_reason_kind ig_rec_reason_kind(unsigned int reason);
 /* "fork", "thread", "exec", "exit", "group_exit"; NULL if unknown. */
 const char *ig_rec_proc_kind_name(unsigned int kind);
 /* "nvml", "device_node", "local_rank", ...: "none" when unknown. */
