@@ -11,7 +11,9 @@
  * assumed.  Then every recording's records go to one engine: timestamps
  * shifted by the offset, pids and threads (i << 24 | pid), CPUs (after
  * the earlier recordings' CPUs), GPUs (i * 100 + n) and file keys made
- * its own, one META, one STATS and one END for them all.
+ * its own (each record's such fields are listed in bpf/record_fields.def,
+ * user/stream/remap.c moves them), one META, one STATS and one END for
+ * them all.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -25,6 +27,7 @@
 #include "modes/session_int.h"
 #include "probes/log.h"
 #include "stream/recording.h"
+#include "stream/remap.h"
 #include "stream/reorder.h"
 #include "util/util.h"
 
@@ -348,67 +351,32 @@ static uint64_t shift(uint64_t ts, const struct rec *r)
 	return off < 0 && (uint64_t)-off >= ts ? 1 : ts + (uint64_t)off;
 }
 
-/* @h as the merged analysis sees the @i-th recording's record. */
-static void remap(struct ig_hdr *h, uint32_t i, const struct rec *r)
-{
-	union ig_rec *u = (union ig_rec *)h;
-	h->ts = shift(h->ts, r);
-	h->tid = ig_merge_pid(i, h->tid);
-	h->tgid = ig_merge_pid(i, h->tgid);
-	h->cpu = (h->cpu & ~0xffffu) | ((IG_HDR_CPU(h->cpu) + r->cpu_base) & 0xffffu);
-	switch (h->type) {
-	case IG_REC_OFFCPU:
-		u->o.t_off = shift(u->o.t_off, r);
-		u->o.t_wake = shift(u->o.t_wake, r);
-		u->o.waker_tid = ig_merge_pid(i, u->o.waker_tid);
-		u->o.waker_tgid = ig_merge_pid(i, u->o.waker_tgid);
-		u->o.prev_tid = ig_merge_pid(i, u->o.prev_tid);
-		u->o.prev_tgid = ig_merge_pid(i, u->o.prev_tgid);
-		u->o.off_cpu += r->cpu_base;
-		if (u->o.flags & IG_F_FILE_KEY)
-			u->o.arg ^= (uint64_t)i << 56;
-		break;
-	case IG_REC_BIO:
-		u->b.t_issue = shift(u->b.t_issue, r);
-		break;
-	case IG_REC_CUDA:
-		u->c.t_begin = shift(u->c.t_begin, r);
-		u->c.t_wake = shift(u->c.t_wake, r);
-		u->c.last_submit = shift(u->c.last_submit, r);
-		break;
-	case IG_REC_NCCL:
-		u->nc.t_begin = shift(u->nc.t_begin, r);
-		break;
-	case IG_REC_LAUNCHES: {
-		struct ig_launches *l = (struct ig_launches *)h;
-		uint32_t k;
+struct remap_ctx {
+	uint32_t i;		/* the recording's place */
+	const struct rec *r;
+};
 
-		for (k = 0; k < l->n && k < IG_LBUF &&
-		     offsetof(struct ig_launches, e[k + 1]) <= h->size; k++)
-			l->e[k].ts = shift(l->e[k].ts, r);
+/* A value in the @i-th recording's records as the merged analysis sees it
+ * (which fields hold one: bpf/record_fields.def). */
+static uint64_t remap(void *ctx, enum ig_field_kind kind, uint64_t v)
+{
+	const struct remap_ctx *c = ctx;
+
+	switch (kind) {
+	case IG_FK_TIME:
+		return shift(v, c->r);
+	case IG_FK_PID:
+		return ig_merge_pid(c->i, (uint32_t)v);
+	case IG_FK_CPU:
+		return v + c->r->cpu_base;
+	case IG_FK_FILE_KEY:
+		return v ^ (uint64_t)c->i << 56;
+	case IG_FK_DEVICE:
+		return v + c->i * IG_MERGE_DEV_STRIDE;
+	case IG_FK_NONE:
 		break;
 	}
-	case IG_REC_PROC:
-		if (u->p.kind == IG_PROC_FORK)
-			u->p.ppid = ig_merge_pid(i, u->p.ppid);
-		break;
-	case IG_REC_TASK:
-		u->t.ppid = ig_merge_pid(i, u->t.ppid);
-		break;
-	case IG_REC_FILE:
-		u->f.key ^= (uint64_t)i << 56;
-		break;
-	case IG_REC_NVML:
-		u->n.device += i * IG_MERGE_DEV_STRIDE;
-		break;
-	case IG_REC_NVWIN:
-		u->nw.device += i * IG_MERGE_DEV_STRIDE;
-		u->nw.t0 = shift(u->nw.t0, r);
-		u->nw.t1 = shift(u->nw.t1, r);
-		break;
-	default:
-		break;
-	}
+	return v;
 }
 
 static void feed(struct session *s, const struct ig_hdr *h)
@@ -500,7 +468,7 @@ static void merge_feed(struct session *s, struct rec *rv, int n)
 			meta_sent = true;
 		}
 		memcpy(tmp.b, h, h->size);
-		remap(&tmp.h, (uint32_t)b, &rv[b]);
+		ig_remap_record(&tmp.h, remap, &(struct remap_ctx){ (uint32_t)b, &rv[b] });
 		feed(s, &tmp.h);
 		last = ig_max64(last, tmp.h.ts);
 	}
