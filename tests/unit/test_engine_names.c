@@ -159,6 +159,41 @@ static void test_api_classes(void **state)
 	assert_false(ig_api_is_sync_copy(IG_API_cuMemcpyDtoD));
 }
 
+/* Recordings store an off-CPU reason's value, and its kind decides its
+ * attribution (bpf/offcpu_reasons.def): the first thirteen, pinned. */
+static void test_reasons_pinned(void **state)
+{
+	static const struct {
+		const char *name;
+		enum ig_reason_kind kind;
+	} v[] = {
+		{ NULL, IG_RK_FOLLOW },
+		{ "preempt", IG_RK_RUNNABLE }, { "storage", IG_RK_STORAGE },
+		{ "page_fault", IG_RK_FAULT }, { "futex", IG_RK_FUTEX },
+		{ "pipe", IG_RK_FOLLOW }, { "unix", IG_RK_FOLLOW },
+		{ "eventfd", IG_RK_FOLLOW }, { "socket", IG_RK_NETWORK },
+		{ "poll", IG_RK_FOLLOW }, { "sleep", IG_RK_SLEEP },
+		{ "waitchild", IG_RK_FOLLOW }, { "io_uring", IG_RK_IOWAIT },
+		{ "other", IG_RK_IOWAIT },
+	};
+	unsigned int i, n = sizeof(v) / sizeof(v[0]);
+
+	(void)state;
+	assert_int_equal(IG_R_PREEMPT, 1);
+	assert_int_equal(IG_R_OTHER, 13);
+	assert_true(IG_R__MAX >= n);
+	for (i = 1; i < n; i++) {
+		if (strcmp(ig_rec_reason_name(i), v[i].name))
+			fail_msg("reason %u is %s, recordings say %s", i,
+				 ig_rec_reason_name(i), v[i].name);
+		if (ig_rec_reason_kind(i) != v[i].kind)
+			fail_msg("reason %s: kind %d, want %d", v[i].name,
+				 ig_rec_reason_kind(i), v[i].kind);
+	}
+	assert_int_equal(ig_rec_reason_kind(0), IG_RK_FOLLOW);
+	assert_int_equal(ig_rec_reason_kind(999), IG_RK_FOLLOW);
+}
+
 static void test_other_names(void **state)
 {
 	unsigned int i;
@@ -194,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_api_classes),
 		cmocka_unit_test(test_api_values_pinned),
 		cmocka_unit_test(test_api_dev_arg_submits),
+		cmocka_unit_test(test_reasons_pinned),
 		cmocka_unit_test(test_other_names),
 	};
 
