@@ -2,17 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 """make soak: idlegap left running, its memory over time (not in CI).
 
-For SOAK_SECONDS (default 3600): the agent in continuous mode (one window
-all along) while SOAK_LIFECYCLES (default 2000) short GPU processes come
-and go beside it, five at a time at most, spread over the run; and beside
-both, `idlegap run` on one long trainsim job (storage, stacks on).  The
-RSS of both idlegap processes is sampled every 10 s (SOAK_EVERY); at the
-end it prints, for each, the first, peak and last figures, the growth
-after the first minute (its peak against the sample at 1 min) and the
-trend (the median of the last quarter of the samples after the first
-minute against that of the first quarter), and says PASS when the trend
-stays within 2 MiB (docs/design.md §3.5, §5.13: history and tables are
-bounded; one sample's swing is no trend).
+For SOAK_SECONDS (default 3600), on a full node of SOAK_GPUS (default 8)
+simulated GPUs: two agents, one with the default duty cycle (10 s windows
+every 60 s) and one continuous (10 s windows every 10 s), both serving
+/metrics, scraped every SOAK_EVERY, while beside them
+  - an 8-rank data-parallel job with NCCL (trainsim ranks, one GPU each),
+  - `idlegap run` on one long storage job (stacks on),
+  - SOAK_LIFECYCLES (default 2000) short GPU processes come and go, five
+    at a time at most, spread over the run.
+The RSS of the three idlegap processes is sampled every 10 s (SOAK_EVERY);
+at the end it prints, for each, the first, peak and last figures, the
+growth after the settling time (the first 10 minutes; the first minute
+in a run shorter than 30 minutes) and the trend (the median of the last
+quarter of the samples after it against that of the first quarter), and
+says PASS when the trend stays within 4 MiB and, for an agent, its peak
+under half the DaemonSet's memory limit (deploy/: 128 Mi, so 64 MiB)
+(docs/design.md §3.5, §5.13: history and tables are bounded; one
+sample's swing is no trend).
 
 USAGE
     tools/soak.py [--seconds N] [--lifecycles N] [--json FILE]
@@ -35,7 +41,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 import bench  # noqa: E402  (its child handling: process groups, stop_all)
 
-FLAT_KIB = 2048
+FLAT_KIB = 4096
+AGENT_PEAK_KIB = 64 * 1024
 
 
 def status(pid):
@@ -60,11 +67,11 @@ def free_port():
     return port
 
 
-def start_agent(log):
-    p = bench.popen([bench.IG, "agent", "--listen",
-                     "127.0.0.1:%d" % free_port(), "--window", "86400",
-                     "--every", "86400"],
-                    stdout=subprocess.DEVNULL, stderr=log)
+def start_agent(log, env, *args):
+    port = free_port()
+    p = bench.popen([bench.IG, "agent", "--listen", "127.0.0.1:%d" % port]
+                    + list(args), env=env, stdout=subprocess.DEVNULL,
+                    stderr=log)
     for _ in range(600):
         log.seek(0)
         if b"agent: metrics on port" in log.read() or p.poll() is not None:
@@ -74,14 +81,27 @@ def start_agent(log):
         log.seek(0)
         raise RuntimeError("agent: exit %d: %s" % (
             p.returncode, log.read().decode(errors="replace")[-300:]))
-    return p
+    return p, port
 
 
-def summary(name, samples):
+def scrape(port):
+    """/metrics' size in bytes and series, or None when it does not answer."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                    timeout=10) as r:
+            body = r.read()
+    except OSError:
+        return None
+    return len(body), sum(1 for ln in body.splitlines()
+                          if ln and not ln.startswith(b"#"))
+
+
+def summary(name, samples, settle, peak_max=None):
     """samples: [(t s, VmRSS KiB, RssAnon KiB)]."""
     if not samples:
         return dict(name=name, ok=False, note="no samples")
-    after = [s for s in samples if s[0] >= 60] or samples[-1:]
+    after = [s for s in samples if s[0] >= settle] or samples[-1:]
     base = after[0][1]
     growth = max(s[1] for s in after) - base
     # the trend: the median of the last quarter of the samples after the
@@ -93,11 +113,14 @@ def summary(name, samples):
     r = dict(name=name, first_mib=samples[0][1] / 1024,
              peak_mib=max(s[1] for s in samples) / 1024,
              last_mib=samples[-1][1] / 1024,
-             at_60s_mib=base / 1024, growth_after_60s_mib=growth / 1024,
-             trend_mib=trend / 1024,
+             settle_s=settle, at_settle_mib=base / 1024,
+             growth_after_settle_mib=growth / 1024, trend_mib=trend / 1024,
              anon_first_mib=samples[0][2] / 1024,
              anon_last_mib=samples[-1][2] / 1024,
-             samples=len(samples), ok=trend <= FLAT_KIB)
+             peak_max_mib=peak_max / 1024 if peak_max else None,
+             samples=len(samples),
+             ok=trend <= FLAT_KIB and (peak_max is None or
+                                       max(s[1] for s in samples) <= peak_max))
     return r
 
 
@@ -110,42 +133,59 @@ def main():
                     default=int(os.environ.get("SOAK_LIFECYCLES", "2000")))
     ap.add_argument("--every", type=float,
                     default=float(os.environ.get("SOAK_EVERY", "10")))
+    ap.add_argument("--gpus", type=int,
+                    default=int(os.environ.get("SOAK_GPUS", "8")))
     ap.add_argument("--json")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("make soak: tracing needs root: sudo make soak", file=sys.stderr)
         return 2
-    if a.seconds < 70 or a.lifecycles < 0 or a.every <= 0:
+    if a.seconds < 70 or a.lifecycles < 0 or a.every <= 0 or \
+            not 1 <= a.gpus <= 8:
         print("soak: --seconds must be at least 70 (growth is measured after"
-              " the first minute), --lifecycles >= 0, --every > 0",
-              file=sys.stderr)
+              " the first minute), --lifecycles >= 0, --every > 0,"
+              " --gpus 1 to 8", file=sys.stderr)
         return 2
+    settle = 600 if a.seconds >= 1800 else 60
     bench.guard_children()
-    log = tempfile.TemporaryFile()
     tmp = bench.scratch()
+    env = dict(bench.SIMENV, SIMGPU_DEVICES=str(a.gpus),
+               SIMGPU_MACHINE="soak-%d" % os.getpid(),
+               TRAINSIM_NCCL_ID=os.path.join(tmp, "ncclid"))
+    logs = {k: tempfile.TemporaryFile() for k in ("duty", "cont")}
     t0 = time.monotonic()
     end = t0 + a.seconds
+    secs = str(int(a.seconds) + 30)
     try:
-        agent = start_agent(log)
+        duty, duty_port = start_agent(logs["duty"], env)
+        cont, cont_port = start_agent(logs["cont"], env, "--window", "10",
+                                      "--every", "10")
         run = bench.popen(
-            bench.traced([bench.TRAINSIM, "-s", "storage", "-q", "-t",
-                          str(int(a.seconds) + 30), "-n", "100000000"],
+            bench.traced([bench.TRAINSIM, "-s", "storage", "-q", "-t", secs,
+                          "-n", "100000000"],
                          "--no-nvml", "--json", os.path.join(tmp, "run.json")),
-            env=bench.SIMENV, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ranks = bench.popen(
+            [bench.TRAINSIM, "ranks", "--world", str(a.gpus), "-s",
+             "balanced", "-q", "-t", secs, "-n", "100000000"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except (OSError, RuntimeError) as e:
         bench.stop_all()
         print("soak: cannot start: %s" % e, file=sys.stderr)
         return 2
-    samples = {"agent": [], "run": []}
-    procs = {"agent": agent, "run": run}
+    samples = {"duty": [], "cont": [], "run": []}
+    procs = {"duty": duty, "cont": cont, "run": run}
+    ports = {"duty": duty_port, "cont": cont_port}
+    metrics = {"duty": [], "cont": []}
     # the lifecycles spread over the run, the last starting a minute
     # before its end at the latest
     pace = max(a.seconds - 60, 1) / max(a.lifecycles, 1)
     started, running, next_sample = 0, [], t0
-    print("soak: %.0f s, %d GPU process lifecycles beside the agent, RSS every"
-          " %.0f s; load average %s" % (a.seconds, a.lifecycles, a.every,
-          " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
+    print("soak: %.0f s on %d simulated GPUs: two agents (default duty cycle,"
+          " continuous), run on a storage job, an %d-rank NCCL job, %d GPU"
+          " process lifecycles; RSS every %.0f s; load average %s" % (
+              a.seconds, a.gpus, a.gpus, a.lifecycles, a.every,
+              " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
     while time.monotonic() < end:
         now = time.monotonic()
         running = [r for r in running if r.poll() is None]
@@ -153,7 +193,7 @@ def main():
                 now >= t0 + started * pace:
             running.append(bench.popen(
                 [bench.TRAINSIM, "-s", "healthy", "-q", "-t", "1.2", "-n",
-                 "1000000"], env=bench.SIMENV, stdout=subprocess.DEVNULL,
+                 "1000000"], env=env, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL))
             started += 1
         if now >= next_sample:
@@ -167,18 +207,28 @@ def main():
                         k, st["VmRSS"] / 1024, st["RssAnon"] / 1024))
                 else:
                     line.append("%s gone" % k)
+            for k, port in ports.items():
+                m = scrape(port)
+                metrics[k].append((now - t0,) + (m or (None, None)))
+                line.append("%s /metrics %s" % (
+                    k, "%d series" % m[1] if m else "no answer"))
             print("  %5.0f s  %s; %d lifecycles" % (now - t0, ", ".join(line),
                                                     started), flush=True)
-        if any(p.poll() is not None for p in procs.values()):
+        if any(p.poll() is not None for p in procs.values()) or \
+                ranks.poll() is not None:
             break
         time.sleep(0.05)
     gone = [k for k, p in procs.items() if p.poll() is not None]
+    if ranks.poll() is not None:
+        gone.append("ranks (exit %d)" % ranks.returncode)
     for r in running:
         r.wait()
     left = bench.stop_all()
-    res = [summary(k, samples[k]) for k in ("agent", "run")]
+    res = [summary(k, samples[k], settle,
+                   AGENT_PEAK_KIB if k != "run" else None)
+           for k in ("duty", "cont", "run")]
     print("\n%-6s %9s %9s %9s %16s %9s %15s  %s" % (
-        "what", "first", "peak", "last", "growth after 60s", "trend",
+        "what", "first", "peak", "last", "growth after %ds" % settle, "trend",
         "anon first/last", "result"))
     for r in res:
         if "first_mib" not in r:
@@ -186,7 +236,7 @@ def main():
             continue
         print("%-6s %7.1f M %7.1f M %7.1f M %+14.1f M %+7.1f M %7.1f/%.1f M  %s" % (
             r["name"], r["first_mib"], r["peak_mib"], r["last_mib"],
-            r["growth_after_60s_mib"], r["trend_mib"], r["anon_first_mib"],
+            r["growth_after_settle_mib"], r["trend_mib"], r["anon_first_mib"],
             r["anon_last_mib"],
             "PASS" if r["ok"] else "MISS"))
     print("soak: %.0f s, %d lifecycles; load average %s%s" % (
@@ -197,8 +247,9 @@ def main():
         print("soak: left running: %s" % left, file=sys.stderr)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(seconds=a.seconds, lifecycles=started, results=res,
-                           samples=samples), f, indent=1)
+            json.dump(dict(seconds=a.seconds, gpus=a.gpus, lifecycles=started,
+                           results=res, samples=samples, metrics=metrics),
+                      f, indent=1)
     if gone:
         return 2
     return 0 if all(r["ok"] for r in res) else 1
