@@ -110,6 +110,8 @@ is "$(grep -c '^engine ' "$TMP/fedges")" "$(grep -cE '^engine (stacks|stream|uti
 	"includes: the engine reaches only the stacks, the record stream and util"
 is "$(grep -E ' (modes|probes|views)$' "$TMP/fedges" | grep -v '^modes ')" "" \
 	"includes: only the run modes include the probes or the views"
+is "$(grep -E ' engine$' "$TMP/fedges" | grep -vE '^(modes|views) ')" "" \
+	"includes: only the run modes and the views include the engine"
 
 p=$TMP/planted
 mkdir -p "$p"
@@ -260,7 +262,7 @@ fi
 bad=$(grep -E '^(gpu|drain|sweep) (attrib|causes|detail)$' "$TMP/edges")
 is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
-	grep -vE ' (attrib|causes|detail|stacks|tasks|files|ring|htab|names|vec)$')
+	grep -vE ' (attrib|causes|detail|stacks|tasks|files|names)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
 
 # the call graph names a file by its name alone

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "engine/hist.h"
 #include "util/escape.h"
+#include "util/hist.h"
 #include "views/metrics.h"
 #include "views/metrics_impl.h"
 

@@ -17,6 +17,15 @@ struct ig_engine;
 
 #define IG_GAPS_NONE (-2)
 
+/*
+ * Upper bounds (ns) of the gap-length histogram in the JSON report and the
+ * idlegap_gpu_gap_seconds metric: 100 us to 10 s, 1-2.5-5 per decade.
+ */
+#define IG_GAP_BOUNDS_NS(X) X(100000) X(250000) X(500000) X(1000000) \
+	X(2500000) X(5000000) X(10000000) X(25000000) X(50000000) \
+	X(100000000) X(250000000) X(500000000) X(1000000000) \
+	X(2500000000) X(5000000000) X(10000000000)
+
 struct ig_engine_opts {
 	size_t sz;
 	int max_depth;		/* waker walk depth (0: default 4) */

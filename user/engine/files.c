@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "engine/files.h"
-#include "engine/htab.h"
 #include "engine/model.h"
+#include "util/htab.h"
 
 struct ig_files {
 	struct ig_htab byk;	/* key -> ig_fileinfo */

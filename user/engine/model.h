@@ -16,12 +16,12 @@
 #include <stdbool.h>
 #include "engine/engine.h"
 #include "engine/engine_obs.h"
-#include "engine/htab.h"
-#include "engine/hist.h"
-#include "engine/ring.h"
-#include "engine/vec.h"
 #include "engine/gaplist.h"
 #include "engine/names.h"
+#include "util/hist.h"
+#include "util/htab.h"
+#include "util/ring.h"
+#include "util/vec.h"
 
 #define IG_NS_INF		UINT64_MAX
 #define IG_NSEC			1000000000ULL

@@ -10,8 +10,8 @@
 #include "probes/capture.h"
 #include "views/metrics.h"
 #include "engine/engine.h"
-#include "engine/htab.h"
 #include "stream/records.h"
+#include "util/htab.h"
 
 /* identities read per window, at most (a window's processes beyond it get
  * no workload labels) */

@@ -8,9 +8,9 @@
 #include "probes/discovery.h"
 #include "probes/discovery_int.h"
 #include "probes/nccl_attach.h"
-#include "engine/htab.h"
 #include "host/procfs.h"
 #include "probes/pyrt.h"
+#include "util/htab.h"
 #include "util/util.h"
 
 /* libcuda may be loaded at any time: look again this often, and this soon

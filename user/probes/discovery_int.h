@@ -6,11 +6,11 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "engine/htab.h"
 #include "probes/cuda_attach.h"
 #include "probes/discovery.h"
 #include "probes/nccl_attach.h"
 #include "stream/records.h"
+#include "util/htab.h"
 
 /* A followed process. */
 struct dproc {

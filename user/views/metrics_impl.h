@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "engine/hist.h"
+#include "engine/engine.h"
 #include "views/metrics.h"
 
 /* The workload labels, in exposition order: one list. */

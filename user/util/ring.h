@@ -4,8 +4,8 @@
  * back and age out at the front.  Capacity is a power of two; it shrinks
  * again after a burst so a long trace holds only what the window needs.
  */
-#ifndef IG_ENGINE_RING_H
-#define IG_ENGINE_RING_H
+#ifndef IG_UTIL_RING_H
+#define IG_UTIL_RING_H
 
 #include <stdint.h>
 #include <stddef.h>

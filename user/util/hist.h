@@ -4,8 +4,8 @@
  * a log-linear histogram (32 sub-buckets per power of two, ≤ 3% error)
  * after that, so percentiles cost constant memory on any run length.
  */
-#ifndef IG_ENGINE_HIST_H
-#define IG_ENGINE_HIST_H
+#ifndef IG_UTIL_HIST_H
+#define IG_UTIL_HIST_H
 
 #include <stdint.h>
 #include <stddef.h>
@@ -31,14 +31,5 @@ size_t ig_hist_bytes(const struct ig_hist *h);
 /* Values <= @v: exact while every value is kept, else counted by bucket
  * (a bucket counts when its middle is <= @v: within 3% of @v). */
 uint64_t ig_hist_count_le(const struct ig_hist *h, uint64_t v);
-
-/*
- * Upper bounds (ns) of the gap-length histogram in the JSON report and the
- * idlegap_gpu_gap_seconds metric: 100 us to 10 s, 1-2.5-5 per decade.
- */
-#define IG_GAP_BOUNDS_NS(X) X(100000) X(250000) X(500000) X(1000000) \
-	X(2500000) X(5000000) X(10000000) X(25000000) X(50000000) \
-	X(100000000) X(250000000) X(500000000) X(1000000000) \
-	X(2500000000) X(5000000000) X(10000000000)
 
 #endif

@@ -2,7 +2,7 @@
 /* A growable array of fixed-size elements; see vec.h. */
 #include <stdlib.h>
 #include <string.h>
-#include "engine/vec.h"
+#include "util/vec.h"
 
 void *ig_vec_push(struct ig_vec *v)
 {

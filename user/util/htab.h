@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A small open-addressing hash table from a 64-bit key to a pointer, for the
- * engine's per-record lookups (thread by tid, process by tgid, stream by
- * key).  Linear probing with backward-shift deletion, so lookups never walk
- * tombstones and the table stays fast after heavy thread churn.
+ * A small open-addressing hash table from a 64-bit key to a pointer, for
+ * per-record lookups (the engine's thread by tid, process by tgid, stream
+ * by key).  Linear probing with backward-shift deletion, so lookups never
+ * walk tombstones and the table stays fast after heavy thread churn.
  */
-#ifndef IG_ENGINE_HTAB_H
-#define IG_ENGINE_HTAB_H
+#ifndef IG_UTIL_HTAB_H
+#define IG_UTIL_HTAB_H
 
 #include <stdint.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * that are appended to and filtered in place.  It shrinks again after a
  * burst, like the ring.
  */
-#ifndef IG_ENGINE_VEC_H
-#define IG_ENGINE_VEC_H
+#ifndef IG_UTIL_VEC_H
+#define IG_UTIL_VEC_H
 
 #include <stdbool.h>
 #include <stdint.h>

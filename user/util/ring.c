@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdlib.h>
 #include <string.h>
-#include "engine/ring.h"
+#include "util/ring.h"
 
 static int resize(struct ig_ring *r, uint32_t cap)
 {

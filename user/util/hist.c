@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/hist.h"
+#include "util/hist.h"
 #include "util/util.h"
 
 static unsigned int bucket_of(uint64_t v)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
-#include "engine/htab.h"
+#include "util/htab.h"
 
 int ig_htab_init(struct ig_htab *h, uint32_t cap_hint)
 {

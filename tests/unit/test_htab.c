@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The hash table's iterator visits each value once, after growth and
  * deletions, and clear empties the table. */
-#include "test_engine_util.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "util/htab.h"
 
 #define N 1000
 
