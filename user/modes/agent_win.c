@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include "host/gpudev.h"
 #include "modes/agent_int.h"
+#include "modes/feed.h"
 #include "probes/discovery.h"
 #include "engine/engine.h"
 #include "host/identity.h"
@@ -19,17 +20,9 @@
 #include "util/outfile.h"
 #include "host/procfs.h"
 #include "probes/pyframes.h"
-#include "stream/reorder.h"
 #include "stacks/symbolize.h"
 #include "probes/tracer.h"
 #include "util/util.h"
-
-#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
-
-static void to_engine(const struct ig_hdr *rec, void *ctx)
-{
-	ig_engine_feed(ctx, rec);
-}
 
 void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
 {
@@ -276,7 +269,7 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	int err;
 
 	a->engine = ig_engine_new(&a->o->engine);
-	a->reorder = a->engine ? ig_reorder_new(REORDER_WINDOW_NS, to_engine, a->engine) : NULL;
+	a->reorder = a->engine ? ig_feed_engine(a->engine) : NULL;
 	if (!a->ids)
 		a->ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->ids));
 	if (!a->reorder || !a->ids) {

@@ -23,15 +23,14 @@
 #include <string.h>
 #include "engine/merge.h"
 #include "engine/model.h"
+#include "modes/feed.h"
 #include "modes/report_merge.h"
 #include "modes/session_int.h"
 #include "probes/log.h"
 #include "stream/recording.h"
 #include "stream/remap.h"
-#include "stream/reorder.h"
 #include "util/util.h"
 
-#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
 #define MIN_ENDS		3	/* matched ends to align on */
 #define MAX_DRIFT		1e-3	/* clocks drifting more apart: not believed */
 
@@ -91,7 +90,7 @@ static int push(const struct ig_hdr *h, void *ctx)
 /* 0, or 1 after its line. */
 static int load(struct rec *r, bool partial)
 {
-	struct ig_reorder *ro = ig_reorder_new(REORDER_WINDOW_NS, keep, r);
+	struct ig_reorder *ro = ig_feed_new(keep, r);
 	struct ig_read_result res;
 	int err;
 

@@ -18,19 +18,10 @@
 #include "probes/pyframes.h"
 #include "stacks/symbolize.h"
 #include "stream/recording.h"
-#include "stream/reorder.h"
+#include "modes/feed.h"
 #include "modes/session_int.h"
 #include "views/timeline_build.h"
 #include "probes/tracer.h"
-
-/* CPUs hand their records to the ring buffer with skews of microseconds;
- * annotation records may be placed a little in the past. */
-#define REORDER_WINDOW_NS	(50ULL * 1000 * 1000)
-
-static void to_engine(const struct ig_hdr *rec, void *ctx)
-{
-	ig_engine_feed(ctx, rec);
-}
 
 /* --perfetto: the timeline sees each record as the engine does. */
 static void to_timeline(const struct ig_hdr *rec, void *ctx)
@@ -203,9 +194,8 @@ int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out
 		return 1;
 	if (out->obs.span)
 		ig_engine_observe(s->engine, &out->obs);
-	s->reorder = out->dump ? ig_reorder_new(REORDER_WINDOW_NS, to_dump, stdout) :
-		     s->tlb ? ig_reorder_new(REORDER_WINDOW_NS, to_timeline, s) :
-		     ig_reorder_new(REORDER_WINDOW_NS, to_engine, s->engine);
+	s->reorder = out->dump ? ig_feed_new(to_dump, stdout) :
+		     s->tlb ? ig_feed_new(to_timeline, s) : ig_feed_engine(s->engine);
 	if (!s->reorder) {
 		ig_err("out of memory");
 		return 1;

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The reorder stage in front of every mode's engine. */
+#include "modes/feed.h"
+
+static void to_engine(const struct ig_hdr *rec, void *ctx)
+{
+	ig_engine_feed(ctx, rec);
+}
+
+struct ig_reorder *ig_feed_new(ig_reorder_out out, void *ctx)
+{
+	return ig_reorder_new(IG_FEED_WINDOW_NS, out, ctx);
+}
+
+struct ig_reorder *ig_feed_engine(struct ig_engine *e)
+{
+	return ig_feed_new(to_engine, e);
+}
