@@ -10,7 +10,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS) -lcmocka
 
 # Tests of units outside the engine.
-$(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o probes/log.o)
+$(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o modes/cli_base.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
 # the merge of several recordings: the report path whole (modes, views, probes)
 $(BUILD)/tests/test_merge: $(LIB_OBJS)

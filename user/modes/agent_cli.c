@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command line of `idlegap agent`. */
-#include <argp.h>
 #include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "modes/agent.h"
-#include "modes/cli.h"
+#include "modes/cli_base.h"
 #include "util/escape.h"
 #include "views/httpd.h"
-#include "host/identity.h"
 #include "probes/log.h"
 #include "views/metrics.h"
 
@@ -46,48 +41,14 @@ static const struct argp_option options[] = {
 	{},
 };
 
-static bool bad, window_given, every_given;
-
-/* One line, as every other error of the agent (argp's would add two). */
-static void fail(struct argp_state *st, const char *fmt, const char *arg)
-{
-	char msg[1024];
-
-	(void)st;
-	if (bad)
-		return;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	snprintf(msg, sizeof(msg), fmt, arg);
-#pragma GCC diagnostic pop
-	ig_err("agent: %s", msg);
-	bad = true;
-}
+static bool window_given, every_given;
 
 static double parse_seconds(struct argp_state *st, const char *s)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || end == s || !(v >= 1) || !(v <= 86400) || v != floor(v)) {
-		fail(st, "invalid seconds: '%s' (a whole number from 1 to 86400)", s);
-		return 1;
-	}
-	return v;
-}
-
-static unsigned long parse_count(struct argp_state *st, const char *s,
-				 unsigned long hi, const char *what)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || *s == '-' || v < 1 || v > hi) {
-		fail(st, what, s);
+	if (!ig_cli_seconds(s, 86400, true, &v)) {
+		ig_cli_error(st, "invalid seconds: '%s' (a whole number from 1 to 86400)", s);
 		return 1;
 	}
 	return v;
@@ -102,17 +63,17 @@ static void add_label(struct argp_state *st, struct ig_agent_opts *o,
 
 	ig_esc(esc, sizeof(esc), kv, strlen(kv));
 	if (o->nlabels == IG_AGENT_MAX_LABELS)
-		fail(st, "too many --label pairs (at most 32): '%s'", esc);
+		ig_cli_error(st, "too many --label pairs (at most 32): '%s'", esc);
 	else if (err == -EEXIST)
-		fail(st, "--label '%s': the agent sets this label itself", esc);
+		ig_cli_error(st, "--label '%s': the agent sets this label itself", esc);
 	else if (err == -EINVAL && !strchr(kv, '='))
-		fail(st, "invalid --label '%s': no '=' (KEY=VALUE)", esc);
+		ig_cli_error(st, "invalid --label '%s': no '=' (KEY=VALUE)", esc);
 	else if (err == -EINVAL)
-		fail(st, "invalid --label '%s': KEY is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", esc);
+		ig_cli_error(st, "invalid --label '%s': KEY is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", esc);
 	else if (err == -E2BIG)
-		fail(st, "invalid --label '%s': VALUE is longer than 256 bytes", esc);
+		ig_cli_error(st, "invalid --label '%s': VALUE is longer than 256 bytes", esc);
 	else if (err)
-		fail(st, "invalid --label '%s': VALUE holds a control character, a backslash or bytes that are not UTF-8", esc);
+		ig_cli_error(st, "invalid --label '%s': VALUE holds a control character, a backslash or bytes that are not UTF-8", esc);
 	else
 		o->labels[o->nlabels++] = kv;
 }
@@ -120,7 +81,7 @@ static void add_label(struct argp_state *st, struct ig_agent_opts *o,
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct ig_agent_opts *o = st->input;
-	unsigned long v;
+	long v;
 
 	switch (key) {
 	case OPT_LISTEN: o->listen = arg; break;
@@ -136,38 +97,34 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_LIBCUDA: o->libcuda_path = arg; break;
 	case OPT_LABEL: add_label(st, o, arg); break;
 	case OPT_NODE_ROOT:
-		if (arg[0] != '/' || strlen(arg) >= 200)
-			fail(st, "invalid --node-root: '%s' (an absolute directory)", arg);
-		else
-			ig_identity_set_node_root(arg);
+		ig_cli_node_root(st, arg);
 		break;
 	case OPT_CGROUP:
 		if (ig_agent_scope_check(arg))
-			fail(st, "invalid --cgroup: '%s' (a cgroup v2 path from the root, e.g. /system.slice/job.scope)", arg);
+			ig_cli_error(st, "invalid --cgroup: '%s' (a cgroup v2 path from the root, e.g. /system.slice/job.scope)", arg);
 		else
 			o->cgroup = arg;
 		break;
 	case OPT_KEEP:
-		o->reports_keep = parse_count(st, arg, 1000000,
-					      "invalid --reports-keep: '%s' (1 to 1000000)");
+		if (!ig_cli_long(arg, 1, 1000000, &v))
+			ig_cli_error(st, "invalid --reports-keep: '%s' (1 to 1000000)", arg);
+		o->reports_keep = v;
 		break;
 	case OPT_MAX_MB:
-		o->reports_max_bytes = (unsigned long long)parse_count(st, arg, 1 << 20,
-				"invalid --reports-max-mb: '%s' (1 to 1048576)") << 20;
+		if (!ig_cli_long(arg, 1, 1 << 20, &v))
+			ig_cli_error(st, "invalid --reports-max-mb: '%s' (1 to 1048576)", arg);
+		o->reports_max_bytes = (unsigned long long)v << 20;
 		break;
 	case OPT_RINGBUF:
-		v = parse_count(st, arg, 1024, "invalid --ringbuf-mb: '%s' (a power of two from 1 to 1024)");
-		if (v & (v - 1))
-			fail(st, "invalid --ringbuf-mb: '%s' (a power of two from 1 to 1024)", arg);
-		o->ringbuf_mb = v;
+		o->ringbuf_mb = ig_cli_ringbuf(st, arg, 1);
 		break;
 	case 'v': ig_verbose = o->engine.verbose = true; break;
 	case ARGP_KEY_ARG:
-		fail(st, "unexpected argument '%s'", arg);
+		ig_cli_error(st, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!bad && window_given && every_given && o->window_s > o->every_s)
-			fail(st, "--window%s is longer than --every", "");
+		if (!ig_cli_failed() && window_given && every_given && o->window_s > o->every_s)
+			ig_cli_error(st, "--window is longer than --every");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -181,7 +138,7 @@ int ig_agent_main(int argc, char **argv)
 {
 	static char name[] = "idlegap agent";
 	static struct ig_agent_opts o;
-	int idx = 0, err;
+	int rc;
 
 	memset(&o, 0, sizeof(o));
 	o.listen = IG_HTTPD_LISTEN;
@@ -194,13 +151,11 @@ int ig_agent_main(int argc, char **argv)
 	o.engine.sz = sizeof(o.engine);
 	o.self_argc = argc;
 	o.self_argv = argv;
-	bad = window_given = every_given = false;
+	window_given = every_given = false;
 	argv[0] = name;
-	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, &o);
-	if (ig_cli_asks_help(argc, argv))
-		return 0;
-	if (err || bad)
-		return 2;
+	rc = ig_cli_run(&argp, argc, argv, 0, &o, IG_CLI_ONE_LINE, "agent: ");
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	/* --window 10 alone: every 60 s; --every 5 alone: a window as long */
 	if (o.every_s < o.window_s)
 		o.window_s = o.every_s;

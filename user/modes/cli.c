@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "host/identity.h"
 #include "modes/cli.h"
 #include "probes/log.h"
 
@@ -78,37 +77,14 @@ static const char *const cmd_names[] = {
 	[IG_CMD_TOP] = "top",
 };
 
-/* argp_error() prints; ARGP_NO_EXIT makes it return, so remember it. */
-static bool bad, helping;
-
 static long parse_long(struct argp_state *st, const char *what, const char *s,
 		       long lo, long hi)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		argp_error(st, "invalid %s: '%s' (from %ld to %ld)", what, s, lo, hi);
-		bad = true;
+	if (!ig_cli_long(s, lo, hi, &v)) {
+		ig_cli_error(st, "invalid %s: '%s' (from %ld to %ld)", what, s, lo, hi);
 		return lo;
-	}
-	return v;
-}
-
-/* One message for every bad size, naming what is accepted. */
-static unsigned int parse_ringbuf(struct argp_state *st, const char *s)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 1 || v > 1024 || (v & (v - 1))) {
-		argp_error(st, "invalid --ringbuf-mb: '%s' (a power of two from 1 to 1024)", s);
-		bad = true;
-		return 16;
 	}
 	return v;
 }
@@ -117,15 +93,11 @@ static unsigned int parse_ringbuf(struct argp_state *st, const char *s)
  * fit the clock arithmetic). */
 static double parse_duration(struct argp_state *st, const char *s)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || end == s || !(v > 0) || !(v <= IG_MAX_DURATION_S)) {
-		argp_error(st, "invalid duration: '%s' (seconds, more than 0 and at most %d)",
-			   s, IG_MAX_DURATION_S);
-		bad = true;
+	if (!ig_cli_seconds(s, IG_MAX_DURATION_S, false, &v)) {
+		ig_cli_error(st, "invalid duration: '%s' (seconds, more than 0 and at most %d)",
+			     s, IG_MAX_DURATION_S);
 		return 0;
 	}
 	return v;
@@ -133,8 +105,7 @@ static double parse_duration(struct argp_state *st, const char *s)
 
 static void usage_error(struct argp_state *st, const char *msg)
 {
-	argp_error(st, "%s", msg);
-	bad = true;
+	ig_cli_error(st, "%s", msg);
 }
 
 static void parse_pids(struct argp_state *st, struct ig_cli *c, const char *arg)
@@ -261,18 +232,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		c->s.min_offcpu_ns = parse_long(st, "--min-offcpu-us", arg, 0, 1000000) * 1000;
 		break;
 	case OPT_RINGBUF:
-		c->s.ringbuf_mb = parse_ringbuf(st, arg);
+		c->s.ringbuf_mb = ig_cli_ringbuf(st, arg, 16);
 		break;
 	case OPT_NO_NVML: c->s.no_nvml = true; break;
 	case OPT_USER: c->s.run_user = arg; break;
 	case OPT_AS_ROOT: c->s.as_root = true; break;
 	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
 	case OPT_NODE_ROOT:
-		if (arg[0] != '/' || strlen(arg) >= 200) {
-			argp_error(st, "invalid --node-root: '%s' (an absolute directory)", arg);
-			bad = true;
-		} else
-			ig_identity_set_node_root(arg);
+		ig_cli_node_root(st, arg);
 		break;
 	case OPT_CLOCK_OFFSET:
 		parse_clock_offset(st, c, arg);
@@ -306,8 +273,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			c->s.argv = &st->argv[st->next - 1];
 			st->next = st->argc;
 		} else {
-			argp_error(st, "unexpected argument '%s'", arg);
-			bad = true;
+			ig_cli_error(st, "unexpected argument '%s'", arg);
 		}
 		break;
 	/* stacks */
@@ -317,7 +283,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		c->s.out.folded_path = arg;
 		break;
 	case ARGP_KEY_END:
-		if (!bad && !helping)
+		/* `idlegap --help` still checks the options given with it */
+		if (!ig_cli_failed() && (c->cmd == IG_CMD_NONE || !ig_cli_helping()))
 			check_end(st, c);
 		break;
 	default:
@@ -328,27 +295,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 
-bool ig_cli_asks_help(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return false;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
-		    !strcmp(argv[i], "--usage") || !strcmp(argv[i], "--version") ||
-		    !strcmp(argv[i], "-V"))
-			return true;
-	}
-	return false;
-}
-
 int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 {
 	static char name[32];
 	char **sub;
 	size_t i;
-	int idx = 0, err;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->s.pids = c->pids;
@@ -357,7 +309,6 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 	c->s.self_argc = argc;
 	c->s.self_argv = argv;
 	c->s.out.engine.sz = sizeof(c->s.out.engine);
-	bad = false;
 	if (argc < 2) {
 		fprintf(stderr, "Usage: idlegap {check|attach|run|report|top|agent} [OPTIONS]\n"
 				"Try 'idlegap --help'.\n");
@@ -368,7 +319,7 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 			c->cmd = i;
 	if (c->cmd == IG_CMD_NONE) {
 		if (ig_cli_asks_help(argc, argv)) {
-			argp_parse(&argp, argc, argv, ARGP_NO_EXIT, &idx, c);
+			ig_cli_run(&argp, argc, argv, 0, c, IG_CLI_ARGP, NULL);
 			return -1;
 		}
 		ig_err("unknown command '%s' (try 'idlegap --help')", argv[1]);
@@ -381,13 +332,10 @@ int ig_cli_parse(int argc, char **argv, struct ig_cli *c)
 		return 2;
 	memcpy(sub, argv + 1, (argc - 1) * sizeof(*sub));
 	sub[0] = name;
-	helping = ig_cli_asks_help(argc - 1, sub);
-	err = argp_parse(&argp, argc - 1, sub, ARGP_NO_EXIT | ARGP_IN_ORDER, &idx, c);
+	rc = ig_cli_run(&argp, argc - 1, sub, ARGP_IN_ORDER, c, IG_CLI_ARGP, NULL);
 	/* c keeps pointers to the arguments, not to the array */
 	if (c->s.argv)
 		c->s.argv = argv + 1 + (c->s.argv - sub);
 	free(sub);
-	if (helping)
-		return -1;
-	return err || bad ? 2 : 0;
+	return rc;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "modes/cli_base.h"
 #include "modes/session.h"
 #include "modes/report_merge.h"
 #include "engine/merge.h"
@@ -34,7 +35,5 @@ struct ig_cli {
  * version was printed and the program should exit 0.
  */
 int ig_cli_parse(int argc, char **argv, struct ig_cli *c);
-/* Whether @argv (before any "--") asks for --help, --usage or --version. */
-bool ig_cli_asks_help(int argc, char **argv);
 
 #endif
