@@ -22,11 +22,16 @@ struct tl_thread {
 
 #define IG_TL_MAX_DEVS	64
 
+/* Tracks of one kind, one a process, by slot: @pid[slot] the process. */
+struct tl_tracks {
+	uint32_t pid[IG_TL_MAX_DEVS];
+	uint32_t n;
+};
+
 /* A late rank's own track, "rank R late (pid P)", under its process: its
  * slices nest (docs/design.md §7.8), so each new one starts at or after
  * @floor, the end of those before the last, and ends at or after @end. */
 struct tl_late {
-	uint32_t pid;
 	uint64_t floor, end;
 };
 
@@ -37,10 +42,9 @@ struct ig_tlb {
 	uint32_t cap, n;	/* power of two */
 	uint64_t dev_declared;	/* devices 0..63 */
 	uint64_t est_declared;	/* their estimated tracks */
-	uint32_t coll_pid[IG_TL_MAX_DEVS];	/* ranks with a collectives track, by slot */
-	uint32_t ncoll;
-	struct tl_late late[IG_TL_MAX_DEVS];	/* late ranks' tracks, by slot */
-	uint32_t nlate;
+	struct tl_tracks coll;			/* ranks' collectives tracks */
+	struct tl_tracks late_tracks;		/* late ranks' tracks */
+	struct tl_late late[IG_TL_MAX_DEVS];	/* and their slices, by slot */
 	uint64_t busy_t0[IG_TL_MAX_DEVS], busy_t1[IG_TL_MAX_DEVS];
 	uint64_t next_flow;
 	uint64_t peer_flows, peer_flows_left;	/* written, left out (the bound) */

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 #include "views/timeline_build.h"
 #include "views/timeline_int.h"
 
@@ -26,59 +25,56 @@ static void fail(struct ig_tlb *b, int err)
 		b->err = err;
 }
 
-/* The collectives track of @o's rank: its slot, -1 when none is left. */
-static int coll_track(struct ig_tlb *b, const struct ig_obs_span *o)
+/*
+ * Process @pid's track among @t: its slot, -1 when none is left or on an
+ * error.  A new one is numbered @base + slot and named "rank R WHAT (pid
+ * P)" ("WHAT (pid P)" without a rank); with @tid, it is drawn under the
+ * process's own track, declared first with that thread.
+ */
+static int pid_track(struct ig_tlb *b, struct tl_tracks *t, uint32_t base,
+		     const char *what, int rank, uint32_t pid, uint32_t tid)
 {
 	struct ig_tl_device d = { 0 };
 	char tname[64];
 	uint32_t i;
 
-	for (i = 0; i < b->ncoll && b->coll_pid[i] != o->tgid; i++)
+	for (i = 0; i < t->n && t->pid[i] != pid; i++)
 		;
-	if (i < b->ncoll)
+	if (i < t->n)
 		return (int)i;
 	if (i == IG_TL_MAX_DEVS)
 		return -1;
-	b->coll_pid[b->ncoll++] = o->tgid;
-	if (o->rank >= 0)
-		snprintf(tname, sizeof(tname), "rank %d collectives (pid %u)", o->rank, o->tgid);
+	if (tid) {
+		fail(b, ig_timeline_declare(b, tid, pid));
+		if (b->err)
+			return -1;
+		d.pid = pid;
+	}
+	t->pid[t->n++] = pid;
+	if (rank >= 0)
+		snprintf(tname, sizeof(tname), "rank %d %s (pid %u)", rank, what, pid);
 	else
-		snprintf(tname, sizeof(tname), "collectives (pid %u)", o->tgid);
-	d.id = COLL_TRACK + i;
+		snprintf(tname, sizeof(tname), "%s (pid %u)", what, pid);
+	d.id = base + i;
 	d.name = tname;
-	fail(b, ig_perfetto_device(b->w, &d));
-	return (int)i;
-}
-
-/* The late rank's track under its process: its slot, -1 when none. */
-static int late_track(struct ig_tlb *b, const struct ig_obs_span *o)
-{
-	struct ig_tl_device d = { 0 };
-	char tname[64];
-	uint32_t i;
-
-	for (i = 0; i < b->nlate && b->late[i].pid != o->late_pid; i++)
-		;
-	if (i < b->nlate)
-		return (int)i;
-	if (i == IG_TL_MAX_DEVS || !o->late_pid)
-		return -1;
-	/* its process's track first, declared with its launching thread */
-	fail(b, ig_timeline_declare(b, o->late_tid ? o->late_tid : o->late_pid, o->late_pid));
-	if (b->err)
-		return -1;
-	memset(&b->late[i], 0, sizeof(b->late[i]));
-	b->late[i].pid = o->late_pid;
-	b->nlate++;
-	if (o->late_rank >= 0)
-		snprintf(tname, sizeof(tname), "rank %d late (pid %u)", o->late_rank, o->late_pid);
-	else
-		snprintf(tname, sizeof(tname), "late (pid %u)", o->late_pid);
-	d.id = LATE_TRACK + i;
-	d.name = tname;
-	d.pid = o->late_pid;
 	fail(b, ig_perfetto_device(b->w, &d));
 	return b->err ? -1 : (int)i;
+}
+
+/* The collectives track of @o's rank: its slot, -1 when none is left. */
+static int coll_track(struct ig_tlb *b, const struct ig_obs_span *o)
+{
+	return pid_track(b, &b->coll, COLL_TRACK, "collectives", o->rank, o->tgid, 0);
+}
+
+/* The late rank's track under its process (declared with its launching
+ * thread): its slot, -1 when none. */
+static int late_track(struct ig_tlb *b, const struct ig_obs_span *o)
+{
+	if (!o->late_pid)
+		return -1;
+	return pid_track(b, &b->late_tracks, LATE_TRACK, "late", o->late_rank, o->late_pid,
+			 o->late_tid ? o->late_tid : o->late_pid);
 }
 
 /*
