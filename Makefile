@@ -59,16 +59,17 @@ all: $(BUILD)/idlegap
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) $(BUILD)/idlegap_compat.skel.h
-USER_SRCS := $(wildcard user/*/*.c)
+# a folder's sources, and those of its sub-folders (user/engine/gpu/, ...)
+USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, for linking tools against the real code.
 LIB_OBJS  := $(filter-out $(BUILD)/user/modes/main.o,$(USER_OBJS))
 # The engine with the record format, recordings and reordering: no libbpf,
 # no tracer.  Unit tests link this library alone, so the linker refuses an
 # engine dependency on the probe layer.
-# Its sources are those of its folders (docs/design.md §3.1).
+# Its sources are those of its folders and their sub-folders (docs/design.md §3.1).
 ENGINE_DIRS := engine stacks stream host util
-ENGINE_SRCS := $(wildcard $(ENGINE_DIRS:%=user/%/*.c))
+ENGINE_SRCS := $(wildcard $(ENGINE_DIRS:%=user/%/*.c) $(ENGINE_DIRS:%=user/%/*/*.c))
 ENGINE_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(ENGINE_SRCS))
 ENGINE_LIB  := $(BUILD)/libidlegap-engine.a
 

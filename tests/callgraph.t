@@ -7,7 +7,8 @@
 # Calls, from the objects' symbols (tools/callgraph.sh): no cycle among the
 # engine's files, where the GPU model hands gaps to attribution through a
 # sink, not a call, so that a change to one layer cannot reach back into
-# the one below it; and none between folders.
+# the one below it; and none between folders, nor between the engine's
+# sub-folders (gpu, attrib, estimate, peers, report).
 # Exported names (tools/prefixes.py): each carries its file's or folder's
 # prefix (design §3.1), checked on small trees, on this one and on a copy
 # with a name planted in it; --rename applies tools/prefixes.map and
@@ -112,6 +113,29 @@ is "$(grep -E ' (modes|probes|views)$' "$TMP/fedges" | grep -v '^modes ')" "" \
 	"includes: only the run modes include the probes or the views"
 is "$(grep -E ' engine$' "$TMP/fedges" | grep -vE '^(modes|views) ')" "" \
 	"includes: only the run modes and the views include the engine"
+for sub in gpu attrib estimate peers report; do
+	ok "includes: user/engine/$sub/ is a sub-folder with its own row" -- \
+		grep -q "^| \`user/engine/$sub/\` |" "$IG_TOP/docs/design.md"
+done
+is "$(grep '^engine/gpu ' "$TMP/fedges")" "" \
+	"includes: the GPU model includes no other sub-folder of the engine"
+
+# sub-folders: each has its own row; siblings include one another one way
+t=$TMP/subs
+# shellcheck disable=SC2016
+tree "$t" 'a|' 'a/x|`a`, `a/y`' 'a/y|`a`'
+inc "$t/user/a/top.h"
+inc "$t/user/a/top.c" a/x/x.h a/y/y.h
+inc "$t/user/a/x/x.h" a/top.h a/y/y.h
+inc "$t/user/a/y/y.h" a/top.h
+is "$("$IG" "$t" 2>&1)" "a/x a/y" "includes: a folder and its sub-folders pass, sibling edges named"
+inc "$t/user/a/y/y.c" a/x/x.h
+out=$("$IG" "$t" 2>&1)
+ok "includes: sub-folders in a cycle fail the check" -- test $? -ne 0
+is "$(echo "$out" | grep -c 'sub-folders include one another in a cycle: a/x -> a/y -> a/x')" 1 \
+	"includes: the sub-folder cycle is named"
+is "$(echo "$out" | grep -c 'folder a/y may not include a/x$')" 1 \
+	"includes: a sibling the row does not name is refused"
 
 p=$TMP/planted
 mkdir -p "$p"
@@ -231,8 +255,9 @@ if ! command -v nm >/dev/null || ! command -v tsort >/dev/null ||
 fi
 objs=""
 missing=""
-for c in "$IG_TOP"/user/engine/*.c; do
-	o=$IG_TOP/build/user/engine/$(basename "$c" .c).o
+for c in $(find "$IG_TOP/user/engine" -name '*.c' | sort); do
+	o=$IG_TOP/build/${c#"$IG_TOP"/}
+	o=${o%.c}.o
 	if [ -f "$o" ]; then objs="$objs $o"; else missing="$missing $o"; fi
 done
 if [ -n "$missing" ]; then
@@ -282,10 +307,17 @@ fi
 # shellcheck disable=SC2086
 "$CG" $all > "$TMP/alledges" 2> "$TMP/allerr"
 [ -s "$TMP/allerr" ] && diag "call cycles between files of one folder: $(tail -n +2 "$TMP/allerr" | tr -s ' \n' ' ')"
+# a file's folder: NAME, or NAME/SUB in a sub-folder (as includegraph.py
+# names them); between folders a sub-folder counts as its folder, and
+# between sibling sub-folders each counts as itself
 for o in $all; do
-	echo "$(basename "$o" .o) $(basename "$(dirname "$o")")"
+	d=$(dirname "${o#"$IG_TOP"/build/user/}")
+	echo "$(basename "$o" .o) $d"
 done | sort > "$TMP/folderof"
-awk 'NR == FNR { f[$1] = $2; next } f[$1] != f[$2] { print f[$1], f[$2] }' \
+awk 'NR == FNR { f[$1] = $2; next }
+	{ a = f[$1]; b = f[$2]; la = a; lb = b; sub(/\/.*/, "", la); sub(/\/.*/, "", lb) }
+	la != lb { print la, lb; next }
+	a != b && a != la && b != lb { print a, b }' \
 	"$TMP/folderof" "$TMP/alledges" | sort -u > "$TMP/fcalls"
 # the exported names, from the objects' symbols, and a planted object
 ok "prefixes: every exported function in user/ carries its prefix (objects)" -- \
@@ -298,7 +330,12 @@ printf 'int ig_stray_obj(void) { return 0; }\nstatic int ig_util_s(void) { retur
 cc -c -o "$p/build/user/util/planted.o" "$p/user/util/planted.c" || exit 1
 is "$("$PX" "$p" 2>/dev/null)" "user/util/planted.c: ig_stray_obj" \
 	"prefixes: an object planted in a copy of this tree fails the check, and is named"
-ok "calls: no call cycle between folders" -- sh -c 'tsort "$1" > /dev/null' sh "$TMP/fcalls"
-is "$(sort "$TMP/fedges" | comm -23 "$TMP/fcalls" -)" "" \
+ok "calls: no call cycle between folders" -- sh -c 'grep -v / "$1" | tsort > /dev/null' sh "$TMP/fcalls"
+grep '^engine/' "$TMP/fcalls" > "$TMP/subcalls"
+diag "calls between the engine's sub-folders: $(tr '\n' ',' < "$TMP/subcalls")"
+ok "calls: no call cycle between the engine's sub-folders" -- \
+	sh -c 'tsort "$1" > /dev/null' sh "$TMP/subcalls"
+# (between sub-folders: the model's header declares what they call)
+is "$(sort "$TMP/fedges" | grep -v / | comm -23 "$TMP/fcalls" - | grep -v /)" "" \
 	"calls: a folder calls only into folders it includes"
 done_testing

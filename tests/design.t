@@ -69,7 +69,8 @@ elif mode == "where":
         row = re.match(r"\s*`([\w/]+/)`", cells[1])
         for tok in re.findall(r"`([^`]+)`", l):
             if "/" in tok:
-                where = tok
+                # a sub-folder a row may include is named from user/
+                where = tok if glob.glob(os.path.join(top, tok)) else "user/" + tok
             elif re.fullmatch(r"[\w*]+\.(c|h|def)", tok) and row:
                 where = row.group(1) + tok
             else:

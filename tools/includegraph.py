@@ -5,15 +5,19 @@ Reads every #include "..." under user/ and bpf/ of TOP (resolved as the
 compiler does: beside the file, then through -Iuser; the generated
 skeletons build/*.skel.h stand for bpf/), and the table of folders in
 docs/design.md §3.1 (a row per folder: | `user/NAME/` | what it holds |
-the folders it may include |).  Prints one "folder folder" line per
-folder that includes another, and fails (exit 1, one line per problem on
-stderr) when:
+the folders it may include |; a sub-folder has a row of its own,
+`user/NAME/SUB/`, and is named NAME/SUB).  Prints one "folder folder"
+line per folder that includes another (a sub-folder counts as its
+folder there) and one per sub-folder that includes a sibling, and fails
+(exit 1, one line per problem on stderr) when:
   - a file includes one that is not in the tree;
   - a file lies in user/ outside a folder, or in a folder the table lacks;
   - the table names a folder that is not in the tree;
   - files include one another in a cycle;
-  - folders include one another in a cycle;
-  - a folder includes one the table does not allow it;
+  - folders include one another in a cycle, or sibling sub-folders do;
+  - a folder or sub-folder includes one the table does not allow it (a
+    folder may include its own sub-folders; a sub-folder names its
+    folder, as `NAME`, where it includes the folder's own files);
   - a folder of the engine library (ENGINE_DIRS in the Makefile) includes
     a libbpf header.
 
@@ -33,11 +37,11 @@ for line in open(os.path.join(top, "docs/design.md"), encoding="utf-8"):
     if re.match(r"#{2,4} ", line):
         in_sec = line.startswith("### 3.1 ")
         continue
-    m = re.match(r"\|\s*`(user/\w+/|bpf/)`\s*\|[^|]*\|([^|]*)\|", line)
+    m = re.match(r"\|\s*`(user/[\w/]+/|bpf/)`\s*\|[^|]*\|([^|]*)\|", line)
     if in_sec and m:
         name = m.group(1).rstrip("/")
         name = "bpf" if name == "bpf" else name[len("user/"):]
-        allowed[name] = set(re.findall(r"`(\w+)`", m.group(2)))
+        allowed[name] = set(re.findall(r"`([\w/]+)`", m.group(2)))
 if not allowed:
     problems.append("docs/design.md §3.1: no table of folders")
 
@@ -51,10 +55,15 @@ for root in ("user", "bpf"):
 files.sort()
 
 def folder(path):
+    """NAME, or NAME/SUB for a file in a sub-folder."""
     parts = path.split("/")
     if parts[0] == "bpf":
         return "bpf"
-    return parts[1] if len(parts) > 2 else None
+    return "/".join(parts[1:-1]) if len(parts) > 2 else None
+
+def layer(name):
+    """The folder a sub-folder belongs to."""
+    return name.split("/")[0]
 
 for f in files:
     d = folder(f)
@@ -112,32 +121,48 @@ c = cycle(edges)
 if c:
     problems.append("files include one another in a cycle: " + " -> ".join(c))
 
-fedges = {}
+fedges = {}	# between folders, a sub-folder counted as its folder
+sedges = {}	# between sibling sub-folders
 for f, ts in edges.items():
     for t in ts:
         a, b = folder(f), folder(t)
-        if a and b and a != b:
-            fedges.setdefault(a, set()).add(b)
-            fedges.setdefault(b, set())
-            if allowed and a in allowed and b not in allowed[a]:
-                problems.append("%s: includes %s, but folder %s may not include %s"
-                                % (f, t, a, b))
+        if not a or not b or a == b:
+            continue
+        if layer(a) != layer(b):
+            fedges.setdefault(layer(a), set()).add(layer(b))
+            fedges.setdefault(layer(b), set())
+            want = layer(b)
+        elif a == layer(a):
+            continue	# a folder includes its own sub-folder
+        elif b == layer(b):
+            want = b	# a sub-folder includes its folder's own files
+        else:
+            sedges.setdefault(a, set()).add(b)
+            sedges.setdefault(b, set())
+            want = b
+        if allowed and a in allowed and want not in allowed[a]:
+            problems.append("%s: includes %s, but folder %s may not include %s"
+                            % (f, t, a, want))
 c = cycle(fedges)
 if c:
     problems.append("folders include one another in a cycle: " + " -> ".join(c))
+c = cycle(sedges)
+if c:
+    problems.append("sub-folders include one another in a cycle: " + " -> ".join(c))
 
 mk = os.path.join(top, "Makefile")
 m = re.search(r"^ENGINE_DIRS\s*:=(.*)$", open(mk).read(), re.M) if os.path.exists(mk) else None
 for d in (m.group(1).split() if m else []):
     for f in files:
-        if folder(f) == d and re.search(r"^\s*#\s*include\s*<bpf/",
+        if folder(f) and layer(folder(f)) == d and re.search(r"^\s*#\s*include\s*<bpf/",
                                         open(os.path.join(top, f)).read(), re.M):
             problems.append("%s: the engine library's folder %s includes a libbpf header"
                             % (f, d))
 
-for a in sorted(fedges):
-    for b in sorted(fedges[a]):
-        print(a, b)
+for g in (fedges, sedges):
+    for a in sorted(g):
+        for b in sorted(g[a]):
+            print(a, b)
 for p in problems:
     print("includegraph: " + p, file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -88,10 +88,10 @@ def short_forms(top):
 
 
 def allowed(rel, forms):
-    """The prefixes of user/REL ("folder/file.c")."""
-    folder, base = rel.split("/", 1)
-    stem = base[:-2]
-    out = [stem] + [w for w in stem.split("_") if w] + [folder]
+    """The prefixes of user/REL ("folder/file.c", or "folder/sub/file.c"
+    in a sub-folder, whose name is a prefix as its folder's is)."""
+    folders, stem = rel[:-2].split("/")[:-1], rel[:-2].split("/")[-1]
+    out = [stem] + [w for w in stem.split("_") if w] + folders
     out += forms.get(rel, [])
     return list(dict.fromkeys(out))
 
@@ -183,12 +183,15 @@ def definitions(path):
 
 
 def user_sources(top):
+    """The C files of user/'s folders and their sub-folders, as
+    "folder/file.c" and "folder/sub/file.c"."""
     out = []
-    for d in sorted(os.listdir(os.path.join(top, "user"))):
-        p = os.path.join(top, "user", d)
-        if os.path.isdir(p):
-            out += [f"{d}/{f}" for f in sorted(os.listdir(p)) if f.endswith(".c")]
-    return out
+    root = os.path.join(top, "user")
+    for d, _, names in sorted(os.walk(root)):
+        rel = os.path.relpath(d, root)
+        if rel != ".":
+            out += [f"{rel}/{f}" for f in sorted(names) if f.endswith(".c")]
+    return sorted(out)
 
 
 # ---- the exported functions -----------------------------------------------------
@@ -230,7 +233,7 @@ def suggest(name, rel, forms):
     rest = name[3:] if name.startswith("ig_") else name
     if fits("ig_" + rest, allowed(rel, forms)):
         return "ig_" + rest
-    pre = (forms.get(rel) or [rel.split("/", 1)[1][:-2]])[0]
+    pre = (forms.get(rel) or [rel.rsplit("/", 1)[1][:-2]])[0]
     return f"ig_{pre}_{rest}"
 
 
@@ -424,7 +427,7 @@ def rename(top, mapfile, dry):
         home = exported or [d for d in defs.get(new, []) if not d[1] and d[0].startswith("user/")]
         for f, _, line in home:
             rel = f[len("user/"):]
-            if rel.count("/") == 1 and not fits(new, allowed(rel, forms)):
+            if rel.count("/") >= 1 and not fits(new, allowed(rel, forms)):
                 problems.append(f"{f}:{line}: {new} lacks the prefix of {f} (" +
                                 ", ".join(f"ig_{p}_" for p in allowed(rel, forms)) + ")")
         todo[old] = new

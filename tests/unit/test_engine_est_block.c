@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The estimate a block at a time (engine/est_block.c, docs/design.md
+/* The estimate a block at a time (engine/estimate/est_block.c, docs/design.md
  * §4.10): a long job's evidence, cut into blocks of a few hundred
  * launches, gives an estimate whose interval holds the truth, near the
  * estimate made at once, with its evidence freed as it goes; the
@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "test_engine_util.h"
-#include "engine/estimate.h"
+#include "engine/estimate/estimate.h"
 #include "engine/engine_obs.h"
 
 #define L	IG_STREAM_LEGACY

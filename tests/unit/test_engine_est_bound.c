@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The estimate's bounds (engine/est_bound.c): the simplex method on small
+/* The estimate's bounds (engine/estimate/est_bound.c): the simplex method on small
  * packing programs, the largest durations that marks which found the
  * queue ended allow, and their check on marks held out. */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "engine/est_bound.h"
+#include "engine/estimate/est_bound.h"
 
 #define US	1000ULL
 #define MS	1000000ULL

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The GPU's own counters where host evidence ends (engine/est_device.c,
+/* The GPU's own counters where host evidence ends (engine/estimate/est_device.c,
  * docs/design.md §4.10 "Device counters"): a per-op job whose syncs all
  * return at once leaves the launch model too loose for an estimate; its
  * counter's windows (whole percent per 1/6 s, as NVML's samples) give
@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "test_engine_util.h"
-#include "engine/estimate.h"
+#include "engine/estimate/estimate.h"
 
 #define L	IG_STREAM_LEGACY
 #define STEPS	300

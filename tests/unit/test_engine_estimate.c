@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The duration model (engine/est_fit.c): fitting durations per launch
+/* The duration model (engine/estimate/est_fit.c): fitting durations per launch
  * signature to the ends of queue that waiting syncs proved, the held-out
  * prediction, the replay of the queue, and the bounds of its interval. */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "engine/est_fit.h"
+#include "engine/estimate/est_fit.h"
 
 #define US	1000ULL
 #define MS	1000000ULL

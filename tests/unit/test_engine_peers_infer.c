@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Communicators created before tracing (docs/design.md §4.9): matched by
  * their calls' pattern and ends (peers_infer.c), or refused. */
-#include "engine/peers.h"	/* before "L" is a stream */
+#include "engine/peers/peers.h"	/* before "L" is a stream */
 #include "test_engine_nccl.h"
 
 #define N	16

@@ -4,7 +4,7 @@
  * it (REF records name an earlier one's frames); the time a cause is given
  * goes to the waiter's, the blocked thread's and the holder's stacks. */
 #include "test_engine_gap.h"
-#include "engine/stacks.h"
+#include "engine/attrib/stacks.h"
 
 _Static_assert(IG_PYSTACK_SIZE(2) <= sizeof(union ig_rec), "pystack fits");
 _Static_assert(IG_PYCODE_SIZE(0) <= sizeof(union ig_rec), "pycode fits");

@@ -14,7 +14,7 @@
  */
 #include <stddef.h>
 #include "engine/model.h"
-#include "engine/stacks.h"
+#include "engine/attrib/stacks.h"
 
 #define HIST_BUDGET	(4u << 20)	/* bytes of retained history */
 

@@ -6,13 +6,13 @@
  * the GPU model (gpu.c); task records to the task tables (tasks.c).
  */
 #include <string.h>
-#include "engine/estimate.h"
+#include "engine/estimate/estimate.h"
 #include "engine/model.h"
-#include "engine/peers.h"
+#include "engine/peers/peers.h"
 #include "engine/idents.h"
-#include "engine/files.h"
+#include "engine/attrib/files.h"
 #include "engine/merge.h"
-#include "engine/stacks.h"
+#include "engine/attrib/stacks.h"
 
 /* A record shorter than its struct (older producer): read it zero-padded. */
 #define REC(type, rec, tmp)						\

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * JSON values as the report prints them (user/engine/report_json.c):
+ * JSON values as the report prints them (user/engine/report/report_json.c):
  * numbers with fixed precision, seconds and milliseconds from ns, strings
  * that are never null.
  */

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/estimate.h"
+#include "engine/estimate/estimate.h"
 #include "engine/model.h"
-#include "engine/peers.h"
+#include "engine/peers/peers.h"
 #include "engine/idents.h"
 #include "engine/merge.h"
-#include "engine/files.h"
-#include "engine/stacks.h"
+#include "engine/attrib/files.h"
+#include "engine/attrib/stacks.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
 
@@ -118,6 +118,7 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	 * walk through taps, not calls (docs/design.md §3.1) */
 	e->gpu.unres_tap = ig_est_on_unres;
 	e->gpu.idle_tap = ig_est_on_idle;
+	e->gpu.sync_tap = ig_est_on_sync;
 	e->attr.seg_tap = ig_est_seg_note;
 	e->tasks.comms = calloc(IG_COMM_CACHE, sizeof(*e->tasks.comms));
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));

@@ -375,6 +375,10 @@ struct ig_engine_gpu {
 	void (*unres_tap)(struct ig_engine *e, const struct ig_piece *p);
 	/* and every proven idle gap, for the device counters' windows */
 	void (*idle_tap)(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
+	/* and every sync or query that ended, for the estimate's marks
+	 * (drain.c; the arguments are ig_est_on_sync()'s) */
+	void (*sync_tap)(struct ig_engine *e, struct ig_process *p, uint64_t t_in,
+			 uint64_t t_end, uint64_t t_wake, bool waited);
 	void *scratch;		/* sweep event buffer (sweep.c) */
 	uint64_t held_at;	/* the window's end (ig_engine_hold), 0: none */
 	bool held_clip;		/* count a held gap up to held_at only */
@@ -540,6 +544,10 @@ void ig_carry_cuda(struct ig_engine *e, const struct ig_cuda *c);
 /* At finish of a held engine: the held gaps still open count as
  * idle_open. */
 void ig_carry_finish(struct ig_engine *e);
+struct json_object;
+/* The gaps a window held at its end and carried in (docs/design.md
+ * §7.10): NULL for a trace that is no window. */
+struct json_object *ig_carry_json(const struct ig_engine *e);
 
 /* ---- attrib.c ---- */
 /* Blame [t0, t1) of an idle gap (idle=true) or unresolved span on the

@@ -8,7 +8,7 @@
 
 static const char *const causes[IG_C__MAX] = {
 #define IG_CAUSE(cause, name, doing, ...) [IG_C_##cause] = name,
-#include "engine/causes.def"
+#include "engine/attrib/causes.def"
 #undef IG_CAUSE
 };
 

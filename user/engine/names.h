@@ -11,10 +11,10 @@
 #include "stream/records.h"
 #include "stream/cuda_api.h"
 
-/* Attribution causes (docs/design.md §5.5), listed in engine/causes.def. */
+/* Attribution causes (docs/design.md §5.5), listed in engine/attrib/causes.def. */
 enum ig_cause {
 #define IG_CAUSE(cause, name, doing, ...) IG_C_##cause,
-#include "engine/causes.def"
+#include "engine/attrib/causes.def"
 #undef IG_CAUSE
 	IG_C__MAX,
 };
