@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/attrib/attrib.h"
+#include "engine/attrib/walk.h"
 #include "engine/attrib/stacks.h"
 #include "engine/attrib/stacks_int.h"
 #include "stacks/folded.h"

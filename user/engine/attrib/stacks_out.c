@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/attrib/attrib.h"
+#include "engine/attrib/walk.h"
 #include "engine/attrib/stacks.h"
 #include "engine/attrib/stacks_int.h"
 #include "stacks/folded.h"
