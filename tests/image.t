@@ -38,9 +38,11 @@ cleanup() {
 	podman rm -f -t 0 "$AGENT" "$JOBC" > /dev/null 2>&1
 	podman rmi -f "$JOBIMG" > /dev/null 2>&1
 	[ -n "$HOSTJOB" ] && kill "$HOSTJOB" 2> /dev/null
+	delayacct_restore
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+delayacct_on	# for the oracle on the host job's cause
 
 # --- the manifest and this test agree ----------------------------------------
 # translate MANIFEST: podman's arguments for it, one a line, into $TMP/args
@@ -127,7 +129,7 @@ J2=${$}2
 # each job has its own GPU (as the device plugin gives them), so the other
 # GPU processes on this host share no series with it
 NVIDIA_VISIBLE_DEVICES=$U1 SLURM_JOB_ID=$J1 RANK=0 WORLD_SIZE=1 LD_LIBRARY_PATH=$IG_TOP/build/simgpu \
-	"$TS" -s lock -t 120 -n 100000000 -q > "$TMP/hostjob.out" 2>&1 &
+	"$TS" -s lock -t 120 -n 100000000 -q --truth "$TMP/hostjob.truth.json" > "$TMP/hostjob.out" 2>&1 &
 HOSTJOB=$!
 # the other container: trainsim, the simulated libcuda where the loader finds it
 /usr/bin/python3 "$IG_TOP/deploy/mkimage.py" --arch amd64 --tag "$JOBIMG" --out "$TMP/job.oci.tar" \
@@ -202,7 +204,9 @@ ok "the container job: its GPU's busy time, labelled with its container, Slurm j
 ok "the container job: idle seconds by cause" -- grep -q "^idlegap_gpu_idle_seconds_total{UUID=\"$U2\",.*cause=" "$TMP/ctr.prom"
 # lead FILE: the cause with the most idle seconds
 lead() { sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$1" | sort -gr | awk 'NR == 1 { print $2 }'; }
-is "$(lead "$TMP/host.prom")" lock "the host job (trainsim -s lock): lock leads"
+hostlead=$(lead "$TMP/host.prom")
+hostcauses=$(sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$TMP/host.prom" |
+	sort -gr | awk 'NR <= 2 { print $2 }' | tr '\n' ' ')
 is "$(lead "$TMP/ctr.prom")" cpu_starvation "the container job (trainsim -s cpu): cpu_starvation leads"
 if command -v promtool > /dev/null; then
 	ok "promtool check metrics passes" -- sh -c "promtool check metrics < '$TMP/expo' > /dev/null 2>&1"
@@ -219,7 +223,22 @@ left=
 for id in $held; do bpftool prog show id "$id" > /dev/null 2>&1 && left="$left $id"; done
 is "${left:-none}" none "podman stop: none of its BPF programs is left"
 
+# the host job ends on SIGTERM with its truth: the kernel's accounting of
+# its feeding threads says what they waited for (tools/accuracy.py), the
+# lock or a CPU, on this machine at this load
 kill "$HOSTJOB" 2> /dev/null
 wait "$HOSTJOB" 2> /dev/null
 HOSTJOB=
+set -- $(oracle "$TMP/hostjob.truth.json")
+verdict=$1; shift; orc="[$*]"
+case $verdict in
+design | None)
+	is "$hostlead" lock "the host job (trainsim -s lock): lock leads $orc" ;;
+cpu)
+	ok "the host job waited for a CPU more than for its lock: cpu_starvation ($hostcauses) leads, or lock with cpu_starvation second $orc" -- \
+		sh -c "[ '$hostlead' = cpu_starvation ] || { [ '$hostlead' = lock ] && echo '$hostcauses' | grep -qw cpu_starvation; }" ;;
+*)
+	ok "the host job: the oracle cannot decide between lock and cpu_starvation: one of them leads ($hostlead) $orc" -- \
+		sh -c "[ '$hostlead' = cpu_starvation ] || [ '$hostlead' = lock ]" ;;
+esac
 done_testing
