@@ -202,11 +202,12 @@ ok "the host job: idle seconds by cause" -- grep -q "^idlegap_gpu_idle_seconds_t
 ok "the container job: its GPU's busy time, labelled with its container, Slurm job and rank (self-reported)" -- \
 	grep -q "^idlegap_gpu_seconds_total{UUID=\"$U2\",container=\"$CID\",slurm_job=\"$J2\",rank=\"1\",comm=\"trainsim\",self_reported=\"UUID,slurm_job,rank\",node=\"node-$$\",state=\"busy\"} [0-9.e+-]*[1-9]" "$TMP/ctr.prom"
 ok "the container job: idle seconds by cause" -- grep -q "^idlegap_gpu_idle_seconds_total{UUID=\"$U2\",.*cause=" "$TMP/ctr.prom"
+# ranked FILE N: the N causes with the most idle seconds, most first, one a line
+ranked() { sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$1" | sort -gr | awk -v n="$2" 'NR <= n { print $2 }'; }
 # lead FILE: the cause with the most idle seconds
-lead() { sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$1" | sort -gr | awk 'NR == 1 { print $2 }'; }
+lead() { ranked "$1" 1; }
 hostlead=$(lead "$TMP/host.prom")
-hostcauses=$(sed -n 's/^idlegap_gpu_idle_seconds_total{.*cause="\([a-z_]*\)"} \(.*\)/\2 \1/p' "$TMP/host.prom" |
-	sort -gr | awk 'NR <= 2 { print $2 }' | tr '\n' ' ')
+hostcauses=$(ranked "$TMP/host.prom" 2 | tr '\n' ' ')
 is "$(lead "$TMP/ctr.prom")" cpu_starvation "the container job (trainsim -s cpu): cpu_starvation leads"
 if command -v promtool > /dev/null; then
 	ok "promtool check metrics passes" -- sh -c "promtool check metrics < '$TMP/expo' > /dev/null 2>&1"

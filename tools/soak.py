@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -86,7 +87,6 @@ def start_agent(log, env, *args):
 
 def scrape(port):
     """/metrics' size in bytes and series, or None when it does not answer."""
-    import urllib.request
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
                                     timeout=10) as r:
