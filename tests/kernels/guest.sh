@@ -1,8 +1,8 @@
 #!/bin/bash
 # guest.sh: runs inside the test VM (run-vm.sh), as root, with the host's / read-only and /tmp an
 # ext4 disk; IG_TOP (kernel command line igtop=) is the source tree.  Writes under /mnt/out:
-# check.txt and check.rc (idlegap check), then per job NAME.json (the report), NAME.err and
-# NAME.rc, the verifier's per-program counts (verified.txt), and summary.json: check's verdict,
+# check.txt and check.rc (idlegap check), then per job NAME.json (the report), NAME.err,
+# NAME.rc and NAME.truth.json (the job's accounting of its threads, storage, gil, pagefault), the verifier's per-program counts (verified.txt), and summary.json: check's verdict,
 # whether each run started, and the first causes.
 set -u
 OUT=/mnt/out
@@ -18,6 +18,9 @@ mkdir -p $OUT/steps
 # SysRq dumps (w, l, t) from the host's watchdog (tests/kernels/vmwatch.py) through the
 # monitor's keyboard: the kernel's default mask leaves them out
 echo 1 > /proc/sys/kernel/sysrq
+# block IO delay per thread for the jobs' truth (the oracle kernels.t judges causes by): a
+# switch from 5.14 on, off by default; before, counted unless booted with nodelayacct
+[ -w /proc/sys/kernel/task_delayacct ] && echo 1 > /proc/sys/kernel/task_delayacct
 # Progress lines for the host's watchdog: every 10 s, the CPU time the running step's own tasks
 # used (its cgroup, $CG; the verifier's work in the kernel counts), when it is 20 ms or more.  A
 # step asleep for good or blocked in the kernel makes none, and the host stops the VM after 120 s without one (tests/kernels/vmwatch.py);
@@ -73,15 +76,18 @@ job() {
 }
 # storage: cold reads from the (throttled) data disk
 step_storage() {
-	job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -t 300 -q
+	job storage -- $IG_TOP/build/trainsim -s storage --data /tmp/data --data-mb 8 -n 12 -t 300 -q \
+		--truth $OUT/storage.truth.json
 }
 step storage step_storage
 # GIL: a Python feeder and many threads that hold the GIL; its stacks named
-step_gil() { job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 -t 300 --threads 6 -q; }
+step_gil() { job gil -- /usr/bin/python3 $IG_TOP/tools/trainsim.py -s gil -n 12 -t 300 --threads 6 -q \
+	--truth $OUT/gil.truth.json; }
 step gil step_gil
 # page faults: cold mmap'd samples
 step_pagefault() {
-	job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -t 300 -q
+	job pagefault -- $IG_TOP/build/trainsim -s pagefault --data /tmp/pf --data-mb 8 -n 10 -t 300 -q \
+		--truth $OUT/pagefault.truth.json
 }
 step pagefault step_pagefault
 # attach to a running GPU process: libcuda found in its maps and probed
