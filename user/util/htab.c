@@ -78,17 +78,11 @@ int ig_htab_put(struct ig_htab *h, uint64_t key, void *val)
 	return 0;
 }
 
-void *ig_htab_del(struct ig_htab *h, uint64_t key)
+/* Empties slot @i, which holds an entry. */
+static void del_at(struct ig_htab *h, uint32_t i)
 {
-	uint32_t mask = h->cap - 1;
-	uint32_t i = (uint32_t)ig_hash64(key) & mask, j;
-	void *old;
+	uint32_t mask = h->cap - 1, j;
 
-	while (h->vals[i] && h->keys[i] != key)
-		i = (i + 1) & mask;
-	if (!h->vals[i])
-		return NULL;
-	old = h->vals[i];
 	h->vals[i] = NULL;
 	h->n--;
 	/* backward shift: move later members of the run into the hole when
@@ -108,7 +102,46 @@ void *ig_htab_del(struct ig_htab *h, uint64_t key)
 		h->vals[j] = NULL;
 		i = j;
 	}
+}
+
+void *ig_htab_del(struct ig_htab *h, uint64_t key)
+{
+	uint32_t mask = h->cap - 1;
+	uint32_t i = (uint32_t)ig_hash64(key) & mask;
+	void *old;
+
+	while (h->vals[i] && h->keys[i] != key)
+		i = (i + 1) & mask;
+	if (!h->vals[i])
+		return NULL;
+	old = h->vals[i];
+	del_at(h, i);
 	return old;
+}
+
+void ig_htab_del_where(struct ig_htab *h,
+		       bool (*goes)(uint64_t key, void *val, void *ctx),
+		       void *ctx)
+{
+	uint32_t mask = h->cap - 1, start = 0, k = 0, i;
+
+	if (!h->n)
+		return;
+	/*
+	 * From an empty slot (the load stays under 1/2), once round: no run
+	 * of entries wraps past it, so a backward shift brings into the slot
+	 * just emptied only entries not yet seen.  That slot is looked at
+	 * again; each entry is seen once.
+	 */
+	while (h->vals[start])
+		start++;
+	while (k < h->cap) {
+		i = (start + k) & mask;
+		if (h->vals[i] && goes(h->keys[i], h->vals[i], ctx))
+			del_at(h, i);
+		else
+			k++;
+	}
 }
 
 size_t ig_htab_bytes(const struct ig_htab *h)

@@ -8,6 +8,7 @@
 #ifndef IG_UTIL_HTAB_H
 #define IG_UTIL_HTAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -23,6 +24,14 @@ void ig_htab_free(struct ig_htab *h);
 /* -ENOMEM on failure; replaces an existing value. val must not be NULL. */
 int ig_htab_put(struct ig_htab *h, uint64_t key, void *val);
 void *ig_htab_del(struct ig_htab *h, uint64_t key);
+/*
+ * Removes every entry for which goes(key, val, ctx) is true, calling it
+ * once for each entry; goes may free the value it removes.  It allocates
+ * nothing, so it cannot fail.
+ */
+void ig_htab_del_where(struct ig_htab *h,
+		       bool (*goes)(uint64_t key, void *val, void *ctx),
+		       void *ctx);
 size_t ig_htab_bytes(const struct ig_htab *h);
 /* Forget every entry; the values are the caller's to free. */
 void ig_htab_clear(struct ig_htab *h);
