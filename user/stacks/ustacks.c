@@ -3,22 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "stacks/proctab.h"
 #include "stacks/symbolize.h"
 #include "stacks/ustacks.h"
 #include "util/util.h"
-
-/* An open-addressing table of (tgid, key) -> value. */
-struct ent {
-	__u64 key;
-	__u32 tgid;
-	__u32 used;	/* 0: free; else the clock when last seen */
-	void *val;
-};
-
-struct table {
-	struct ent *v;
-	size_t n, cap;		/* cap: a power of two */
-};
 
 /* as many addresses as the stack has: a window keeps every stack it saw */
 struct stack {
@@ -43,88 +31,13 @@ static void val_free(void *v)
 }
 
 struct ig_ustacks {
-	struct table stacks, syms;
+	/* (tgid, id) -> struct stack, used: the clock when last seen;
+	 * (tgid, address) -> struct sym */
+	struct ig_proctab stacks, syms;
 	__u32 clock;		/* counts the stack records seen */
 	__u64 evicted, evicted_syms;
 	char hex[IG_USTACK_DEPTH][24];	/* names of unnamed addresses */
 };
-
-static size_t slot(__u32 tgid, __u64 key, size_t cap)
-{
-	__u64 h = (key ^ ((__u64)tgid << 32 | tgid)) * 0x9e3779b97f4a7c15ULL;
-
-	return (h >> 17) & (cap - 1);
-}
-
-static struct ent *find(const struct table *t, __u32 tgid, __u64 key)
-{
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
-		if (t->v[i].tgid == tgid && t->v[i].key == key)
-			return &t->v[i];
-	return NULL;
-}
-
-/* Puts @e into a new array @v of @cap entries (a power of two). */
-static void reinsert(struct ent *v, size_t cap, const struct ent *e)
-{
-	size_t j;
-
-	for (j = slot(e->tgid, e->key, cap); v[j].used; j = (j + 1) & (cap - 1))
-		;
-	v[j] = *e;
-}
-
-static int grow(struct table *t)
-{
-	size_t cap = t->cap ? 2 * t->cap : 256, i;
-	struct ent *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++)
-		if (t->v[i].used)
-			reinsert(v, cap, &t->v[i]);
-	free(t->v);
-	t->v = v;
-	t->cap = cap;
-	return 0;
-}
-
-/* Sets (tgid, key) to @val, which the table then owns. */
-static int put(struct table *t, __u32 tgid, __u64 key, void *val,
-	       __u32 now)
-{
-	struct ent *e = find(t, tgid, key);
-	size_t i;
-
-	if (e) {
-		val_free(e->val);
-		e->val = val;
-		return 0;
-	}
-	if ((t->n + 1) * 4 > t->cap * 3 && grow(t)) {
-		val_free(val);
-		return -ENOMEM;
-	}
-	for (i = slot(tgid, key, t->cap); t->v[i].used; i = (i + 1) & (t->cap - 1))
-		;
-	t->v[i] = (struct ent){ key, tgid, now ? now : 1, val };
-	t->n++;
-	return 0;
-}
-
-static void table_free(struct table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->cap; i++)
-		val_free(t->v[i].val);
-	free(t->v);
-}
 
 struct ig_ustacks *ig_ustacks_new(void)
 {
@@ -133,10 +46,10 @@ struct ig_ustacks *ig_ustacks_new(void)
 
 void ig_ustacks_free(struct ig_ustacks *t)
 {
-	if (!t)
-		return;
-	table_free(&t->stacks);
-	table_free(&t->syms);
+	if (t) {
+		ig_proctab_free(&t->stacks, val_free);
+		ig_proctab_free(&t->syms, val_free);
+	}
 	free(t);
 }
 
@@ -151,11 +64,12 @@ static __u32 tick(struct ig_ustacks *t)
 
 static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
 {
+	struct ig_proctab_ent *e;
 	struct stack *s;
-	struct ent *e;
+	__u32 now;
 
 	if (r->flags & IG_USF_REF) {
-		e = find(&t->stacks, r->h.tgid, r->id);
+		e = ig_proctab_get(&t->stacks, r->h.tgid, r->id);
 		if (e)
 			e->used = tick(t);
 		return 0;
@@ -163,7 +77,7 @@ static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
 	if (!r->nips || r->nips > IG_USTACK_DEPTH ||
 	    r->h.size < offsetof(struct ig_ustack, ips) + 8 * (size_t)r->nips)
 		return 0;
-	e = find(&t->stacks, r->h.tgid, r->id);
+	e = ig_proctab_get(&t->stacks, r->h.tgid, r->id);
 	if (e) {
 		e->used = tick(t);
 		return 0;
@@ -174,7 +88,23 @@ static int on_ustack(struct ig_ustacks *t, const struct ig_ustack *r)
 	s->nips = r->nips;
 	s->flags = r->flags;
 	memcpy(s->ips, r->ips, 8 * (size_t)r->nips);
-	return put(&t->stacks, r->h.tgid, r->id, s, tick(t));
+	now = tick(t);
+	e = ig_proctab_add(&t->stacks, r->h.tgid, r->id);
+	if (!e) {
+		free(s);
+		return -ENOMEM;
+	}
+	e->val = s;
+	e->used = now;
+	return 0;
+}
+
+/* Keeps @s as the name of @r's address. */
+static int sym_set(struct ig_ustacks *t, const struct ig_usym *r, struct sym *s)
+{
+	if (!ig_proctab_set(&t->syms, r->h.tgid, r->ip, s, val_free))
+		return -ENOMEM;
+	return 0;
 }
 
 static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
@@ -187,7 +117,7 @@ static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
 	if (!len)
 		return 0;
 	if (r->flags & IG_USYMF_UNMAPPED)
-		return put(&t->syms, r->h.tgid, r->ip, &unmapped, 1);
+		return sym_set(t, r, &unmapped);
 	s = malloc(sizeof(*s) + len);
 	if (!s)
 		return -ENOMEM;
@@ -201,7 +131,7 @@ static int on_usym(struct ig_ustacks *t, const struct ig_usym *r)
 		for (p = s->name; (p = strchr(p, '\n')); s->nframes++)
 			*p++ = 0;
 	}
-	return put(&t->syms, r->h.tgid, r->ip, s, 1);
+	return sym_set(t, r, s);
 }
 
 int ig_ustacks_on_record(struct ig_ustacks *t, const struct ig_hdr *rec)
@@ -241,7 +171,8 @@ static const char *outer_frame(const struct sym *sy, size_t *len)
 static bool same_function(struct ig_ustacks *t, __u32 tgid, __u64 ip0,
 			  const struct sym *sy)
 {
-	const struct ent *y = find(&t->syms, tgid, ig_ustack_lookup_ip(ip0, 0));
+	__u64 ip = ig_ustack_lookup_ip(ip0, 0);
+	const struct ig_proctab_ent *y = ig_proctab_get(&t->syms, tgid, ip);
 	const struct sym *s0 = y ? y->val : NULL;
 	const char *a, *b;
 	size_t la, lb;
@@ -256,7 +187,7 @@ static bool same_function(struct ig_ustacks *t, __u32 tgid, __u64 ip0,
 int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 		      const char **frames, int max)
 {
-	const struct ent *e = find(&t->stacks, tgid, id);
+	const struct ig_proctab_ent *e = ig_proctab_get(&t->stacks, tgid, id);
 	const struct stack *s = e ? e->val : NULL;
 	__u32 last = 0;
 	int i, n = 0;
@@ -265,7 +196,7 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 		return -ENOENT;
 	for (i = 0; i < s->nips && n < max; i++) {
 		__u64 ip = ig_ustack_lookup_ip(s->ips[i], i);
-		const struct ent *y = find(&t->syms, tgid, ip);
+		const struct ig_proctab_ent *y = ig_proctab_get(&t->syms, tgid, ip);
 		const struct sym *sy = y ? y->val : NULL;
 
 		if (sy && (sy->flags & IG_USYMF_UNMAPPED))
@@ -315,29 +246,14 @@ void ig_ustacks_evicted(const struct ig_ustacks *t, uint64_t *stacks, uint64_t *
 
 /* ---- forgetting the processes that are gone ---- */
 
-/* An address of a stack still kept, whose name stays. */
-struct tip {
-	__u32 tgid;
-	__u64 ip;
-};
-
 struct forget {
 	const struct ig_stk_forget *f;
 	const struct ig_ustacks *t;
-	struct tip *ips;	/* sorted */
+	struct ig_proctab_pair *ips;	/* of the stacks that stay, sorted */
 	size_t nips;
 	__u32 young;		/* trimming: stacks this old or younger stay */
 	bool trim;
 };
-
-static int by_tip(const void *a, const void *b)
-{
-	const struct tip *x = a, *y = b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
-}
 
 /* Stack records seen since @used: the oldest first, across a wrap too. */
 static __u32 age(const struct ig_ustacks *t, __u32 used)
@@ -345,127 +261,85 @@ static __u32 age(const struct ig_ustacks *t, __u32 used)
 	return t->clock - used;
 }
 
-static bool stack_goes(const struct forget *g, const struct ent *e)
+static bool stack_goes(void *ctx, const struct ig_proctab_ent *e)
 {
+	const struct forget *g = ctx;
+
 	if (g->trim && age(g->t, e->used) <= g->young)
 		return false;
 	return g->f->gone(g->f->ctx, e->tgid) &&
 	       !g->f->keep(g->f->ctx, e->tgid, e->key);
 }
 
-static bool sym_goes(const struct forget *g, const struct ent *e)
+static bool sym_goes(void *ctx, const struct ig_proctab_ent *e)
 {
-	struct tip k = { e->tgid, e->key };
+	const struct forget *g = ctx;
+	struct ig_proctab_pair k = { e->tgid, e->key };
 
 	return g->f->gone(g->f->ctx, e->tgid) &&
-	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k), by_tip));
-}
-
-/* Frees the entries @goes names and rehashes the rest into a table of
- * the size they need.  -ENOMEM: nothing freed. */
-static int table_filter(struct table *t, const struct forget *g,
-			bool (*goes)(const struct forget *, const struct ent *))
-{
-	size_t n = 0, cap = 256, i;
-	struct ent *v;
-
-	for (i = 0; i < t->cap; i++)
-		n += t->v[i].used && !goes(g, &t->v[i]);
-	if (n == t->n)
-		return 0;
-	while ((n + 1) * 4 > cap * 3)
-		cap *= 2;
-	v = calloc(cap, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		if (!t->v[i].used)
-			continue;
-		if (goes(g, &t->v[i])) {
-			val_free(t->v[i].val);
-			continue;
-		}
-		reinsert(v, cap, &t->v[i]);
-	}
-	free(t->v);
-	t->v = v;
-	t->cap = cap;
-	t->n = n;
-	return 0;
+	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k),
+				    ig_proctab_pair_cmp));
 }
 
 /* The addresses of the stacks of gone processes that stay, sorted. */
 static int kept_ips(const struct ig_ustacks *t, struct forget *g)
 {
-	size_t i, n = 0, cap = 0;
+	struct ig_proctab_it it = { 0 };
+	const struct ig_proctab_ent *e;
+	size_t n = 0, cap = 0;
 	unsigned int k;
 
-	for (i = 0; i < t->stacks.cap; i++) {
-		const struct ent *e = &t->stacks.v[i];
+	while ((e = ig_proctab_next(&t->stacks, &it))) {
 		const struct stack *s = e->val;
 
-		if (!e->used || !g->f->gone(g->f->ctx, e->tgid))
+		if (!g->f->gone(g->f->ctx, e->tgid))
 			continue;
 		for (k = 0; k < s->nips; k++) {
 			if (!ig_grow_from((void **)&g->ips, &cap, n, sizeof(*g->ips), 256))
 				return -ENOMEM;
-			g->ips[n++] = (struct tip){ e->tgid, ig_ustack_lookup_ip(s->ips[k], k) };
+			g->ips[n++] = (struct ig_proctab_pair){
+				e->tgid, ig_ustack_lookup_ip(s->ips[k], k) };
 		}
 	}
 	g->nips = n;
 	if (n)
-		qsort(g->ips, n, sizeof(*g->ips), by_tip);
+		qsort(g->ips, n, sizeof(*g->ips), ig_proctab_pair_cmp);
 	return 0;
 }
 
 int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f)
 {
 	struct forget g = { .f = f, .t = t };
-	int err = table_filter(&t->stacks, &g, stack_goes);
+	int err;
 
+	ig_proctab_drop_where(&t->stacks, stack_goes, &g, val_free);
 	/* names only once the stacks that use them are known */
+	err = kept_ips(t, &g);
 	if (!err)
-		err = kept_ips(t, &g);
-	if (!err)
-		err = table_filter(&t->syms, &g, sym_goes);
+		ig_proctab_drop_where(&t->syms, sym_goes, &g, val_free);
 	free(g.ips);
 	return err;
-}
-
-static int by_u32(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int ig_ustacks_trim(struct ig_ustacks *t, const struct ig_stk_forget *f)
 {
 	struct forget g = { .f = f, .t = t, .trim = true };
-	size_t n = t->stacks.n, stay = IG_USTACKS_MAX / 4 * 3, i, k = 0;
-	__u32 *ages;
+	size_t n = t->stacks.n, stay = IG_USTACKS_MAX / 4 * 3;
 	int err = 0;
 
 	if (n > stay) {
-		ages = malloc(n * sizeof(*ages));
-		if (!ages)
+		if (ig_proctab_age_at(&t->stacks, t->clock, stay - 1, &g.young))
 			return -ENOMEM;
-		for (i = 0; i < t->stacks.cap; i++)
-			if (t->stacks.v[i].used)
-				ages[k++] = age(t, t->stacks.v[i].used);
-		qsort(ages, k, sizeof(*ages), by_u32);
-		g.young = ages[stay - 1];
-		free(ages);
-		err = table_filter(&t->stacks, &g, stack_goes);
+		ig_proctab_drop_where(&t->stacks, stack_goes, &g, val_free);
 		t->evicted += n - t->stacks.n;
 	}
 	/* names only past their own bound, and only those no stack kept
 	 * uses: the symbolizer names an address once */
 	n = t->syms.n;
-	if (!err && n > IG_USYMS_MAX)
+	if (n > IG_USYMS_MAX)
 		err = kept_ips(t, &g);
 	if (!err && n > IG_USYMS_MAX) {
-		err = table_filter(&t->syms, &g, sym_goes);
+		ig_proctab_drop_where(&t->syms, sym_goes, &g, val_free);
 		t->evicted_syms += n - t->syms.n;
 	}
 	free(g.ips);

@@ -2,8 +2,9 @@
 /*
  * A small open-addressing hash table from a 64-bit key to a pointer, for
  * per-record lookups (the engine's thread by tid, process by tgid, stream
- * by key).  Linear probing with backward-shift deletion, so lookups never
- * walk tombstones and the table stays fast after heavy thread churn.
+ * by key; the stack tables' names by process, then by address or id).
+ * Linear probing with backward-shift deletion, so lookups never walk
+ * tombstones and the table stays fast after heavy thread churn.
  */
 #ifndef IG_UTIL_HTAB_H
 #define IG_UTIL_HTAB_H

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A table from (process, key) to an entry; see proctab.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include "stacks/proctab.h"
+
+/* The keys of process @tgid, NULL when it has none. */
+static struct ig_htab *keys_of(const struct ig_proctab *t, __u32 tgid)
+{
+	return t->procs.vals ? ig_htab_get(&t->procs, tgid) : NULL;
+}
+
+struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
+				      __u64 key)
+{
+	const struct ig_htab *keys = keys_of(t, tgid);
+
+	return keys ? ig_htab_get(keys, key) : NULL;
+}
+
+/* The keys of process @tgid, a new table when it had none. */
+static struct ig_htab *keys_new(struct ig_proctab *t, __u32 tgid)
+{
+	struct ig_htab *keys = keys_of(t, tgid);
+
+	if (keys)
+		return keys;
+	if (!t->procs.vals && ig_htab_init(&t->procs, 16))
+		return NULL;
+	keys = malloc(sizeof(*keys));
+	if (!keys)
+		return NULL;
+	if (ig_htab_init(keys, 16)) {
+		free(keys);
+		return NULL;
+	}
+	if (ig_htab_put(&t->procs, tgid, keys)) {
+		ig_htab_free(keys);
+		free(keys);
+		return NULL;
+	}
+	return keys;
+}
+
+struct ig_proctab_ent *ig_proctab_add(struct ig_proctab *t, __u32 tgid,
+				      __u64 key)
+{
+	struct ig_htab *keys = keys_new(t, tgid);
+	struct ig_proctab_ent *e;
+
+	if (!keys)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (e && ig_htab_put(keys, key, e)) {
+		free(e);
+		e = NULL;
+	}
+	if (!e) {
+		if (!keys->n) {
+			ig_htab_del(&t->procs, tgid);
+			ig_htab_free(keys);
+			free(keys);
+		}
+		return NULL;
+	}
+	e->key = key;
+	e->tgid = tgid;
+	t->n++;
+	return e;
+}
+
+struct ig_proctab_ent *ig_proctab_set(struct ig_proctab *t, __u32 tgid,
+				      __u64 key, void *val,
+				      void (*val_free)(void *))
+{
+	struct ig_proctab_ent *e = ig_proctab_get(t, tgid, key);
+
+	if (e) {
+		val_free(e->val);
+	} else if (!(e = ig_proctab_add(t, tgid, key))) {
+		val_free(val);
+		return NULL;
+	}
+	e->val = val;
+	return e;
+}
+
+struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
+				       struct ig_proctab_it *it)
+{
+	struct ig_proctab_ent *e;
+
+	for (;;) {
+		if (it->keys && (e = ig_htab_next(it->keys, &it->key)))
+			return e;
+		it->keys = ig_htab_next(&t->procs, &it->proc);
+		it->key = 0;
+		if (!it->keys)
+			return NULL;
+	}
+}
+
+struct drop {
+	struct ig_proctab *t;
+	bool (*goes)(void *ctx, const struct ig_proctab_ent *e);
+	void *ctx;
+	void (*val_free)(void *);
+};
+
+static bool ent_goes(uint64_t key, void *val, void *ctx)
+{
+	struct ig_proctab_ent *e = val;
+	struct drop *d = ctx;
+
+	(void)key;
+	if (!d->goes(d->ctx, e))
+		return false;
+	d->val_free(e->val);
+	free(e);
+	d->t->n--;
+	return true;
+}
+
+static bool proc_goes(uint64_t tgid, void *val, void *ctx)
+{
+	struct ig_htab *keys = val;
+
+	(void)tgid;
+	ig_htab_del_where(keys, ent_goes, ctx);
+	if (keys->n)
+		return false;
+	ig_htab_free(keys);
+	free(keys);
+	return true;
+}
+
+void ig_proctab_drop_where(struct ig_proctab *t,
+			   bool (*goes)(void *ctx, const struct ig_proctab_ent *e),
+			   void *ctx, void (*val_free)(void *))
+{
+	struct drop d = { t, goes, ctx, val_free };
+
+	ig_htab_del_where(&t->procs, proc_goes, &d);
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ig_proctab_age_at(const struct ig_proctab *t, __u32 clock, size_t rank,
+		      __u32 *age)
+{
+	struct ig_proctab_it it = { 0 };
+	const struct ig_proctab_ent *e;
+	__u32 *ages = malloc(t->n * sizeof(*ages));
+	size_t k = 0;
+
+	if (!ages)
+		return -ENOMEM;
+	while ((e = ig_proctab_next(t, &it)))
+		ages[k++] = clock - e->used;
+	qsort(ages, k, sizeof(*ages), by_u32);
+	*age = ages[rank];
+	free(ages);
+	return 0;
+}
+
+int ig_proctab_pair_cmp(const void *a, const void *b)
+{
+	const struct ig_proctab_pair *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static bool every(void *ctx, const struct ig_proctab_ent *e)
+{
+	(void)ctx;
+	(void)e;
+	return true;
+}
+
+void ig_proctab_free(struct ig_proctab *t, void (*val_free)(void *))
+{
+	ig_proctab_drop_where(t, every, NULL, val_free);
+	ig_htab_free(&t->procs);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A table from (process, 64-bit key) to an entry, for the names of a
+ * record stream (stacks by id, code objects and symbols by address): the
+ * util hash table (user/util/htab.h) of processes, each with one of its
+ * keys.  A zeroed table is empty; a process none of whose entries is left
+ * leaves the table.
+ */
+#ifndef IG_STACKS_PROCTAB_H
+#define IG_STACKS_PROCTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "util/htab.h"
+
+struct ig_proctab_ent {
+	__u64 key;
+	__u32 tgid;
+	__u32 used;	/* the owner's: when last seen */
+	void *val;	/* the owner's */
+};
+
+struct ig_proctab {
+	struct ig_htab procs;	/* tgid -> struct ig_htab of key -> entry */
+	size_t n;		/* entries */
+};
+
+struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
+				      __u64 key);
+/* A new entry (zeroed but for the key and tgid) for a pair not in the
+ * table; NULL on ENOMEM. */
+struct ig_proctab_ent *ig_proctab_add(struct ig_proctab *t, __u32 tgid,
+				      __u64 key);
+
+/* Sets (tgid, key) to @val, freeing the value it replaces with val_free:
+ * the entry, or NULL on ENOMEM with @val freed. */
+struct ig_proctab_ent *ig_proctab_set(struct ig_proctab *t, __u32 tgid,
+				      __u64 key, void *val,
+				      void (*val_free)(void *));
+
+/* Walks every entry; the table must not change during the walk:
+ *	struct ig_proctab_it it = { 0 };
+ *	while ((e = ig_proctab_next(t, &it))) ... */
+struct ig_proctab_it {
+	uint32_t proc, key;
+	const struct ig_htab *keys;
+};
+struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
+				       struct ig_proctab_it *it);
+
+/* Removes the entries for which goes(ctx, e) is true, asking once for
+ * each, and frees them and their values (with val_free).  It allocates
+ * nothing. */
+void ig_proctab_drop_where(struct ig_proctab *t,
+			   bool (*goes)(void *ctx, const struct ig_proctab_ent *e),
+			   void *ctx, void (*val_free)(void *));
+/* The age (@clock - used) of the entry of rank @rank (< t->n) from the
+ * youngest, in *age.  0 or -ENOMEM. */
+int ig_proctab_age_at(const struct ig_proctab *t, __u32 clock, size_t rank,
+		      __u32 *age);
+
+/* A (process, key) pair: sorted lists of them name the entries of
+ * another table that stay (the code objects or addresses of kept stacks). */
+struct ig_proctab_pair {
+	__u32 tgid;
+	__u64 key;
+};
+/* The order of the lists, for qsort and bsearch: by tgid, then key. */
+int ig_proctab_pair_cmp(const void *a, const void *b);
+
+/* Every entry, with val_free for the values; the table is then empty. */
+void ig_proctab_free(struct ig_proctab *t, void (*val_free)(void *));
+
+#endif
