@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The hash table's iterator visits each value once, after growth and
  * deletions, and clear empties the table; ig_htab_del_where() asks once
- * for each entry and removes just those it says go. */
+ * for each entry and removes just those it says go; a table of entries in
+ * place keeps them whole through growth and deletions, three quarters
+ * full at most and at least three eighths once grown. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include "util/htab.h"
 
 #define N 1000
@@ -94,11 +97,80 @@ static void test_del_where_asks_once(void **state)
 	}
 }
 
+struct ent {
+	uint64_t key;
+	uint32_t a, b;
+	void *p;
+};
+
+static bool goes_odd(void *e, void *ctx)
+{
+	struct ent *x = e;
+
+	(*(unsigned int *)ctx)++;
+	return x->a % 2;
+}
+
+static void test_entries_in_place(void **state)
+{
+	struct ig_htab h, z = { 0 };
+	unsigned int asked = 0;
+	uint32_t it = 0, k, n = 0;
+	struct ent *e;
+
+	(void)state;
+	assert_int_equal(ig_htab_init_ents(&h, 4, 20, 3), -EINVAL);
+	assert_int_equal(ig_htab_init_ents(&h, 4, sizeof(struct ent), 4), -EINVAL);
+	assert_int_equal(ig_htab_init_ents(&h, 4, sizeof(struct ent), 3), 0);
+	assert_null(ig_htab_ent(&h, 1));
+	for (k = 0; k < N; k++) {
+		e = ig_htab_ent_add(&h, k * 7919ULL);
+		assert_non_null(e);
+		assert_int_equal(e->key, k * 7919ULL);
+		assert_int_equal(e->a | e->b, 0);
+		assert_null(e->p);
+		e->a = k;
+		e->b = ~k;
+		e->p = &h;
+		/* at most three quarters full, and grown only when past it */
+		assert_true((uint64_t)h.n * 4 <= (uint64_t)h.cap * 3);
+		assert_true(h.cap == 16 || (uint64_t)h.n * 8 > (uint64_t)h.cap * 3);
+	}
+	assert_int_equal(h.cap, 2048);
+	assert_int_equal(ig_htab_bytes(&h), 2048 * sizeof(struct ent) + 2048 / 8);
+	ig_htab_ent_del_where(&h, goes_odd, &asked);
+	assert_int_equal(asked, N);
+	assert_int_equal(h.n, N / 2);
+	for (k = 0; k < N; k++) {
+		e = ig_htab_ent(&h, k * 7919ULL);
+		if (k % 2) {
+			assert_null(e);
+			continue;
+		}
+		assert_non_null(e);
+		assert_int_equal(e->a, k);
+		assert_int_equal(e->b, ~k);
+		assert_ptr_equal(e->p, &h);
+	}
+	while ((e = ig_htab_ent_next(&h, &it)))
+		n++;
+	assert_int_equal(n, N / 2);
+	ig_htab_free(&h);
+	assert_null(ig_htab_ent(&h, 0));
+	/* a zeroed table: empty, and a table of pointers once put to */
+	assert_null(ig_htab_get(&z, 5));
+	assert_null(ig_htab_del(&z, 5));
+	assert_int_equal(ig_htab_put(&z, 5, &z), 0);
+	assert_ptr_equal(ig_htab_get(&z, 5), &z);
+	ig_htab_free(&z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_next_visits_each_once),
 		cmocka_unit_test(test_del_where_asks_once),
+		cmocka_unit_test(test_entries_in_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A small open-addressing hash table from a 64-bit key to a pointer, for
- * per-record lookups (the engine's thread by tid, process by tgid, stream
- * by key; the stack tables' names by process, then by address or id).
- * Linear probing with backward-shift deletion, so lookups never walk
- * tombstones and the table stays fast after heavy thread churn.
+ * A small open-addressing hash table keyed by a 64-bit key, for per-record
+ * lookups (the engine's thread by tid, process by tgid, stream by key; the
+ * stack tables' names by process, then by address or id).  Linear probing
+ * with backward-shift deletion, so lookups never walk tombstones and the
+ * table stays fast after heavy thread churn.
+ *
+ * Its entries lie in one array, each beginning with its key, and a bit per
+ * slot says which are in use.  A table set up by ig_htab_init maps a key to
+ * a pointer (entries of struct ig_htab_kv, at most half the slots in use).
+ * One set up by ig_htab_init_ents holds entries of the caller's own layout
+ * and size in place, no allocation for each, and may fill three quarters of
+ * its slots: a table of many small entries (the stack tables') takes what
+ * the entries need and no more.  A zeroed table is empty; the first
+ * ig_htab_put makes it a table of pointers.
  */
 #ifndef IG_UTIL_HTAB_H
 #define IG_UTIL_HTAB_H
@@ -12,15 +21,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 struct ig_htab {
-	uint64_t *keys;
-	void **vals;		/* NULL: empty slot */
-	uint32_t cap;		/* power of two */
+	unsigned char *ents;	/* cap entries of esize bytes, each from its key */
+	uint64_t *busy;		/* a bit per slot: an entry is there */
+	uint32_t cap;		/* power of two; 0 before init and after free */
 	uint32_t n;
+	uint16_t esize;		/* a multiple of 8, the key included */
+	uint8_t load;		/* at most load entries per four slots: 2 or 3 */
 };
 
+/* The entry of a table of pointers. */
+struct ig_htab_kv {
+	uint64_t key;
+	void *val;
+};
+
+/* A table of pointers.  0 or -ENOMEM. */
 int ig_htab_init(struct ig_htab *h, uint32_t cap_hint);
+/*
+ * A table of entries of @esize bytes (a multiple of 8) kept in place, each
+ * beginning with its uint64_t key, at most @load (2 or 3) in four slots
+ * used.  An entry's address holds until the table next gains or loses an
+ * entry.  0, -EINVAL or -ENOMEM.
+ */
+int ig_htab_init_ents(struct ig_htab *h, uint32_t cap_hint, size_t esize,
+		      unsigned int load);
 void ig_htab_free(struct ig_htab *h);
 /* -ENOMEM on failure; replaces an existing value. val must not be NULL. */
 int ig_htab_put(struct ig_htab *h, uint64_t key, void *val);
@@ -37,6 +64,13 @@ size_t ig_htab_bytes(const struct ig_htab *h);
 /* Forget every entry; the values are the caller's to free. */
 void ig_htab_clear(struct ig_htab *h);
 
+/* A table of entries in place (ig_htab_init_ents): a new entry for @key,
+ * which the table does not hold, zeroed but for its key; NULL on ENOMEM. */
+void *ig_htab_ent_add(struct ig_htab *h, uint64_t key);
+/* As ig_htab_del_where, goes(ent, ctx) asked of each entry in place. */
+void ig_htab_ent_del_where(struct ig_htab *h,
+			   bool (*goes)(void *ent, void *ctx), void *ctx);
+
 static inline uint64_t ig_hash64(uint64_t x)
 {
 	/* splitmix64 finaliser: tids are small and dense, spread them */
@@ -48,35 +82,71 @@ static inline uint64_t ig_hash64(uint64_t x)
 	return x;
 }
 
-static inline void *ig_htab_get(const struct ig_htab *h, uint64_t key)
+static inline bool ig_htab_busy(const struct ig_htab *h, uint32_t i)
+{
+	return h->busy[i >> 6] >> (i & 63) & 1;
+}
+
+static inline void *ig_htab_slot(const struct ig_htab *h, uint32_t i)
+{
+	return h->ents + (size_t)i * h->esize;
+}
+
+static inline uint64_t ig_htab_key_at(const struct ig_htab *h, uint32_t i)
+{
+	uint64_t key;
+
+	memcpy(&key, ig_htab_slot(h, i), sizeof(key));
+	return key;
+}
+
+/* The entry of @key, NULL when there is none. */
+static inline void *ig_htab_ent(const struct ig_htab *h, uint64_t key)
 {
 	uint32_t mask = h->cap - 1;
 	uint32_t i = (uint32_t)ig_hash64(key) & mask;
 
+	if (!h->cap)
+		return NULL;
 	for (;;) {
-		if (!h->vals[i])
+		if (!ig_htab_busy(h, i))
 			return NULL;
-		if (h->keys[i] == key)
-			return h->vals[i];
+		if (ig_htab_key_at(h, i) == key)
+			return ig_htab_slot(h, i);
 		i = (i + 1) & mask;
 	}
 }
 
+static inline void *ig_htab_get(const struct ig_htab *h, uint64_t key)
+{
+	const struct ig_htab_kv *kv = ig_htab_ent(h, key);
+
+	return kv ? kv->val : NULL;
+}
+
 /*
- * The next value in slot order, from a cursor that starts at 0; NULL at the
+ * The next entry in slot order, from a cursor that starts at 0; NULL at the
  * end.  The table must not change during the walk:
  *	uint32_t it = 0;
- *	while ((v = ig_htab_next(h, &it))) ...
+ *	while ((e = ig_htab_ent_next(h, &it))) ...
  */
-static inline void *ig_htab_next(const struct ig_htab *h, uint32_t *it)
+static inline void *ig_htab_ent_next(const struct ig_htab *h, uint32_t *it)
 {
-	while (h->vals && *it < h->cap) {
-		void *v = h->vals[(*it)++];
+	while (*it < h->cap) {
+		uint32_t i = (*it)++;
 
-		if (v)
-			return v;
+		if (ig_htab_busy(h, i))
+			return ig_htab_slot(h, i);
 	}
 	return NULL;
+}
+
+/* The same walk over a table of pointers: the next value. */
+static inline void *ig_htab_next(const struct ig_htab *h, uint32_t *it)
+{
+	const struct ig_htab_kv *kv = ig_htab_ent_next(h, it);
+
+	return kv ? kv->val : NULL;
 }
 
 #endif
