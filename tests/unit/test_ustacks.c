@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "stacks/ustacks.h"
@@ -306,6 +307,57 @@ static void stale_link_register(void **state)
 	ig_ustacks_free(t);
 }
 
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+}
+
+/* At their bounds, over four processes, the tables of stacks and names
+ * hold their entries in place, with no allocation of their own: with each
+ * stack's and each name's own copy (32 bytes of heap each here), 80 bytes
+ * of heap an entry at these counts; an entry allocated on its own, in a
+ * table of pointers half full at most, made it 96. */
+static void compact_at_bounds(void **state)
+{
+	union {
+		struct ig_usym u;
+		char b[sizeof(struct ig_usym) + 8];
+	} y = { .u = { .h = { .type = IG_REC_USYM } } };
+	struct ig_ustack r = { .h = { .type = IG_REC_USTACK } };
+	struct ig_ustacks *t;
+	size_t before, nsyms, per;
+	__u32 i;
+
+	(void)state;
+	before = heap_bytes();
+	t = ig_ustacks_new();
+	assert_non_null(t);
+	r.nips = 1;
+	r.h.size = offsetof(struct ig_ustack, ips) + 8;
+	y.u.len = 2;
+	y.u.h.size = sizeof(y.u) + 8;
+	memcpy(y.u.name, "f", 2);
+	for (i = 0; i < IG_USYMS_MAX; i++) {
+		if (i < IG_USTACKS_MAX) {
+			r.h.tgid = 100 + i % 4;
+			r.id = i;
+			r.ips[0] = 0x1000 + i;
+			assert_int_equal(ig_ustacks_on_record(t, &r.h), 0);
+		}
+		y.u.h.tgid = 100 + i % 4;
+		y.u.ip = 0x1000 + i;
+		assert_int_equal(ig_ustacks_on_record(t, &y.u.h), 0);
+	}
+	assert_int_equal(ig_ustacks_count(t, &nsyms), IG_USTACKS_MAX);
+	assert_int_equal(nsyms, IG_USYMS_MAX);
+	per = (heap_bytes() - before) / (IG_USTACKS_MAX + IG_USYMS_MAX);
+	print_message("%zu bytes of heap an entry\n", per);
+	assert_true(per <= 88);
+	ig_ustacks_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +366,7 @@ int main(void)
 		cmocka_unit_test(many),
 		cmocka_unit_test(forget),
 		cmocka_unit_test(bounded),
+		cmocka_unit_test(compact_at_bounds),
 		cmocka_unit_test(stale_link_register),
 	};
 

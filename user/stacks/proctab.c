@@ -7,7 +7,7 @@
 /* The keys of process @tgid, NULL when it has none. */
 static struct ig_htab *keys_of(const struct ig_proctab *t, __u32 tgid)
 {
-	return t->procs.vals ? ig_htab_get(&t->procs, tgid) : NULL;
+	return ig_htab_get(&t->procs, tgid);
 }
 
 struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
@@ -15,7 +15,7 @@ struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
 {
 	const struct ig_htab *keys = keys_of(t, tgid);
 
-	return keys ? ig_htab_get(keys, key) : NULL;
+	return keys ? ig_htab_ent(keys, key) : NULL;
 }
 
 /* The keys of process @tgid, a new table when it had none. */
@@ -25,12 +25,14 @@ static struct ig_htab *keys_new(struct ig_proctab *t, __u32 tgid)
 
 	if (keys)
 		return keys;
-	if (!t->procs.vals && ig_htab_init(&t->procs, 16))
+	if (!t->procs.cap && ig_htab_init(&t->procs, 16))
 		return NULL;
 	keys = malloc(sizeof(*keys));
 	if (!keys)
 		return NULL;
-	if (ig_htab_init(keys, 16)) {
+	/* the entries in place, at most three quarters of the slots used:
+	 * 32 to 64 bytes an entry, with no allocation of its own */
+	if (ig_htab_init_ents(keys, 16, sizeof(struct ig_proctab_ent), 3)) {
 		free(keys);
 		return NULL;
 	}
@@ -50,11 +52,7 @@ struct ig_proctab_ent *ig_proctab_add(struct ig_proctab *t, __u32 tgid,
 
 	if (!keys)
 		return NULL;
-	e = calloc(1, sizeof(*e));
-	if (e && ig_htab_put(keys, key, e)) {
-		free(e);
-		e = NULL;
-	}
+	e = ig_htab_ent_add(keys, key);
 	if (!e) {
 		if (!keys->n) {
 			ig_htab_del(&t->procs, tgid);
@@ -63,7 +61,6 @@ struct ig_proctab_ent *ig_proctab_add(struct ig_proctab *t, __u32 tgid,
 		}
 		return NULL;
 	}
-	e->key = key;
 	e->tgid = tgid;
 	t->n++;
 	return e;
@@ -91,7 +88,7 @@ struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
 	struct ig_proctab_ent *e;
 
 	for (;;) {
-		if (it->keys && (e = ig_htab_next(it->keys, &it->key)))
+		if (it->keys && (e = ig_htab_ent_next(it->keys, &it->key)))
 			return e;
 		it->keys = ig_htab_next(&t->procs, &it->proc);
 		it->key = 0;
@@ -107,16 +104,14 @@ struct drop {
 	void (*val_free)(void *);
 };
 
-static bool ent_goes(uint64_t key, void *val, void *ctx)
+static bool ent_goes(void *ent, void *ctx)
 {
-	struct ig_proctab_ent *e = val;
+	struct ig_proctab_ent *e = ent;
 	struct drop *d = ctx;
 
-	(void)key;
 	if (!d->goes(d->ctx, e))
 		return false;
 	d->val_free(e->val);
-	free(e);
 	d->t->n--;
 	return true;
 }
@@ -126,7 +121,7 @@ static bool proc_goes(uint64_t tgid, void *val, void *ctx)
 	struct ig_htab *keys = val;
 
 	(void)tgid;
-	ig_htab_del_where(keys, ent_goes, ctx);
+	ig_htab_ent_del_where(keys, ent_goes, ctx);
 	if (keys->n)
 		return false;
 	ig_htab_free(keys);

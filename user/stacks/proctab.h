@@ -4,7 +4,8 @@
  * record stream (stacks by id, code objects and symbols by address): the
  * util hash table (user/util/htab.h) of processes, each with one of its
  * keys.  A zeroed table is empty; a process none of whose entries is left
- * leaves the table.
+ * leaves the table.  The entries lie in the tables themselves: an entry's
+ * address holds until its table next gains or loses an entry.
  */
 #ifndef IG_STACKS_PROCTAB_H
 #define IG_STACKS_PROCTAB_H
@@ -16,7 +17,7 @@
 #include "util/htab.h"
 
 struct ig_proctab_ent {
-	__u64 key;
+	__u64 key;	/* first: util/htab.h's entries begin with their key */
 	__u32 tgid;
 	__u32 used;	/* the owner's: when last seen */
 	void *val;	/* the owner's */
