@@ -3,7 +3,8 @@
  * Record intake: ig_engine_feed() reads each record (older, shorter ones
  * zero-padded) and hands it to its handler.  Off-CPU intervals, CUDA call
  * spans, samples and block IO become thread history; CUDA calls go on to
- * the GPU model (gpu.c); task records to the task tables (tasks.c).
+ * the GPU model (gpu.c); task records to the task tables (tasks.c), and
+ * a process's exit to the GPU model before the task tables retire it.
  */
 #include <string.h>
 #include "engine/estimate/estimate.h"
@@ -264,6 +265,19 @@ static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 		e->lost.any = true;
 }
 
+/* A fork, exec or exit to the task tables.  A process gone: the GPU model
+ * closes its streams first (the task tables call no GPU code), then the
+ * task tables retire it: its mappings go, it joins the exited list. */
+static void on_proc(struct ig_engine *e, const struct ig_proc *r)
+{
+	struct ig_process *p = ig_tasks_on_proc(e, r);
+
+	if (p) {
+		ig_gpu_proc_exit(e, p, r->h.ts);
+		ig_tasks_proc_retire(e, p);
+	}
+}
+
 /* The kernel could not reserve ring space on this CPU since its previous
  * record: evidence in between may be missing.  User space records carry
  * cpu 0 and no flag. */
@@ -316,7 +330,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		on_bio(e, REC(struct ig_bio, rec, tmp.b));
 		break;
 	case IG_REC_PROC:
-		ig_tasks_on_proc(e, REC(struct ig_proc, rec, tmp.p));
+		on_proc(e, REC(struct ig_proc, rec, tmp.p));
 		break;
 	case IG_REC_TASK:
 		ig_tasks_on_task(e, REC(struct ig_task, rec, tmp.t));

@@ -505,7 +505,14 @@ void ig_tasks_process_free(struct ig_engine *e, struct ig_process *p);
  * file mappings (144 bytes each) go; what the report says of it stays. */
 void ig_tasks_process_gone(struct ig_process *p);
 void ig_tasks_on_task(struct ig_engine *e, const struct ig_task *r);
-void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
+/* A fork, exec or exit.  For the exit of a process's last thread, seen
+ * for the first time, the process with its exit time set (and its
+ * threads'), else NULL: the caller hands it to the GPU model
+ * (ig_gpu_proc_exit), then to ig_tasks_proc_retire(). */
+struct ig_process *ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r);
+/* An exited process the GPU model is done with: its file mappings go and
+ * it joins the exited list (oldest first), which ig_engine_gc() frees. */
+void ig_tasks_proc_retire(struct ig_engine *e, struct ig_process *p);
 void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r);
 /* The file mapped at @addr in @p (IG_REC_MAPPING records), or NULL. */
 const char *ig_tasks_map_lookup(const struct ig_process *p, uint64_t addr);

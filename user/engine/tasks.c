@@ -276,17 +276,23 @@ static void maps_copy(struct ig_process *dst, const struct ig_process *src)
 	dst->nmaps = dst->capmaps = src->nmaps;
 }
 
-static void proc_exited(struct ig_engine *e, struct ig_process *p, uint64_t ts)
+/* The process's last thread exited at @ts: its exit time and its threads'.
+ * @p when it had not exited before, else NULL. */
+static struct ig_process *proc_exited(struct ig_process *p, uint64_t ts)
 {
 	struct ig_thread *t;
 
 	if (p->exit_ts != IG_NS_INF)
-		return;
+		return NULL;
 	p->exit_ts = ts;
 	for (t = p->threads; t; t = t->proc_next)
 		if (t->exit_ts > ts)
 			t->exit_ts = ts;
-	ig_gpu_proc_exit(e, p, ts);
+	return p;
+}
+
+void ig_tasks_proc_retire(struct ig_engine *e, struct ig_process *p)
+{
 	maps_clear(p);
 	p->exit_next = NULL;
 	if (e->tasks.exit_tail)
@@ -352,7 +358,7 @@ static void on_fork(struct ig_engine *e, const struct ig_proc *r)
 	}
 }
 
-void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
+struct ig_process *ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 {
 	struct ig_thread *t;
 	struct ig_process *p;
@@ -397,9 +403,10 @@ void ig_tasks_on_proc(struct ig_engine *e, const struct ig_proc *r)
 			t->exit_ts = r->h.ts;
 		p = ig_tasks_process_find(e, r->h.tgid);
 		if (p)
-			proc_exited(e, p, r->h.ts);
+			return proc_exited(p, r->h.ts);
 		break;
 	}
+	return NULL;
 }
 
 void ig_tasks_on_mapping(struct ig_engine *e, const struct ig_mapping *r)
