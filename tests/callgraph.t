@@ -7,8 +7,11 @@
 # Calls, from the objects' symbols (tools/callgraph.sh): no cycle among the
 # engine's files, where the GPU model hands gaps to attribution through a
 # sink, not a call, so that a change to one layer cannot reach back into
-# the one below it; and none between folders, nor between the engine's
-# sub-folders (gpu, attrib, estimate, peers, report).
+# the one below it; none between the engine's files at its top and its
+# sub-folders, each sub-folder taken as one (the task tables call no GPU
+# code; a call planted from tasks.c into gpu/ is found); and none between
+# folders, nor between the engine's sub-folders (gpu, attrib, estimate,
+# peers, report).
 # Exported names (tools/prefixes.py): each carries its file's or folder's
 # prefix (design §3.1), checked on small trees, on this one and on a copy
 # with a name planted in it; --rename applies tools/prefixes.map and
@@ -289,6 +292,36 @@ is "$bad" "" "calls: the GPU model does not call attribution"
 bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
 	grep -vE ' (attrib|causes|detail|stacks|tasks|files|names)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
+
+# the engine's top files and its sub-folders, each sub-folder one node:
+# no cycle, so no file at the top that a sub-folder calls (the task
+# tables, the gap list, the observer) calls back into that sub-folder.
+# engine_nodes EDGES: the edges between those nodes
+for o in $objs; do
+	d=$(dirname "${o#"$IG_TOP"/build/user/engine/}")
+	f=$(basename "$o" .o)
+	if [ "$d" = . ]; then echo "$f $f"; else echo "$f engine/$d"; fi
+done > "$TMP/nodeof"
+engine_nodes() {
+	awk 'NR == FNR { n[$1] = $2; next } n[$1] != n[$2] { print n[$1], n[$2] }' \
+		"$TMP/nodeof" "$1" | sort -u
+}
+engine_nodes "$TMP/edges" > "$TMP/nodecalls"
+diag "calls between the engine's top files and sub-folders: $(tr '\n' ',' < "$TMP/nodecalls")"
+ok "calls: no cycle between the engine's top files and its sub-folders" -- \
+	sh -c 'tsort "$1" > /dev/null 2>&1' sh "$TMP/nodecalls"
+is "$(grep '^tasks engine/' "$TMP/nodecalls")" "" \
+	"calls: the task tables call no sub-folder of the engine (a process's exit reaches the GPU model from the intake)"
+# a call from tasks.c into the GPU model, planted beside the objects
+mkdir -p "$TMP/plant"
+printf 'struct ig_engine;\nstruct ig_process;\nvoid ig_gpu_proc_exit(struct ig_engine *e, struct ig_process *p, unsigned long long ts);\nvoid ig_tasks_planted(void) { ig_gpu_proc_exit(0, 0, 0); }\n' \
+	> "$TMP/plant/tasks.c"
+cc -c -o "$TMP/plant/tasks.o" "$TMP/plant/tasks.c" || exit 1
+# shellcheck disable=SC2086
+"$CG" $objs "$TMP/plant/tasks.o" > "$TMP/pedges" 2> /dev/null
+engine_nodes "$TMP/pedges" > "$TMP/pnodecalls"
+ok "calls: a call planted from tasks.c into gpu/ makes a cycle the check finds" -- \
+	sh -c '! tsort "$1" > /dev/null 2>&1' sh "$TMP/pnodecalls"
 
 # the call graph names a file by its name alone
 is "$(find "$IG_TOP/user" -mindepth 2 -name '*.c' -printf '%f\n' | sort | uniq -d | tr '\n' ' ')" "" \
