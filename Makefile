@@ -51,7 +51,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
 	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc \
 	    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-user-static \
-	    binfmt-support debootstrap e2fsprogs cpio strace
+	    binfmt-support debootstrap e2fsprogs cpio strace libffi-dev
 
 all: $(BUILD)/idlegap
 
@@ -196,6 +196,11 @@ test-kernels: deps
 forky-root:
 	$(Q)tests/forky/build.sh $(BUILD)/forky
 
+# the free-threaded CPython test fixture (tests/pystacks.t, tests/freethreaded.t):
+# CPython 3.14 built with --disable-gil into build/freethreaded (10-20 minutes, no root)
+free-threaded:
+	$(Q)tests/freethreaded/build.sh $(BUILD)/freethreaded
+
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all test-progs bench-tools
 	$(Q)$(PYTHON) tools/bench.py
@@ -224,6 +229,6 @@ vmlinux:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo test test-kernels forky-root bench bench-quick install uninstall vmlinux clean image soak
+.PHONY: all deps demo test test-kernels forky-root free-threaded bench bench-quick install uninstall vmlinux clean image soak
 
 -include $(USER_OBJS:.o=.d) $(BPF_OBJS:.o=.d) $(BUILD)/bpf/idlegap_compat.bpf.d

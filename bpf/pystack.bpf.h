@@ -12,7 +12,9 @@
  * checked again at each use.  The frame chain is walked up to IG_PY_DEPTH
  * frames, one read per frame into per-CPU scratch; C shim frames (3.12+)
  * and the interpreter's own (3.14+) are skipped; a 3.14 f_executable is a
- * tagged _PyStackRef, untagged here.  A stack equal to the thread's last one is not sent again.
+ * tagged _PyStackRef, untagged here; a free-threaded thread's instruction
+ * pointer is into its own copy of the bytecode (py_bytecode()).  A stack
+ * equal to the thread's last one is not sent again.
  */
 #ifndef IG_PYSTACK_BPF_H
 #define IG_PYSTACK_BPF_H
@@ -26,6 +28,9 @@
 /* Object pointers are 8-aligned (16 in practice): the low bits of a 3.14
  * _PyStackRef are its tag (reference kind, tagged int), never address. */
 #define PY_REF_MASK	(~7ULL)
+/* Thread-local bytecode copies looked up (free-threaded 3.14+): one per
+ * thread that ran the code; an index beyond is read as the main copy. */
+#define PY_MAX_TLBC	4096
 
 struct py_thread {
 	__u64 tstate;		/* cached PyThreadState, 0: not found yet */
@@ -126,6 +131,29 @@ static __always_inline __u64 py_find_tstate(const struct ig_py_offsets *o,
 	return 0;
 }
 
+/* Where the bytecode the frame at s->frame runs begins, less the code
+ * object's co_code_adaptive offset: an instruction pointer less this is
+ * the offset user space reads as into co_code_adaptive.  The code object
+ * itself, unless a free-threaded thread runs its own copy (tlbc_index > 0:
+ * entries[tlbc_index] of co_tlbc). */
+static __always_inline __u64 py_bytecode(const struct ig_py_offsets *o,
+					 struct py_scratch *s, __u64 code)
+{
+	__u32 idx;
+	__u64 arr, base;
+
+	if (!o->fr_tlbc)
+		return code;
+	idx = py_fld32(s->frame, o->fr_tlbc);
+	if (!idx || idx >= PY_MAX_TLBC)
+		return code;
+	arr = py_read64(code + o->co_tlbc);
+	if (!arr || py_read64(arr) <= idx)
+		return code;
+	base = py_read64(arr + 8 + 8 * (__u64)idx);
+	return base ? base - o->co_adaptive : code;
+}
+
 /* One frame at @fr into the record; returns the next frame. */
 static __always_inline __u64 py_frame(const struct ig_py_offsets *o,
 				      struct py_scratch *s, __u64 fr, __u64 *h)
@@ -145,7 +173,7 @@ static __always_inline __u64 py_frame(const struct ig_py_offsets *o,
 	}
 	code = py_fld64(s->frame, o->fr_code) & PY_REF_MASK;
 	if (o->instr_ptr)
-		lasti = py_fld64(s->frame, o->fr_instr) - code;
+		lasti = py_fld64(s->frame, o->fr_instr) - py_bytecode(o, s, code);
 	else
 		lasti = py_fld32(s->frame, o->fr_instr);
 	r->f[n].code = code;

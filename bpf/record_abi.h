@@ -417,6 +417,14 @@ struct ig_py_offsets {
 	__u32 fr_owner;		/* owner (char), or NONE */
 	__u32 owner_cstack;	/* owner values from this one on are not
 				 * Python frames (C shims), or NONE */
+	/* Free-threaded 3.14+: a thread runs its own copy of the bytecode
+	 * (thread-local bytecode), copy tlbc_index of the code object's
+	 * co_tlbc array (Py_ssize_t size, then char *entries[]; entry 0 is
+	 * the code object's own co_code_adaptive).  0: no such copies. */
+	__u32 fr_tlbc;		/* frame: int32 tlbc_index, or 0 */
+	__u32 co_tlbc;		/* code object: _PyCodeArray *co_tlbc */
+	__u32 co_adaptive;	/* code object: co_code_adaptive */
+	__u32 pad;
 };
 
 /* ---- IG_REC_USTACK ---- */

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Python stacks on every CPython here (pyenv 3.9-3.13, Debian's 3.11): a
+# Python stacks on every CPython here (pyenv 3.9-3.13, Debian's 3.11, and a
+# free-threaded 3.14t where `make free-threaded` built it): a
 # thread blocked in os.read and one holding the GIL in a busy loop, traced
 # into a recording; the replayed dump must name both functions with their
 # file and line, and their callers.  Needs root.
@@ -14,13 +15,13 @@ READ=$(line WORKER_READ_LINE)
 GIL=$(line HOLD_GIL_LINE)
 CALL=$(line MAIN_CALL_LINE)
 
-check() {	# name python
-	name=$1 py=$2
+check() {	# name python [seconds]
+	name=$1 py=$2 secs=${3:-1}
 	if [ ! -x "$py" ]; then
 		skip "$name" "no $py"
 		return
 	fi
-	"$IG" run -q -o "$TMP/$name.igrec" -- "$py" "$SCRIPT" 1 2> "$TMP/err"
+	"$IG" run -q -o "$TMP/$name.igrec" -- "$py" "$SCRIPT" "$secs" 2> "$TMP/err"
 	is "$?" 0 "$name: traced"
 	"$IG" report --dump "$TMP/$name.igrec" > "$TMP/dump" 2> "$TMP/err"
 	is "$?" 0 "$name: replayed"
@@ -58,6 +59,20 @@ for v in 3.9 3.10 3.11 3.12 3.13; do
 	is "$2" G "$v: hold_gil (stacks.py:$GIL) called from main (stacks.py:$CALL)"
 	diag "$v: $3 stacks with frames, $4 frames unnamed"
 done
+# the free-threaded fixture (make free-threaded: CPython 3.14 built with
+# --disable-gil): each thread runs its own copy of the bytecode
+FT=$IG_TOP/build/freethreaded/py314t/bin/python3.14t
+if [ -f "$IG_TOP/build/freethreaded/ok" ]; then
+	# 4 s: its start is slower, and names are read while the process lives
+	check "3.14t" "$FT" 4
+	cat "$TMP/res" | grep -v '^[RrGg] ' || true
+	set -- $(tail -1 "$TMP/res")
+	is "$1" R "3.14t (free-threaded): worker_read (stacks.py:$READ) under threading's run"
+	is "$2" G "3.14t (free-threaded): hold_gil (stacks.py:$GIL) called from main (stacks.py:$CALL)"
+	diag "3.14t: $3 stacks with frames, $4 frames unnamed"
+else
+	skip "3.14t" "no free-threaded CPython in build/freethreaded (make free-threaded)"
+fi
 check "debian-3.11" /usr/bin/python3.11
 cat "$TMP/res" | grep -v '^[RrGg] ' || true
 if [ -x /usr/bin/python3.11 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Capture the memory idlegap reads of a running CPython, for the unit tests.
 
-Run under the Python to capture (3.9 to 3.15): it writes a fixture for
+Run under the Python to capture (3.9 to 3.15, and free-threaded builds): it writes a fixture for
 tests/unit/test_pycode.c with the interpreter's file name, the start of its
 _PyRuntime (3.13+: _Py_DebugOffsets), the bytes of one function's code
 object and of the objects it points to (its type and type name, name,
@@ -9,6 +9,7 @@ qualified name, file name, line table), and the line CPython itself gives
 for each instruction, as idlegap's frames give the instruction:
 
     python3.X tools/pycapture.py tests/fixtures/py/3.X.txt
+    python3.14t tools/pycapture.py tests/fixtures/py/3.14t.txt
 """
 import ctypes
 import dis
@@ -41,23 +42,28 @@ def main():
     out = sys.argv[1]
     code = sample.__code__
     v = sys.version_info
-    lib = sysconfig.get_config_var("INSTSONAME") or "python%d.%d" % v[:2]
+    # a free-threaded build (3.13t+): "python3.14t", and object headers
+    # 16 bytes longer (ob_tid, flags, the object's mutex, a split count)
+    ft = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    ld = sysconfig.get_config_var("LDVERSION") or "%d.%d" % v[:2]
+    lib = sysconfig.get_config_var("INSTSONAME") or "python" + ld
     if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
-        lib = "python%d.%d" % v[:2]
+        lib = "python" + ld
+    head = 16 if ft else 0
     rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
     # _Py_DebugOffsets: 584 bytes in 3.13, 760 in 3.14, 744 read of 3.15
     regions = [(rt, 800 if v >= (3, 14) else 592)]
     co = id(code)
-    regions.append((co, 256))
-    tp = ctypes.c_void_p.from_address(co + 8).value
-    regions.append((tp, 32))
-    tp_name = ctypes.c_void_p.from_address(tp + 24).value
+    regions.append((co, 256 + head))
+    tp = ctypes.c_void_p.from_address(co + 8 + head).value
+    regions.append((tp, 32 + head))
+    tp_name = ctypes.c_void_p.from_address(tp + 24 + head).value
     regions.append((tp_name, 8))
     for obj in (code.co_name, getattr(code, "co_qualname", code.co_name),
                 code.co_filename):
-        regions.append((id(obj), 80 + 4 * len(obj)))
+        regions.append((id(obj), 80 + head + 4 * len(obj)))
     table = getattr(code, "co_linetable", None) if v >= (3, 10) else code.co_lnotab
-    regions.append((id(table), 40 + len(table)))
+    regions.append((id(table), 40 + head + len(table)))
     if v >= (3, 10):
         lines = [(s, e, l) for s, e, l in code.co_lines()]
     else:

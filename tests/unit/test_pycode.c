@@ -147,6 +147,8 @@ static void test_312(void **state) { (void)state; check_fixture("3.12.txt", 0x03
 static void test_313(void **state) { (void)state; check_fixture("3.13.txt", 0x030d); }
 static void test_314(void **state) { (void)state; check_fixture("3.14.txt", 0x030e); }
 static void test_315(void **state) { (void)state; check_fixture("3.15.txt", 0x030f); }
+/* free-threaded 3.14 (make free-threaded): object headers 16 bytes longer */
+static void test_314t(void **state) { (void)state; check_fixture("3.14t.txt", 0x030e); }
 
 /* An interpreter of a version without a layout (3.8; 3.14 by its debug
  * offsets but not their 3.14 size) gets none: native frames only. */
@@ -174,7 +176,8 @@ static void test_unknown(void **state)
 
 /* What 3.13+ say of themselves: the version and build; a later version
  * whose offsets, read as the last known layout, do not hold is refused
- * with the reason, and so is a free-threaded build. */
+ * with the reason, and so is a free-threaded build whose offsets do not
+ * hold or whose version's struct is not known. */
 static void test_published(void **state)
 {
 	struct image im;
@@ -195,10 +198,21 @@ static void test_published(void **state)
 	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), -ENOTSUP);
 	assert_non_null(strstr(b.why, "read as 3.15's"));
 	im.reg[0].b[8 + 2] = 0x0e;
-	im.reg[0].b[16] = 1;		/* free-threaded */
+	/* a GIL build's offsets said to be free-threaded: no thread-local
+	 * bytecode published (its offsets are 0), refused */
+	im.reg[0].b[16] = 1;
 	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), -ENOTSUP);
 	assert_true(b.free_threaded);
-	assert_non_null(strstr(b.why, "free-threaded"));
+	assert_non_null(strstr(b.why, "thread-local bytecode"));
+	unload(&im);
+	/* a free-threaded 3.15: where its struct keeps the object headers is
+	 * not known */
+	load(&im, "3.15.txt");
+	rt.start = im.runtime;
+	im.reg[0].b[16] = 1;
+	assert_int_equal(ig_pylayout_find(img_read, &im, &rt, &o, &l, &b), -ENOTSUP);
+	assert_true(b.free_threaded);
+	assert_non_null(strstr(b.why, "free-threaded build of 3.15"));
 	unload(&im);
 }
 
@@ -371,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_313),
 		cmocka_unit_test(test_314),
 		cmocka_unit_test(test_315),
+		cmocka_unit_test(test_314t),
 		cmocka_unit_test(test_published),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_unread_later),

@@ -283,7 +283,10 @@ static void check_pybuild(pid_t pid, const struct ig_pyrt_info *py)
 	if (b.published && rel != 0xf)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), "%u", b.hexversion & 0xf);
 	line(!err, false, "Python build", "%s%s, %s%s%s", v,
-	     b.free_threaded ? " free-threaded (no GIL: lock waits are lock, not gil)" : " with the GIL",
+	     !b.free_threaded ? " with the GIL" :
+	     b.gil_on == 0 ? " free-threaded, its GIL off (lock waits are lock, not gil)" :
+	     b.gil_on == 1 ? " free-threaded, its GIL turned on (an extension without free-threading, or PYTHON_GIL=1)" :
+	     " free-threaded",
 	     err ? "no Python frames: " : b.published ? "frames read by its published debug offsets" :
 	     "frames read by the layout of its version",
 	     err == -ENOTSUP ? b.why : err ? strerror(-err) : "", "");

@@ -25,6 +25,9 @@ struct ig_pybuild {
 	__u32 hexversion;	/* PY_VERSION_HEX (3.9-3.12: 0x030X0000) */
 	bool published;		/* it publishes _Py_DebugOffsets (3.13+) */
 	bool free_threaded;	/* a free-threaded build (3.13t+) */
+	int gil_on;		/* its GIL is on now (1 in builds with one); a
+				 * free-threaded build's is off unless turned
+				 * on; -1: cannot tell */
 	char why[128];		/* -ENOTSUP: why its frames are not read */
 };
 

@@ -20,14 +20,14 @@ struct layout {
 };
 
 static const struct layout layouts[] = {
-	{ { 0, 0x0309, 32, 8, 8, 176, 0, 24, N, 24, 32, 104, 0, N, N },
-	  { 0x0309, 40, 112, 0, 104, 120, 0, 48, 72 } },
-	{ { 0, 0x030a, 32, 8, 8, 176, 0, 24, N, 24, 32, 96, 0, N, N },
-	  { 0x030a, 40, 112, 0, 104, 120, 0, 48, 72 } },
-	{ { 0, 0x030b, 40, 16, 8, 160, 1, 56, 8, 48, 32, 56, 1, 69, N },
-	  { 0x030b, 72, 120, 128, 112, 136, 184, 48, 72 } },
-	{ { 0, 0x030c, 40, 72, 8, 144, 1, 56, 0, 8, 0, 56, 1, 70, 3 },
-	  { 0x030c, 68, 120, 128, 112, 136, 192, 40, 56 } },
+	{ { 0, 0x0309, 32, 8, 8, 176, 0, 24, N, 24, 32, 104, 0, N, N, 0, 0, 0, 0 },
+	  { 0x0309, 40, 112, 0, 104, 120, 0, 48, 72, 0, 0, 0, 0, 0, 0, 0 } },
+	{ { 0, 0x030a, 32, 8, 8, 176, 0, 24, N, 24, 32, 96, 0, N, N, 0, 0, 0, 0 },
+	  { 0x030a, 40, 112, 0, 104, 120, 0, 48, 72, 0, 0, 0, 0, 0, 0, 0 } },
+	{ { 0, 0x030b, 40, 16, 8, 160, 1, 56, 8, 48, 32, 56, 1, 69, N, 0, 0, 0, 0 },
+	  { 0x030b, 72, 120, 128, 112, 136, 184, 48, 72, 0, 0, 0, 0, 0, 0, 0 } },
+	{ { 0, 0x030c, 40, 72, 8, 144, 1, 56, 0, 8, 0, 56, 1, 70, 3, 0, 0, 0, 0 },
+	  { 0x030c, 68, 120, 128, 112, 136, 192, 40, 56, 0, 0, 0, 0, 0, 0, 0 } },
 };
 
 int ig_pylayout_read_mem(void *pidp, __u64 addr, void *buf, size_t len)
@@ -70,15 +70,29 @@ struct dbg_at {
 	      co_size, co_file, co_name, co_qual, co_table, co_first, co_adaptive,
 	      uni_ascii;
 	__u16 len;		/* bytes of the struct read */
+	/* What a free-threaded build needs besides (its object headers are
+	 * not a GIL build's; 3.14 adds thread-local bytecode); 0: where it
+	 * sits in this version's struct is not known, and a free-threaded
+	 * build of it is not walked. */
+	__u16 ob_size, ob_type, ty_size, tp_name, by_size, by_len, by_sval,
+	      uni_size, uni_state, uni_len;
+	__u16 uni_kind;		/* the state's first bit of the kind: 2 after a
+				 * 2-bit interned, 8 after 3.14t's byte */
+	__u16 gil_rs, gil_on;	/* the interpreter's _gil, its enabled flag in
+				 * it (3.14); 0: not read */
+	__u16 fr_tlbc, co_tlbc;	/* 0 too where the version has none (3.13) */
 };
 
 static const struct dbg_at dbg_ats[] = {
 	{ 13, 40, 48, 72, 152, 168, 176, 184, 200, 224, 232, 240, 248, 264,
-	  272, 280, 288, 296, 304, 312, 344, 560, 584 },
+	  272, 280, 288, 296, 304, 312, 344, 560, 584,
+	  352, 360, 368, 376, 512, 520, 528, 536, 544, 552, 2, 0, 0, 0, 0 },
 	{ 14, 40, 48, 72, 176, 192, 200, 208, 224, 248, 256, 264, 272, 288,
-	  312, 320, 328, 336, 344, 352, 384, 640, 760 },
+	  312, 320, 328, 336, 344, 352, 384, 640, 760,
+	  400, 408, 416, 424, 592, 600, 608, 616, 624, 632, 8, 128, 136, 304, 392 },
 	{ 15, 40, 48, 72, 176, 192, 200, 208, 248, 312, 320, 328, 336, 352,
-	  376, 384, 392, 400, 408, 416, 448, 736, 744 },
+	  376, 384, 392, 400, 408, 416, 448, 736, 744,
+	  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 };
 
 #define DBG_MAX	800
@@ -132,12 +146,35 @@ static const char *offsets_sane(const struct dbg_at *a, const unsigned char *b,
 	return NULL;
 }
 
+/* A free-threaded build's object headers and bytecode copies, each field
+ * inside its struct's published size. */
+static const char *ft_sane(const struct dbg_at *a, const unsigned char *b)
+{
+	if (!a->ob_type)
+		return "free-threaded";
+	if (at(b, a->ob_size) < 16 || at(b, a->ob_size) > 64 ||
+	    at(b, a->ob_type) + 8 > at(b, a->ob_size) ||
+	    at(b, a->ty_size) > 4096 || at(b, a->tp_name) + 8 > at(b, a->ty_size))
+		return "object header";
+	if (at(b, a->by_size) > 256 || at(b, a->by_len) + 8 > at(b, a->by_size) ||
+	    at(b, a->by_sval) > at(b, a->by_size) ||
+	    at(b, a->uni_size) > 256 || at(b, a->uni_len) + 8 > at(b, a->uni_size) ||
+	    at(b, a->uni_state) + 4 > at(b, a->uni_size))
+		return "bytes or str object";
+	if (a->fr_tlbc && (at(b, a->fr_tlbc) < 8 ||
+			   at(b, a->fr_tlbc) + 4 > IG_PY_FRAME_READ ||
+			   at(b, a->co_tlbc) < 8 ||
+			   at(b, a->co_tlbc) + 8 > at(b, a->co_size)))
+		return "thread-local bytecode";
+	return NULL;
+}
+
 /* The interpreter's first thread points back at it and holds a kernel
  * thread id, and the first Python frame of its stack runs a code object:
  * the offsets are the ones the struct was read as.  Memory that cannot be
  * read, or a thread without frames, says nothing against them. */
 static bool live_sane(ig_py_read_fn rd, void *ctx, const struct ig_py_offsets *o,
-		      __u64 ts_interp)
+		      const struct ig_py_codelayout *l, __u64 ts_interp)
 {
 	__u64 is, ts, v, fr, code, type, tp_name;
 	unsigned char owner;
@@ -166,7 +203,7 @@ static bool live_sane(ig_py_read_fn rd, void *ctx, const struct ig_py_offsets *o
 	if (!fr || i == 8)
 		return true;
 	code &= ~7ULL;		/* a 3.14+ _PyStackRef's tag */
-	if (rd(ctx, code + 8, &type, 8) || rd(ctx, type + 24, &tp_name, 8) ||
+	if (rd(ctx, code + l->ob_type, &type, 8) || rd(ctx, type + l->tp_name, &tp_name, 8) ||
 	    rd(ctx, tp_name, name, 5))
 		return false;
 	return !memcmp(name, "code", 5);
@@ -195,6 +232,37 @@ static void fill(const struct dbg_at *a, const unsigned char *b, struct layout *
 		/* PyCompactUnicodeObject: utf8_length and utf8 after it */
 		.compact_size = at(b, a->uni_ascii) + 16,
 	};
+	ig_pycode_gil_objects(&d->l);
+	if (!at(b, 16))
+		return;
+	d->l.ob_type = at(b, a->ob_type);
+	d->l.tp_name = at(b, a->tp_name);
+	d->l.bytes_size = at(b, a->by_len);
+	d->l.bytes_sval = at(b, a->by_sval);
+	d->l.uni_length = at(b, a->uni_len);
+	d->l.uni_state = at(b, a->uni_state);
+	d->l.uni_kind = a->uni_kind;
+	if (a->fr_tlbc) {
+		d->o.fr_tlbc = at(b, a->fr_tlbc);
+		d->o.co_tlbc = at(b, a->co_tlbc);
+		d->o.co_adaptive = at(b, a->co_adaptive);
+	}
+}
+
+/* A free-threaded interpreter may turn its GIL on while it runs (an
+ * extension module that does not declare it runs without, or PYTHON_GIL=1):
+ * whether the main interpreter's is on now; -1: cannot tell. */
+static int gil_on(ig_py_read_fn rd, void *ctx, const struct dbg_at *a,
+		  const unsigned char *b, __u64 runtime)
+{
+	__u64 is;
+	int on;
+
+	if (!a->gil_on || rd(ctx, runtime + at(b, a->interp_head), &is, 8) || !is ||
+	    at(b, a->gil_rs) > (1u << 20) ||
+	    rd(ctx, is + at(b, a->gil_rs) + at(b, a->gil_on), &on, sizeof(on)))
+		return -1;
+	return on != 0;
 }
 
 /* -ENOENT: no debug offsets (before 3.13); -ENOTSUP with @info->why;
@@ -220,16 +288,19 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info 
 		snprintf(info->why, sizeof(info->why), "its debug offsets name no known version");
 		return -ENOTSUP;
 	}
-	if (info->free_threaded) {
-		snprintf(info->why, sizeof(info->why),
-			 "a free-threaded build: its frames are not read (thread-local bytecode)");
-		return -ENOTSUP;
-	}
 	if (rd(ctx, rt->start, b, a->len)) {
 		snprintf(info->why, sizeof(info->why), "its debug offsets cannot be read");
 		return -ENOTSUP;
 	}
 	bad = offsets_sane(a, b, rt->end > rt->start ? rt->end - rt->start : 1u << 20);
+	if (!bad && info->free_threaded)
+		bad = ft_sane(a, b);
+	if (bad && info->free_threaded && !a->ob_type) {
+		snprintf(info->why, sizeof(info->why),
+			 "a free-threaded build of 3.%u: where its debug offsets keep the object headers is not known",
+			 (unsigned int)((ver >> 16) & 0xff));
+		return -ENOTSUP;
+	}
 	if (bad) {
 		snprintf(info->why, sizeof(info->why),
 			 "its debug offsets, read as 3.%u's, give a %s layout idlegap cannot walk",
@@ -238,9 +309,11 @@ static int debug_offsets(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info 
 	}
 	fill(a, b, d, 0x0300 | ((ver >> 16) & 0xff));
 	d->o.runtime = rt->start;
+	info->gil_on = info->free_threaded ? gil_on(rd, ctx, a, b, rt->start) : 1;
 	/* a version whose struct is known is not second-guessed by a live
 	 * state in flux (a child just forked frees its parent's threads) */
-	if (a->minor != ((ver >> 16) & 0xff) && !live_sane(rd, ctx, &d->o, at(b, a->ts_interp))) {
+	if (a->minor != ((ver >> 16) & 0xff) &&
+	    !live_sane(rd, ctx, &d->o, &d->l, at(b, a->ts_interp))) {
 		snprintf(info->why, sizeof(info->why),
 			 "its debug offsets, read as 3.%u's, do not match its live thread states",
 			 a->minor);
@@ -281,6 +354,8 @@ int ig_pylayout_find(ig_py_read_fn rd, void *ctx, const struct ig_pyrt_info *rt,
 		return -ENOTSUP;
 	}
 	d = layouts[i];
+	ig_pycode_gil_objects(&d.l);
+	info->gil_on = 1;
 	d.o.runtime = rt->start;
 	*o = d.o;
 	*l = d.l;

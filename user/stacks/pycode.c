@@ -5,11 +5,16 @@
 #include <string.h>
 #include "stacks/pycode.h"
 
-#define PY_OB_TYPE	8	/* PyObject.ob_type */
-#define PY_TP_NAME	24	/* PyTypeObject.tp_name */
-#define PY_VAR_SIZE	16	/* PyVarObject.ob_size, PyASCIIObject.length */
-#define PY_BYTES_SVAL	32	/* PyBytesObject.ob_sval */
-#define PY_UNI_STATE	32	/* PyASCIIObject.state */
+void ig_pycode_gil_objects(struct ig_py_codelayout *l)
+{
+	l->ob_type = 8;
+	l->tp_name = 24;
+	l->bytes_size = 16;
+	l->bytes_sval = 32;
+	l->uni_length = 16;
+	l->uni_state = 32;
+	l->uni_kind = 2;
+}
 
 static int rd64(ig_py_read_fn rd, void *ctx, __u64 a, __u64 *v)
 {
@@ -66,15 +71,16 @@ static int rdstr(const struct ig_py_codelayout *l, ig_py_read_fn rd, void *ctx,
 	size_t o = 0;
 
 	out[0] = 0;
-	if (!a || rd64(rd, ctx, a + PY_VAR_SIZE, &len) ||
-	    rd(ctx, a + PY_UNI_STATE, &state, sizeof(state)))
+	if (!a || rd64(rd, ctx, a + l->uni_length, &len) ||
+	    rd(ctx, a + l->uni_state, &state, sizeof(state)))
 		return -EFAULT;
-	kind = (state >> 2) & 7;
-	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
+	state >>= l->uni_kind & 31;
+	kind = state & 7;
+	if (!((state >> 3) & 1) || (kind != 1 && kind != 2 && kind != 4))
 		return -EINVAL;	/* not compact: legacy strings are not read */
 	if (len > sizeof(raw) / kind)
 		skip = tail ? len - sizeof(raw) / kind : 0, len = sizeof(raw) / kind;
-	a += (state >> 6) & 1 ? l->ascii_size : l->compact_size;
+	a += (state >> 4) & 1 ? l->ascii_size : l->compact_size;
 	if (rd(ctx, a + skip * kind, raw, len * kind))
 		return -EFAULT;
 	for (i = 0; i < len; i++) {
@@ -91,13 +97,14 @@ static int rdstr(const struct ig_py_codelayout *l, ig_py_read_fn rd, void *ctx,
 	return 0;
 }
 
-static int is_code(ig_py_read_fn rd, void *ctx, __u64 code)
+static int is_code(const struct ig_py_codelayout *l, ig_py_read_fn rd, void *ctx,
+		   __u64 code)
 {
 	char name[8];
 	__u64 type, tp_name;
 
-	if (rd64(rd, ctx, code + PY_OB_TYPE, &type) ||
-	    rd64(rd, ctx, type + PY_TP_NAME, &tp_name) ||
+	if (rd64(rd, ctx, code + l->ob_type, &type) ||
+	    rd64(rd, ctx, type + l->tp_name, &tp_name) ||
 	    rdcstr(rd, ctx, tp_name, name, sizeof(name)))
 		return 0;
 	return !strcmp(name, "code");
@@ -109,13 +116,13 @@ static void read_table(const struct ig_py_codelayout *l, ig_py_read_fn rd,
 	__u64 bytes, len;
 
 	if (rd64(rd, ctx, code + l->linetable, &bytes) || !bytes ||
-	    rd64(rd, ctx, bytes + PY_VAR_SIZE, &len))
+	    rd64(rd, ctx, bytes + l->bytes_size, &len))
 		return;
 	if (len > IG_PYCODE_TABLE) {
 		len = IG_PYCODE_TABLE;
 		out->flags |= IG_PYC_TRUNC;
 	}
-	if (!rd(ctx, bytes + PY_BYTES_SVAL, out->table, len))
+	if (!rd(ctx, bytes + l->bytes_sval, out->table, len))
 		out->ltlen = len;
 }
 
@@ -129,7 +136,7 @@ void ig_pycode_read(const struct ig_py_codelayout *l, ig_py_read_fn rd,
 	out->code = code;
 	out->version = l->version;
 	out->adaptive = l->adaptive;
-	if (!is_code(rd, ctx, code) ||
+	if (!is_code(l, rd, ctx, code) ||
 	    rd(ctx, code + l->firstlineno, &first, sizeof(first)) ||
 	    rd64(rd, ctx, code + (l->qualname ? l->qualname : l->name), &name) ||
 	    rd64(rd, ctx, code + l->filename, &file) ||

@@ -19,7 +19,22 @@ struct ig_py_codelayout {
 	__u32 firstlineno, name, qualname, filename, linetable, adaptive;
 	__u32 ascii_size;	/* sizeof(PyASCIIObject) */
 	__u32 compact_size;	/* sizeof(PyCompactUnicodeObject) */
+	/* The object headers' fields, which a free-threaded build moves (its
+	 * PyObject is 32 bytes, not 16); ig_pycode_gil_objects() sets those
+	 * of a build with the GIL. */
+	__u32 ob_type;		/* PyObject.ob_type */
+	__u32 tp_name;		/* PyTypeObject.tp_name */
+	__u32 bytes_size;	/* PyBytesObject.ob_size */
+	__u32 bytes_sval;	/* PyBytesObject.ob_sval */
+	__u32 uni_length;	/* PyASCIIObject.length */
+	__u32 uni_state;	/* PyASCIIObject.state */
+	__u32 uni_kind;		/* its first bit of the kind (compact and
+				 * ascii follow): 2, or 8 in 3.14t */
 };
+
+/* Sets @l's object header fields to those of a build with the GIL (the
+ * same in 3.9 to 3.15). */
+void ig_pycode_gil_objects(struct ig_py_codelayout *l);
 
 /* Reads @len bytes at @addr of @pid.  0 or -errno. */
 typedef int (*ig_py_read_fn)(void *ctx, __u64 addr, void *buf, size_t len);
