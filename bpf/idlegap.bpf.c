@@ -3,7 +3,8 @@
  * idlegap's BPF programs.  Thin SEC() wrappers around the logic of each
  * hook's header: sched.bpf.h (with offcpu.bpf.h), proc.bpf.h,
  * syscall.bpf.h, sample.bpf.h, block.bpf.h, and the uprobes: cuda.bpf.h
- * (libcuda) and ldso.bpf.h (the dynamic loader).  Scheduler, block and
+ * (libcuda), ldso.bpf.h (the dynamic loader) and pylock.bpf.h (a
+ * free-threaded CPython's per-object locks).  Scheduler, block and
  * fault hooks come in two flavours, tp_btf and raw_tp (for kernels without BTF-typed tracepoints);
  * user space loads one of each.  No hook needs tracefs or debugfs mounted:
  * tracepoints attach by name, uprobes by file and offset.
@@ -24,6 +25,7 @@
 #include "cuda.bpf.h"
 #include "ldso.bpf.h"
 #include "nccl.bpf.h"
+#include "pylock.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -206,3 +208,25 @@ int ig_cc_##name(struct pt_regs *ctx)					\
 /* ld.so's _dl_debug_state(), attached for every process. */
 SEC("uprobe")
 int BPF_KPROBE(ig_ld_debug) { return handle_ld_debug(); }
+
+/* A free-threaded CPython's critical sections (pylock.bpf.h), attached
+ * for every process of the interpreter's file: the slow path of one lock,
+ * (c, m), and of two, (c, m1, m2, is_m1_locked): m1 is tried first, so
+ * the wait is for m2 only once m1 is held. */
+SEC("uprobe")
+int BPF_KPROBE(ig_py_cs_enter) { return py_lock_enter(PT_REGS_PARM2(ctx), PT_REGS_SP(ctx)); }
+
+SEC("uprobe")
+int BPF_KPROBE(ig_py_cs2_enter)
+{
+	__u64 m1 = PT_REGS_PARM2(ctx), m2 = PT_REGS_PARM3(ctx);
+
+	/* both read: the verifier refuses a context offset chosen at run
+	 * time, which a select between the two loads would be */
+	barrier_var(m1);
+	barrier_var(m2);
+	return py_lock_enter((__u32)PT_REGS_PARM4(ctx) ? m2 : m1, PT_REGS_SP(ctx));
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ig_py_cs_exit) { return py_lock_exit(); }

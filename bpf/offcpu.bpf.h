@@ -10,6 +10,7 @@
 #include "arch.bpf.h"
 #include "maps.bpf.h"
 #include "files.bpf.h"
+#include "pylock.bpf.h"
 
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
@@ -224,6 +225,14 @@ static __always_inline void classify_block(struct ig_thread_state *ts,
 			ts->flags |= IG_F_FUTEX_PLAIN;
 		else
 			ts->flags |= IG_F_FUTEX_BITSET;
+		/* a free-threaded CPython's critical section parks on its
+		 * own semaphore: a wait for the object's lock (pylock.bpf.h) */
+		if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
+		    py_lock_wait(ts, args[0])) {
+			ts->flags &= ~IG_F_FUTEX_BITSET;
+			ts->flags |= IG_F_FUTEX_PLAIN | IG_F_PYLOCK;
+			ts->arg = ts->pylock;
+		}
 		break;
 	case NR_futex_waitv: {
 		/* struct futex_waitv { u64 val; u64 uaddr; ... }[] */

@@ -78,7 +78,9 @@ enum ig_reason {
 #define IG_F_IN_CUDA_SYNC	(1u << 5)	/* inside a probed CUDA sync call */
 #define IG_F_NET_INET6		(1u << 6)	/* detail holds an IPv6 peer */
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
-/* (1u << 8) was a first-switch-in flag, never set: free */
+#define IG_F_PYLOCK		(1u << 8)	/* a free-threaded CPython's wait
+						 * for a per-object lock (a critical
+						 * section): arg is its PyMutex */
 #define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
 						 * ksoftirqd): a completion */
 #define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */
@@ -562,6 +564,12 @@ struct ig_thread_state {
 	__u16 cu_class;
 	__u8 cu_blocked;
 	__u8 cu_emit;		/* END record wanted */
+
+	/* A free-threaded CPython's critical section waiting for its lock
+	 * (pylock.bpf.h): the PyMutex, and the stack pointer at the slow
+	 * path's entry.  0: none. */
+	__u64 pylock;
+	__u64 pylock_sp;
 };
 
 #endif /* IG_RECORD_ABI_H */

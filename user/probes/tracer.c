@@ -82,7 +82,8 @@ static void uprobe_multi_progs(struct ig_tracer *t)
 		t->skel->progs.ig_cu_submit, t->skel->progs.ig_cu_enter,
 		t->skel->progs.ig_cu_exit, t->skel->progs.ig_cu_event_record,
 		t->skel->progs.ig_ld_debug, t->skel->progs.ig_nc_enter,
-		t->skel->progs.ig_nc_exit,
+		t->skel->progs.ig_nc_exit, t->skel->progs.ig_py_cs_enter,
+		t->skel->progs.ig_py_cs2_enter, t->skel->progs.ig_py_cs_exit,
 	};
 	size_t i;
 

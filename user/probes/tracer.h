@@ -94,6 +94,11 @@ size_t ig_tracer_nuprobe_links(const struct ig_tracer *t, pid_t pid);
 /* The dynamic loader's _dl_debug_state() in @path, for every process:
  * tells when a tracked process loads a library.  Negative errno. */
 int ig_tracer_attach_ld(struct ig_tracer *t, const char *path);
+/* A free-threaded CPython's critical sections in @path (the file that
+ * holds its _PyRuntime), for every process: waits for a per-object lock
+ * become lock waits (bpf/pylock.bpf.h).  Kept between the agent's
+ * windows.  Negative errno (-ENOENT: @path has no such function). */
+int ig_tracer_attach_pylock(struct ig_tracer *t, const char *path);
 /* CPU-clock samples at @hz on every CPU (tracked threads only are
  * recorded).  Negative errno. */
 int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* uprobes by file and offset: libcuda's entry points and the loaders'
- * _dl_debug_state(), as multi-uprobe links or one perf-event link each. */
+/* uprobes by file and offset: libcuda's entry points, the loaders'
+ * _dl_debug_state() and a free-threaded CPython's critical sections, as
+ * multi-uprobe links or one perf-event link each. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -194,6 +195,47 @@ int ig_tracer_attach_ld(struct ig_tracer *t, const char *path)
 	return ig_tracer_keep_staying(t, l, -1, -1);
 }
 
+int ig_tracer_attach_pylock(struct ig_tracer *t, const char *path)
+{
+	static const char *const names[2] = {
+		"_PyCriticalSection_BeginSlow", "_PyCriticalSection2_BeginSlow",
+	};
+	struct bpf_program *entry[2] = {
+		t->skel->progs.ig_py_cs_enter, t->skel->progs.ig_py_cs2_enter,
+	};
+	struct bpf_program *ret = t->skel->progs.ig_py_cs_exit;
+	unsigned long off[2];
+	__u64 cookie[2] = { 0, 0 };
+	struct ig_elf_sym sym;
+	struct bpf_link *l;
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		err = ig_elf_find_sym(path, names[i], &sym);
+		if (err)
+			return err;
+		off[i] = sym.file_off;
+	}
+	/* the return probes first: an entry without its return would leave
+	 * the thread marked (py_lock_wait() bounds what such a mark names) */
+	if (t->multi) {
+		err = link_multi(t, ret, path, -1, off, cookie, 2, true, true);
+		for (i = 0; i < 2 && !err; i++)
+			err = link_multi(t, entry[i], path, -1, &off[i], cookie, 1,
+					 false, true);
+		return err;
+	}
+	for (i = 0; i < 4; i++) {
+		l = bpf_program__attach_uprobe(i < 2 ? ret : entry[i - 2], i < 2, -1,
+					       path, off[i % 2]);
+		if (!l)
+			return -errno;
+		err = ig_tracer_keep_staying(t, l, -1, -1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
 
 void ig_tracer_detach_uprobes(struct ig_tracer *t, pid_t pid)
 {
