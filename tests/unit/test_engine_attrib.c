@@ -200,6 +200,45 @@ static void test_gil_other_process(void **state)
 	done(j, e, &s);
 }
 
+/* A free-threaded CPython's wait for an object's lock (IG_F_PYLOCK, the
+ * kernel's mark of its critical sections) is a lock wait on the object's
+ * mutex, held by its waker, even where that mutex lies in _PyRuntime (a
+ * type's lock); its parking-lot semaphore is not followed. */
+static void test_pylock(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	begin(&s);
+	t_pyrt(&s, 1 * MS, 100, 0x1000, 0x2000);
+	t_proc(&s, 2 * MS, IG_PROC_THREAD, 101, 100, 0, "sort_hog");
+	/* 11..21 on a list's mutex, 22..29 on the types' mutex in the
+	 * runtime; the holder computes meanwhile */
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 21 * MS,
+	    .t_on = 21 * MS, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_PLAIN | IG_F_PYLOCK, .arg = 0x7f0000001234,
+	    .waker_tid = 101, .waker_tgid = 100, .waker_comm = "sort_hog");
+	OFF(&s, .tid = 100, .t_off = 22 * MS, .t_wake = 29 * MS,
+	    .t_on = 29 * MS, .reason = IG_R_FUTEX,
+	    .flags = IG_F_FUTEX_PLAIN | IG_F_PYLOCK, .arg = 0x1800,
+	    .waker_tid = 101, .waker_tgid = 100, .waker_comm = "sort_hog");
+	j = finish(&s, e);
+
+	assert_near(cause_s(j, "causes", "lock"), S(17), EPS);
+	assert_near(detail_s(j, "causes", "lock", "lock", "addr",
+			     "0x7f0000001234"), S(10), EPS);
+	assert_near(detail_s(j, "causes", "lock", "lock", "addr", "0x1800"),
+		    S(7), EPS);
+	assert_near(detail_s(j, "causes", "lock", "waker", "tid", "101"),
+		    S(17), EPS);
+	assert_near(cause_s(j, "causes", "gil"), 0, EPS);
+	assert_near(detail_s(j, "causes", "host_compute", "thread", "tid",
+			     "101"), 0, EPS);
+	done(j, e, &s);
+}
+
 /* Without a _PyRuntime range the same futex is a lock; a forked child
  * inherits the range until it execs. */
 static void test_pyrt_inherit(void **state)
@@ -361,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_futexes),
 		cmocka_unit_test(test_gil_other_process),
 		cmocka_unit_test(test_pyrt_inherit),
+		cmocka_unit_test(test_pylock),
 		cmocka_unit_test(test_blocked_kinds),
 		cmocka_unit_test(test_unknown_before_seen),
 		cmocka_unit_test(test_partial_overlap),

@@ -143,7 +143,7 @@ static const struct ig_ival *gil_release(const struct ig_thread *th,
 		iv = ig_tasks_thread_ival(th, i + n);
 		if (ig_rec_reason_kind(iv->reason) != IG_RK_RUNNABLE &&
 		    (ig_rec_reason_kind(iv->reason) != IG_RK_FUTEX ||
-		     !in_pyrt(th, iv->arg)))
+		     (iv->flags & IG_F_PYLOCK) || !in_pyrt(th, iv->arg)))
 			return NULL;
 	}
 	return iv;
@@ -261,6 +261,12 @@ static void emit_blocked(struct walk *w, const struct ig_thread *th,
 			th->tgid, 0, th->comm, ns);
 		return;
 	case IG_RK_FUTEX:
+		/* a free-threaded CPython's wait for an object's lock, even
+		 * one inside _PyRuntime (a type's): it has no GIL (§5.7) */
+		if (iv->flags & IG_F_PYLOCK) {
+			emit_lock(w, th, iv, x, y);
+			return;
+		}
 		/* CPython's GIL is inside _PyRuntime (docs/design.md §5.6) */
 		if (in_pyrt(th, iv->arg)) {
 			emit_gil(w, th, iv, x, y);
