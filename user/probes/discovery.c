@@ -91,8 +91,33 @@ void ig_discovery_free(struct ig_discovery *d)
 	free(d->procs);
 	ig_htab_free(&d->by_tgid);
 	free(d->lds);
+	free(d->pylocks);
 	free(d->setup_files);
 	free(d);
+}
+
+/* A free-threaded interpreter has no GIL: its waits for a per-object
+ * lock are told by probing its critical sections' slow path, once per
+ * file for every process (bpf/pylock.bpf.h). */
+static void pylock_probe(struct ig_discovery *d, pid_t pid,
+			 const struct ig_pyrt_info *info)
+{
+	struct ig_disc_event ev = { .kind = IG_DISC_PYLOCK, .pid = pid,
+				    .name = info->path, .path = info->file };
+	struct stat st;
+	size_t i;
+
+	if (!d->o.tracer || stat(info->file, &st))
+		return;
+	for (i = 0; i < d->npylock; i++)
+		if (d->pylocks[i].dev == st.st_dev && d->pylocks[i].ino == st.st_ino)
+			return;
+	if (!ig_grow((void **)&d->pylocks, &d->cappylock, d->npylock,
+		     sizeof(*d->pylocks)))
+		return;
+	d->pylocks[d->npylock++] = (struct loader){ st.st_dev, st.st_ino };
+	ev.err = ig_tracer_attach_pylock(d->o.tracer, info->file);
+	ig_discovery_event(d, &ev);
 }
 
 /* Looks up the interpreter's _PyRuntime once per process image. */
@@ -111,6 +136,8 @@ static void pyrt_check(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	if (ig_pyrt_find(p->tgid, &info))
 		return;
 	p->python = true;
+	if (info.free_threaded)
+		pylock_probe(d, p->tgid, &info);
 	r.start = info.start;
 	r.end = info.end;
 	ig_strcpy(r.path, sizeof(r.path), info.path);

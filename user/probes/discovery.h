@@ -2,8 +2,9 @@
 /*
  * Finding the GPU work in processes: which libcuda each one maps (in its
  * own mount namespace, reached through /proc/PID/root), probing it, hooking
- * the dynamic loaders so that a library loaded later is seen, and where
- * CPython's _PyRuntime lives.  One object per tracing run; it follows the
+ * the dynamic loaders so that a library loaded later is seen, where
+ * CPython's _PyRuntime lives, and a free-threaded CPython's per-object
+ * locks.  One object per tracing run; it follows the
  * processes it is given (a target and its descendants) or, for a host-wide
  * view, every process that maps a libcuda.  Nothing here prints: what it
  * finds comes back through the callbacks, errors as negative errno.
@@ -24,6 +25,10 @@ enum ig_disc_kind {
 	IG_DISC_NO_LD_HOOK,	/* loader @path not hooked: err (late loads are
 				 * then found by the periodic look only) */
 	IG_DISC_GONE,		/* pid ended; its state is freed */
+	IG_DISC_PYLOCK,		/* a free-threaded CPython @path, first seen in
+				 * pid: its critical sections probed (err 0),
+				 * or not: err (their lock waits are then
+				 * followed to the waker) */
 };
 
 struct ig_disc_event {

@@ -41,7 +41,8 @@ struct setup_file {
 	struct ig_libcuda_info info;
 };
 
-/* A dynamic loader file, hooked for every process. */
+/* A dynamic loader file, hooked for every process; an interpreter file
+ * whose critical sections are probed for every process. */
 struct loader {
 	dev_t dev;
 	ino_t ino;
@@ -54,6 +55,10 @@ struct ig_discovery {
 	size_t nprocs, capprocs;
 	struct loader *lds;
 	size_t nld, capld;
+	struct loader *pylocks;		/* free-threaded interpreter files
+					 * whose critical sections are probed
+					 * (or could not be) */
+	size_t npylock, cappylock;
 	__u64 next_due;			/* 0: nothing due */
 	bool detached;			/* between windows: the set-up probes
 					 * only (docs/design.md §7.10) */

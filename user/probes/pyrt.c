@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include "host/elfsym.h"
 #include "host/procfs.h"
 #include "probes/pyrt.h"
@@ -52,8 +53,26 @@ static int map_cb(const struct ig_map_entry *m, void *ctx)
 	c->out->start = dyn ? m->start - base + sym.vaddr : sym.vaddr;
 	c->out->end = c->out->start + sym.size;
 	snprintf(c->out->path, sizeof(c->out->path), "%s", m->path);
+	snprintf(c->out->file, sizeof(c->out->file), "%s", file);
 	c->found = true;
 	return 1;
+}
+
+/* 3.13 and later publish their layout at the start of _PyRuntime
+ * (_Py_DebugOffsets): "xdebugpy", PY_VERSION_HEX, then whether the build
+ * is free-threaded (user/probes/pylayout.c reads the rest).  Before 3.13,
+ * or unreadable: not free-threaded. */
+static bool free_threaded(pid_t pid, uint64_t runtime)
+{
+	unsigned char b[24];
+	struct iovec l = { b, sizeof(b) }, r = { (void *)(uintptr_t)runtime, sizeof(b) };
+	uint64_t ft;
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(b) ||
+	    memcmp(b, "xdebugpy", 8))
+		return false;
+	memcpy(&ft, b + 16, sizeof(ft));
+	return ft != 0;
 }
 
 int ig_pyrt_find(pid_t pid, struct ig_pyrt_info *out)
@@ -65,5 +84,8 @@ int ig_pyrt_find(pid_t pid, struct ig_pyrt_info *out)
 	err = ig_proc_for_each_map(pid, map_cb, &c);
 	if (err)
 		return err;
-	return c.found ? 0 : -ENOENT;
+	if (!c.found)
+		return -ENOENT;
+	out->free_threaded = free_threaded(pid, out->start);
+	return 0;
 }

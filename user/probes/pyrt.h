@@ -8,12 +8,17 @@
 #define IG_PYRT_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct ig_pyrt_info {
 	uint64_t start, end;	/* runtime addresses */
 	char path[PATH_MAX];	/* python3.X or libpython3.X.so */
+	char file[PATH_MAX];	/* the same file as idlegap opens it (the
+				 * process may have another root) */
+	bool free_threaded;	/* its debug offsets (3.13+) say it is a
+				 * free-threaded build: no GIL */
 };
 
 /* 0 when found, -ENOENT when @pid runs no CPython, other -errno. */
