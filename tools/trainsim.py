@@ -22,6 +22,10 @@ Scenarios:
   pagefault  the feeder faults each batch in from a mapped file (touch_batch)
   lock     the feeder waits for a mutex a thread holds while it works in C
            without the GIL (hold_lock)
+  objlock  the feeder appends to a list (append_batch) that a thread keeps
+           sorting (sort_hog): on a free-threaded build the wait is for
+           the list's own lock, which list.sort holds for the whole sort
+           (expected cause: lock; with a GIL it is gil)
   loop     a per-op Python loop: 20 kernels of 150 us per step, each
            launched after 300 us of Python work (--op-us), one sync per
            step; the GPU idles about half the time
@@ -69,6 +73,7 @@ SCENARIOS = {
     "storage": ("storage", 0, 4, 500, 200),
     "pagefault": ("page_fault", 0, 4, 500, 200),
     "lock": ("lock", 0, 4, 500, 200),
+    "objlock": ("lock", 0, 4, 500, 200),
     "loader": ("storage", 0, 2, 500, 300),
     "loop": (None, 0, 20, 150, 1 << 30),
 }
@@ -332,6 +337,54 @@ def take_lock(libc, mutex):
     libc.pthread_mutex_unlock(mutex)
 
 
+OBJLOCK_HOLD_MS = 6.0  # one sort of the shared list: longer than a step's GPU work
+OBJLOCK_GAP_MS = 1.0  # the sorter's pause between sorts: the feeder's turn
+
+
+def objlock_key(k):
+    """Sort k's key: a new order each round, so every sort does the whole
+    work, with a little Python per item (a record's field, say)."""
+    mult = 2654435761 + 2 * k
+    return lambda v: (v * mult) % 1000003
+
+
+def objlock_list():
+    """The shared list, sized so that one sort of it takes about
+    OBJLOCK_HOLD_MS here: timed on growing lists, then scaled."""
+    n = 1024
+    while True:
+        items = list(range(n))
+        t = mono_ns()
+        items.sort(key=objlock_key(0))
+        dt = mono_ns() - t
+        if dt >= OBJLOCK_HOLD_MS * 1e6 / 4 or n >= 1 << 22:
+            break
+        n *= 2
+    return list(range(max(1024, int(n * OBJLOCK_HOLD_MS * 1e6 / max(dt, 1)))))
+
+
+def sort_hog(shared, size, stop):
+    """objlock scenario: sorts the list the feeder appends to, then trims
+    it back to its size.  list.sort holds the list's lock for the whole
+    sort: a free-threaded build's per-object lock (with a GIL, the key's
+    Python work gives the GIL up now and then instead)."""
+    k = 0
+    while not stop.is_set():
+        try:
+            shared.sort(key=objlock_key(k))
+        except ValueError:
+            pass  # with a GIL: "list modified during sort" by an append
+        del shared[size:]
+        k += 1
+        time.sleep(OBJLOCK_GAP_MS / 1000)
+
+
+def append_batch(shared, step):
+    """The feeder's append to the shared list (objlock scenario): it waits
+    for the list's lock while a sort holds it."""
+    shared.append(step)
+
+
 # A worker's batch: large samples (a clip, a shard), each read in one go,
 # as many as the disk gives in BATCH_LOAD_MS (at least one).  Few long
 # reads keep the workers waiting on the disk rather than for a CPU: with
@@ -446,7 +499,8 @@ class BatchLoader:
 
 
 class Loader:
-    """Per step, what the storage, pagefault and lock scenarios wait on."""
+    """Per step, what the storage, pagefault, lock and objlock scenarios
+    wait on."""
 
     def __init__(self, scenario, stop):
         self.scenario, self.path, self.fd = scenario, None, -1
@@ -464,6 +518,12 @@ class Loader:
                 target=hold_lock,
                 args=(self.libc, self.mutex, self.buf, stop), daemon=True)
             self.holder.start()
+        elif scenario == "objlock":
+            self.shared = objlock_list()
+            self.holder = threading.Thread(
+                target=sort_hog, name="sort_hog",
+                args=(self.shared, len(self.shared), stop), daemon=True)
+            self.holder.start()
 
     def step(self, step, nbytes):
         if self.scenario == "storage":
@@ -472,12 +532,14 @@ class Loader:
             touch_batch(self.fd, step, nbytes)
         elif self.scenario == "lock":
             take_lock(self.libc, self.mutex)
+        elif self.scenario == "objlock":
+            append_batch(self.shared, step)
 
     def close(self):
         if self.fd >= 0:
             os.close(self.fd)
             os.unlink(self.path)
-        if self.scenario == "lock":
+        if self.scenario in ("lock", "objlock"):
             self.holder.join()
 
 
