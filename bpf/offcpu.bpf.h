@@ -151,6 +151,24 @@ static __always_inline long blocked_syscall(struct task_struct *t, __u64 args[3]
 	return regs_syscall_nr(regs);
 }
 
+/* A runnable switch-out of @t (the current task) that is a free-threaded
+ * CPython's spin for an object's lock: sched_yield() in a critical
+ * section's slow path (pylock.bpf.h).  Still runnable, but for the lock:
+ * flagged IG_F_PYLOCK, the mutex as arg. */
+static __always_inline void classify_yield(struct ig_thread_state *ts,
+					   struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	if (!ts->pylock || !regs_in_syscall(regs) ||
+	    regs_syscall_nr(regs) != NR_sched_yield ||
+	    !py_lock_wait(ts, BPF_CORE_READ(regs, sp)))
+		return;
+	ts->sc_nr = NR_sched_yield;
+	ts->flags |= IG_F_PYLOCK;
+	ts->arg = ts->pylock;
+}
+
 /* Decide why @t (the current task, switching out) blocked. */
 static __always_inline void classify_block(struct ig_thread_state *ts,
 					   struct task_struct *t,

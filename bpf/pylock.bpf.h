@@ -5,9 +5,11 @@
  * it is held, _PyCriticalSection_BeginSlow() (or the two-lock
  * _PyCriticalSection2_BeginSlow()) parks the thread on a semaphore of its
  * own stack, a bitset futex wait that alone would read as a queue
- * hand-off.  These uprobes mark the thread for the time of the slow path,
- * with the mutex it waits for, so that classify_block() (offcpu.bpf.h)
- * makes the wait a lock wait on that mutex.  The slow path runs only
+ * hand-off.  Before it parks, it spins, yielding the CPU up to 40 times
+ * (sched_yield(): a runnable switch-out wherever another task wants the
+ * CPU).  These uprobes mark the thread for the time of the slow path, with
+ * the mutex it waits for, so that classify_block() and classify_yield()
+ * (offcpu.bpf.h) make both a wait for that mutex.  The slow path runs only
  * under contention, right before the thread sleeps: the probes' cost is
  * paid by threads that are about to wait anyway.
  */
@@ -44,14 +46,15 @@ static __always_inline int py_lock_exit(void)
 	return 0;
 }
 
-/* Whether a futex wait on @uaddr is the marked slow path's: within its
- * frames, so that a mark left by a return never seen (probes removed in
- * the call) names no later wait. */
+/* Whether a wait at @addr on the thread's stack (a futex's, or the stack
+ * pointer itself) is the marked slow path's: within its frames, so that a
+ * mark left by a return never seen (probes removed in the call) names no
+ * later wait. */
 static __always_inline bool py_lock_wait(const struct ig_thread_state *ts,
-					 __u64 uaddr)
+					 __u64 addr)
 {
-	return ts->pylock && uaddr < ts->pylock_sp &&
-	       ts->pylock_sp - uaddr < IG_PYLOCK_FRAME;
+	return ts->pylock && addr < ts->pylock_sp &&
+	       ts->pylock_sp - addr < IG_PYLOCK_FRAME;
 }
 
 #endif

@@ -80,7 +80,9 @@ enum ig_reason {
 #define IG_F_DETAIL_NAME	(1u << 7)	/* detail holds a file name */
 #define IG_F_PYLOCK		(1u << 8)	/* a free-threaded CPython's wait
 						 * for a per-object lock (a critical
-						 * section): arg is its PyMutex */
+						 * section): arg is its PyMutex; on
+						 * a preemption, the CPU it yielded
+						 * while spinning for it */
 #define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
 						 * ksoftirqd): a completion */
 #define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */

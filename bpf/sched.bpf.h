@@ -40,6 +40,9 @@ static __always_inline void on_switch_out(struct ig_thread_state *ts,
 	state = preempt ? TASK_RUNNING : task_state(prev);
 	if (state == TASK_RUNNING) {
 		ts->reason = IG_R_PREEMPT;
+		/* gave the CPU away: a spin for a lock may (sched_yield) */
+		if (!preempt && ts->pylock)
+			classify_yield(ts, bpf_get_current_task_btf());
 		return;
 	}
 	if (ts->cu_begin)

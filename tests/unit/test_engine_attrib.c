@@ -203,7 +203,9 @@ static void test_gil_other_process(void **state)
 /* A free-threaded CPython's wait for an object's lock (IG_F_PYLOCK, the
  * kernel's mark of its critical sections) is a lock wait on the object's
  * mutex, held by its waker, even where that mutex lies in _PyRuntime (a
- * type's lock); its parking-lot semaphore is not followed. */
+ * type's lock); its parking-lot semaphore is not followed.  The CPU it
+ * yields while it spins for the lock is the lock's too, a preemption
+ * that is not so flagged is starvation. */
 static void test_pylock(void **state)
 {
 	struct tstream s = { 0 };
@@ -224,11 +226,20 @@ static void test_pylock(void **state)
 	    .t_on = 29 * MS, .reason = IG_R_FUTEX,
 	    .flags = IG_F_FUTEX_PLAIN | IG_F_PYLOCK, .arg = 0x1800,
 	    .waker_tid = 101, .waker_tgid = 100, .waker_comm = "sort_hog");
+	/* 30..34 yielded while spinning for the list's mutex, 35..37
+	 * preempted */
+	OFF(&s, .tid = 100, .t_off = 30 * MS, .t_on = 34 * MS,
+	    .reason = IG_R_PREEMPT, .flags = IG_F_PYLOCK, .arg = 0x7f0000001234,
+	    .prev_tid = 556, .prev_tgid = 555, .prev_comm = "stress");
+	OFF(&s, .tid = 100, .t_off = 35 * MS, .t_on = 37 * MS,
+	    .reason = IG_R_PREEMPT, .prev_tid = 556, .prev_tgid = 555,
+	    .prev_comm = "stress");
 	j = finish(&s, e);
 
-	assert_near(cause_s(j, "causes", "lock"), S(17), EPS);
+	assert_near(cause_s(j, "causes", "lock"), S(21), EPS);
 	assert_near(detail_s(j, "causes", "lock", "lock", "addr",
-			     "0x7f0000001234"), S(10), EPS);
+			     "0x7f0000001234"), S(14), EPS);
+	assert_near(cause_s(j, "causes", "cpu_starvation"), S(2), EPS);
 	assert_near(detail_s(j, "causes", "lock", "lock", "addr", "0x1800"),
 		    S(7), EPS);
 	assert_near(detail_s(j, "causes", "lock", "waker", "tid", "101"),

@@ -64,6 +64,8 @@ void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
 
 static bool shows(const struct ig_obs_step *st, const char *cause)
 {
+	if (st->flags & IG_F_PYLOCK)	/* an object's lock, waited or spun for */
+		return !strcmp(cause, "lock");
 	switch (ig_rec_reason_kind(st->reason)) {
 	case IG_RK_STORAGE:
 		return !strcmp(cause, "storage");

@@ -368,6 +368,10 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 			if (!s.iv->prev_tid && s.iv->t_wake &&
 			    ig_rec_reason_kind(s.iv->reason) != IG_RK_RUNNABLE)
 				emit_blocked(w, th, s.iv, s.x, s.y);
+			/* a free-threaded CPython that yielded the CPU while
+			 * it spun for an object's lock (§5.7) */
+			else if (!s.iv->t_wake && (s.iv->flags & IG_F_PYLOCK))
+				emit_lock(w, th, s.iv, s.x, s.y);
 			else
 				ig_causes_runnable(w, s.iv, s.y - s.x);
 			break;
