@@ -106,8 +106,11 @@ j, t = load("gil")
 if j:
     c = causes(j)
     print("# GIL build: " + shown(c))
-    check("lock" not in c, "GIL build: no lock (its critical sections are "
-          "no-ops, not probed)", "lock %.3f s" % c.get("lock", 0))
+    # (a mutex of the driver or the C library may be waited for now and
+    # then: a few ms)
+    check(c.get("lock", 0) <= 0.01 + 0.05 * sum(c.values()),
+          "GIL build: next to no lock (its critical sections are no-ops, "
+          "not probed)", "lock %.3f s" % c.get("lock", 0))
     # how long the feeder waits for the GIL depends on where the sort is
     # when it asks (the key's Python work gives the GIL up, the sort's
     # comparisons do not): judged where the GPU waited a while
