@@ -29,7 +29,7 @@ traced() {	# name python
 if [ -x "$PYT" ]; then
 	traced ft "$PYT"
 else
-	skip "free-threaded" "no $PYT"
+	skip "free-threaded" "no $PYT (make free-threaded)"
 fi
 if [ -x /usr/bin/python3.11 ]; then
 	traced gil /usr/bin/python3.11
