@@ -73,7 +73,7 @@ SCENARIOS = {
     "storage": ("storage", 0, 4, 500, 200),
     "pagefault": ("page_fault", 0, 4, 500, 200),
     "lock": ("lock", 0, 4, 500, 200),
-    "objlock": ("lock", 0, 4, 500, 200),
+    "objlock": ("lock", 0, 4, 500, 1 << 30),  # until --seconds
     "loader": ("storage", 0, 2, 500, 300),
     "loop": (None, 0, 20, 150, 1 << 30),
 }
