@@ -15,8 +15,8 @@ export LD_LIBRARY_PATH="$IG_TOP/build/simgpu"
 PYT=${IG_PY314T:-$IG_TOP/build/freethreaded/py314t/bin/python3.14t}
 
 # native stacks off: the free-threaded build carries its full debug info,
-# and naming its frames from it holds the capture loop up for seconds, so
-# that a job this short ends before its libcuda is probed
+# and naming its frames from it holds the capture loop up for seconds, its
+# libcuda probed that much later: most of a 4 s job would go unseen
 export IDLEGAP_NO_USTACKS=1
 
 traced() {	# name python
