@@ -44,14 +44,6 @@ size_t ig_rec_min_size(unsigned int type)
 	return 0;
 }
 
-unsigned int ig_rec_slot(unsigned int type)
-{
-	if (type < IG_REC_USER_BASE)
-		return type < 16 ? type : 0;
-	type -= IG_REC_USER_BASE;
-	return type < 16 ? 16 + type : 0;
-}
-
 const char *ig_rec_type_name(unsigned int type)
 {
 	switch (type) {

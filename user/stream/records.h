@@ -251,7 +251,13 @@ const char *ig_rec_type_name(unsigned int type);
 void ig_rec_fmt_peer(const struct ig_net_peer *p, char *buf, size_t n);
 /* Dense index of a record type for counting (0: other), < IG_REC_SLOTS. */
 #define IG_REC_SLOTS 32
-unsigned int ig_rec_slot(unsigned int type);
+static inline unsigned int ig_rec_slot(unsigned int type)
+{
+	if (type < IG_REC_USER_BASE)
+		return type < 16 ? type : 0;
+	type -= IG_REC_USER_BASE;
+	return type < 16 ? 16 + type : 0;
+}
 /* "storage", "futex", ...; "unknown" outside enum ig_reason. */
 const char *ig_rec_reason_name(unsigned int reason);
 /* How attribution treats a wait for a reason (bpf/offcpu_reasons.def says
