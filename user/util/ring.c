@@ -26,20 +26,9 @@ static int resize(struct ig_ring *r, uint32_t cap)
 	return 0;
 }
 
-void *ig_ring_push(struct ig_ring *r)
+int ig_ring_grow(struct ig_ring *r)
 {
-	if (r->len == r->cap && resize(r, r->cap ? r->cap * 2 : 16))
-		return NULL;
-	r->len++;
-	return ig_ring_at(r, r->len - 1);
-}
-
-void ig_ring_pop_front(struct ig_ring *r, uint32_t n)
-{
-	if (n > r->len)
-		n = r->len;
-	r->len -= n;
-	r->head = r->len ? (r->head + n) & (r->cap - 1) : 0;
+	return resize(r, r->cap ? r->cap * 2 : 16);
 }
 
 void ig_ring_trim(struct ig_ring *r)

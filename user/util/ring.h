@@ -33,9 +33,28 @@ static inline void *ig_ring_back(const struct ig_ring *r)
 	return r->len ? ig_ring_at(r, r->len - 1) : NULL;
 }
 
-/* Slot for a new last element (uninitialised), NULL on ENOMEM. */
-void *ig_ring_push(struct ig_ring *r);
-void ig_ring_pop_front(struct ig_ring *r, uint32_t n);
+/* Doubles the capacity (16 at first): 0, or -1 on ENOMEM. */
+int ig_ring_grow(struct ig_ring *r);
+
+/* Slot for a new last element (uninitialised), NULL on ENOMEM.  Inline,
+ * as pop_front: each history record pushes, and only a full ring calls
+ * into ring.c. */
+static inline void *ig_ring_push(struct ig_ring *r)
+{
+	if (r->len == r->cap && ig_ring_grow(r))
+		return NULL;
+	r->len++;
+	return ig_ring_at(r, r->len - 1);
+}
+
+static inline void ig_ring_pop_front(struct ig_ring *r, uint32_t n)
+{
+	if (n > r->len)
+		n = r->len;
+	r->len -= n;
+	r->head = r->len ? (r->head + n) & (r->cap - 1) : 0;
+}
+
 /* Give memory back when mostly empty. */
 void ig_ring_trim(struct ig_ring *r);
 void ig_ring_free(struct ig_ring *r);
