@@ -484,18 +484,66 @@ int ig_gpu_proc_node_device(const struct ig_process *p);
 /* ---- tasks.c ---- */
 struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
 				      uint32_t tgid, uint64_t seen);
-struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e, uint32_t tid);
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
-struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgid);
+void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
+
+/* The lookups into the task tables: small accessors, inline here so that
+ * a record's handler reads the tables without a call into tasks.c; the
+ * tables are still changed only there. */
+static inline struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e,
+						     uint32_t tid)
+{
+	return ig_htab_get(&e->tasks.threads, tid);
+}
+
+static inline struct ig_process *ig_tasks_process_find(const struct ig_engine *e,
+						       uint32_t tgid)
+{
+	return ig_htab_get(&e->tasks.procs, tgid);
+}
+
 /* A process's stream by its key (IG_STREAM_*, or the handle); NULL when
  * either is unknown. */
-struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e, uint32_t tgid,
-				      uint64_t key);
-const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid);
-void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
-void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts);
-const struct ig_ival *ig_tasks_thread_ival(const struct ig_thread *t, uint32_t i);
-const struct ig_ival *ig_tasks_thread_last_ival(const struct ig_thread *t);
+static inline struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e,
+						     uint32_t tgid, uint64_t key)
+{
+	struct ig_process *p = ig_tasks_process_find(e, tgid);
+
+	return p ? ig_htab_get(&p->streams, key) : NULL;
+}
+
+/* A thread's name: the table's, else the comm cache's, else "?". */
+static inline const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid)
+{
+	const struct ig_thread *t = ig_tasks_thread_find(e, tid);
+	const struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
+
+	if (t && t->comm[0])
+		return t->comm;
+	if (c->tid == tid && c->comm[0])
+		return c->comm;
+	return tid ? "?" : "swapper";
+}
+
+/* The thread ran at ts: its state is known up to there. */
+static inline void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts)
+{
+	if (ts > t->known_until && ts < t->exit_ts)
+		t->known_until = ts;
+}
+
+/* The thread's @i-th retained off-CPU interval, oldest first. */
+static inline const struct ig_ival *ig_tasks_thread_ival(const struct ig_thread *t,
+							 uint32_t i)
+{
+	return ig_ring_at(&t->ivals, i);
+}
+
+/* The thread's newest off-CPU interval, or NULL. */
+static inline const struct ig_ival *ig_tasks_thread_last_ival(const struct ig_thread *t)
+{
+	return t ? ig_ring_back(&t->ivals) : NULL;
+}
 /* Drop the thread's history older than @cutoff. */
 void ig_tasks_thread_prune(struct ig_thread *t, uint64_t cutoff);
 void ig_tasks_thread_free(struct ig_engine *e, struct ig_thread *t);

@@ -34,32 +34,7 @@ void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
 	copy_str(c->comm, sizeof(c->comm), comm, IG_COMM_LEN);
 }
 
-const char *ig_tasks_comm_of(const struct ig_engine *e, uint32_t tid)
-{
-	const struct ig_thread *t = ig_tasks_thread_find(e, tid);
-	const struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
-
-	if (t && t->comm[0])
-		return t->comm;
-	if (c->tid == tid && c->comm[0])
-		return c->comm;
-	return tid ? "?" : "swapper";
-}
-
 /* ---- processes and threads ---- */
-
-struct ig_process *ig_tasks_process_find(const struct ig_engine *e, uint32_t tgid)
-{
-	return ig_htab_get(&e->tasks.procs, tgid);
-}
-
-struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e, uint32_t tgid,
-				      uint64_t key)
-{
-	struct ig_process *p = ig_tasks_process_find(e, tgid);
-
-	return p ? ig_htab_get(&p->streams, key) : NULL;
-}
 
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen)
 {
@@ -81,11 +56,6 @@ struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint
 	p->exit_ts = IG_NS_INF;
 	e->tasks.nprocs++;
 	return p;
-}
-
-struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e, uint32_t tid)
-{
-	return ig_htab_get(&e->tasks.threads, tid);
 }
 
 static void thread_link_proc(struct ig_thread *t, struct ig_process *p)
@@ -201,25 +171,6 @@ void ig_tasks_process_free(struct ig_engine *e, struct ig_process *p)
 	free(p->maps);
 	free(p);
 	e->tasks.nprocs--;
-}
-
-/* The thread ran at ts: its state is known up to there. */
-void ig_tasks_thread_seen_at(struct ig_thread *t, uint64_t ts)
-{
-	if (ts > t->known_until && ts < t->exit_ts)
-		t->known_until = ts;
-}
-
-/* The thread's @i-th retained off-CPU interval, oldest first. */
-const struct ig_ival *ig_tasks_thread_ival(const struct ig_thread *t, uint32_t i)
-{
-	return ig_ring_at(&t->ivals, i);
-}
-
-/* The thread's newest off-CPU interval, or NULL. */
-const struct ig_ival *ig_tasks_thread_last_ival(const struct ig_thread *t)
-{
-	return t ? ig_ring_back(&t->ivals) : NULL;
 }
 
 void ig_tasks_thread_prune(struct ig_thread *t, uint64_t cutoff)
