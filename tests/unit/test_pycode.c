@@ -250,18 +250,9 @@ static void test_unread_later(void **state)
 	ig_pynames_free(n);
 }
 
-static bool pid7_gone(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	return tgid == 7;
-}
-
-static bool keep_1(void *ctx, __u32 tgid, __u64 id)
-{
-	(void)ctx;
-	(void)tgid;
-	return id == 1;
-}
+static const __u32 pid7_gone[] = { 7 };
+/* stack 1 of processes 7, 8 and 9 */
+static const struct ig_proctab_pair keep_1[] = { { 7, 1 }, { 8, 1 }, { 9, 1 } };
 
 static void feed_code(struct ig_pynames *n, __u32 tgid, __u64 code,
 		      const char *name)
@@ -291,7 +282,8 @@ static void feed_stack(struct ig_pynames *n, __u32 tgid, __u64 id,
 static void test_forget(void **state)
 {
 	struct ig_pynames *n = ig_pynames_new();
-	const struct ig_stk_forget f = { pid7_gone, keep_1, NULL };
+	const struct ig_stk_forget f = { .gone = pid7_gone, .ngone = 1,
+					 .keep = keep_1, .nkeep = 3 };
 	struct ig_pystack ref = { .h = { .type = IG_REC_PYSTACK, .tgid = 7,
 					 .size = IG_PYSTACK_SIZE(0) },
 				  .id = 1, .flags = IG_PYS_REF };
@@ -324,20 +316,13 @@ static void test_forget(void **state)
 	ig_pynames_free(n);
 }
 
-static bool every(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	(void)tgid;
-	return true;
-}
-
 /* A live process with ever new stacks: the table stays within its bound,
  * the stacks seen longest ago go first (a reference counts as seen), one
  * the caller holds stays, and the evictions are counted. */
 static void test_bounded(void **state)
 {
 	struct ig_pynames *n = ig_pynames_new();
-	const struct ig_stk_forget f = { every, keep_1, NULL };
+	const struct ig_stk_forget f = { .all = true, .keep = keep_1, .nkeep = 3 };
 	struct ig_pystack ref = { .h = { .type = IG_REC_PYSTACK, .tgid = 9,
 					 .size = IG_PYSTACK_SIZE(0) },
 				  .flags = IG_PYS_REF };

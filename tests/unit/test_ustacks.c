@@ -153,18 +153,8 @@ static void many(void **state)
 }
 
 /* Processes 1, 3 and 5 are gone; of theirs only stack 21 stays wanted. */
-static bool odd_gone(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	return tgid % 2;
-}
-
-static bool keep_21(void *ctx, __u32 tgid, __u64 id)
-{
-	(void)ctx;
-	(void)tgid;
-	return id == 21;
-}
+static const __u32 odd_gone[] = { 1, 3, 5 };
+static const struct ig_proctab_pair keep_21[] = { { 1, 21 }, { 3, 21 }, { 5, 21 } };
 
 /* Gone processes' stacks go but for those kept, and with them the names
  * only they used; the rest of the table is found as before. */
@@ -172,7 +162,8 @@ static void forget(void **state)
 {
 	struct ig_ustacks *t = ig_ustacks_new();
 	struct ig_ustack r = { .h = { .type = IG_REC_USTACK } };
-	const struct ig_stk_forget f = { odd_gone, keep_21, NULL };
+	const struct ig_stk_forget f = { .gone = odd_gone, .ngone = 3,
+					 .keep = keep_21, .nkeep = 3 };
 	union {
 		struct ig_usym u;
 		char b[sizeof(struct ig_usym) + 32];
@@ -223,13 +214,6 @@ static void forget(void **state)
 	ig_ustacks_free(t);
 }
 
-static bool every(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	(void)tgid;
-	return true;
-}
-
 /* A process left running with ever new stacks: the table stays within
  * its bound, the stacks seen longest ago go first (a reference counts as
  * seen), one the caller holds stays, and the evictions are counted. */
@@ -237,7 +221,8 @@ static void bounded(void **state)
 {
 	struct ig_ustacks *t = ig_ustacks_new();
 	struct ig_ustack r = { .h = { .type = IG_REC_USTACK, .tgid = PID } };
-	const struct ig_stk_forget f = { every, keep_21, NULL };
+	const struct ig_proctab_pair keep = { PID, 21 };
+	const struct ig_stk_forget f = { .all = true, .keep = &keep, .nkeep = 1 };
 	uint64_t ev, evsyms;
 	const char *fr[4];
 	__u32 i, n = 3 * IG_USTACKS_MAX;

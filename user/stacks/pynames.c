@@ -183,9 +183,9 @@ static bool stack_goes(void *ctx, const struct ig_proctab_ent *e)
 {
 	const struct forget *g = ctx;
 
-	if (!g->f->gone(g->f->ctx, e->tgid))
+	if (!ig_stk_forget_gone(g->f, e->tgid))
 		return false;
-	if (!g->f->keep(g->f->ctx, e->tgid, e->key))
+	if (!ig_stk_forget_keeps(g->f, e->tgid, e->key))
 		return true;
 	refs_add(g->r, e->val);
 	return false;
@@ -195,7 +195,7 @@ static bool code_goes(void *ctx, const struct ig_proctab_ent *e)
 {
 	const struct forget *g = ctx;
 
-	return g->f->gone(g->f->ctx, e->tgid) && !named(g->r, e);
+	return ig_stk_forget_gone(g->f, e->tgid) && !named(g->r, e);
 }
 
 int ig_pynames_forget(struct ig_pynames *n, const struct ig_stk_forget *f)
@@ -234,7 +234,7 @@ static bool stack_old(void *ctx, const struct ig_proctab_ent *e)
 	const struct forget *g = ctx;
 
 	if (g->clock - e->used > g->young &&
-	    !g->f->keep(g->f->ctx, e->tgid, e->key))
+	    !ig_stk_forget_keeps(g->f, e->tgid, e->key))
 		return true;
 	refs_add(g->r, e->val);
 	return false;

@@ -267,8 +267,8 @@ static bool stack_goes(void *ctx, const struct ig_proctab_ent *e)
 
 	if (g->trim && age(g->t, e->used) <= g->young)
 		return false;
-	return g->f->gone(g->f->ctx, e->tgid) &&
-	       !g->f->keep(g->f->ctx, e->tgid, e->key);
+	return ig_stk_forget_gone(g->f, e->tgid) &&
+	       !ig_stk_forget_keeps(g->f, e->tgid, e->key);
 }
 
 static bool sym_goes(void *ctx, const struct ig_proctab_ent *e)
@@ -276,7 +276,7 @@ static bool sym_goes(void *ctx, const struct ig_proctab_ent *e)
 	const struct forget *g = ctx;
 	struct ig_proctab_pair k = { e->tgid, e->key };
 
-	return g->f->gone(g->f->ctx, e->tgid) &&
+	return ig_stk_forget_gone(g->f, e->tgid) &&
 	       !(g->nips && bsearch(&k, g->ips, g->nips, sizeof(k),
 				    ig_proctab_pair_cmp));
 }
@@ -292,7 +292,7 @@ static int kept_ips(const struct ig_ustacks *t, struct forget *g)
 	while ((e = ig_proctab_next(&t->stacks, &it))) {
 		const struct stack *s = e->val;
 
-		if (!g->f->gone(g->f->ctx, e->tgid))
+		if (!ig_stk_forget_gone(g->f, e->tgid))
 			continue;
 		for (k = 0; k < s->nips; k++) {
 			if (!ig_grow_from((void **)&g->ips, &cap, n, sizeof(*g->ips), 256))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "stream/records.h"
+#include "stacks/proctab.h"
 
 /* Frames after which the stack is cut. */
 #define IG_TRUNC_NOFP	"[truncated: no frame pointers]"
@@ -40,13 +41,57 @@ int ig_ustacks_frames(struct ig_ustacks *t, __u32 tgid, __u64 id,
 /* Stacks held; with @nsyms, the names held. */
 size_t ig_ustacks_count(const struct ig_ustacks *t, size_t *nsyms);
 
-/* Which processes are gone, and which of their stacks are still wanted
- * (shown in a report): the rest of theirs can go. */
+/* Which processes are gone (@gone, ascending; with @all every process
+ * is), and which of their stacks are still wanted (shown in a report):
+ * the (process, stack id) pairs of @keep, sorted by
+ * ig_proctab_pair_cmp()'s order.  The rest of theirs can go.  The caller
+ * hands both lists whole, so a table decides each stack on its own. */
 struct ig_stk_forget {
-	bool (*gone)(void *ctx, __u32 tgid);
-	bool (*keep)(void *ctx, __u32 tgid, __u64 id);
-	void *ctx;
+	const __u32 *gone;
+	size_t ngone;
+	bool all;
+	const struct ig_proctab_pair *keep;
+	size_t nkeep;
 };
+
+static inline bool ig_stk_forget_gone(const struct ig_stk_forget *f,
+				      __u32 tgid)
+{
+	size_t lo = 0, hi = f->ngone;
+
+	if (f->all)
+		return true;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->gone[mid] == tgid)
+			return true;
+		if (f->gone[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static inline bool ig_stk_forget_keeps(const struct ig_stk_forget *f,
+				       __u32 tgid, __u64 id)
+{
+	size_t lo = 0, hi = f->nkeep;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ig_proctab_pair *k = &f->keep[mid];
+
+		if (k->tgid == tgid && k->key == id)
+			return true;
+		if (k->tgid < tgid || (k->tgid == tgid && k->key < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
 
 /* Frees the stacks of gone processes that @f does not keep, and the names
  * that no stack kept uses.  0, or -ENOMEM with nothing freed of the
@@ -58,7 +103,7 @@ int ig_ustacks_forget(struct ig_ustacks *t, const struct ig_stk_forget *f);
  * remembers having sent (bpf/ustack.bpf.h ustacks_sent), and the names of
  * their addresses.  Once full, ig_ustacks_trim evicts the stacks seen
  * longest ago down to three quarters, but for those @f->keep holds
- * (@f->gone says true for all), and past IG_USYMS_MAX names the names no
+ * (@f->all set), and past IG_USYMS_MAX names the names no
  * stack left uses.  A charge to an evicted stack shows no native frames.
  */
 #define IG_USTACKS_MAX	16384

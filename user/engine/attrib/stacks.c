@@ -273,11 +273,6 @@ void ig_stacks_gone(struct ig_engine *e, uint32_t tgid)
 	s->sweep = true;
 }
 
-static bool gone_cb(void *ctx, __u32 tgid)
-{
-	return is_gone(ctx, tgid);
-}
-
 static int by_pin(const void *a, const void *b)
 {
 	const struct pin *x = a, *y = b;
@@ -285,32 +280,65 @@ static int by_pin(const void *a, const void *b)
 	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
 }
 
-/* Whether an entry of the tables holds stack @id (Python or native) of
- * gone process @tgid. */
-static bool pinned(const struct ig_stacks *s, uint32_t tgid, uint64_t id,
-		   bool py)
+/* The order of ig_proctab_pair_cmp(), which struct ig_stk_forget's lists
+ * keep: by tgid, then stack id. */
+static int by_pair(const void *a, const void *b)
 {
-	struct pin k = { .tgid = tgid };
-	const struct pin *p = bsearch(&k, s->pins, s->npins, sizeof(k), by_pin);
+	const struct ig_proctab_pair *x = a, *y = b;
 
-	if (!p)
-		return false;
-	while (p > s->pins && p[-1].tgid == tgid)
-		p--;
-	for (; p < s->pins + s->npins && p->tgid == tgid; p++)
-		if ((py ? p->py : p->nat) == id)
-			return true;
-	return false;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static bool keep_py(void *ctx, __u32 tgid, __u64 id)
+/* The stacks s->pins holds, Python's (@py) or native, as the sorted
+ * (process, stack id) pairs a forget keeps: 0, or -ENOMEM. */
+static int keep_list(const struct ig_stacks *s, bool py,
+		     struct ig_proctab_pair **v, size_t *n)
 {
-	return pinned(ctx, tgid, id, true);
+	size_t i;
+
+	*v = malloc((s->npins ? s->npins : 1) * sizeof(**v));
+	*n = 0;
+	if (!*v)
+		return -ENOMEM;
+	for (i = 0; i < s->npins; i++)
+		(*v)[i] = (struct ig_proctab_pair){
+			s->pins[i].tgid, py ? s->pins[i].py : s->pins[i].nat };
+	qsort(*v, s->npins, sizeof(**v), by_pair);
+	*n = s->npins;
+	return 0;
 }
 
-static bool keep_nat(void *ctx, __u32 tgid, __u64 id)
+/* Hands the native table, then the Python one, the stacks to keep, and
+ * @f's gone processes: each table forgets (@trim: trims) on its own.  0,
+ * or -ENOMEM. */
+static int forget_both(struct ig_stacks *s, struct ig_stk_forget *f, bool trim)
 {
-	return pinned(ctx, tgid, id, false);
+	struct ig_proctab_pair *v;
+	int err;
+
+	if (keep_list(s, false, &v, &f->nkeep))
+		return -ENOMEM;
+	f->keep = v;
+	if (!trim)
+		err = ig_ustacks_forget(s->nat, f);
+	else
+		err = ig_ustacks_full(s->nat) ? ig_ustacks_trim(s->nat, f) : 0;
+	free(v);
+	if (keep_list(s, true, &v, &f->nkeep))
+		return -ENOMEM;
+	f->keep = v;
+	if (!trim) {
+		if (ig_pynames_forget(s->py, f))
+			err = -ENOMEM;
+	} else if (ig_pynames_full(s->py)) {
+		ig_pynames_trim(s->py, f);
+	}
+	free(v);
+	f->keep = NULL;
+	f->nkeep = 0;
+	return err;
 }
 
 /* Pins the entries of gone processes, and lists them in s->pins. */
@@ -371,7 +399,7 @@ static bool any_unpinned(const struct ig_stacks *s)
 void ig_stacks_gc(struct ig_engine *e)
 {
 	struct ig_stacks *s = e->stk;
-	struct ig_stk_forget f = { gone_cb, keep_nat, s };
+	struct ig_stk_forget f = { 0 };
 	int err;
 
 	if (!s || !s->ngone || e->win.now < s->next_sweep ||
@@ -381,23 +409,15 @@ void ig_stacks_gc(struct ig_engine *e)
 	gone_prune(e, s, false);
 	if (pin_all(s))
 		return;		/* the next gc tries again */
-	err = ig_ustacks_forget(s->nat, &f);
-	f.keep = keep_py;
-	if (ig_pynames_forget(s->py, &f))
-		err = -ENOMEM;
+	f.gone = s->gone;
+	f.ngone = s->ngone;
+	err = forget_both(s, &f, false);
 	s->sweep = err != 0;
 	if (!err)
 		gone_prune(e, s, true);
 	free(s->pins);
 	s->pins = NULL;
 	s->npins = 0;
-}
-
-static bool every_tgid(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	(void)tgid;
-	return true;
 }
 
 /* A name table is full (a process left running with ever new stacks):
@@ -407,7 +427,7 @@ static void trim(struct ig_stacks *s)
 {
 	struct ig_stk_tab *tb = &s->tab[0][0][0];
 	size_t ntab = sizeof(s->tab) / sizeof(*tb), i, n = 0;
-	struct ig_stk_forget f = { every_tgid, keep_nat, s };
+	struct ig_stk_forget f = { .all = true };
 	struct pin *saved = s->pins;
 	size_t nsaved = s->npins;
 	uint32_t k;
@@ -423,11 +443,7 @@ static void trim(struct ig_stacks *s)
 						     tb[i].v[k].nat };
 	s->npins = n;
 	qsort(s->pins, n, sizeof(*s->pins), by_pin);
-	if (ig_ustacks_full(s->nat))
-		ig_ustacks_trim(s->nat, &f);
-	f.keep = keep_py;
-	if (ig_pynames_full(s->py))
-		ig_pynames_trim(s->py, &f);
+	forget_both(s, &f, true);
 	free(s->pins);
 	s->pins = saved;
 	s->npins = nsaved;
