@@ -79,12 +79,7 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 	case IG_DISC_GONE:
 		break;
 	case IG_DISC_PYLOCK:
-		if (!ev->err)
-			ig_debug("pid %d: %s is free-threaded: its critical sections probed",
-				 ev->pid, ev->path);
-		else
-			ig_warn("%s is free-threaded, but idlegap cannot probe its critical sections: %s (a wait for an object's lock is then followed to its waker)",
-				ev->path, strerror(-ev->err));
+		ig_capture_say_pylock(ev);
 		break;
 	}
 }

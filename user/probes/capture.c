@@ -249,3 +249,13 @@ void ig_capture_forget_sent(struct ig_capture *c)
 	ig_sym_free(c->sym);
 	c->sym = NULL;
 }
+
+void ig_capture_say_pylock(const struct ig_disc_event *ev)
+{
+	if (!ev->err)
+		ig_debug("pid %d: %s is free-threaded: its critical sections probed",
+			 ev->pid, ev->path);
+	else
+		ig_warn("%s is free-threaded, but idlegap cannot probe its critical sections: %s (a wait for an object's lock is then followed to its waker)",
+			ev->path, strerror(-ev->err));
+}

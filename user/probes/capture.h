@@ -77,6 +77,11 @@ void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts);
 void ig_capture_scan_host(struct ig_capture *c, __u64 now,
 			  int (*found)(pid_t pid, __u64 now, void *ctx), void *ctx);
 
+/* What every live mode says of an IG_DISC_PYLOCK event: a debug line when
+ * the free-threaded interpreter's critical sections were probed, else one
+ * warning saying what is lost. */
+void ig_capture_say_pylock(const struct ig_disc_event *ev);
+
 /* A new window's engine has none of the stacks and names sent so far:
  * they are sent again when next seen. */
 void ig_capture_forget_sent(struct ig_capture *c);
