@@ -76,7 +76,7 @@ wait_until() {
 DACCT=/proc/sys/kernel/task_delayacct
 delayacct_on() {
 	_dacct0=$(cat "$DACCT" 2>/dev/null) && echo 1 > "$DACCT" 2>/dev/null ||
-		{ _dacct0=; diag "no kernel.task_delayacct: the oracle has no block IO delay, and says so"; }
+		{ _dacct0=; diag "no kernel.task_delayacct: block IO delay is counted as the kernel was booted (before 5.14, unless nodelayacct)"; }
 }
 delayacct_restore() { [ -z "${_dacct0:-}" ] || echo "$_dacct0" > "$DACCT"; }
 # oracle TRUTH.json: the verdict of the kernel's accounting of the feeding

@@ -401,7 +401,7 @@ def oracle(cause, fig):
     text = "oracle: %s %.2f s vs %s %.2f s" % (what, d, other, run)
     if cause in ("storage", "page_fault", "cpu_starvation") and not fig["delayacct"]:
         return {"verdict": "undecided", "design_s": d, "run_s": run,
-                "text": text + " (block IO delay not counted: kernel.task_delayacct off)"}
+                "text": text + " (block IO delay not counted: kernel.task_delayacct off, or booted with nodelayacct)"}
     if cause in ("storage", "page_fault", "cpu_starvation") and not fig["io_trusted"]:
         return {"verdict": "undecided", "design_s": d, "run_s": run,
                 "text": text + " (block IO delay not to be trusted: a thread's exceeds the "

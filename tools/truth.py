@@ -171,12 +171,21 @@ def thread_counters(pid, tid):
     return c
 
 
+def delayacct_on():
+    """Whether the kernel counts block IO delay now: kernel.task_delayacct
+    from 5.14 on (off by default); before it, a kernel counts unless it was
+    booted with nodelayacct."""
+    if os.path.exists("/proc/sys/kernel/task_delayacct"):
+        return _read("/proc/sys/kernel/task_delayacct").strip() == "1"
+    return "nodelayacct" not in _read("/proc/cmdline").split()
+
+
 def accounting_sample(roles):
     """Every thread of the processes in ROLES ({pid: {tid or 0: role}},
     0 standing for a thread not named), now."""
     stat = _read("/proc/stat").split("\n", 1)[0].split()[1:9]
     busy = sum(int(stat[i]) for i in (0, 1, 2, 5, 6, 7)) if len(stat) == 8 else 0
-    out = {"delayacct": _read("/proc/sys/kernel/task_delayacct").strip() == "1",
+    out = {"delayacct": delayacct_on(),
            "host_busy_ns": busy * (1000000000 // os.sysconf("SC_CLK_TCK")),
            "mono_ns": time.monotonic_ns(), "threads": []}
     for pid, named in roles.items():

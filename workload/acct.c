@@ -29,6 +29,23 @@ static int read_line(const char *path, char *buf, size_t len)
 	return err;
 }
 
+/* Whether the kernel counts block IO delay now: kernel.task_delayacct from
+ * 5.14 on (off by default); before it, a kernel counts unless it was booted
+ * with nodelayacct. */
+static bool delayacct_on(void)
+{
+	char buf[4096] = "";
+
+	if (!read_line("/proc/sys/kernel/task_delayacct", buf, sizeof(buf)))
+		return buf[0] == '1';
+	if (read_line("/proc/cmdline", buf, sizeof(buf)))
+		return false;
+	for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+		if (!strcmp(t, "nodelayacct"))
+			return false;
+	return true;
+}
+
 /* blkio delay: the 42nd field of stat, after the comm in parentheses */
 static uint64_t stat_blkio_ticks(const char *dir)
 {
@@ -147,12 +164,10 @@ static unsigned long long host_busy_ns(void)
 /* Into @a: the feeding threads now (@a is the run's start or its end). */
 void acct_sample(struct run *r, struct acct *a)
 {
-	char buf[16] = "0";
 	int w;
 
 	a->n = 0;
-	read_line("/proc/sys/kernel/task_delayacct", buf, sizeof(buf));
-	a->delayacct = buf[0] == '1';
+	a->delayacct = delayacct_on();
 	a->host_busy_ns = host_busy_ns();
 	a->mono_ns = mono_ns();
 	sample_proc(a, r, getpid(), "other");
