@@ -757,6 +757,44 @@ static void test_marked_loss(void **state)
 	ts_free(&s);
 }
 
+/* The aggregator's own records are no CPU's: one placed between a CPU's
+ * last record before a loss and its marked one (the dashboard sample taken
+ * as the tracer resumes) does not shorten the loss range. */
+static void test_loss_after_user_record(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	union ig_rec *r;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_submit(&s, 100, 100, 10 * MS, L);
+	t_sync(&s, 100, 100, 20 * MS, 30 * MS, 31 * MS, L, 10 * MS);
+	/* CPU 0's last record before its reserves fail */
+	OFF(&s, .tid = 100, .t_off = 38 * MS, .t_on = 40 * MS, .reason = IG_R_PREEMPT);
+	/* user space, cpu 0 like all its records, at a time of its own */
+	r = ts_new(&s, IG_REC_NVML, sizeof(struct ig_nvml), 0, 0, 50 * MS);
+	r->n.util_pct = 10;
+	/* CPU 0's next record: the ones in between may be missing */
+	OFF(&s, .tid = 100, .t_off = 58 * MS, .t_on = 60 * MS, .reason = IG_R_PREEMPT);
+	s.r[s.n - 1].h.cpu |= IG_HDR_LOST_BEFORE;
+	t_submit(&s, 100, 100, 70 * MS, L);
+	t_sync(&s, 100, 100, 71 * MS, 80 * MS, 81 * MS, L, 70 * MS);
+	t_end(&s, 100 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	/* [30,40] and [60,70] idle, [40,60] unresolved */
+	assert_span(j, 30, 20, 20);
+	assert_int_equal(ji(j, "gpu.gaps"), 2);
+	assert_int_equal(ji(gap(j, 0), "end_ns"), 40 * MS);
+	assert_int_equal(ji(gap(j, 1), "start_ns"), 60 * MS);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -778,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_submit_during_sync),
 		cmocka_unit_test(test_process_exit),
 		cmocka_unit_test(test_marked_loss),
+		cmocka_unit_test(test_loss_after_user_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

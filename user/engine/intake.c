@@ -278,9 +278,11 @@ static void on_proc(struct ig_engine *e, const struct ig_proc *r)
 	}
 }
 
-/* The kernel could not reserve ring space on this CPU since its previous
- * record: evidence in between may be missing.  User space records carry
- * cpu 0 and no flag. */
+/* The kernel could not reserve ring space, on this CPU or another, since
+ * this CPU's previous record: evidence in between may be missing.  Only the
+ * kernel's records are a CPU's: the aggregator's own (IG_REC_USER_BASE and
+ * above) carry cpu 0, or the CPU of the record they annotate, at times of
+ * their own, and never the flag. */
 static void lost_before(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	uint32_t cpu = IG_HDR_CPU(rec->cpu);
@@ -311,10 +313,12 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	if (rec->ts > e->win.now)
 		e->win.now = rec->ts;
 
-	if (rec->cpu & IG_HDR_LOST_BEFORE)
-		lost_before(e, rec);
-	if (IG_HDR_CPU(rec->cpu) < IG_MAX_CPUS)
-		e->win.cpu_last[IG_HDR_CPU(rec->cpu)] = rec->ts;
+	if (rec->type < IG_REC_USER_BASE) {
+		if (rec->cpu & IG_HDR_LOST_BEFORE)
+			lost_before(e, rec);
+		if (IG_HDR_CPU(rec->cpu) < IG_MAX_CPUS)
+			e->win.cpu_last[IG_HDR_CPU(rec->cpu)] = rec->ts;
+	}
 
 	switch (rec->type) {
 	case IG_REC_OFFCPU:
