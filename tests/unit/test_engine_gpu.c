@@ -795,6 +795,28 @@ static void test_loss_after_user_record(void **state)
 	ts_free(&s);
 }
 
+/* Loss ranges come in the order of their ends, each from its CPU's
+ * previous record: one that reaches back over the newest takes them in,
+ * so that the list stays sorted and disjoint. */
+static void test_loss_ranges_merge(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	const struct ig_lost *l;
+
+	(void)state;
+	ig_gpu_mark_lost(e, 40 * MS, 60 * MS);
+	ig_gpu_mark_lost(e, 50 * MS, 62 * MS);
+	ig_gpu_mark_lost(e, 20 * MS, 65 * MS);
+	ig_gpu_mark_lost(e, 70 * MS, 80 * MS);
+	l = e->lost.ranges.v;
+	assert_int_equal(e->lost.ranges.n, 2);
+	assert_int_equal(l[0].t0, 20 * MS);
+	assert_int_equal(l[0].t1, 65 * MS);
+	assert_int_equal(l[1].t0, 70 * MS);
+	assert_int_equal(l[1].t1, 80 * MS);
+	ig_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -817,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_process_exit),
 		cmocka_unit_test(test_marked_loss),
 		cmocka_unit_test(test_loss_after_user_record),
+		cmocka_unit_test(test_loss_ranges_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

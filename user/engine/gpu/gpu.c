@@ -305,7 +305,10 @@ uint64_t ig_gpu_keep_from(const struct ig_engine *e)
 }
 
 /* Evidence may be missing in [t0, t1]: no idle time is proven there, and
- * attribution reports it as unknown. */
+ * attribution reports it as unknown.  Ranges come in the order of their
+ * ends, each from its CPU's previous record: one that reaches back over the
+ * newest takes them in, so that the list stays sorted and disjoint (as
+ * attribution reads it) and short while every CPU marks a loss. */
 void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 {
 	struct ig_lost *l;
@@ -314,6 +317,14 @@ void ig_gpu_mark_lost(struct ig_engine *e, uint64_t t0, uint64_t t1)
 	e->lost.any = true;
 	if (t1 < t0)
 		return;
+	while (e->lost.ranges.n) {
+		l = (struct ig_lost *)e->lost.ranges.v + e->lost.ranges.n - 1;
+		if (l->t1 < t0 || l->t0 > t1)
+			break;
+		t0 = ig_min64(t0, l->t0);
+		t1 = ig_max64(t1, l->t1);
+		e->lost.ranges.n--;
+	}
 	l = ig_vec_push(&e->lost.ranges);
 	if (!l)
 		return;
