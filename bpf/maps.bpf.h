@@ -163,12 +163,25 @@ struct {
 	__type(value, __u64);
 } api_hits SEC(".maps");
 
-/* Per CPU: whether a reserve failed since the last record this CPU
- * emitted. */
+/* Per CPU: whether a reserve failed on this CPU since the last record it
+ * emitted, and the count of failed reserves on all CPUs (losses) when it
+ * emitted that record. */
 struct cpu_state {
+	__u64 seen;
 	__u32 lost;
 	__u32 pad;
 };
+
+/* Failed reserves on all CPUs.  A CPU whose count moved since its previous
+ * record marks its next one: a loss on one CPU is known at the next record
+ * of any, not only at that CPU's own next record, which may come much later
+ * (docs/design.md §6.3). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -192,29 +205,69 @@ static __always_inline struct cpu_state *this_cpu(void)
 	return bpf_map_lookup_elem(&cpus, &zero);
 }
 
+/* The failed reserves on all CPUs so far: read before a record is
+ * reserved, so that every loss it counts came before the record. */
+static __always_inline __u64 losses_now(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&losses, &zero);
+
+	return n ? *(volatile __u64 *)n : 0;
+}
+
+/* A record could not be sent: counted, and this CPU's next record, and
+ * every other CPU's, will say so. */
+static __always_inline void rec_lost(struct cpu_state *cs, __u16 type)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&losses, &zero);
+
+	stat_add(IG_STAT_DROPS, 1);
+	if (type == IG_REC_CUDA)
+		stat_add(IG_STAT_DROPS_CUDA, 1);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	if (cs)
+		cs->lost = 1;
+}
+
+/* The header's cpu field of a record this CPU sends (@nlost: losses_now()
+ * read before the record was reserved): IG_HDR_LOST_BEFORE when a reserve
+ * failed on any CPU since this CPU's previous record. */
+static __always_inline __u32 rec_cpu(struct cpu_state *cs, __u64 nlost)
+{
+	__u32 cpu = IG_HDR_CPU(bpf_get_smp_processor_id());
+
+	if (cs && (cs->lost || cs->seen != nlost))
+		cpu |= IG_HDR_LOST_BEFORE;
+	return cpu;
+}
+
+/* A record of this CPU's was sent, its header filled by rec_cpu(). */
+static __always_inline void rec_kept(struct cpu_state *cs, __u64 nlost)
+{
+	if (cs) {
+		cs->lost = 0;
+		cs->seen = nlost;
+	}
+}
+
 /* Reserve a record and fill its header; counts the loss when full. */
 static __always_inline void *rec_reserve(__u32 size, __u16 type, __u32 tid,
 					 __u32 tgid, __u64 ts)
 {
 	struct cpu_state *cs = this_cpu();
+	__u64 nlost = losses_now();
 	struct ig_hdr *h = bpf_ringbuf_reserve(&rb, size, 0);
-	__u32 cpu = bpf_get_smp_processor_id();
 
 	if (!h) {
-		stat_add(IG_STAT_DROPS, 1);
-		if (type == IG_REC_CUDA)
-			stat_add(IG_STAT_DROPS_CUDA, 1);
-		if (cs)
-			cs->lost = 1;
+		rec_lost(cs, type);
 		return NULL;
 	}
 	h->type = type;
 	h->size = size;
-	h->cpu = IG_HDR_CPU(cpu);
-	if (cs && cs->lost) {
-		h->cpu |= IG_HDR_LOST_BEFORE;
-		cs->lost = 0;
-	}
+	h->cpu = rec_cpu(cs, nlost);
+	rec_kept(cs, nlost);
 	h->tid = tid;
 	h->tgid = tgid;
 	h->ts = ts;

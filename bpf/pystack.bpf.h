@@ -204,6 +204,7 @@ static __always_inline int py_send(struct ig_pystack *r, __u32 tid,
 	struct py_sent_key k = { .tgid = tgid, .id = r->id };
 	struct cpu_state *cs = this_cpu();
 	__u8 one = 1;
+	__u64 nlost;
 	__u32 size;
 
 	if (r->nframes && bpf_map_lookup_elem(&py_sent, &k)) {
@@ -216,20 +217,16 @@ static __always_inline int py_send(struct ig_pystack *r, __u32 tid,
 	size = IG_PYSTACK_SIZE(r->nframes & 31);
 	r->h.type = IG_REC_PYSTACK;
 	r->h.size = size;
-	r->h.cpu = IG_HDR_CPU(bpf_get_smp_processor_id());
+	nlost = losses_now();
+	r->h.cpu = rec_cpu(cs, nlost);
 	r->h.tid = tid;
 	r->h.tgid = tgid;
 	r->h.ts = now;
-	if (cs && cs->lost)
-		r->h.cpu |= IG_HDR_LOST_BEFORE;
 	if (bpf_ringbuf_output(&rb, r, size, BPF_RB_NO_WAKEUP)) {
-		stat_add(IG_STAT_DROPS, 1);
-		if (cs)
-			cs->lost = 1;
+		rec_lost(cs, IG_REC_PYSTACK);
 		return -1;
 	}
-	if (cs)
-		cs->lost = 0;
+	rec_kept(cs, nlost);
 	if (r->nframes)
 		bpf_map_update_elem(&py_sent, &k, &one, BPF_ANY);
 	stat_add(IG_STAT_EVENTS, 1);

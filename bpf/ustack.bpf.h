@@ -68,37 +68,31 @@ static __always_inline __u64 ustack_hash(const struct ig_ustack *r, __u32 n,
 	return h ? h : 1;
 }
 
-/* The header as rec_reserve() fills it, for a record sent by copy. */
+/* The header as rec_reserve() fills it, for a record sent by copy;
+ * @nlost: losses_now(), read before. */
 static __always_inline void ustack_hdr(struct ig_hdr *h, __u32 size, __u32 tid,
-				       __u32 tgid, __u64 ts)
+				       __u32 tgid, __u64 ts, __u64 nlost)
 {
-	struct cpu_state *cs = this_cpu();
-
 	h->type = IG_REC_USTACK;
 	h->size = size;
-	h->cpu = IG_HDR_CPU(bpf_get_smp_processor_id());
-	if (cs && cs->lost)
-		h->cpu |= IG_HDR_LOST_BEFORE;
+	h->cpu = rec_cpu(this_cpu(), nlost);
 	h->tid = tid;
 	h->tgid = tgid;
 	h->ts = ts;
 }
 
 static __always_inline void ustack_sent(struct ustack_key *k, __u32 tid,
-				       long err)
+				       long err, __u64 nlost)
 {
 	struct cpu_state *cs = this_cpu();
 	__u8 one = 1;
 
 	if (err) {
-		stat_add(IG_STAT_DROPS, 1);
-		if (cs)
-			cs->lost = 1;
+		rec_lost(cs, IG_REC_USTACK);
 		return;
 	}
 	stat_add(IG_STAT_EVENTS, 1);
-	if (cs)
-		cs->lost = 0;
+	rec_kept(cs, nlost);
 	bpf_map_update_elem(&ustacks_sent, k, &one, BPF_ANY);
 	bpf_map_update_elem(&ustack_last, &tid, &k->id, BPF_ANY);
 }
@@ -476,7 +470,7 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	struct ustack_key k = { .tgid = tgid };
 	__u32 zero = 0, n, size;
 	struct ig_ustack *r = bpf_map_lookup_elem(&ustack_scratch, &zero);
-	__u64 *last;
+	__u64 *last, nlost;
 
 	if (!r || !ustacks_on)
 		return;
@@ -508,10 +502,11 @@ static __always_inline void ustack_capture(__u32 tid, __u32 tgid,
 	r->nips = n;
 	r->flags = flags;
 	size = IG_USTACK_HDR + n * 8;
-	ustack_hdr(&r->h, size, tid, tgid, ts);
+	nlost = losses_now();
+	ustack_hdr(&r->h, size, tid, tgid, ts, nlost);
 	if (size > sizeof(*r))
 		return;
-	ustack_sent(&k, tid, bpf_ringbuf_output(&rb, r, size, rec_wake_flag()));
+	ustack_sent(&k, tid, bpf_ringbuf_output(&rb, r, size, rec_wake_flag()), nlost);
 }
 
 #endif
