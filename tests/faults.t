@@ -16,51 +16,164 @@ TS=$IG_TOP/build/trainsim
 DATA="--data=$TMP/data --data-mb=16"
 py() { /usr/bin/python3 -c "import sys; sys.exit(0 if $1 else 1)"; }
 
-# --- SIGSTOP for 5 s with a 1 MiB ring --------------------------------------
+# --- SIGSTOP with a 1 MiB ring ------------------------------------------------
 # One Python process stops and resumes the tracer, so the clock readings
-# are where the signals are.  The ring fills some time into the stop; from
-# the last record kept in the stop (t_fill) to the resume, evidence is
-# missing: no idle may be proven there, and the time must be unresolved.
-/usr/bin/python3 - "$IG" "$TS" "$TMP" "$DATA" > "$TMP/stop.out" <<'PY'
-import json, signal, subprocess, sys, time
-ig, ts, d = sys.argv[1:4]
+# are where the signals are.  The stop begins once the job runs traced (its
+# exec: idlegap starts it after the probes are attached) and lasts until the
+# kernel's drop counter (the tracer's stats map, read with bpftool) has
+# moved, and 2 s more: from the first reading that saw a drop (t_full) to
+# the resume, reserves fail and evidence is missing.  No idle may be proven
+# there, and the time is unresolved; nor may idle be proven where the
+# simulator's GPU ran (its trace).  Three ways:
+#   plain  the job goes on throughout;
+#   moved  the job is kept on one CPU and stopped before the tracer
+#          resumes, then goes on on another: the CPU that lost records
+#          says nothing more, the other's records come first;
+#   held   likewise, but on CPU 0 again and after the tracer's first
+#          dashboard sample: a record of the tracer's own (cpu 0) lies
+#          between that CPU's last record and its next.
+# The job is ended (SIGTERM: it writes its truth) 1 s after it goes on.
+stop_run() {	# MODE: $TMP/MODE.out, one line of key=value
+	/usr/bin/python3 - "$IG" "$TS" "$TMP/$1" "$DATA" "$1" > "$TMP/$1.out" <<'PY'
+import json, os, signal, subprocess, sys, time
+ig, ts, d, data, mode = sys.argv[1:6]
+os.makedirs(d)
 p = subprocess.Popen([ig, "run", "-q", "--ringbuf-mb", "1", "--gaps", "-1",
                       "-o", d + "/stop.igrec", "--json", d + "/stop.json", "--",
-                      ts, *sys.argv[4].split(), "-s", "lock", "-n", "100000", "-t", "9", "-q",
+                      ts, *data.split(), "-s", "lock", "-n", "1000000", "-t", "60", "-q",
                       "--truth", d + "/truth.json"], stderr=subprocess.DEVNULL)
+def kids(pid):
+    out = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(k) for k in f.read().split()]
+    except OSError:
+        pass
+    return out
+def job():
+    for k in kids(p.pid):
+        try:
+            with open("/proc/%d/comm" % k) as f:
+                if f.read().strip() == "trainsim":
+                    return k
+        except OSError:
+            pass
+def procs(pid):
+    return [pid] + [q for k in kids(pid) for q in procs(k)]
+def each(fn):
+    for q in procs(jp):
+        try:
+            fn(q)
+        except OSError:
+            pass
+def pin(cpu):
+    each(lambda q: [os.sched_setaffinity(int(t), {cpu}) for t in os.listdir("/proc/%d/task" % q)])
+def drops():	# IG_STAT_DROPS (1), summed over the CPUs
+    v = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "id", sid, "key", "1", "0", "0", "0"],
+                                  capture_output=True, text=True).stdout or "{}")
+    v = v.get("formatted", v)
+    def n(x):
+        x = x.get("value", x)
+        return int.from_bytes(bytes(int(b, 16) for b in x), "little") if isinstance(x, list) else int(x)
+    return sum(n(x) for x in v.get("values", []))
+t = time.monotonic()
+while job() is None and p.poll() is None and time.monotonic() - t < 60:
+    time.sleep(0.05)
+jp = job()
+if jp is None:
+    p.kill()
+    sys.exit("the job never ran: rc=%s" % p.wait())
 time.sleep(2.5)
+sid = None
+for f in os.listdir("/proc/%d/fdinfo" % p.pid):
+    try:
+        with open("/proc/%d/fdinfo/%s" % (p.pid, f)) as fh:
+            ids = [l.split()[1] for l in fh if l.startswith("map_id:")]
+    except OSError:
+        continue
+    for i in ids:
+        m = subprocess.run(["bpftool", "-j", "map", "show", "id", i], capture_output=True, text=True).stdout
+        if json.loads(m or "{}").get("name") == "stats":
+            sid = i
+if mode != "plain":
+    pin(0)
+d0 = drops() if sid else 0
 t0 = time.monotonic_ns(); p.send_signal(signal.SIGSTOP)
-time.sleep(5)
+t_full, stopped = None, False
+while time.monotonic_ns() - t0 < 25 * 10**9:
+    if t_full is None and sid and drops() > d0:
+        t_full = time.monotonic_ns()	# after the reading: the drop came before
+    now = time.monotonic_ns()
+    if t_full and mode != "plain" and not stopped and now - t_full > 1.5e9:
+        each(lambda q: os.kill(q, signal.SIGSTOP))
+        stopped = True
+    if t_full and now - t_full > 2 * 10**9:
+        break
+    time.sleep(0.05)
 t1 = time.monotonic_ns(); p.send_signal(signal.SIGCONT)
+if stopped:
+    time.sleep(0.5 if mode == "moved" else 1.5)
+    pin(1 if mode == "moved" else 0)
+    each(lambda q: os.kill(q, signal.SIGCONT))
+time.sleep(1)
+each(lambda q: os.kill(q, signal.SIGTERM) if q == jp else None)
 rc = p.wait()
 j = json.load(open(d + "/stop.json")); g = j["gpu"]
-truth = json.load(open(d + "/truth.json"))["gpu"]
-dump = subprocess.run([ig, "report", "--dump", d + "/stop.igrec"],
-                      capture_output=True, text=True).stdout.splitlines()
-kept = [int(l.split()[0]) for l in dump if l[:1].isdigit()]
-t_fill = max([t for t in kept if t0 < t < t1 - 10**8] or [t0])
+truth = json.load(open(d + "/truth.json"))
+ran = []
+for f in truth["trace_files"]:
+    for l in open(f):
+        x = l.split()
+        if len(x) == 4:
+            ran.append((int(x[2]), int(x[3])))
 def within(spans, a, b):
     return sum(max(0, min(s["end_ns"], b) - max(s["start_ns"], a)) for s in spans) / 1e9
+t_full = t_full or t1
 sums = g["busy_s"] + g["idle_s"] + g["unresolved_s"] - g["span_s"]
-print("rc=%d lost=%d evidence_lost=%s full_s=%.3f idle_full=%.3f unres_full=%.3f "
-      "sum_err=%.4f idle=%.3f truth_idle=%.3f busy=%.3f truth_busy=%.3f" %
-      (rc, j["events"]["dropped"] + j["events"]["kernel"]["drops"], g["evidence_lost"],
-       (t1 - t_fill) / 1e9, within(g["gap_list"], t_fill, t1),
-       within(g["unresolved_list"], t_fill, t1), sums, g["idle_s"], truth["idle_s"],
-       g["busy_s"], truth["busy_s"]))
+print("rc=%d stopped=%s t_full=%d t1=%d lost=%d evidence_lost=%s full_s=%.3f idle_full=%.3f "
+      "unres_full=%.3f false_idle=%.3f sum_err=%.4f idle=%.3f truth_idle=%.3f" %
+      (rc, stopped, t_full, t1, j["events"]["dropped"] + j["events"]["kernel"]["drops"], g["evidence_lost"],
+       (t1 - t_full) / 1e9, within(g["gap_list"], t_full, t1), within(g["unresolved_list"], t_full, t1),
+       sum(within(g["gap_list"], a, b) for a, b in ran), sums, g["idle_s"], truth["gpu"]["idle_s"]))
 PY
-sed 's/^/# /' "$TMP/stop.out"
-v() { tr ' ' '\n' < "$TMP/stop.out" | sed -n "s/^$1=//p"; }
-is "$(v rc)" 0 "SIGSTOP 5 s: the run finishes"
-ok "SIGSTOP 5 s: the losses are counted ($(v lost))" -- [ "$(v lost)" -gt 0 ]
-is "$(v evidence_lost)" True "SIGSTOP 5 s: the report says evidence was lost"
-ok "SIGSTOP 5 s: the ring was full for a second or more ($(v full_s) s)" -- py "$(v full_s) >= 1"
-ok "SIGSTOP 5 s: no idle proven while the ring was full ($(v idle_full) s)" -- py "$(v idle_full) < 0.005"
-ok "SIGSTOP 5 s: that time is unresolved ($(v unres_full) of $(v full_s) s)" -- \
-	py "$(v unres_full) >= 0.95 * $(v full_s)"
-ok "SIGSTOP 5 s: busy + idle + unresolved = span ($(v sum_err) s off)" -- py "abs($(v sum_err)) < 0.002"
-ok "SIGSTOP 5 s: idle never above the simulator's ($(v idle) <= $(v truth_idle) s)" -- \
-	py "$(v idle) <= $(v truth_idle) * 1.02 + 0.02"
+	sed "s/^/# $1: /" "$TMP/$1.out"
+}
+v() { tr ' ' '\n' < "$TMP/$1.out" | sed -n "s/^$2=//p"; }
+stop_run plain
+is "$(v plain rc)" 0 "SIGSTOP: the run finishes"
+ok "SIGSTOP: the losses are counted ($(v plain lost))" -- [ "$(v plain lost)" -gt 0 ]
+is "$(v plain evidence_lost)" True "SIGSTOP: the report says evidence was lost"
+ok "SIGSTOP: the kernel dropped records for the last 2 s of the stop ($(v plain full_s) s)" -- \
+	py "$(v plain full_s) >= 1.9"
+ok "SIGSTOP: no idle proven while records were dropped ($(v plain idle_full) s)" -- \
+	py "$(v plain idle_full) < 0.005"
+ok "SIGSTOP: that time is unresolved ($(v plain unres_full) of $(v plain full_s) s)" -- \
+	py "$(v plain unres_full) >= 0.95 * $(v plain full_s)"
+ok "SIGSTOP: no idle proven while the simulator's GPU ran ($(v plain false_idle) s)" -- \
+	py "$(v plain false_idle) < 0.005"
+ok "SIGSTOP: busy + idle + unresolved = span ($(v plain sum_err) s off)" -- \
+	py "abs($(v plain sum_err)) < 0.002"
+ok "SIGSTOP: idle never above the simulator's ($(v plain idle) <= $(v plain truth_idle) s)" -- \
+	py "$(v plain idle) <= $(v plain truth_idle) * 1.02 + 0.02"
+if py "{0, 1} <= __import__('os').sched_getaffinity(0)"; then
+	for m in moved held; do
+		stop_run $m
+		what=$([ $m = moved ] && echo "the job goes on on another CPU" ||
+			echo "the job goes on on CPU 0 after a sample of the tracer's own")
+		ok "SIGSTOP, $what: records were dropped, the job was stopped ($(v $m full_s) s, $(v $m stopped))" -- \
+			py "$(v $m full_s) >= 1.9 and '$(v $m stopped)' == 'True'"
+		ok "SIGSTOP, $what: no idle proven while records were dropped ($(v $m idle_full) s)" -- \
+			py "$(v $m idle_full) < 0.005"
+		ok "SIGSTOP, $what: no idle proven while the simulator's GPU ran ($(v $m false_idle) s)" -- \
+			py "$(v $m false_idle) < 0.005"
+	done
+else
+	for c in 1 2 3 4 5 6; do
+		skip "SIGSTOP, the job moved to another CPU or held on CPU 0 ($c of 6)" \
+			"CPUs 0 and 1 are not both this test's"
+	done
+fi
 
 # --- the target execs -------------------------------------------------------
 # The shell that idlegap starts becomes the simulated job: its libcuda is
