@@ -177,7 +177,10 @@ fi
 
 # --- the target execs -------------------------------------------------------
 # The shell that idlegap starts becomes the simulated job: its libcuda is
-# probed after the exec and the answer matches the simulator's truth.
+# probed after the exec and the answer matches the simulator's truth.  A
+# sync preempted after its wakeup is busy until its return (docs/design.md
+# §4.4): busy may exceed the simulator's by the time the feeding thread
+# waited for a CPU (the kernel's accounting of it, in the truth).
 "$IG" run -q --json "$TMP/exec.json" -- \
 	sh -c "sleep 0.3; exec '$TS' $DATA -s healthy -t 2 -q --truth '$TMP/exec.truth'" 2>/dev/null
 is "$?" 0 "exec: the run finishes"
@@ -185,14 +188,20 @@ ok "exec: the process is named by its new image" -- \
 	test "$(json "$TMP/exec.json" "any(p['comm'] == 'trainsim' for p in j['processes'])")" = True
 got=$(json "$TMP/exec.json" "'%.3f %d' % (j['gpu']['busy_s'], j['gpu']['submissions'])")
 want=$(json "$TMP/exec.truth" "'%.3f %d' % (j['gpu']['busy_s'], j['steps'])")
-ok "exec: the new image's GPU work is traced (busy, submissions $got; simulator $want)" -- \
-	py "abs(${got% *} - ${want% *}) <= 0.15 * ${want% *} + 0.05 and ${got#* } >= ${want#* } > 0"
+late=$(json "$TMP/exec.truth" "'%.3f' % (sum(t['run_delay_ns'] for t in j['accounting']['threads'] if t['role'] == 'feeder') / 1e9)")
+ok "exec: the new image's GPU work is traced (busy, submissions $got; simulator $want; feeder runnable ${late} s)" -- \
+	py "-0.15 * ${want% *} - 0.05 <= ${got% *} - ${want% *} <= 0.15 * ${want% *} + 0.05 + $late and ${got#* } >= ${want#* } > 0"
 
 # --- 200 forks a second for 10 s -----------------------------------------------
-# idlegap's resident memory is read every 0.25 s: its peak is bounded, and
-# it grows little from the second second to the end (no per-process leak).
+# idlegap's resident memory is read every 0.25 s from the storm's start (its
+# exec): the whole (VmRSS) is bounded at its peak; its own allocations
+# (RssAnon) grow little from the storm's first half to its second, so no
+# memory is kept per process.  The whole is no measure of that: it takes in
+# the ring's pages (mapped from the kernel, RssFile) as the records first
+# reach each, and the allocations of the start that are given back after
+# the probes are attached; on a loaded host either may come seconds in.
 /usr/bin/python3 - "$IG" "$TMP/storm.json" "$TMP/storm.txt" > "$TMP/storm.out" <<'PY'
-import subprocess, sys, time
+import os, subprocess, sys, time
 storm = ("import os, time\n"
          "t = time.monotonic()\n"
          "for i in range(2000):\n"
@@ -202,26 +211,38 @@ storm = ("import os, time\n"
 p = subprocess.Popen([sys.argv[1], "run", "--json", sys.argv[2], "--",
                       "/usr/bin/python3", "-c", storm], stderr=subprocess.DEVNULL,
                      stdout=open(sys.argv[3], "w"))
-rss, t = [], time.monotonic()
+def started():
+    try:
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            kids = f.read().split()
+        return any(open("/proc/%s/comm" % k).read().strip() == "python3" for k in kids)
+    except OSError:
+        return False
+mem, t = [], None
 while p.poll() is None:
+    if t is None and started():
+        t = time.monotonic()
     try:
         with open("/proc/%d/status" % p.pid) as f:
-            kb = [int(l.split()[1]) for l in f if l.startswith("VmRSS:")]
-        if kb:
-            rss.append((time.monotonic() - t, kb[0] // 1024))
-    except OSError:
+            st = dict(l.split(":", 1) for l in f if ":" in l)
+        if t is not None:
+            mem.append((time.monotonic() - t, int(st["VmRSS"].split()[0]) // 1024,
+                        int(st["RssAnon"].split()[0]) / 1024))
+    except (OSError, KeyError, ValueError):
         pass
     time.sleep(0.25)
-early = [m for s, m in rss if s >= 2] or [0]
-print("rc=%d samples=%d rss_2s_mb=%d rss_max_mb=%d" %
-      (p.returncode, len(rss), early[0], max(m for s, m in rss) if rss else 0))
+half = mem[-1][0] / 2 if mem else 0
+first = [a for s, r, a in mem if 1 <= s < half] or [0]
+second = [a for s, r, a in mem if s >= half] or [0]
+print("rc=%d samples=%d rss_max_mb=%d anon_first_mb=%.1f anon_second_mb=%.1f" %
+      (p.returncode, len(mem), max(r for s, r, a in mem) if mem else 0, min(first), max(second)))
 PY
 sed 's/^/# /' "$TMP/storm.out"
 sv() { tr ' ' '\n' < "$TMP/storm.out" | sed -n "s/^$1=//p"; }
 is "$(sv rc)" 0 "fork storm: the run finishes"
 ok "fork storm: idlegap's peak RSS is bounded ($(sv rss_max_mb) MB < 150)" -- [ "$(sv rss_max_mb)" -lt 150 ]
-ok "fork storm: RSS grows little over the storm ($(sv rss_2s_mb) MB at 2 s, $(sv rss_max_mb) MB peak)" -- \
-	[ "$(sv samples)" -gt 20 -a "$(sv rss_max_mb)" -le "$(( $(sv rss_2s_mb) + 16 ))" ]
+ok "fork storm: its own memory grows little over the storm ($(sv anon_first_mb) MB in the first half, $(sv anon_second_mb) MB peak in the second)" -- \
+	py "$(sv samples) > 20 and $(sv anon_second_mb) <= $(sv anon_first_mb) + 16"
 is "$(json "$TMP/storm.json" "j['events']['dropped'] + j['events']['kernel']['drops']")" 0 "fork storm: nothing lost"
 is "$(json "$TMP/storm.json" "len(j['processes']) + j['processes_not_kept']")" 2001 \
 	"fork storm: every process counted (listed + not kept)"
