@@ -68,8 +68,10 @@ static void test_storage_straggler(void **state)
 	assert_near(jd(st, "late_s"), S(369), 1e-6);
 	assert_string_equal(json_object_get_string(jpath(json_object_array_get_idx(
 		jpath(st, "causes"), 0), "cause")), "storage");
+	/* the others' GPUs reach the collective at their kernels' submission,
+	 * 10 us into the call: 39.99 ms of each wait inside rank 2's read */
 	assert_near(jd(json_object_array_get_idx(jpath(st, "causes"), 0), "seconds"),
-		    S(360), 1e-6);
+		    (9 * (40 * MS - 10 * US)) / 1e9, 1e-6);
 	for (r = 0; r < NR; r++) {
 		assert_int_equal(ji(dev(j, r), "rank"), r);
 		assert_near(jd(dev(j, r), "peer_wait_s"), r == 2 ? 0 : S(123), 1e-6);
@@ -171,12 +173,101 @@ static void test_balanced_grouped(void **state)
 	ts_free(&s);
 }
 
+/* Rank 1's thread is preempted for 30 ms inside its all-reduce, between
+ * the call's entry (first of all) and its kernel's submission (last of
+ * all): its GPU reached the collective at the submission, so it is the
+ * late rank, and the others waited from their own submissions. */
+static void test_preempted_in_call(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *st;
+	uint64_t k, b, t;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (k = 0; k < 3; k++) {
+		b = 10 * MS + k * 100 * MS;
+		for (r = 0; r < NR; r++) {
+			t_submit(&s, 100 + r, 100 + r, b + 1 * MS, L);
+			t_sync(&s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 5 * MS,
+			       b + 5 * MS + 10 * US, L, b + 1 * MS);
+		}
+		t_nccl(&s, 101, b + 10 * MS, IG_NC_COLL, 1, k + 1, 0);
+		for (r = 0; r < NR; r++)
+			if (r != 1)
+				coll(&s, r, k + 1, b + 12 * MS, b + 50 * MS);
+		OFF(&s, .tid = 101, .t_off = b + 10 * MS + 5 * US, .t_wake = 0,
+		    .t_on = b + 40 * MS, .reason = IG_R_PREEMPT, .cpu = 1);
+		t = b + 40 * MS + 10 * US;
+		t_submit(&s, 101, 101, t, L);
+		t_sync(&s, 101, 101, t + 10 * US, b + 50 * MS - 10 * US, b + 50 * MS, L, t);
+	}
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	st = jpath(j, "stragglers");
+	assert_int_equal(json_object_array_length(st), 1);
+	st = json_object_array_get_idx(st, 0);
+	assert_int_equal(ji(st, "rank"), 1);
+	assert_int_equal(ji(st, "collectives"), 3);
+	for (r = 0; r < NR; r++)
+		assert_near(jd(dev(j, r), "peer_wait_s"),
+			    r == 1 ? 0 : 3 * (28 * MS) / 1e9, 1e-6);
+	/* what held it: the CPU, taken from it inside the call */
+	assert_string_equal(json_object_get_string(jpath(json_object_array_get_idx(
+		jpath(st, "causes"), 0), "cause")), "cpu_starvation");
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* A submission on the collective's stream that is not the first since
+ * the call's entry (the kernel went in unannounced, with work already
+ * queued) says nothing of the arrival: the entry stays, a lower bound. */
+static void test_submit_not_first(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (r = 0; r < NR; r++) {
+		t_submit(&s, 100 + r, 100 + r, 1 * MS, L);
+		t_sync(&s, 100 + r, 100 + r, 1 * MS + 10 * US, 5 * MS,
+		       5 * MS + 10 * US, L, 1 * MS);
+	}
+	t_nccl(&s, 100, 10 * MS, IG_NC_COLL, 0, 1, 0);
+	for (r = 1; r < NR; r++)
+		coll(&s, r, 1, 12 * MS, 50 * MS);
+	CU(&s, .kind = IG_CU_SUBMIT, .api = IG_API_cuLaunchKernel, .nsub = 2,
+	   .tid = 100, .tgid = 100, .ts = 30 * MS, .stream = L,
+	   .last_submit = 10 * MS + 5 * US);
+	t_sync(&s, 100, 100, 30 * MS + 10 * US, 50 * MS - 10 * US, 50 * MS, L, 30 * MS);
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	/* rank 0 arrived at its entry, first: it waited for the others'
+	 * submissions, 12.01 ms, and nobody waited for it */
+	assert_near(jd(dev(j, 0), "peer_wait_s"), (2 * MS + 10 * US) / 1e9, 1e-6);
+	for (r = 1; r < NR; r++)
+		assert_near(jd(dev(j, r), "peer_wait_s"), 0, 1e-9);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_storage_straggler),
 		cmocka_unit_test(test_peer_compute),
 		cmocka_unit_test(test_balanced_grouped),
+		cmocka_unit_test(test_preempted_in_call),
+		cmocka_unit_test(test_submit_not_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

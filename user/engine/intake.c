@@ -205,6 +205,8 @@ static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 			break;
 		}
 	}
+	if (e->peers && e->peers->nheld)
+		ig_peers_arrive_cuda(e, c);
 	if (e->gpu.held_at)
 		ig_carry_cuda(e, c);
 	else
@@ -417,8 +419,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		struct ig_nccl nc;
 		const struct ig_nccl *r = REC(struct ig_nccl, rec, nc);
 
-		ig_peers_feed(e, r);
-		ig_peers_local_feed(e, r);
+		ig_peers_arrive_nccl(e, r);
 		break;
 	}
 	case IG_REC_LIBNCCL: {

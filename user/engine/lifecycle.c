@@ -50,6 +50,7 @@ void ig_engine_gc(struct ig_engine *e)
 			keep = p->t0;
 	}
 	keep = ig_min64(keep, ig_peers_keep_from(e));
+	keep = ig_min64(keep, ig_peers_arrive_keep_from(e));
 	if (keep > e->win.now)
 		keep = e->win.now;
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
@@ -144,6 +145,7 @@ void ig_engine_finish(struct ig_engine *e)
 		ig_gpu_finish(e);
 	ig_attrib_defer_poll(e, true);
 	ig_est_compute(e);
+	ig_peers_arrive_flush(e);
 	ig_peers_finish(e);
 	ig_peers_local_finish(e);
 	e->win.finished = true;

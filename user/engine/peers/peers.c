@@ -45,7 +45,7 @@ struct peers_priv {
 	size_t nwait, capwait;
 };
 
-static struct ig_peers *peers_get(struct ig_engine *e)
+struct ig_peers *ig_peers_get(struct ig_engine *e)
 {
 	struct peers_priv *p;
 
@@ -424,7 +424,7 @@ static void on_group_end(struct ig_engine *e, struct ig_peers *ps, const struct 
 
 void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 {
-	struct ig_peers *ps = peers_get(e);
+	struct ig_peers *ps = ig_peers_get(e);
 	struct peers_rank *R;
 
 	if (!ps)
@@ -453,7 +453,7 @@ void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 
 void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r)
 {
-	struct ig_peers *ps = peers_get(e);
+	struct ig_peers *ps = ig_peers_get(e);
 
 	if (!ps)
 		return;

@@ -5,6 +5,7 @@
  * time in a collective split into waiting for peers and transfer, and the
  * wait charged to the late rank with the cause of its lateness.
  *   peers.c         intake, matching and the split
+ *   peers_arrive.c  a collective's arrival: its kernel's submission
  *   peers_charge.c  the late rank's GPU at its launch, and why it was late
  *   peers_report.c  the JSON and text views of it
  */
@@ -15,6 +16,7 @@
 
 #define IG_PEERS_MAX_RANKS	256	/* ranks of a communicator matched */
 #define IG_PEERS_MAX_LATE	256	/* stragglers reported */
+#define IG_PEERS_ARRIVE_MAX	64	/* collectives held for their submission */
 
 /* What one rank did in one collective. */
 struct peers_call {
@@ -104,7 +106,27 @@ struct ig_peers {
 	struct peers_infer *infer;	/* peers_infer.c */
 	uint64_t inferred_calls;	/* matched through an inferred communicator */
 	uint32_t inferred_comms;
+	/* peers_arrive.c: collectives held until their kernel's submission
+	 * (one per thread, the oldest entry first) */
+	struct ig_nccl held[IG_PEERS_ARRIVE_MAX];
+	uint32_t nheld;
 };
+
+/* The peers' state, made on first use (NULL: out of memory). */
+struct ig_peers *ig_peers_get(struct ig_engine *e);
+
+/* ---- peers_arrive.c ---- */
+/* An NCCL record from the probes: a collective is held until its
+ * thread's next CUDA record; the rest go on at once. */
+void ig_peers_arrive_nccl(struct ig_engine *e, const struct ig_nccl *r);
+/* A CUDA record, before the GPU model takes it: it may release a held
+ * collective of its thread, at its time where it is the collective's
+ * kernel's submission. */
+void ig_peers_arrive_cuda(struct ig_engine *e, const struct ig_cuda *c);
+/* The end of the records (or of a window's): every held call goes on. */
+void ig_peers_arrive_flush(struct ig_engine *e);
+/* The oldest held call's entry (IG_NS_INF: none). */
+uint64_t ig_peers_arrive_keep_from(const struct ig_engine *e);
 
 void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_lib(struct ig_engine *e, const struct ig_libnccl *r);
