@@ -138,6 +138,9 @@ void ig_engine_finish(struct ig_engine *e)
 {
 	if (!e || e->win.finished)
 		return;
+	/* the collectives still held for their submission, at their entry,
+	 * before the streams are ended */
+	ig_peers_arrive_flush(e);
 	/* held: every device was ended at the hold (docs/design.md §7.10) */
 	if (e->gpu.held_at)
 		ig_carry_finish(e);
@@ -145,7 +148,6 @@ void ig_engine_finish(struct ig_engine *e)
 		ig_gpu_finish(e);
 	ig_attrib_defer_poll(e, true);
 	ig_est_compute(e);
-	ig_peers_arrive_flush(e);
 	ig_peers_finish(e);
 	ig_peers_local_finish(e);
 	e->win.finished = true;
