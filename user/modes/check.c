@@ -283,7 +283,7 @@ static void check_pybuild(pid_t pid, const struct ig_pyrt_info *py)
 	if (b.published && rel != 0xf)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), "%u", b.hexversion & 0xf);
 	line(!err, false, "Python build", "%s%s, %s%s%s", v,
-	     !b.free_threaded ? " with the GIL" :
+	     !b.free_threaded ? " with the GIL (its waits are gil)" :
 	     b.gil_on == 0 ? " free-threaded, its GIL off (lock waits are lock, not gil)" :
 	     b.gil_on == 1 ? " free-threaded, its GIL turned on (an extension without free-threading, or PYTHON_GIL=1)" :
 	     " free-threaded",
@@ -327,7 +327,7 @@ static void check_target(struct ig_tracer *t, pid_t pid, const char *libcuda)
 		line(false, false, "libcuda", "not mapped: the process has not loaded the CUDA driver (yet)");
 	err = ig_pyrt_find(pid, &py);
 	if (!err) {
-		line(true, false, "CPython", "_PyRuntime at %#llx-%#llx in %s (GIL waits recognised)",
+		line(true, false, "CPython", "_PyRuntime at %#llx-%#llx in %s",
 		     (unsigned long long)py.start, (unsigned long long)py.end, py.path);
 		check_pybuild(pid, &py);
 	} else
