@@ -482,7 +482,12 @@ const char *ig_gpu_proc_device_source(const struct ig_process *p);
 int ig_gpu_proc_node_device(const struct ig_process *p);
 
 /* ---- tasks.c ---- */
-struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
+/* The thread @tid, new (with its process @tgid, or its own when 0) when the
+ * table has none, moved to process @tgid when it was another's: its
+ * history starts again at @seen.  NULL on ENOMEM.  ig_tasks_thread_get()
+ * below calls it only for a thread the table does not already hold as
+ * @tgid's. */
+struct ig_thread *ig_tasks_thread_add(struct ig_engine *e, uint32_t tid,
 				      uint32_t tgid, uint64_t seen);
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
 void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
@@ -494,6 +499,18 @@ static inline struct ig_thread *ig_tasks_thread_find(const struct ig_engine *e,
 						     uint32_t tid)
 {
 	return ig_htab_get(&e->tasks.threads, tid);
+}
+
+/* The thread @tid of process @tgid (0: whichever it is in): a lookup when
+ * the table holds it so, else ig_tasks_thread_add(). */
+static inline struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
+						    uint32_t tgid, uint64_t seen)
+{
+	struct ig_thread *t = ig_tasks_thread_find(e, tid);
+
+	if (t && (t->tgid == tgid || !tgid))
+		return t;
+	return ig_tasks_thread_add(e, tid, tgid, seen);
 }
 
 static inline struct ig_process *ig_tasks_process_find(const struct ig_engine *e,

@@ -96,7 +96,7 @@ static void thread_reset(struct ig_thread *t, uint64_t seen)
 	t->nbio = 0;
 }
 
-struct ig_thread *ig_tasks_thread_get(struct ig_engine *e, uint32_t tid,
+struct ig_thread *ig_tasks_thread_add(struct ig_engine *e, uint32_t tid,
 				      uint32_t tgid, uint64_t seen)
 {
 	struct ig_thread *t = ig_htab_get(&e->tasks.threads, tid);
