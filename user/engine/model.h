@@ -21,6 +21,7 @@
 #include "util/hist.h"
 #include "util/htab.h"
 #include "util/ring.h"
+#include "util/util.h"
 #include "util/vec.h"
 
 #define IG_NS_INF		UINT64_MAX
@@ -490,7 +491,6 @@ int ig_gpu_proc_node_device(const struct ig_process *p);
 struct ig_thread *ig_tasks_thread_add(struct ig_engine *e, uint32_t tid,
 				      uint32_t tgid, uint64_t seen);
 struct ig_process *ig_tasks_process_get(struct ig_engine *e, uint32_t tgid, uint64_t seen);
-void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm);
 
 /* The lookups into the task tables: small accessors, inline here so that
  * a record's handler reads the tables without a call into tasks.c; the
@@ -527,6 +527,20 @@ static inline struct ig_stream *ig_tasks_stream_find(const struct ig_engine *e,
 	struct ig_process *p = ig_tasks_process_find(e, tgid);
 
 	return p ? ig_htab_get(&p->streams, key) : NULL;
+}
+
+/* The comm cache, a slot a tid, holds the names of threads outside the
+ * tables (wakers, the tasks a CPU switched from): noting one is a store
+ * into its slot, inline as its reading is. */
+static inline void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid,
+				      const char *comm)
+{
+	struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
+
+	if (!comm[0])
+		return;
+	c->tid = tid;
+	ig_strcpy(c->comm, sizeof(c->comm), comm);
 }
 
 /* A thread's name: the table's, else the comm cache's, else "?". */

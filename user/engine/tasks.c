@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The task tables: processes and threads by id, the comm cache for threads
- * outside them, each process's file mappings, and what fork, exec and exit
- * do to them.  Thread history (off-CPU intervals, CUDA spans, samples) lives
- * on the thread; the window prunes it here.
+ * The task tables: processes and threads by id, each process's file
+ * mappings, and what fork, exec and exit do to them.  Thread history
+ * (off-CPU intervals, CUDA spans, samples) lives on the thread; the window
+ * prunes it here.  Their lookups, a thread's that exists among them, and
+ * the comm cache for threads outside them are inline in model.h.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -20,18 +21,6 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcn)
 	for (i = 0; i + 1 < n && i < srcn && src[i]; i++)
 		dst[i] = src[i];
 	dst[i] = '\0';
-}
-
-/* ---- comm cache: names of threads outside the tracked set ---- */
-
-void ig_tasks_comm_note(struct ig_engine *e, uint32_t tid, const char *comm)
-{
-	struct ig_comm_ent *c = &e->tasks.comms[tid % IG_COMM_CACHE];
-
-	if (!comm[0])
-		return;
-	c->tid = tid;
-	copy_str(c->comm, sizeof(c->comm), comm, IG_COMM_LEN);
 }
 
 /* ---- processes and threads ---- */
