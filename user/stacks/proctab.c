@@ -4,24 +4,10 @@
 #include <stdlib.h>
 #include "stacks/proctab.h"
 
-/* The keys of process @tgid, NULL when it has none. */
-static struct ig_htab *keys_of(const struct ig_proctab *t, __u32 tgid)
-{
-	return ig_htab_get(&t->procs, tgid);
-}
-
-struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
-				      __u64 key)
-{
-	const struct ig_htab *keys = keys_of(t, tgid);
-
-	return keys ? ig_htab_ent(keys, key) : NULL;
-}
-
 /* The keys of process @tgid, a new table when it had none. */
 static struct ig_htab *keys_new(struct ig_proctab *t, __u32 tgid)
 {
-	struct ig_htab *keys = keys_of(t, tgid);
+	struct ig_htab *keys = ig_htab_get(&t->procs, tgid);
 
 	if (keys)
 		return keys;
@@ -80,21 +66,6 @@ struct ig_proctab_ent *ig_proctab_set(struct ig_proctab *t, __u32 tgid,
 	}
 	e->val = val;
 	return e;
-}
-
-struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
-				       struct ig_proctab_it *it)
-{
-	struct ig_proctab_ent *e;
-
-	for (;;) {
-		if (it->keys && (e = ig_htab_ent_next(it->keys, &it->key)))
-			return e;
-		it->keys = ig_htab_next(&t->procs, &it->proc);
-		it->key = 0;
-		if (!it->keys)
-			return NULL;
-	}
 }
 
 struct drop {

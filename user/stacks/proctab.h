@@ -28,8 +28,15 @@ struct ig_proctab {
 	size_t n;		/* entries */
 };
 
-struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t, __u32 tgid,
-				      __u64 key);
+/* The entry of (tgid, key), NULL when there is none. */
+static inline struct ig_proctab_ent *ig_proctab_get(const struct ig_proctab *t,
+						    __u32 tgid, __u64 key)
+{
+	const struct ig_htab *keys = ig_htab_get(&t->procs, tgid);
+
+	return keys ? ig_htab_ent(keys, key) : NULL;
+}
+
 /* A new entry (zeroed but for the key and tgid) for a pair not in the
  * table; NULL on ENOMEM. */
 struct ig_proctab_ent *ig_proctab_add(struct ig_proctab *t, __u32 tgid,
@@ -48,8 +55,20 @@ struct ig_proctab_it {
 	uint32_t proc, key;
 	const struct ig_htab *keys;
 };
-struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
-				       struct ig_proctab_it *it);
+static inline struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
+						     struct ig_proctab_it *it)
+{
+	struct ig_proctab_ent *e;
+
+	for (;;) {
+		if (it->keys && (e = ig_htab_ent_next(it->keys, &it->key)))
+			return e;
+		it->keys = ig_htab_next(&t->procs, &it->proc);
+		it->key = 0;
+		if (!it->keys)
+			return NULL;
+	}
+}
 
 /* Removes the entries for which goes(ctx, e) is true, asking once for
  * each, and frees them and their values (with val_free).  It allocates
