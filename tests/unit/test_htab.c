@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The hash table's iterator visits each value once, after growth and
- * deletions, and clear empties the table; ig_htab_del_where() asks once
- * for each entry and removes just those it says go; a table of entries in
- * place keeps them whole through growth and deletions, three quarters
- * full at most and at least three eighths once grown. */
+ * deletions, and clear empties the table; a sweep (ig_htab_sweep_next())
+ * gives each entry once and removes just those it is told to; a table of
+ * entries in place keeps them whole through growth and deletions, three
+ * quarters full at most and at least three eighths once grown. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -54,9 +54,8 @@ struct where {
 	unsigned int mod;	/* 0: none goes; else a key k * 7919 with k % mod == 0 */
 };
 
-static bool goes_mod(uint64_t key, void *val, void *ctx)
+static bool goes_mod(uint64_t key, void *val, struct where *w)
 {
-	struct where *w = ctx;
 	int k = *(int *)val;
 
 	assert_int_equal(key, k * 7919ULL);
@@ -64,7 +63,19 @@ static bool goes_mod(uint64_t key, void *val, void *ctx)
 	return w->mod && k % w->mod == 0;
 }
 
-static void test_del_where_asks_once(void **state)
+/* The sweep, removing the entries goes_mod() says go. */
+static void del_where(struct ig_htab *h, struct where *w)
+{
+	struct ig_htab_sweep s;
+	struct ig_htab_kv *kv;
+
+	ig_htab_sweep_start(h, &s);
+	while ((kv = ig_htab_sweep_next(h, &s)))
+		if (goes_mod(kv->key, kv->val, w))
+			ig_htab_sweep_del(h, &s);
+}
+
+static void test_sweep_gives_each_once(void **state)
 {
 	static const unsigned int mods[] = { 0, 1, 2, 3, 7 };
 	static int vals[N];
@@ -80,7 +91,7 @@ static void test_del_where_asks_once(void **state)
 			vals[k] = (int)k;
 			assert_int_equal(ig_htab_put(&h, k * 7919ULL, &vals[k]), 0);
 		}
-		ig_htab_del_where(&h, goes_mod, &w);
+		del_where(&h, &w);
 		for (k = 0, want = 0; k < N; k++) {
 			bool gone = w.mod && k % w.mod == 0;
 
@@ -93,7 +104,7 @@ static void test_del_where_asks_once(void **state)
 		}
 		assert_int_equal(h.n, want);
 		ig_htab_free(&h);
-		ig_htab_del_where(&h, goes_mod, &w);	/* a freed table: none */
+		del_where(&h, &w);	/* a freed table: none */
 	}
 }
 
@@ -103,17 +114,11 @@ struct ent {
 	void *p;
 };
 
-static bool goes_odd(void *e, void *ctx)
-{
-	struct ent *x = e;
-
-	(*(unsigned int *)ctx)++;
-	return x->a % 2;
-}
 
 static void test_entries_in_place(void **state)
 {
 	struct ig_htab h, z = { 0 };
+	struct ig_htab_sweep sw;
 	unsigned int asked = 0;
 	uint32_t it = 0, k, n = 0;
 	struct ent *e;
@@ -138,7 +143,12 @@ static void test_entries_in_place(void **state)
 	}
 	assert_int_equal(h.cap, 2048);
 	assert_int_equal(ig_htab_bytes(&h), 2048 * sizeof(struct ent) + 2048 / 8);
-	ig_htab_ent_del_where(&h, goes_odd, &asked);
+	ig_htab_sweep_start(&h, &sw);
+	while ((e = ig_htab_sweep_next(&h, &sw))) {
+		asked++;
+		if (e->a % 2)
+			ig_htab_sweep_del(&h, &sw);
+	}
 	assert_int_equal(asked, N);
 	assert_int_equal(h.n, N / 2);
 	for (k = 0; k < N; k++) {
@@ -169,7 +179,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_next_visits_each_once),
-		cmocka_unit_test(test_del_where_asks_once),
+		cmocka_unit_test(test_sweep_gives_each_once),
 		cmocka_unit_test(test_entries_in_place),
 	};
 

@@ -68,45 +68,12 @@ struct ig_proctab_ent *ig_proctab_set(struct ig_proctab *t, __u32 tgid,
 	return e;
 }
 
-struct drop {
-	struct ig_proctab *t;
-	bool (*goes)(void *ctx, const struct ig_proctab_ent *e);
-	void *ctx;
-	void (*val_free)(void *);
-};
-
-static bool ent_goes(void *ent, void *ctx)
+void ig_proctab_sweep_proc_gone(struct ig_proctab *t, struct ig_proctab_sweep *s)
 {
-	struct ig_proctab_ent *e = ent;
-	struct drop *d = ctx;
-
-	if (!d->goes(d->ctx, e))
-		return false;
-	d->val_free(e->val);
-	d->t->n--;
-	return true;
-}
-
-static bool proc_goes(uint64_t tgid, void *val, void *ctx)
-{
-	struct ig_htab *keys = val;
-
-	(void)tgid;
-	ig_htab_ent_del_where(keys, ent_goes, ctx);
-	if (keys->n)
-		return false;
-	ig_htab_free(keys);
-	free(keys);
-	return true;
-}
-
-void ig_proctab_drop_where(struct ig_proctab *t,
-			   bool (*goes)(void *ctx, const struct ig_proctab_ent *e),
-			   void *ctx, void (*val_free)(void *))
-{
-	struct drop d = { t, goes, ctx, val_free };
-
-	ig_htab_del_where(&t->procs, proc_goes, &d);
+	ig_htab_sweep_del(&t->procs, &s->proc);
+	ig_htab_free(s->keys);
+	free(s->keys);
+	s->keys = NULL;
 }
 
 static int by_u32(const void *a, const void *b)

@@ -70,12 +70,82 @@ static inline struct ig_proctab_ent *ig_proctab_next(const struct ig_proctab *t,
 	}
 }
 
+/*
+ * A walk over every entry that may drop the entry it is at, each entry
+ * seen once (util/htab.h's sweep, of the processes and of each one's
+ * keys); the table gains no entry during it:
+ *	struct ig_proctab_sweep s;
+ *	ig_proctab_sweep_start(t, &s);
+ *	while ((e = ig_proctab_sweep_next(t, &s)))
+ *		if (...) {
+ *			(the owner frees e->val)
+ *			ig_proctab_sweep_drop(t, &s);
+ *		}
+ * Dropping allocates nothing.
+ */
+struct ig_proctab_sweep {
+	struct ig_htab_sweep proc, key;
+	struct ig_htab *keys;	/* of the process the walk is at */
+};
+
+static inline void ig_proctab_sweep_start(const struct ig_proctab *t,
+					  struct ig_proctab_sweep *s)
+{
+	ig_htab_sweep_start(&t->procs, &s->proc);
+	s->keys = NULL;
+}
+
+static inline struct ig_proctab_ent *ig_proctab_sweep_next(const struct ig_proctab *t,
+							   struct ig_proctab_sweep *s)
+{
+	const struct ig_htab_kv *kv;
+	struct ig_proctab_ent *e;
+
+	for (;;) {
+		if (s->keys && (e = ig_htab_sweep_next(s->keys, &s->key)))
+			return e;
+		kv = ig_htab_sweep_next(&t->procs, &s->proc);
+		if (!kv)
+			return NULL;
+		s->keys = kv->val;
+		ig_htab_sweep_start(s->keys, &s->key);
+	}
+}
+
+/* The process the walk is at, none of whose entries is left, leaves the
+ * table (ig_proctab_sweep_drop()). */
+void ig_proctab_sweep_proc_gone(struct ig_proctab *t, struct ig_proctab_sweep *s);
+
+/* Drops the entry ig_proctab_sweep_next() gave last, whose value the
+ * owner has freed. */
+static inline void ig_proctab_sweep_drop(struct ig_proctab *t,
+					 struct ig_proctab_sweep *s)
+{
+	ig_htab_sweep_del(s->keys, &s->key);
+	t->n--;
+	if (!s->keys->n)
+		ig_proctab_sweep_proc_gone(t, s);
+}
 /* Removes the entries for which goes(ctx, e) is true, asking once for
- * each, and frees them and their values (with val_free).  It allocates
+ * each, and frees their values (with val_free): the sweep above, inline
+ * so that goes and val_free run as their owner's own calls.  It allocates
  * nothing. */
-void ig_proctab_drop_where(struct ig_proctab *t,
-			   bool (*goes)(void *ctx, const struct ig_proctab_ent *e),
-			   void *ctx, void (*val_free)(void *));
+static inline void ig_proctab_drop_where(struct ig_proctab *t,
+					 bool (*goes)(void *ctx, const struct ig_proctab_ent *e),
+					 void *ctx, void (*val_free)(void *))
+{
+	struct ig_proctab_sweep s;
+	struct ig_proctab_ent *e;
+
+	ig_proctab_sweep_start(t, &s);
+	while ((e = ig_proctab_sweep_next(t, &s))) {
+		if (!goes(ctx, e))
+			continue;
+		val_free(e->val);
+		ig_proctab_sweep_drop(t, &s);
+	}
+}
+
 /* The age (@clock - used) of the entry of rank @rank (< t->n) from the
  * youngest, in *age.  0 or -ENOMEM. */
 int ig_proctab_age_at(const struct ig_proctab *t, __u32 clock, size_t rank,

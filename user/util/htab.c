@@ -136,8 +136,7 @@ void *ig_htab_ent_add(struct ig_htab *h, uint64_t key)
 	return put(h, key);
 }
 
-/* Empties slot @i, which holds an entry. */
-static void del_at(struct ig_htab *h, uint32_t i)
+void ig_htab_del_slot(struct ig_htab *h, uint32_t i)
 {
 	uint32_t mask = h->cap - 1, j;
 
@@ -173,54 +172,8 @@ void *ig_htab_del(struct ig_htab *h, uint64_t key)
 	if (!ig_htab_busy(h, i))
 		return NULL;
 	old = ((struct ig_htab_kv *)ig_htab_slot(h, i))->val;
-	del_at(h, i);
+	ig_htab_del_slot(h, i);
 	return old;
-}
-
-void ig_htab_ent_del_where(struct ig_htab *h,
-			   bool (*goes)(void *ent, void *ctx), void *ctx)
-{
-	uint32_t mask = h->cap - 1, start = 0, k = 0, i;
-
-	if (!h->n)
-		return;
-	/*
-	 * From an empty slot (the load stays under 1), once round: no run
-	 * of entries wraps past it, so a backward shift brings into the slot
-	 * just emptied only entries not yet seen.  That slot is looked at
-	 * again; each entry is seen once.
-	 */
-	while (ig_htab_busy(h, start))
-		start++;
-	while (k < h->cap) {
-		i = (start + k) & mask;
-		if (ig_htab_busy(h, i) && goes(ig_htab_slot(h, i), ctx))
-			del_at(h, i);
-		else
-			k++;
-	}
-}
-
-struct kv_where {
-	bool (*goes)(uint64_t key, void *val, void *ctx);
-	void *ctx;
-};
-
-static bool kv_goes(void *ent, void *ctx)
-{
-	const struct ig_htab_kv *kv = ent;
-	const struct kv_where *w = ctx;
-
-	return w->goes(kv->key, kv->val, w->ctx);
-}
-
-void ig_htab_del_where(struct ig_htab *h,
-		       bool (*goes)(uint64_t key, void *val, void *ctx),
-		       void *ctx)
-{
-	struct kv_where w = { goes, ctx };
-
-	ig_htab_ent_del_where(h, kv_goes, &w);
 }
 
 size_t ig_htab_bytes(const struct ig_htab *h)

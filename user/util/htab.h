@@ -52,14 +52,6 @@ void ig_htab_free(struct ig_htab *h);
 /* -ENOMEM on failure; replaces an existing value. val must not be NULL. */
 int ig_htab_put(struct ig_htab *h, uint64_t key, void *val);
 void *ig_htab_del(struct ig_htab *h, uint64_t key);
-/*
- * Removes every entry for which goes(key, val, ctx) is true, calling it
- * once for each entry; goes may free the value it removes.  It allocates
- * nothing, so it cannot fail.
- */
-void ig_htab_del_where(struct ig_htab *h,
-		       bool (*goes)(uint64_t key, void *val, void *ctx),
-		       void *ctx);
 size_t ig_htab_bytes(const struct ig_htab *h);
 /* Forget every entry; the values are the caller's to free. */
 void ig_htab_clear(struct ig_htab *h);
@@ -67,9 +59,9 @@ void ig_htab_clear(struct ig_htab *h);
 /* A table of entries in place (ig_htab_init_ents): a new entry for @key,
  * which the table does not hold, zeroed but for its key; NULL on ENOMEM. */
 void *ig_htab_ent_add(struct ig_htab *h, uint64_t key);
-/* As ig_htab_del_where, goes(ent, ctx) asked of each entry in place. */
-void ig_htab_ent_del_where(struct ig_htab *h,
-			   bool (*goes)(void *ent, void *ctx), void *ctx);
+/* Empties slot @i, which holds an entry: the later entries of its run
+ * shift back (ig_htab_sweep_del()). */
+void ig_htab_del_slot(struct ig_htab *h, uint32_t i);
 
 static inline uint64_t ig_hash64(uint64_t x)
 {
@@ -147,6 +139,53 @@ static inline void *ig_htab_next(const struct ig_htab *h, uint32_t *it)
 	const struct ig_htab_kv *kv = ig_htab_ent_next(h, it);
 
 	return kv ? kv->val : NULL;
+}
+
+/*
+ * A walk that may remove the entry it is at, each entry seen once:
+ *	struct ig_htab_sweep s;
+ *	ig_htab_sweep_start(h, &s);
+ *	while ((e = ig_htab_sweep_next(h, &s)))
+ *		if (...)
+ *			ig_htab_sweep_del(h, &s);
+ * It starts from an empty slot (the load stays under 1) and goes once
+ * round: no run of entries wraps past it, so a backward shift brings into
+ * the slot just emptied only entries not yet seen, and that slot is looked
+ * at again.  The table gains no entry during the walk; removing allocates
+ * nothing, so it cannot fail.
+ */
+struct ig_htab_sweep {
+	uint32_t start;		/* an empty slot */
+	uint32_t k;		/* slots looked at from it */
+};
+
+static inline void ig_htab_sweep_start(const struct ig_htab *h,
+				       struct ig_htab_sweep *s)
+{
+	s->start = 0;
+	s->k = h->n ? 0 : h->cap;
+	if (h->n)
+		while (ig_htab_busy(h, s->start))
+			s->start++;
+}
+
+static inline void *ig_htab_sweep_next(const struct ig_htab *h,
+				       struct ig_htab_sweep *s)
+{
+	while (s->k < h->cap) {
+		uint32_t i = (s->start + s->k++) & (h->cap - 1);
+
+		if (ig_htab_busy(h, i))
+			return ig_htab_slot(h, i);
+	}
+	return NULL;
+}
+
+/* Removes the entry ig_htab_sweep_next() gave last. */
+static inline void ig_htab_sweep_del(struct ig_htab *h, struct ig_htab_sweep *s)
+{
+	s->k--;
+	ig_htab_del_slot(h, (s->start + s->k) & (h->cap - 1));
 }
 
 #endif
