@@ -75,10 +75,10 @@ static void test_gap_and_walk(void **state)
 	/* main's pipe wait, then the worker's disk read inside it */
 	assert_true(g->nsteps >= 2);
 	assert_int_equal(v.steps[0].tid, 100);
-	assert_int_equal(v.steps[0].reason, IG_R_PIPE);
-	assert_int_equal(v.steps[0].t_on, 50 * MS);
+	assert_int_equal(v.steps[0].iv.reason, IG_R_PIPE);
+	assert_int_equal(v.steps[0].iv.t_on, 50 * MS);
 	assert_int_equal(v.steps[1].tid, 200);
-	assert_int_equal(v.steps[1].reason, IG_R_STORAGE);
+	assert_int_equal(v.steps[1].iv.reason, IG_R_STORAGE);
 	assert_string_equal(v.steps[1].detail, "shard-0.tar");
 	assert_true(v.steps[1].x >= 11 * MS && v.steps[1].y <= 41 * MS);
 	/* the stretches add up to what the report says */

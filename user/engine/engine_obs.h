@@ -22,16 +22,31 @@ enum ig_obs_kind { IG_OBS_BUSY, IG_OBS_IDLE, IG_OBS_UNRES,
 /* How unresolved time ended (docs/design.md §4.7). */
 enum ig_obs_bound { IG_OBS_OPEN, IG_OBS_HOST_BOUND, IG_OBS_GPU_BOUND };
 
+/* One off-CPU interval of a thread (IG_REC_OFFCPU). */
+struct ig_ival {
+	uint64_t t_on;		/* key: history is ordered by it */
+	uint64_t t_off;
+	uint64_t t_wake;	/* 0: runnable the whole time */
+	uint64_t arg;		/* futex address, fault address, fd */
+	uint32_t waker_tid, waker_tgid;
+	uint32_t prev_tid, prev_tgid;
+	uint32_t cpu;		/* where it ran again (prev ran there) */
+	uint32_t dev;		/* block device of the storage wait, 0: none */
+	uint16_t reason;	/* enum ig_reason */
+	uint16_t flags;		/* IG_F_* */
+	int32_t syscall;
+	uint32_t pre_ns;	/* on CPU before t_off, already in this wait */
+	union {
+		char name[IG_NAME_LEN];
+		struct ig_net_peer peer;
+	} detail;
+};
 /* A stretch of a thread's timeline the attribution of a gap walked:
- * blocked or runnable in the off-CPU interval [t_off, t_on). */
+ * blocked or runnable in the off-CPU interval iv, [iv.t_off, iv.t_on). */
 struct ig_obs_step {
 	uint32_t tid, tgid;
 	uint64_t x, y;		/* the part walked, inside the gap */
-	uint64_t t_off, t_on;	/* the interval it lies in */
-	uint16_t reason;	/* enum ig_reason */
-	uint16_t flags;		/* IG_F_* */
-	uint64_t arg;		/* futex address, fault address, fd */
-	uint32_t waker_tid;
+	struct ig_ival iv;	/* the interval it lies in */
 	char detail[64];	/* file, or peer as text; "" if none */
 };
 

@@ -70,25 +70,8 @@ enum ig_bound {
 	IG_B_GPU,	/* a sync that waited, or busy evidence */
 };
 
-/* One off-CPU interval of a thread (IG_REC_OFFCPU). */
-struct ig_ival {
-	uint64_t t_on;		/* key: history is ordered by it */
-	uint64_t t_off;
-	uint64_t t_wake;	/* 0: runnable the whole time */
-	uint64_t arg;
-	uint32_t waker_tid, waker_tgid;
-	uint32_t prev_tid, prev_tgid;
-	uint32_t cpu;		/* where it ran again (prev ran there) */
-	uint32_t dev;		/* block device of the storage wait, 0: none */
-	uint16_t reason;
-	uint16_t flags;
-	int32_t syscall;
-	uint32_t pre_ns;	/* on CPU before t_off, already in this wait */
-	union {
-		char name[IG_NAME_LEN];
-		struct ig_net_peer peer;
-	} detail;
-};
+/* One off-CPU interval of a thread: struct ig_ival, in engine_obs.h (an
+ * observer's step holds one). */
 
 /* A span inside a CUDA driver call. */
 struct ig_span {

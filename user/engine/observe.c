@@ -64,9 +64,9 @@ void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
 
 static bool shows(const struct ig_obs_step *st, const char *cause)
 {
-	if (st->flags & IG_F_PYLOCK)	/* an object's lock, waited or spun for */
+	if (st->iv.flags & IG_F_PYLOCK)	/* an object's lock, waited or spun for */
 		return !strcmp(cause, "lock");
-	switch (ig_rec_reason_kind(st->reason)) {
+	switch (ig_rec_reason_kind(st->iv.reason)) {
 	case IG_RK_STORAGE:
 		return !strcmp(cause, "storage");
 	case IG_RK_FAULT:
@@ -80,7 +80,7 @@ static bool shows(const struct ig_obs_step *st, const char *cause)
 	case IG_RK_RUNNABLE:
 		return !strcmp(cause, "cpu_starvation");
 	default:
-		return (st->flags & IG_F_IOWAIT) && !strcmp(cause, "storage");
+		return (st->iv.flags & IG_F_IOWAIT) && !strcmp(cause, "storage");
 	}
 }
 

@@ -129,14 +129,14 @@ static void detail_of(const struct ig_obs_step *st, char *buf, size_t n)
 	buf[0] = 0;
 	off = 0;
 	if (st->detail[0])
-		off = snprintf(buf, n, "%s %s", st->reason == IG_R_SOCKET ? "peer" : "file",
+		off = snprintf(buf, n, "%s %s", st->iv.reason == IG_R_SOCKET ? "peer" : "file",
 			       st->detail);
-	else if (st->reason == IG_R_FUTEX)
-		off = snprintf(buf, n, "lock %#llx", (unsigned long long)st->arg);
-	if (st->waker_tid && off < n) {
-		ig_proc_comm(st->waker_tid, comm, sizeof(comm));
+	else if (st->iv.reason == IG_R_FUTEX)
+		off = snprintf(buf, n, "lock %#llx", (unsigned long long)st->iv.arg);
+	if (st->iv.waker_tid && off < n) {
+		ig_proc_comm(st->iv.waker_tid, comm, sizeof(comm));
 		snprintf(buf + off, n - off, "%swoken by %s (%u)", off ? ", " : "",
-			 comm[0] ? comm : "?", st->waker_tid);
+			 comm[0] ? comm : "?", st->iv.waker_tid);
 	}
 }
 

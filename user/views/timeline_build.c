@@ -258,19 +258,19 @@ static void unres(struct ig_tlb *b, const struct ig_obs_span *o)
 static unsigned int step_annots(struct ig_tlb *b, const struct ig_obs_step *st,
 				struct ig_tl_annot *a)
 {
-	const struct tl_thread *w = st->waker_tid ? thread_get(b, st->waker_tid, 0) : NULL;
+	const struct tl_thread *w = st->iv.waker_tid ? thread_get(b, st->iv.waker_tid, 0) : NULL;
 	unsigned int n = 0;
 
 	a[n++] = (struct ig_tl_annot){ .name = "wait", .type = IG_TL_STR,
-				       .s = ig_rec_reason_name(st->reason) };
+				       .s = ig_rec_reason_name(st->iv.reason) };
 	if (st->detail[0])
-		a[n++] = (struct ig_tl_annot){ .name = st->reason == IG_R_SOCKET ? "peer" : "file",
+		a[n++] = (struct ig_tl_annot){ .name = st->iv.reason == IG_R_SOCKET ? "peer" : "file",
 					       .type = IG_TL_STR, .s = st->detail };
-	if (st->reason == IG_R_FUTEX)
-		a[n++] = (struct ig_tl_annot){ .name = "lock", .type = IG_TL_PTR, .u = st->arg };
-	if (st->waker_tid)
+	if (st->iv.reason == IG_R_FUTEX)
+		a[n++] = (struct ig_tl_annot){ .name = "lock", .type = IG_TL_PTR, .u = st->iv.arg };
+	if (st->iv.waker_tid)
 		a[n++] = (struct ig_tl_annot){ .name = "waker", .type = IG_TL_UINT,
-					       .u = st->waker_tid };
+					       .u = st->iv.waker_tid };
 	if (w && w->comm[0])
 		a[n++] = (struct ig_tl_annot){ .name = "waker_comm", .type = IG_TL_STR,
 					       .s = w->comm };
@@ -288,7 +288,7 @@ static void walk(struct ig_tlb *b, const struct ig_obs_span *o, uint64_t first)
 		struct ig_tl_annot a[7];
 		struct ig_tl_slice s = {
 			.kind = IG_TL_OFFCPU, .tid = st->tid, .ts = st->x,
-			.dur = st->y - st->x, .name = reason_label(WALKED, st->reason),
+			.dur = st->y - st->x, .name = reason_label(WALKED, st->iv.reason),
 			.flow_in = &in,
 			.n_flow_in = 1, .flow_out = &out,
 			.n_flow_out = i + 1 < o->nsteps, .annots = a,

@@ -306,7 +306,7 @@ static void obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
 {
 	struct ig_obs_step *s = w->n ? &w->steps[w->n - 1] : NULL;
 
-	if (s && s->tid == th->tid && s->t_on == iv->t_on && s->y == x) {
+	if (s && s->tid == th->tid && s->iv.t_on == iv->t_on && s->y == x) {
 		s->y = y;
 		return;
 	}
@@ -320,12 +320,7 @@ static void obs_step(struct ig_obs_walk *w, const struct ig_thread *th,
 	s->tgid = th->tgid;
 	s->x = x;
 	s->y = y;
-	s->t_off = iv->t_off;
-	s->t_on = iv->t_on;
-	s->reason = iv->reason;
-	s->flags = iv->flags;
-	s->arg = iv->arg;
-	s->waker_tid = iv->waker_tid;
+	s->iv = *iv;
 	if (iv->reason == IG_R_SOCKET)
 		peer_text(&iv->detail.peer, s->detail, sizeof(s->detail));
 	else if (iv->flags & IG_F_DETAIL_NAME)
