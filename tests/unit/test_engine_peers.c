@@ -24,6 +24,19 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
 }
 
+/* Every rank's work of the step at @b: submitted at 1 ms, proven done by
+ * a sync that waited until @done. */
+static void computed(struct tstream *s, uint64_t b, uint64_t done)
+{
+	int r;
+
+	for (r = 0; r < NR; r++) {
+		t_submit(s, 100 + r, 100 + r, b + 1 * MS, L);
+		t_sync(s, 100 + r, 100 + r, b + 1 * MS + 10 * US, done,
+		       done + 10 * US, L, b + 1 * MS);
+	}
+}
+
 static struct json_object *dev(struct json_object *j, int i)
 {
 	return json_object_array_get_idx(jpath(j, "gpu.devices"), i);
@@ -43,12 +56,7 @@ static void test_storage_straggler(void **state)
 	ranks(&s);
 	for (k = 0; k < 3; k++) {
 		b = 10 * MS + k * 100 * MS;
-		for (r = 0; r < NR; r++) {
-			/* compute, proven done by a sync that waited */
-			t_submit(&s, 100 + r, 100 + r, b + 1 * MS, L);
-			t_sync(&s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 11 * MS,
-			       b + 11 * MS + 10 * US, L, b + 1 * MS);
-		}
+		computed(&s, b, b + 11 * MS);
 		OFF(&s, .tid = 102, .t_off = b + 12 * MS, .t_wake = b + 52 * MS,
 		    .t_on = b + 52 * MS, .reason = IG_R_STORAGE, .flags = IG_F_IOWAIT,
 		    .name = "shard.bin", .cpu = 1);
@@ -189,11 +197,7 @@ static void test_preempted_in_call(void **state)
 	ranks(&s);
 	for (k = 0; k < 3; k++) {
 		b = 10 * MS + k * 100 * MS;
-		for (r = 0; r < NR; r++) {
-			t_submit(&s, 100 + r, 100 + r, b + 1 * MS, L);
-			t_sync(&s, 100 + r, 100 + r, b + 1 * MS + 10 * US, b + 5 * MS,
-			       b + 5 * MS + 10 * US, L, b + 1 * MS);
-		}
+		computed(&s, b, b + 5 * MS);
 		t_nccl(&s, 101, b + 10 * MS, IG_NC_COLL, 1, k + 1, 0);
 		for (r = 0; r < NR; r++)
 			if (r != 1)
@@ -235,11 +239,7 @@ static void test_submit_not_first(void **state)
 
 	(void)state;
 	ranks(&s);
-	for (r = 0; r < NR; r++) {
-		t_submit(&s, 100 + r, 100 + r, 1 * MS, L);
-		t_sync(&s, 100 + r, 100 + r, 1 * MS + 10 * US, 5 * MS,
-		       5 * MS + 10 * US, L, 1 * MS);
-	}
+	computed(&s, 0, 5 * MS);
 	t_nccl(&s, 100, 10 * MS, IG_NC_COLL, 0, 1, 0);
 	for (r = 1; r < NR; r++)
 		coll(&s, r, 1, 12 * MS, 50 * MS);
