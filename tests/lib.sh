@@ -28,7 +28,7 @@ ok() {
 	if "$@"; then pass "$_name"; else fail "$_name"; fi
 }
 is() {
-	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; echo "#   got: '$1'" ; echo "#  want: '$2'"; fi
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; echo "#   $3: got '$1', want '$2'" >&2; fi
 }
 skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; echo "SKIP $1: $2" >&2; }
 diag() { echo "# $*"; }
@@ -42,7 +42,7 @@ one_line() {
 	   grep -q -- "${says:-}" "$TMP/err"; then
 		pass "$_name: exit $_want, '$(cat "$TMP/err")'"
 	else
-		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err"
+		fail "$_name: exit $_rc (want $_want), stderr:"; sed 's/^/#   /' "$TMP/err" >&2
 	fi
 }
 # pychecks ARGS... <<'PY' ... PY: runs a Python check script (stdin) with

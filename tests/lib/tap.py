@@ -5,6 +5,7 @@ tells this module how many tests the shell has printed so far; check()
 numbers on from there, and the shell counts what was printed.
 """
 import os
+import sys
 
 _n = int(os.environ.get("IG_TAP_FIRST", "0"))
 
@@ -15,7 +16,7 @@ def check(ok, name, why="", todo=""):
     global _n
     _n += 1
     mark = " # TODO " + todo if todo else ""
-    print(("ok %d - %s%s" if ok else "not ok %d - %s%s") % (_n, name, mark))
-    if not ok and why:
-        print("#   " + why)
+    print(("ok %d - %s%s" if ok else "not ok %d - %s%s") % (_n, name, mark), flush=True)
+    if not ok and why:	# on stderr, as prove --failures shows it (tests/run.sh)
+        print("#   %s: %s" % (name, why), file=sys.stderr, flush=True)
     return ok
