@@ -28,14 +28,43 @@ static __always_inline __u32 rq_dev(struct request *rq)
 	return IG_MKDEV(major, minor);
 }
 
-static __always_inline int handle_rq_issue(struct request *rq)
+/* Before 5.11 block_rq_insert and block_rq_issue take the request queue
+ * first (set from the kernel's BTF before load: tracer.c). */
+const volatile bool rq_insert_has_queue = false;
+const volatile bool rq_issue_has_queue = false;
+
+/* The request a block_rq_* hook was given (@ctx: its raw arguments). */
+static __always_inline struct request *rq_arg(__u64 *ctx, bool has_queue)
+{
+	return (struct request *)(has_queue ? ctx[1] : ctx[0]);
+}
+
+static __always_inline int handle_rq_insert(struct request *rq)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct bio_state b = {};
 	__u64 key = (__u64)rq;
 
 	if (!bpf_map_lookup_elem(&threads, &tid))
+		pid_tgid = 0;		/* nobody's: no tracked issuer claims it */
+	bpf_map_update_elem(&rq_owner, &key, &pid_tgid, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int handle_rq_issue(struct request *rq)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid;
+	struct bio_state b = {};
+	__u64 key = (__u64)rq, *owner = bpf_map_lookup_elem(&rq_owner, &key);
+
+	/* queued by its inserter, else issued at once by its submitter */
+	if (owner) {
+		pid_tgid = *owner;
+		bpf_map_delete_elem(&rq_owner, &key);
+	}
+	tid = (__u32)pid_tgid;
+	if (!tid || !bpf_map_lookup_elem(&threads, &tid))
 		return 0;
 	b.t_issue = bpf_ktime_get_ns();
 	b.sector = BPF_CORE_READ(rq, __sector);

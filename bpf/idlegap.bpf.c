@@ -119,16 +119,30 @@ int BPF_PROG(ig_fault_raw, unsigned long address, struct pt_regs *regs,
 	return handle_fault(address);
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(ig_rq_issue_btf, struct request *rq)
+/* block_rq_insert and block_rq_issue: their request is the first or the
+ * second argument, by kernel (rq_arg) */
+SEC("tp_btf/block_rq_insert")
+int ig_rq_insert_btf(__u64 *ctx)
 {
-	return handle_rq_issue(rq);
+	return handle_rq_insert(rq_arg(ctx, rq_insert_has_queue));
+}
+
+SEC("raw_tp/block_rq_insert")
+int ig_rq_insert_raw(__u64 *ctx)
+{
+	return handle_rq_insert(rq_arg(ctx, rq_insert_has_queue));
+}
+
+SEC("tp_btf/block_rq_issue")
+int ig_rq_issue_btf(__u64 *ctx)
+{
+	return handle_rq_issue(rq_arg(ctx, rq_issue_has_queue));
 }
 
 SEC("raw_tp/block_rq_issue")
-int BPF_PROG(ig_rq_issue_raw, struct request *rq)
+int ig_rq_issue_raw(__u64 *ctx)
 {
-	return handle_rq_issue(rq);
+	return handle_rq_issue(rq_arg(ctx, rq_issue_has_queue));
 }
 
 SEC("tp_btf/block_rq_complete")

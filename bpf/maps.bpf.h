@@ -133,6 +133,18 @@ struct {
 	__type(value, struct bio_state);
 } bios SEC(".maps");
 
+/* Who queued each block request: the thread that inserted it into the
+ * scheduler (0: an untracked one), read where it is issued, which on a
+ * busy disk is often another task's context (a kworker, the thread that
+ * completed the request before).  LRU: a request merged away after its
+ * insertion is never issued. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);		/* tgid << 32 | tid */
+} rq_owner SEC(".maps");
+
 /* Files whose path was sent (IG_REC_FILE), by key. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -131,6 +131,9 @@ for n, want in (("storage", "storage"), ("gil", "gil"), ("pagefault", "page_faul
               "leads [%s]" % (n, want, text), "got %s" % c)
 check(any(f.startswith("sample-") for f in j["storage"].get("files", [])),
       "storage job: the files read are named", j["storage"].get("files"))
+check(j["storage"].get("block_reads", 0) > 0,
+      "storage job: the reader's block requests are recorded (block_rq_insert/issue, "
+      "whichever arguments this kernel passes)", j["storage"].get("block_reads"))
 check(j["gil"].get("py_frames"), "gil job: Python frames of the feeder are named")
 check(j["attach"].get("processes", 0) >= 1, "attach: the running GPU process is traced",
       j["attach"])

@@ -166,6 +166,7 @@ for name in ("storage", "gil", "pagefault", "attach"):
         j["files"] = sorted({d.get("file") for x in c for d in x.get("details", [])
                              if d.get("kind") == "file"})[:5]
         j["py_frames"] = "trainsim.py" in json.dumps(r)
+        j["block_reads"] = sum(b.get("reads", 0) for b in r.get("block") or [])
     except Exception as e:
         j["report_error"] = str(e)
     s["jobs"][name] = j

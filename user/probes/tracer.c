@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -43,6 +44,7 @@ static void hook_progs(struct idlegap_bpf *s, size_t i, struct bpf_program **btf
 		{ s->progs.ig_switch_btf, s->progs.ig_switch_raw },
 		{ s->progs.ig_waking_btf, s->progs.ig_waking_raw },
 		{ s->progs.ig_fault_btf, s->progs.ig_fault_raw },
+		{ s->progs.ig_rq_insert_btf, s->progs.ig_rq_insert_raw },
 		{ s->progs.ig_rq_issue_btf, s->progs.ig_rq_issue_raw },
 		{ s->progs.ig_rq_complete_btf, s->progs.ig_rq_complete_raw },
 	};
@@ -149,6 +151,21 @@ static void log_verified(struct ig_tracer *t)
 	}
 }
 
+/* Whether block tracepoint @tp passes the request queue before the
+ * request, as before Linux 5.11: from the kernel's BTF, else from its
+ * release. */
+static bool rq_has_queue(const char *tp)
+{
+	int n = ig_probe_tp_nargs(tp), major = 0, minor = 0;
+	struct utsname u;
+
+	if (n > 0)
+		return n >= 2;
+	if (!uname(&u))
+		sscanf(u.release, "%d.%d", &major, &minor);
+	return major && (major < 5 || (major == 5 && minor < 11));
+}
+
 /* Configures and loads the programs; a negative errno with @why set. */
 static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		char *why, size_t n)
@@ -175,6 +192,8 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					BPF_FUNC_find_vma, NULL) > 0;
 	t->skel->rodata->ustacks_on = !getenv("IDLEGAP_NO_USTACKS");
+	t->skel->rodata->rq_insert_has_queue = rq_has_queue("block_rq_insert");
+	t->skel->rodata->rq_issue_has_queue = rq_has_queue("block_rq_issue");
 	if (opts->ringbuf_mb)
 		bpf_map__set_max_entries(t->skel->maps.rb,
 					 opts->ringbuf_mb << 20);

@@ -124,6 +124,9 @@ bool ig_tracer_uses_multi(const struct ig_tracer *t);
 /* Feature probes, shared with `idlegap check`. */
 bool ig_probe_tp_btf(const char *tp_name);
 bool ig_probe_raw_tp_exists(const char *tp_name);
+/* How many arguments tracepoint @tp_name passes (from the kernel's BTF),
+ * or a negative errno. */
+int ig_probe_tp_nargs(const char *tp_name);
 void ig_probe_release_btf(void);
 /* Whether idlegap works without hook @i (ig_hooks[]): page_fault_user is
  * x86's alone; without it page-fault waits are not told apart. */

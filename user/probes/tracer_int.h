@@ -53,7 +53,7 @@ int ig_tracer_keep_staying(struct ig_tracer *t, struct bpf_link *l, int fd, pid_
  * each (seconds for a driver's hundred entry points).
  */
 /* ig_hooks[]: each with a tp_btf and a raw_tp program */
-#define IG_NHOOKS	8
+#define IG_NHOOKS	9
 
 #define IG_BPF_TRACE_UPROBE_MULTI	48
 #define IG_BPF_F_UPROBE_MULTI_RETURN	1

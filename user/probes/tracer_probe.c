@@ -173,6 +173,22 @@ bool ig_probe_raw_tp_exists(const char *tp)
 	return tp_btf_id(tp) > 0;
 }
 
+int ig_probe_tp_nargs(const char *tp)
+{
+	const struct btf_type *t;
+	int id = tp_btf_id(tp);
+
+	if (id <= 0)
+		return id ? id : -ENOENT;
+	/* typedef -> pointer -> the probe's prototype, its context first */
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+		return -EINVAL;
+	return btf_vlen(t) - 1;
+}
+
 /* Loads "return 0" as a BTF-typed tracepoint program: the only reliable
  * way to know the kernel takes them (some kernels lack the tracing
  * program type that fentry needs yet accept tp_btf, others neither). */
@@ -206,7 +222,7 @@ static bool probe_tp_btf(const char *tp)
 const char *const ig_hooks[] = {
 	"sched_process_fork", "sched_process_exit", "sched_process_exec",
 	"sched_switch", "sched_waking", "page_fault_user",
-	"block_rq_issue", "block_rq_complete",
+	"block_rq_insert", "block_rq_issue", "block_rq_complete",
 };
 const size_t ig_nhooks = sizeof(ig_hooks) / sizeof(ig_hooks[0]);
 _Static_assert(sizeof(ig_hooks) / sizeof(ig_hooks[0]) == IG_NHOOKS,
