@@ -14,13 +14,21 @@ dump() { "$IG" report --dump "$1"; }
 ok "check: this machine is ready" -- grep -q '^ready' "$TMP/check.txt"
 ok "check: every program loads and attaches" -- grep -q 'ok   BPF programs load+attach' "$TMP/check.txt"
 
+# traced FILE PID: waits (bounded) until the recording FILE, still being
+# written, says PID is traced: the tracer is past its start, which takes
+# seconds on a loaded host
+traced() {
+	wait_until 60 sh -c "'$IG' report --partial --dump '$1' 2>/dev/null | grep -q ' task tid=$2 '" ||
+		diag "$1: pid $2 not traced after 60 s"
+}
+
 # --- attach follows children forked after attach -------------------------
 mkfifo "$TMP/go"
 sh -c 'read x < '"$TMP"'/go; sh -c "sleep 0.2; exit 0"; sleep 0.3' &
 target=$!
 "$IG" attach -p $target -q -o "$TMP/fork.igrec" 2> "$TMP/fork.err" &
 tracer=$!
-sleep 1
+traced "$TMP/fork.igrec" $target
 echo go > "$TMP/go"
 wait $target
 wait $tracer
@@ -83,9 +91,10 @@ ok "uprobes: a libcuda opened after start is found and probed" -- \
 sleep 30 &
 sleeper=$!
 for sig in INT TERM; do
+	rm -f "$TMP/sig.igrec"
 	"$IG" attach -p $sleeper -q -o "$TMP/sig.igrec" 2>/dev/null &
 	tracer=$!
-	sleep 1
+	traced "$TMP/sig.igrec" $sleeper
 	kill -$sig $tracer
 	wait $tracer
 	is "$?" 0 "SIG$sig: the tracer finishes and exits 0"
@@ -101,7 +110,7 @@ progs() { bpftool prog show 2>/dev/null | grep -c ' name ig_'; }
 base=$(progs)
 "$IG" attach -p $sleeper -q -o "$TMP/killed.igrec" 2>/dev/null &
 tracer=$!
-sleep 1
+traced "$TMP/killed.igrec" $sleeper
 during=$(progs)
 kill -9 $tracer
 wait $tracer 2>/dev/null

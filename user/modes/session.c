@@ -366,6 +366,10 @@ static int start_tracing(struct session *s, __u64 *t0)
 	}
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
+	/* on disk before the targets are probed, which can take seconds: a
+	 * tracer killed meanwhile leaves a recording --partial reads */
+	if (s->writer && !s->write_err)
+		s->write_err = ig_rec_writer_flush(s->writer);
 	/* this machine's own loader: what a launched command uses */
 	ig_discovery_hook_loaders(s->cap.disc, getpid());
 	if (o->argv) {
