@@ -97,9 +97,9 @@ name, tfile, rfile = sys.argv[1:4]
 metrics = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
 rec = sys.argv[5] if len(sys.argv) > 5 else None
 t = json.load(open(tfile))
-# the oracle of what no evidence could show (truth.late_ends): each
-# rank's op ends its device thread woke over 1 ms after, from the
-# recording where the mode keeps one
+# the oracle of what no evidence could show (truth.hidden_idle): each
+# rank's op ends that reached their waiters over 1 ms late, from the
+# simulator's log and the recording where the mode keeps one
 dump = []
 if rec:
     import subprocess
@@ -107,14 +107,15 @@ if rec:
                            "--dump", rec], capture_output=True,
                           text=True).stdout.splitlines()
 def hidden(pid, trace_files, a, b):
-    """inside [a, b]; the simulator's own log where the mode keeps no
-    recording"""
+    """the trace's idle inside [a, b] that the late ends hid: the
+    simulator's own log (the ends reaching their waiters) with, where the
+    mode keeps a recording, the device threads' sleeps it holds"""
+    ivs = T.read_traces(trace_files)[1]
+    late = T.read_late([os.environ["SIMGPU_LATE"].replace("%p", str(pid))])
     mine = [l for l in dump if " pid=%d " % pid in l]
     if mine:
-        late = T.late_ends(mine, T.read_traces(trace_files)[1])
-    else:
-        late = T.read_late([os.environ["SIMGPU_LATE"].replace("%p", str(pid))])
-    return T.total(T.clip(late, a, b)) / 1e9
+        late = late + T.late_ends(mine, ivs)
+    return T.hidden_idle(late, ivs, a, b) / 1e9
 j = json.load(open(rfile))
 NS = 1e9
 lo = j["meta"]["start_ns"]

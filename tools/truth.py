@@ -59,13 +59,16 @@ def read_traces(paths):
 
 
 def late_ends(dump, ivs, min_ns=1000000):
-    """What no host evidence could show: [end, woke] for each op end the
-    simulated GPU's device thread woke more than min_ns after (a loaded
-    VM delays even its real-time timers: up to 24 ms seen on 2 CPUs beside
-    two CPU-bound loops). The GPU's end reached the host no sooner, so the
-    idle time inside is in the truth but beyond any proof. From the lines
-    of `idlegap report --dump`: each clock_nanosleep (a device thread's
-    sleep to an op's end) against the last op end it slept past."""
+    """What no host evidence could show: [end, ran] for each op end the
+    simulated GPU's device thread ran again more than min_ns after (a
+    loaded VM delays even its real-time timers, and a woken thread waits
+    for a CPU: up to 24 ms seen on 2 CPUs beside two CPU-bound loops). The
+    GPU's end reached the host no sooner, so the idle time inside is in
+    the truth but beyond any proof. From the lines of `idlegap report
+    --dump`: each clock_nanosleep (a device thread's sleep to an op's end)
+    against the last op end it slept past, up to the record's time (the
+    thread back on a CPU), as the simulator's own SIMGPU_LATE log
+    (read_late) measures it."""
     ends = sorted(y for _, y in ivs)
     out = []
     for line in dump:
@@ -74,10 +77,21 @@ def late_ends(dump, ivs, min_ns=1000000):
             continue
         f = dict(x.split("=", 1) for x in v[2:] if "=" in x)
         off, wake = int(f.get("off", 0)), int(f.get("wake", 0))
+        ran = max(wake, int(v[0])) if v[0].isdigit() else wake
         i = bisect.bisect_right(ends, wake)
-        if wake and i and ends[i - 1] > off and wake - ends[i - 1] > min_ns:
-            out.append((ends[i - 1], wake))
+        if wake and i and ends[i - 1] > off and ran - ends[i - 1] > min_ns:
+            out.append((ends[i - 1], ran))
     return merge(out)
+
+
+def hidden_idle(late, ivs, lo=None, hi=None):
+    """Nanoseconds of the trace's idle time inside the late spans (of
+    late_ends or read_late, merged or not), within [lo, hi] where given:
+    what no host evidence could show."""
+    late = merge(late)
+    if lo is not None:
+        late = clip(late, lo, hi)
+    return total(late) - total(intersect(late, merge(ivs)))
 
 
 def read_late(paths):
@@ -276,8 +290,10 @@ NCCL_FIELDS = 14
 
 def nccl_report(paths):
     """Waits for peers and transfers of simnccl's collectives, per
-    (pid, communicator, rank); lines of any other shape are skipped."""
-    files, ranks = [], {}
+    (pid, communicator, rank), and how long peers waited for each rank
+    (`waited_for_s`: the truth of which rank was late); lines of any other
+    shape are skipped."""
+    files, ranks, groups = [], {}, {}
     for p in paths:
         for f in sorted(glob.glob(p)) or [p]:
             files.append(f)
@@ -301,9 +317,24 @@ def nccl_report(paths):
                     r["transfer_ns"] += max(0, end - start)
                     if last > arrive:
                         r["waits"].append([arrive, last])
+                    # one task of a collective: its communicator and
+                    # sequence (a send or receive: and its pair of ranks)
+                    peer = int(v[5])
+                    g = (v[1], v[4]) if peer < 0 else (v[1], v[4], min(rank, peer), max(rank, peer))
+                    groups.setdefault(g, []).append((arrive, last, (pid, v[1], rank)))
+    # the time peers waited for each rank: a task's wait is charged to
+    # the tasks of its group that arrived last (split where they tie)
+    waited_for = {}
+    for rows in groups.values():
+        last = max(a for a, _, _ in rows)
+        lates = [k for a, _, k in rows if a == last]
+        wait = sum(max(0, l - a) for a, l, _ in rows)
+        for k in lates:
+            waited_for[k] = waited_for.get(k, 0) + wait / len(lates)
     out = []
     for key in sorted(ranks):
         r = ranks[key]
+        r["waited_for_s"] = waited_for.get(key, 0) / NS
         r["wait_s"] = r.pop("wait_ns") / NS
         r["transfer_s"] = r.pop("transfer_ns") / NS
         r["waits"] = [list(w) for w in merge(r["waits"])]
@@ -388,8 +419,14 @@ def selftest():
     check("nccl ranks", len(n["ranks"]), 2)
     check("nccl wait", n["ranks"][0]["wait_s"], 0.003)
     check("nccl late rank waits 0", n["ranks"][1]["wait_s"], 0.0)
+    check("nccl: rank 1 was waited for", n["ranks"][1]["waited_for_s"], 0.003)
+    check("nccl: nobody waited for rank 0", n["ranks"][0]["waited_for_s"], 0.0)
     check("nccl transfer", n["transfer_s"], 0.002)
     check("nccl wait interval", n["ranks"][0]["waits"][0][1], 3 * ms)
+    # late spans 8-14 and 13-16 ms over busy 0-10, 12-20: idle 10-12 inside
+    check("hidden idle", hidden_idle([(8 * ms, 14 * ms), (13 * ms, 16 * ms)], busy),
+          2 * ms)
+    check("hidden idle, clipped", hidden_idle([(8 * ms, 14 * ms)], busy, 0, 11 * ms), ms)
     return 1 if failures else 0
 
 
