@@ -55,7 +55,8 @@ pychecks() {
 		/usr/bin/python3 - "$@" > "$TMP/pychecks.tap" 2> "$TMP/pychecks.err"
 	_rc=$?
 	cat "$TMP/pychecks.tap"
-	sed 's/^/# /' "$TMP/pychecks.err"
+	# a failed check's why, a traceback: stderr, which prove always shows
+	cat "$TMP/pychecks.err" >&2
 	_n=$((_n + $(grep -cE '^(not )?ok [0-9]' "$TMP/pychecks.tap")))
 	_failed=$((_failed + $(grep -E '^not ok [0-9]' "$TMP/pychecks.tap" | grep -cv ' # TODO ')))
 	[ $_rc -eq 0 ] || fail "the checks ran to their end (status $_rc)"

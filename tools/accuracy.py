@@ -339,6 +339,9 @@ def estimate(ivs, gpu):
 # One figure at least ORACLE_RATIO times the other decides; closer, the
 # oracle cannot decide.
 ORACLE_RATIO = 2.0
+# Below this share of all the host's CPU time busy over the loop, run delay
+# is no proof of starvation (oracle()).
+CPUS_BUSY = 0.75
 NS_PER_S = 1e9
 
 
@@ -350,7 +353,7 @@ def feeding_figures(tj):
         return None
     wall = tj.get("wall_s") or 0
     out = {"delayacct": acct.get("delayacct", False), "io_trusted": True,
-           "others_cpus": None}
+           "others_cpus": None, "busy_share": None}
     # a thread's block IO delay cannot exceed the loop's wall time: one that
     # does began its wait while kernel.task_delayacct was off (it is
     # system-wide: another program may turn it off and on meanwhile), and
@@ -361,6 +364,8 @@ def feeding_figures(tj):
     if acct.get("wall_ns") and acct.get("host_busy_ns") is not None:
         job = sum(t["cpu_ns"] for t in acct["threads"])
         out["others_cpus"] = max(0, acct["host_busy_ns"] - job) / acct["wall_ns"]
+        if acct.get("cpus"):
+            out["busy_share"] = acct["host_busy_ns"] / (acct["wall_ns"] * acct["cpus"])
     for role, key in (("feeder", "feeder"), ("worker", "workers")):
         ts = [t for t in acct["threads"] if t["role"] == role]
         f = {k: sum(t[k] for t in ts) / NS_PER_S
@@ -412,6 +417,17 @@ def oracle(cause, fig):
         verdict = "cpu"
     else:
         verdict = "undecided"
+    # run delay is time on a run queue, and a thread woken onto an idle
+    # CPU waits there too, until that CPU wakes (ms on an emulated one):
+    # not starvation (docs/design.md §5.10).  With the host's CPUs mostly
+    # idle over the loop, the run delay does not say which it was.
+    busy = fig.get("busy_share")
+    if verdict == "cpu" and busy is not None and busy < CPUS_BUSY:
+        verdict = "undecided"
+        text += " (the host's CPUs busy %.0f%% of the loop: its run delay may be wakeup" \
+            " latency onto an idle CPU)" % (100 * busy)
+    elif busy is not None:
+        text += " (CPUs busy %.0f%%)" % (100 * busy)
     return {"verdict": verdict, "design_s": d, "run_s": run,
             "text": "%s: %s" % (text, {"design": "%s" % cause, "cpu": "cpu_starvation",
                                        "undecided": "too close to decide"}[verdict])}

@@ -20,3 +20,12 @@ def check(ok, name, why="", todo=""):
     if not ok and why:	# on stderr, as prove --failures shows it (tests/run.sh)
         print("#   %s: %s" % (name, why), file=sys.stderr, flush=True)
     return ok
+
+
+def skip(name, why):
+    """One test not run, and why: "ok N - name # SKIP why", and the
+    reason on stderr, as lib.sh's skip says it."""
+    global _n
+    _n += 1
+    print("ok %d - %s # SKIP %s" % (_n, name, why), flush=True)
+    print("SKIP %s: %s" % (name, why), file=sys.stderr, flush=True)
