@@ -39,6 +39,9 @@ struct ig_engine_opts {
 				 * 128k; docs/design.md §4.10) */
 	double est_block_s;	/* and seconds per block (0: by launches
 				 * only) */
+	int step_api;		/* a step ends at each return of this
+				 * driver call (enum ig_api + 1; 0: steps
+				 * are found from the loop's period) */
 };
 
 /* NULL and errno set on failure. */

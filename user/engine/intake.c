@@ -14,6 +14,7 @@
 #include "engine/attrib/files.h"
 #include "engine/merge.h"
 #include "engine/attrib/stacks.h"
+#include "engine/steps/steps.h"
 
 /* A record shorter than its struct (older producer): read it zero-padded. */
 #define REC(type, rec, tmp)						\
@@ -174,6 +175,17 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 	s->pad = 0;
 }
 
+/* The device of @tgid's stream @key (0: its context's), for the steps. */
+static int dev_of(struct ig_engine *e, uint32_t tgid, uint64_t key)
+{
+	struct ig_process *p = ig_tasks_process_find(e, tgid);
+	struct ig_stream *s = p && key ? ig_htab_get(&p->streams, key) : NULL;
+
+	if (s && s->dev)
+		return s->dev->ordinal;
+	return p ? ig_gpu_proc_device(p) : -1;
+}
+
 static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 {
 	struct ig_thread *t = ig_tasks_thread_get(e, c->h.tid, c->h.tgid, c->h.ts);
@@ -211,6 +223,9 @@ static void on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		ig_carry_cuda(e, c);
 	else
 		ig_gpu_cuda(e, c);
+	if (c->kind == IG_CU_SYNC_END && c->ret == 0)
+		ig_steps_sync(e, dev_of(e, c->h.tgid, c->stream), c->h.tgid,
+			      c->h.ts, c->api);
 }
 
 static void on_sample(struct ig_engine *e, const struct ig_sample *r)
@@ -398,9 +413,14 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	case IG_REC_USYM:
 		ig_stacks_on_rec(e, NULL, rec);
 		break;
-	case IG_REC_LAUNCHES:
+	case IG_REC_LAUNCHES: {
+		struct ig_launches lb;
+		const struct ig_launches *l = REC(struct ig_launches, rec, lb);
+
 		ig_est_on_launches(e, rec);
+		ig_steps_launches(e, dev_of(e, rec->tgid, l->stream), rec->tgid, l);
 		break;
+	}
 	case IG_REC_NVWIN:
 		ig_est_on_nvwin(e, REC(struct ig_nvwin, rec, tmp.nw));
 		break;
@@ -420,6 +440,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		const struct ig_nccl *r = REC(struct ig_nccl, rec, nc);
 
 		ig_peers_arrive_nccl(e, r);
+		if (r->kind == IG_NC_COLL && !(r->flags & IG_NCF_GROUPED))
+			ig_steps_coll(e, dev_of(e, rec->tgid, r->stream),
+				      rec->tgid, rec->ts, r->api, r->count);
 		break;
 	}
 	case IG_REC_LIBNCCL: {

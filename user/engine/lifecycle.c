@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/estimate/estimate.h"
 #include "engine/model.h"
+#include "engine/steps/steps.h"
 #include "engine/peers/peers.h"
 #include "engine/idents.h"
 #include "engine/merge.h"
@@ -125,6 +126,7 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts)
 	ig_ring_init(&e->attr.defer, sizeof(struct ig_piece));
 	e->lost.ranges.esz = sizeof(struct ig_lost);
 	if (!e->tasks.comms || ig_stacks_new(e) ||
+	    ig_observe_steps(e, e->o.step_api - 1) ||
 	    ig_htab_init(&e->tasks.threads, 256) ||
 	    ig_htab_init(&e->tasks.procs, 64)) {
 		ig_engine_free(e);
@@ -178,7 +180,7 @@ void ig_engine_mem(const struct ig_engine *e, struct ig_engine_mem *m)
 		   ig_ring_bytes(&e->attr.defer) + e->gpu.scratch_cap +
 		   ig_hist_bytes(&e->attr.gap_hist) + ig_stacks_bytes(e) +
 		   (e->attr.gaps.cap + e->attr.unres_list.cap) * sizeof(struct ig_gap) +
-		   ig_est_bytes(e, NULL);
+		   ig_est_bytes(e, NULL) + ig_steps_bytes(e);
 	for (t = e->tasks.thr_head; t; t = t->next) {
 		m->intervals += t->ivals.len;
 		m->spans += t->spans.len;
@@ -206,6 +208,7 @@ void ig_engine_free(struct ig_engine *e)
 	if (!e)
 		return;
 	ig_gpu_free(e);
+	ig_steps_free(e);
 	ig_est_free(e);
 	ig_peers_free(e);
 	ig_merge_free(e);

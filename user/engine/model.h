@@ -432,7 +432,9 @@ struct ig_engine {
 	struct ig_engine_lost lost;
 	/* observe.c: a view's observer (span NULL: none), its note of a
 	 * gap's walk, and where gaps go after it */
-	struct ig_engine_obs obs;
+	struct ig_engine_obs obs;	/* what the engine calls: the steps'
+					 * and the view's (obs_view) */
+	struct ig_engine_obs obs_view;
 	struct ig_obs_walk *obs_walk;
 	struct ig_gap_sink obs_sink;
 	struct ig_stacks *stk;	/* stacks per cause (stacks.c) */
@@ -443,6 +445,7 @@ struct ig_engine {
 				 * NULL: one */
 	struct ig_idents *idents;	/* pods of processes (idents.c);
 					 * NULL until an IDENT record comes */
+	struct ig_steps *steps;	/* a loop's steps (steps/steps.c) */
 };
 
 /* ---- gpu.c ---- */
@@ -649,6 +652,8 @@ struct ig_obs_walk {
 void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
 		     uint64_t t0, uint64_t t1, uint32_t tid, uint32_t tgid, int bound);
 void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g);
+/* Steps found (steps/steps.h), observed from the start; -ENOMEM. */
+int ig_observe_steps(struct ig_engine *e, int marker_api);
 
 /* ---- introspection, for tests and -v ---- */
 struct ig_engine_mem {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "engine/steps/steps.h"
 
 /* Gaps go to attribution through here while an observer is set: the walk
  * is noted, then the gap with it goes to the observer. */
@@ -29,9 +30,56 @@ static void obs_unresolved(void *ctx, const struct ig_piece *p)
 	e->obs_sink.unresolved(e->obs_sink.ctx, p);
 }
 
-void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
+static int cause_index(const char *name)
 {
-	bool on = o && o->span;
+	unsigned int c;
+
+	for (c = 0; name && c < IG_C__MAX; c++)
+		if (!strcmp(ig_names_cause(c), name))
+			return (int)c;
+	return -1;
+}
+
+/* What the engine observes goes to the steps (idle gaps are handed to
+ * them whole, with every cause, in ig_observe_gap()), then to the view. */
+static void obs_span(void *ctx, const struct ig_obs_span *s)
+{
+	struct ig_engine *e = ctx;
+
+	if (e->steps) {
+		switch (s->kind) {
+		case IG_OBS_BUSY:
+			ig_steps_span(e, s->device, IG_SS_BUSY, s->t0, s->t1);
+			break;
+		case IG_OBS_UNRES:
+			ig_steps_span(e, s->device, IG_SS_UNRES, s->t0, s->t1);
+			break;
+		case IG_OBS_COLLECTIVE:
+			if (s->wait_until > s->t0)
+				ig_steps_peer(e, s->device, s->t0, s->wait_until,
+					      s->late_rank, s->ncauses ?
+					      cause_index(s->causes[0].name) : -1);
+			break;
+		default:
+			break;
+		}
+	}
+	if (e->obs_view.span)
+		e->obs_view.span(e->obs_view.ctx, s);
+}
+
+static void obs_estimate(void *ctx, const struct ig_obs_estimate *x)
+{
+	struct ig_engine *e = ctx;
+
+	if (e->obs_view.estimate)
+		e->obs_view.estimate(e->obs_view.ctx, x);
+}
+
+/* The engine observes while the steps or a view want it. */
+static void obs_set(struct ig_engine *e)
+{
+	bool on = e->steps || e->obs_view.span;
 
 	if (on && !e->obs_walk)
 		e->obs_walk = calloc(1, sizeof(*e->obs_walk));
@@ -42,12 +90,33 @@ void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
 			e->gpu.sink.unresolved = obs_unresolved;
 			e->gpu.sink.ctx = e;
 		}
-		e->obs = *o;
+		e->obs.span = obs_span;
+		e->obs.estimate = e->obs_view.estimate ? obs_estimate : NULL;
+		e->obs.ctx = e;
 		return;
 	}
 	if (e->obs.span)
 		e->gpu.sink = e->obs_sink;
 	memset(&e->obs, 0, sizeof(e->obs));
+}
+
+void ig_engine_observe(struct ig_engine *e, const struct ig_engine_obs *o)
+{
+	if (o && o->span)
+		e->obs_view = *o;
+	else
+		memset(&e->obs_view, 0, sizeof(e->obs_view));
+	obs_set(e);
+}
+
+/* The steps observe from the engine's creation. */
+int ig_observe_steps(struct ig_engine *e, int marker_api)
+{
+	int err = ig_steps_new(e, marker_api);
+
+	if (!err)
+		obs_set(e);
+	return err;
 }
 
 void ig_observe_span(struct ig_engine *e, const struct ig_device *d, int kind,
@@ -107,6 +176,10 @@ void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 	uint64_t ns[IG_C__MAX];
 	unsigned int i, k;
 
+	if (e->steps)
+		ig_steps_idle(e, g->device, g->t0, g->t1, w->ns);
+	if (!e->obs_view.span)
+		return;
 	memcpy(ns, w->ns, sizeof(ns));
 	for (k = 0; k < IG_OBS_CAUSES; k++) {
 		int best = -1;
@@ -121,5 +194,5 @@ void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 		s.ncauses++;
 		ns[best] = 0;
 	}
-	e->obs.span(e->obs.ctx, &s);
+	e->obs_view.span(e->obs_view.ctx, &s);
 }

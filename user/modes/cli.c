@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "modes/cli.h"
+#include "stream/cuda_api.h"
 #include "probes/log.h"
 
 #ifndef IG_VERSION		/* the Makefile gives the VERSION file's */
@@ -17,6 +18,7 @@ enum {
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
 	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT, OPT_EST_BLOCK,
+	OPT_STEP,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -61,6 +63,7 @@ static const struct argp_option options[] = {
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
 	{ "estimate-block", OPT_EST_BLOCK, "LAUNCHES", 0, "Estimate idle a block of this many launches per GPU at a time (default 131072)", 0 },
+	{ "step", OPT_STEP, "cuda:CALL", 0, "A step ends at each return of this driver call (a sync, a synchronous copy), instead of being found from the loop's period", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
@@ -76,6 +79,40 @@ static const char *const cmd_names[] = {
 	[IG_CMD_RUN] = "run", [IG_CMD_REPORT] = "report",
 	[IG_CMD_TOP] = "top",
 };
+
+/* --step cuda:CALL: a call whose return proves a step over; a Python
+ * function is not a marker this build can see at its return. */
+static void parse_step(struct argp_state *st, struct ig_cli *c, const char *arg)
+{
+	int api;
+	enum ig_api_class k;
+
+	if (!strncmp(arg, "python:", 7)) {
+		ig_cli_error(st, "--step %s: a Python function as the step's end is "
+			   "not supported; name a driver call (cuda:CALL), or leave "
+			   "--step out to find the steps from the loop", arg);
+		return;
+	}
+	if (strncmp(arg, "cuda:", 5)) {
+		ig_cli_error(st, "--step %s: expected cuda:CALL, for example "
+			   "cuda:cuStreamSynchronize", arg);
+		return;
+	}
+	api = ig_api_by_name(arg + 5);
+	if (api < 0) {
+		ig_cli_error(st, "--step %s: no driver call of that name is probed "
+			   "(idlegap check lists them)", arg);
+		return;
+	}
+	k = ig_api_class_of((unsigned int)api);
+	if (k != IG_AC_SYNC_COPY && k != IG_AC_STREAM_SYNC &&
+	    k != IG_AC_CTX_SYNC && k != IG_AC_EVENT_SYNC) {
+		ig_cli_error(st, "--step %s: only a call that waits for the GPU (a "
+			   "sync or a synchronous copy) can end a step", arg);
+		return;
+	}
+	c->s.out.engine.step_api = api + 1;
+}
 
 static long parse_long(struct argp_state *st, const char *what, const char *s,
 		       long lo, long hi)
@@ -246,6 +283,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_SAMPLE_HZ:
 		c->s.sample_hz = parse_long(st, "--sample-hz", arg, 0, 100000);
+		break;
+	case OPT_STEP:
+		parse_step(st, c, arg);
 		break;
 	case OPT_EST_BLOCK:
 		c->s.out.engine.est_block = (uint32_t)parse_long(st, "--estimate-block", arg,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,30 @@ void ig_hist_free(struct ig_hist *h)
 	free(h->exact);
 	free(h->buckets);
 	memset(h, 0, sizeof(*h));
+}
+
+int ig_hist_copy(struct ig_hist *dst, const struct ig_hist *src)
+{
+	*dst = *src;
+	dst->exact = NULL;
+	dst->buckets = NULL;
+	if (src->exact) {
+		dst->exact = malloc(src->capexact * sizeof(*dst->exact));
+		if (!dst->exact)
+			goto fail;
+		memcpy(dst->exact, src->exact, src->nexact * sizeof(*dst->exact));
+	}
+	if (src->buckets) {
+		dst->buckets = malloc(IG_HIST_BUCKETS * sizeof(*dst->buckets));
+		if (!dst->buckets)
+			goto fail;
+		memcpy(dst->buckets, src->buckets,
+		       IG_HIST_BUCKETS * sizeof(*dst->buckets));
+	}
+	return 0;
+fail:
+	ig_hist_free(dst);
+	return -ENOMEM;
 }
 
 size_t ig_hist_bytes(const struct ig_hist *h)

@@ -27,6 +27,8 @@ void ig_hist_add(struct ig_hist *h, uint64_t v);
 /* q in [0, 1]; nearest rank; 0 when empty. */
 uint64_t ig_hist_quantile(const struct ig_hist *h, double q);
 void ig_hist_free(struct ig_hist *h);
+/* @dst (empty) becomes a copy of @src; -ENOMEM. */
+int ig_hist_copy(struct ig_hist *dst, const struct ig_hist *src);
 size_t ig_hist_bytes(const struct ig_hist *h);
 /* Values <= @v: exact while every value is kept, else counted by bucket
  * (a bucket counts when its middle is <= @v: within 3% of @v). */

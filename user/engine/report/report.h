@@ -6,6 +6,7 @@
 #ifndef IG_ENGINE_REPORT_H
 #define IG_ENGINE_REPORT_H
 
+#include <stdio.h>
 #include "engine/model.h"
 
 struct ig_gpu_totals {
@@ -45,5 +46,11 @@ size_t ig_report_cause_kinds(unsigned int cause, uint8_t *out, size_t max);
  * out of its unresolved time (and unresolved GPU-bound); @wait gets it. */
 void ig_report_peer_carve(const struct ig_engine *e, int ordinal, uint64_t *busy,
 			  uint64_t *unres, uint64_t *unres_gpu, uint64_t *wait);
+
+/* The steps (report_steps.c): the object of device @dev, or with @job
+ * of the job (the device with the most whole steps). */
+struct json_object *ig_report_steps_json(const struct ig_engine *e, int dev,
+					 bool job);
+void ig_report_steps_text(const struct ig_engine *e, FILE *out);
 
 #endif

@@ -253,6 +253,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
 		ig_est_json(ig_est_device(e, d->ordinal), o);
 		add(o, "gap_histogram", gap_hist_json(&d->gap_hist));
+		add(o, "steps", ig_report_steps_json(e, d->ordinal, false));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -463,6 +464,7 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	/* exited ones dropped from the table (fork storms): not listed */
 	add(r, "processes_not_kept", ju64(e->tasks.procs_freed));
 	add(r, "gpu", gpu_json(e));
+	add(r, "steps", ig_report_steps_json(e, 0, true));
 	add(r, "causes", ig_report_causes_json(e, &e->attr.idle));
 	add(r, "unresolved_causes", ig_report_causes_json(e, &e->attr.unres));
 	add(r, "events", events_json(e));

@@ -483,9 +483,10 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->win.have_end ? "" : " (recording incomplete)");
 	ig_merge_text(out, e);
-	if (t.ndevs)
+	if (t.ndevs) {
 		gpu_section(out, e, &t);
-	else
+		ig_report_steps_text(e, out);
+	} else
 		fprintf(out, "\n");
 	processes_section(out, e);
 	events_section(out, e);

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The steps of a device (docs/design.md §4.11).  A segment's signature is
+ * its launches (functions and grid sizes), how many, and the call that
+ * ends it.  A training loop repeats them: the period is the smallest P
+ * for which at least IG_STEPS_MATCH of the segments have the signature of
+ * the one P later.  The steps end at the segments with the signature of
+ * the period's boundary: in the first period that the next one repeats,
+ * the first sync return at or after the segment with the most launches
+ * (the compute ends with the loss read back, and the wait for the next
+ * batch begins).  No period, or too few segments: no steps, and why.
+ *
+ * The older segments are cut into steps as the trace goes and folded
+ * into the device's totals (ig_steps_fold()), so that a run of any length
+ * keeps ST_LIVE_MAX segments at most; the report cuts the rest.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/model.h"
+#include "engine/steps/steps_int.h"
+#include "stream/cuda_api.h"
+#include "stream/nccl_api.h"
+
+#define IG_STEPS_MATCH		0.7	/* of segments matching P later */
+#define IG_STEPS_MIN_SEGS	6	/* candidates needed at least */
+#define IG_STEPS_MAX_PERIOD	32
+#define IG_STEPS_SLOW		1.5	/* slow: wall over this x p50 */
+
+struct plan {
+	bool ok, marker;
+	uint32_t P;
+	uint64_t B;		/* the boundary's signature */
+	char source[96];
+	char why[96];
+};
+
+const char *ig_steps_cause_name(int cause)
+{
+	if (cause == IG_STEP_PEER)
+		return "peer_wait";
+	return cause >= 0 ? ig_names_cause((unsigned int)cause) : NULL;
+}
+
+static uint64_t sig_of(const struct st_seg *g)
+{
+	return g->sig ^ ((uint64_t)g->nlaunch << 40) ^
+	       ((uint64_t)g->api << 24) ^ ((uint64_t)g->kind << 16);
+}
+
+static uint64_t sig_at(const struct st_dev *d, uint32_t i)
+{
+	return sig_of(st_seg_at(d, i));
+}
+
+/* The smallest period of segments [from, to), 0: none. */
+static uint32_t period_of(const struct st_dev *d, uint32_t from, uint32_t to)
+{
+	uint32_t P, i, same, n = to - from;
+
+	for (P = 1; P <= IG_STEPS_MAX_PERIOD && P * 3 <= n; P++) {
+		for (same = 0, i = from; i + P < to; i++)
+			same += sig_at(d, i) == sig_at(d, i + P);
+		if (same >= IG_STEPS_MATCH * (n - P))
+			return P;
+	}
+	return 0;
+}
+
+/* The first period that the next one repeats (a warm-up's, a first
+ * step's set-up differ). */
+static uint32_t settled(const struct st_dev *d, uint32_t from, uint32_t to,
+			uint32_t P)
+{
+	uint32_t i, j;
+
+	for (i = from; i + 2 * P <= to; i++) {
+		for (j = 0; j < P && sig_at(d, i + j) == sig_at(d, i + j + P); j++)
+			;
+		if (j == P)
+			return i;
+	}
+	return from;
+}
+
+/* The segment whose signature ends a step, in the period from @first. */
+static uint32_t boundary_of(const struct st_dev *d, uint32_t first, uint32_t P)
+{
+	uint32_t i, j = first, k;
+
+	for (i = first; i < first + P; i++)
+		if (st_seg_at(d, i)->nlaunch > st_seg_at(d, j)->nlaunch)
+			j = i;
+	for (i = 0; i < P; i++) {
+		k = first + (j - first + i) % P;
+		if (st_seg_at(d, k)->kind == IG_SK_SYNC)
+			return k;
+	}
+	return j;
+}
+
+static void kind_source(const struct st_seg *g, char *buf, size_t len)
+{
+	if (g->kind == IG_SK_COLL)
+		snprintf(buf, len, "collective:%s", ig_nccl_op_name(g->api));
+	else
+		snprintf(buf, len, "sync:%s", ig_api_name(g->api));
+}
+
+/* How the closed segments of @d are cut. */
+static void plan_of(const struct ig_steps *s, const struct st_dev *d,
+		    struct plan *pl)
+{
+	uint32_t m = d->segs.n ? d->segs.n - 1 : 0, from, b;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->marker = s && s->marker_api >= 0;
+	/* before anything was folded, the first segment holds set-up */
+	from = d->base ? 0 : 1;
+	if (m < from + IG_STEPS_MIN_SEGS) {
+		snprintf(pl->why, sizeof(pl->why), "%s", pl->marker ?
+			 "the marker call returned fewer than 6 times" :
+			 "fewer than 6 syncs or collectives");
+		return;
+	}
+	if (pl->marker) {
+		pl->ok = true;
+		pl->P = 1;
+		snprintf(pl->source, sizeof(pl->source), "marker:cuda:%s",
+			 ig_api_name((unsigned int)s->marker_api));
+		return;
+	}
+	pl->P = period_of(d, from, m);
+	if (!pl->P) {
+		snprintf(pl->why, sizeof(pl->why), "no repeating sequence of "
+			 "launches, syncs and collectives");
+		return;
+	}
+	b = boundary_of(d, settled(d, from, m, pl->P), pl->P);
+	pl->B = sig_at(d, b);
+	kind_source(st_seg_at(d, b), pl->source, sizeof(pl->source));
+	pl->ok = true;
+}
+
+static bool ends_step(const struct plan *pl, const struct st_seg *g)
+{
+	return g->t_end != ST_OPEN && (pl->marker || sig_of(g) == pl->B);
+}
+
+static void step_add(struct ig_step *st, const struct st_seg *g,
+		     uint64_t *late_ns)
+{
+	unsigned int c;
+
+	for (c = 0; c < IG_SS__MAX; c++)
+		st->ns[c] += g->ns[c];
+	for (c = 0; c < IG_C__MAX; c++)
+		st->cause_ns[c] += g->cause_ns[c];
+	if (g->late_ns > *late_ns) {
+		*late_ns = g->late_ns;
+		st->late_rank = g->late_rank;
+		st->late_cause = g->late_cause;
+	}
+}
+
+static void step_close(struct ig_step *st)
+{
+	uint64_t best = 0, take;
+	unsigned int c;
+
+	/* peer wait overlaps the device's own time: the collective's kernel
+	 * occupies the GPU while it waits; as the report carves it, out of
+	 * busy time, then unresolved */
+	take = st->ns[IG_SS_BUSY] < st->ns[IG_SS_PEER] ?
+	       st->ns[IG_SS_BUSY] : st->ns[IG_SS_PEER];
+	st->ns[IG_SS_BUSY] -= take;
+	take = st->ns[IG_SS_PEER] - take;
+	st->ns[IG_SS_UNRES] -= st->ns[IG_SS_UNRES] < take ?
+			       st->ns[IG_SS_UNRES] : take;
+	st->cause = -1;
+	for (c = 0; c < IG_C__MAX; c++)
+		if (st->cause_ns[c] > best) {
+			best = st->cause_ns[c];
+			st->cause = (int)c;
+		}
+	if (st->ns[IG_SS_PEER] > best)
+		st->cause = IG_STEP_PEER;
+}
+
+static void step_init(struct ig_step *st, uint64_t t0, bool partial)
+{
+	memset(st, 0, sizeof(*st));
+	st->t0 = t0;
+	st->partial = partial;
+	st->late_rank = st->late_cause = -1;
+}
+
+/* The steps that end in segments [0, upto), each to @emit; the first
+ * is partial when nothing was folded before (it starts with the trace).
+ * Returns the segments used: those up to the last step's end. */
+static uint32_t cut_steps(const struct st_dev *d, const struct plan *pl,
+			  uint32_t upto,
+			  void (*emit)(void *ctx, struct ig_step *st), void *ctx)
+{
+	struct ig_step cur;
+	uint64_t late = 0;
+	uint32_t i, used = 0;
+
+	step_init(&cur, d->base ? d->base : d->t_first, !d->base);
+	for (i = 0; i < upto; i++) {
+		const struct st_seg *g = st_seg_at(d, i);
+
+		step_add(&cur, g, &late);
+		if (!ends_step(pl, g))
+			continue;
+		cur.t1 = g->t_end;
+		step_close(&cur);
+		emit(ctx, &cur);
+		step_init(&cur, g->t_end, false);
+		late = 0;
+		used = i + 1;
+	}
+	return used;
+}
+
+static uint64_t wall_of(const struct ig_step *st)
+{
+	return st->t1 - st->t0;
+}
+
+/* ---- folding ---- */
+
+struct fold {
+	struct st_agg *a;
+	struct ig_step *v;
+	uint32_t n, cap;
+};
+
+static void fold_emit(void *ctx, struct ig_step *st)
+{
+	struct fold *f = ctx;
+
+	if (f->n == f->cap) {
+		uint32_t cap = f->cap ? f->cap * 2 : 256;
+		struct ig_step *v = realloc(f->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = *st;
+}
+
+static void agg_take(struct st_agg *a, struct ig_step *st, double p50_ns)
+{
+	unsigned int c;
+
+	st->index = (uint32_t)a->n++;
+	if (!st->partial) {
+		a->complete++;
+		a->wall_ns += wall_of(st);
+		for (c = 0; c <= IG_C__MAX; c++) {
+			uint64_t ns = c == IG_STEP_PEER ? st->ns[IG_SS_PEER] :
+				      st->cause_ns[c];
+
+			a->cause_ns[c] += ns;
+			a->touched[c] += ns > 0;
+		}
+		st->slow = (double)wall_of(st) > IG_STEPS_SLOW * p50_ns;
+		a->nslow += st->slow;
+	}
+	if (!a->list)
+		a->list = calloc(ST_LIST_KEEP + ST_SLOW_KEEP, sizeof(*a->list));
+	if (!a->list)
+		return;
+	if (a->nlist < ST_LIST_KEEP)
+		a->list[a->nlist++] = *st;
+	else if (st->slow && a->nlist_slow < ST_SLOW_KEEP)
+		a->list[ST_LIST_KEEP + a->nlist_slow++] = *st;
+}
+
+void ig_steps_fold(const struct ig_steps *s, struct st_dev *d)
+{
+	struct fold f = { .a = &d->agg };
+	struct plan pl;
+	uint32_t limit = 0, used, i;
+
+	/* only what the device's final time has passed for good: late
+	 * stretches (a gap attributed later, a collective settled) may
+	 * still come for the newer ones */
+	while (limit < d->segs.n / 2 &&
+	       st_seg_at(d, limit)->t_end + ST_FOLD_MARGIN_NS <= d->t_last)
+		limit++;
+	if (!limit)
+		return;
+	plan_of(s, d, &pl);
+	if (!pl.ok) {
+		used = limit;
+		d->agg.unfolded += used;
+	} else {
+		used = cut_steps(d, &pl, limit, fold_emit, &f);
+		for (i = 0; i < f.n; i++)
+			if (!f.v[i].partial)
+				ig_hist_add(&d->agg.wall, wall_of(&f.v[i]));
+		for (i = 0; i < f.n; i++)
+			agg_take(&d->agg, &f.v[i],
+				 (double)ig_hist_quantile(&d->agg.wall, 0.5));
+		free(f.v);
+		memcpy(d->agg.source, pl.source, sizeof(pl.source));
+		d->agg.period = pl.P;
+		d->agg.boundary_sig = pl.B;
+		d->agg.marker = pl.marker;
+		if (!used)	/* no boundary in the half: keep them */
+			return;
+	}
+	d->base = st_seg_at(d, used - 1)->t_end;
+	memmove(d->segs.v, st_seg_at(d, used),
+		(size_t)(d->segs.n - used) * sizeof(struct st_seg));
+	d->segs.n -= used;
+	d->cur = 0;
+}
+
+void ig_steps_agg_free(struct st_agg *a)
+{
+	ig_hist_free(&a->wall);
+	free(a->list);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- the report ---- */
+
+struct live {
+	struct ig_steps_out *o;
+	uint32_t cap;
+};
+
+static void live_emit(void *ctx, struct ig_step *st)
+{
+	struct live *l = ctx;
+
+	if (l->o->n < l->cap)
+		l->o->v[l->o->n++] = *st;
+}
+
+static void whatif(struct ig_steps_out *o, const struct st_agg *a)
+{
+	uint64_t sum[IG_C__MAX + 1], wall = a->wall_ns;
+	uint64_t touched[IG_C__MAX + 1];
+	uint32_t i, c, k;
+
+	memcpy(sum, a->cause_ns, sizeof(sum));
+	memcpy(touched, a->touched, sizeof(touched));
+	for (i = 0; i < o->n; i++) {
+		const struct ig_step *st = &o->v[i];
+
+		if (st->partial || st->index < a->n)
+			continue;
+		wall += wall_of(st);
+		for (c = 0; c <= IG_C__MAX; c++) {
+			uint64_t ns = c == IG_STEP_PEER ? st->ns[IG_SS_PEER] :
+				      st->cause_ns[c];
+
+			sum[c] += ns;
+			touched[c] += ns > 0;
+		}
+	}
+	o->nwhatif = 0;
+	for (c = 0; c <= IG_C__MAX && o->complete; c++) {
+		if (!touched[c])
+			continue;
+		o->whatif[o->nwhatif++] = (struct ig_step_whatif){
+			.cause = (int)c, .steps = (uint32_t)touched[c],
+			.mean_s = (double)wall / 1e9 / o->complete,
+			.mean_without_s = (double)(wall - sum[c]) / 1e9 / o->complete,
+		};
+	}
+	/* the largest saving first */
+	for (i = 1; i < o->nwhatif; i++)
+		for (k = i; k > 0 && o->whatif[k].mean_without_s <
+				     o->whatif[k - 1].mean_without_s; k--) {
+			struct ig_step_whatif t = o->whatif[k];
+
+			o->whatif[k] = o->whatif[k - 1];
+			o->whatif[k - 1] = t;
+		}
+}
+
+/* Percentiles over the folded steps and the live ones, the live ones'
+ * slowness, what-if. */
+static void figures(struct ig_steps_out *o, const struct st_agg *a)
+{
+	struct ig_hist h;
+	uint32_t i;
+	double p50;
+
+	if (ig_hist_copy(&h, &a->wall))
+		memset(&h, 0, sizeof(h));
+	for (i = 0; i < o->n; i++)
+		if (!o->v[i].partial && o->v[i].index >= a->n)
+			ig_hist_add(&h, wall_of(&o->v[i]));
+	o->complete = (uint32_t)h.n;
+	o->p50_s = (double)ig_hist_quantile(&h, 0.50) / 1e9;
+	o->p90_s = (double)ig_hist_quantile(&h, 0.90) / 1e9;
+	o->p99_s = (double)ig_hist_quantile(&h, 0.99) / 1e9;
+	o->mean_s = h.n ? (double)h.sum / 1e9 / h.n : 0;
+	ig_hist_free(&h);
+	p50 = o->p50_s;
+	o->slow_factor = IG_STEPS_SLOW;
+	o->nslow = (uint32_t)a->nslow;
+	for (i = 0; i < o->n; i++) {
+		struct ig_step *st = &o->v[i];
+
+		if (st->index < a->n)
+			continue;	/* decided when folded */
+		st->slow = !st->partial &&
+			   (double)wall_of(st) / 1e9 > IG_STEPS_SLOW * p50;
+		o->nslow += st->slow;
+	}
+	whatif(o, a);
+}
+
+static void none(struct ig_steps_out *o, const char *why)
+{
+	o->found = false;
+	snprintf(o->why_none, sizeof(o->why_none), "%s", why);
+}
+
+void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
+{
+	const struct st_dev *d = ig_steps_dev(e->steps, dev);
+	const struct st_agg *a;
+	struct plan pl;
+	struct live l = { .o = o };
+	uint32_t i, used = 0;
+	struct ig_step tail;
+
+	memset(o, 0, sizeof(*o));
+	o->device = dev;
+	if (!d || !d->t_first) {
+		none(o, "no GPU work seen");
+		return;
+	}
+	a = &d->agg;
+	o->dropped_segs = d->dropped + a->unfolded;
+	plan_of(e->steps, d, &pl);
+	if (!pl.ok && a->period) {
+		/* too few live segments to say: as the folded steps were */
+		pl.ok = true;
+		pl.P = a->period;
+		pl.B = a->boundary_sig;
+		pl.marker = a->marker;
+		memcpy(pl.source, a->source, sizeof(pl.source));
+	}
+	if (!pl.ok) {
+		none(o, pl.why);
+		return;
+	}
+	snprintf(o->source, sizeof(o->source), "%s", pl.source);
+	o->period = pl.P;
+	l.cap = a->nlist + a->nlist_slow + d->segs.n + 1;
+	o->v = calloc(l.cap, sizeof(*o->v));
+	if (!o->v) {
+		none(o, "out of memory");
+		return;
+	}
+	for (i = 0; i < a->nlist + a->nlist_slow; i++)
+		o->v[o->n++] = a->list[i < a->nlist ? i :
+				       ST_LIST_KEEP + i - a->nlist];
+	o->list_omitted = a->n - (a->nlist + a->nlist_slow);
+	if (pl.ok)
+		used = cut_steps(d, &pl, d->segs.n, live_emit, &l);
+	for (i = a->nlist + a->nlist_slow; i < o->n; i++)
+		o->v[i].index = (uint32_t)a->n + (i - a->nlist - a->nlist_slow);
+	/* the last: cut by the trace's end, kept if it holds time */
+	step_init(&tail, used ? st_seg_at(d, used - 1)->t_end :
+		  d->base ? d->base : d->t_first, true);
+	if (pl.ok && d->t_last > tail.t0) {
+		uint64_t late = 0;
+
+		for (i = used; i < d->segs.n; i++)
+			step_add(&tail, st_seg_at(d, i), &late);
+		tail.t1 = d->t_last;
+		step_close(&tail);
+		tail.index = o->n ? o->v[o->n - 1].index + 1 : (uint32_t)a->n;
+		if (o->n < l.cap)
+			o->v[o->n++] = tail;
+	}
+	o->found = true;
+	figures(o, a);
+	if (!o->complete) {
+		ig_steps_out_free(o);
+		none(o, "no whole step between the trace's start and end");
+	}
+}
+
+void ig_steps_find_job(const struct ig_engine *e, struct ig_steps_out *o)
+{
+	struct ig_steps_out t;
+	uint32_t i;
+	bool have = false;
+
+	memset(o, 0, sizeof(*o));
+	none(o, "no GPU work seen");
+	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
+		ig_steps_find(e, e->steps->devs[i].dev, &t);
+		if (!have || (t.found && (!o->found || t.complete > o->complete))) {
+			ig_steps_out_free(o);
+			*o = t;
+			have = true;
+		} else {
+			ig_steps_out_free(&t);
+		}
+	}
+}
+
+void ig_steps_out_free(struct ig_steps_out *o)
+{
+	free(o->v);
+	o->v = NULL;
+	o->n = 0;
+}
