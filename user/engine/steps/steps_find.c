@@ -228,6 +228,13 @@ static uint64_t wall_of(const struct ig_step *st)
 	return st->t1 - st->t0;
 }
 
+/* A cause touched a step when it took 1% of its time at least: a gap
+ * across a boundary leaves a sliver of its causes in the step before. */
+static bool touches(const struct ig_step *st, uint64_t ns)
+{
+	return ns && ns * 100 >= wall_of(st);
+}
+
 /* ---- folding ---- */
 
 struct fold {
@@ -265,7 +272,7 @@ static void agg_take(struct st_agg *a, struct ig_step *st, double p50_ns)
 				      st->cause_ns[c];
 
 			a->cause_ns[c] += ns;
-			a->touched[c] += ns > 0;
+			a->touched[c] += touches(st, ns);
 		}
 		st->slow = (double)wall_of(st) > IG_STEPS_SLOW * p50_ns;
 		a->nslow += st->slow;
@@ -362,7 +369,7 @@ static void whatif(struct ig_steps_out *o, const struct st_agg *a)
 				      st->cause_ns[c];
 
 			sum[c] += ns;
-			touched[c] += ns > 0;
+			touched[c] += touches(st, ns);
 		}
 	}
 	o->nwhatif = 0;
