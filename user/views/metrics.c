@@ -378,6 +378,39 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 	t->has_hist = true;
 }
 
+/* A device's whole steps (docs/design.md §4.11): a step cut by the
+ * window's start or end is partial in the report, and counted in no
+ * window.  Steps the report left out of its list (a window of more than
+ * thousands of steps) are not counted either. */
+static void add_steps(struct ig_target *t, struct json_object *st)
+{
+#define IG_LE(ns) ns,
+	static const uint64_t le[] = { IG_STEP_BOUNDS_NS(IG_LE) };
+#undef IG_LE
+	struct json_object *list = ig_metrics_jget(st, "list", json_type_array);
+	size_t i, n = list ? json_object_array_length(list) : 0, b;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(list, i), *c, *p;
+		double w = ig_metrics_jsec(x, "wall_s");
+
+		p = ig_metrics_jget(x, "partial", json_type_boolean);
+		if (!p || json_object_get_boolean(p) || w <= 0)
+			continue;
+		for (b = 0; b < IG_NSTEP_BOUNDS; b++)
+			t->step_hist[b] += w * 1e9 <= (double)le[b];
+		t->step_count++;
+		t->step_sum += w;
+		c = ig_metrics_jget(x, "causes", json_type_object);
+		if (c) {
+			json_object_object_foreach(c, k, v)
+				add_cause(t->step_idle, &t->nstep_idle, k, "",
+					  json_object_get_double(v));
+		}
+	}
+	t->has_steps |= st != NULL;
+}
+
 /* Cause time from @o and gaps from @h: a device's, or the window's. */
 static void add_cause_series(struct ig_target *t, struct json_object *o,
 			     struct json_object *h)
@@ -436,6 +469,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t->has_state = true;
 		if (per_dev)
 			add_cause_series(t, d, d);
+		add_steps(t, ig_metrics_jget(d, "steps", json_type_object));
 	}
 	return per_dev;
 }

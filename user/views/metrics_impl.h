@@ -50,6 +50,13 @@ struct ig_peer_sum {
 #define IG_BOUND_NS(ns) +1
 #define IG_NBOUNDS	(0 IG_GAP_BOUNDS_NS(IG_BOUND_NS))
 
+/* Upper bounds (ns) of idlegap_step_seconds: 1 ms to 60 s. */
+#define IG_STEP_BOUNDS_NS(X) X(1000000) X(2500000) X(5000000) X(10000000) \
+	X(25000000) X(50000000) X(100000000) X(250000000) X(500000000) \
+	X(1000000000) X(2500000000) X(5000000000) X(10000000000) \
+	X(30000000000) X(60000000000)
+#define IG_NSTEP_BOUNDS	(0 IG_STEP_BOUNDS_NS(IG_BOUND_NS))
+
 struct ig_cause_sum {
 	char name[32];
 	char method[8];		/* estimated idle's: "fit", "bound", "device" */
@@ -76,6 +83,13 @@ struct ig_target {
 	uint32_t nest;
 	uint64_t hist[IG_NBOUNDS], hist_count;
 	double hist_sum;
+	/* whole steps (docs/design.md §4.11): their wall time, their idle
+	 * time by cause */
+	bool has_steps;
+	uint64_t step_hist[IG_NSTEP_BOUNDS], step_count;
+	double step_sum;
+	struct ig_cause_sum step_idle[IG_MAX_CAUSES];
+	uint32_t nstep_idle;
 };
 
 struct ig_metrics {

@@ -235,6 +235,47 @@ static void histogram(struct out *o)
 	}
 }
 
+/* Whole steps (docs/design.md §4.11): their time, and their idle time
+ * by cause. */
+static void steps(struct out *o)
+{
+#define IG_LE(ns) ns,
+	static const uint64_t le[] = { IG_STEP_BOUNDS_NS(IG_LE) };
+#undef IG_LE
+	char buf[32];
+	size_t i, b, c;
+
+	family(o, "idlegap_step_seconds", "histogram",
+	       "Wall time of the training steps found (whole steps inside a window).");
+	for (i = 0; i < o->m->ntargets; i++) {
+		const struct ig_target *t = o->m->targets[i];
+
+		if (!t->has_steps)
+			continue;
+		for (b = 0; b < IG_NSTEP_BOUNDS; b++) {
+			snprintf(buf, sizeof(buf), "%g", (double)le[b] / 1e9);
+			series(o, "idlegap_step_seconds_bucket", t->key, "le",
+			       buf, "%.0f", (double)t->step_hist[b]);
+		}
+		series(o, "idlegap_step_seconds_bucket", t->key, "le", "+Inf",
+		       "%.0f", (double)t->step_count);
+		series(o, "idlegap_step_seconds_sum", t->key, NULL, NULL,
+		       "%.9g", t->step_sum);
+		series(o, "idlegap_step_seconds_count", t->key, NULL, NULL,
+		       "%.0f", (double)t->step_count);
+	}
+	family(o, "idlegap_step_idle_seconds_total", "counter",
+	       "GPU idle time inside the whole steps found, by the host cause.");
+	for (i = 0; i < o->m->ntargets; i++) {
+		const struct ig_target *t = o->m->targets[i];
+
+		for (c = 0; c < t->nstep_idle; c++)
+			series(o, "idlegap_step_idle_seconds_total", t->key,
+			       "cause", t->step_idle[c].name, "%.9g",
+			       t->step_idle[c].s);
+	}
+}
+
 static void agent(struct out *o)
 {
 	const struct ig_metrics *m = o->m;
@@ -294,6 +335,7 @@ int ig_metrics_render(struct ig_metrics *m, char **buf, size_t *len)
 	peer_wait(&o);
 	collectives(&o);
 	histogram(&o);
+	steps(&o);
 	agent(&o);
 	pthread_mutex_unlock(&m->lock);
 	if (fclose(o.f))
