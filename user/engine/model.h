@@ -645,6 +645,7 @@ uint64_t ig_attrib_deferred_from(const struct ig_engine *e, int device);
 /* ---- observe.c: the observer (engine_obs.h), when one is set ---- */
 struct ig_obs_walk {
 	uint64_t ns[IG_C__MAX];		/* the gap's time per cause */
+	bool stretches;			/* note them (a view wants them) */
 	struct ig_obs_step steps[IG_OBS_STEPS];
 	unsigned int n;
 	uint64_t dropped;

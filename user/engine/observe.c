@@ -17,8 +17,13 @@
 static void obs_idle_gap(void *ctx, const struct ig_gap *g)
 {
 	struct ig_engine *e = ctx;
+	struct ig_obs_walk *w = e->obs_walk;
 
-	memset(e->obs_walk, 0, sizeof(*e->obs_walk));
+	/* the stretches walked only for a view: the steps need the causes */
+	memset(w->ns, 0, sizeof(w->ns));
+	w->n = 0;
+	w->dropped = 0;
+	w->stretches = e->obs_view.span != NULL;
 	e->obs_sink.idle_gap(e->obs_sink.ctx, g);
 	ig_observe_gap(e, g);
 }

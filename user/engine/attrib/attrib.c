@@ -336,7 +336,8 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 	w->chain[w->depth] = th->tid;
 	seg_init(&it, th, a, b);
 	while (seg_next(&it, &s)) {
-		if (w->obs && s.iv && s.st != ST_ONCPU && s.st != ST_UNKNOWN)
+		if (w->obs && w->obs->stretches && s.iv && s.st != ST_ONCPU &&
+		    s.st != ST_UNKNOWN)
 			obs_step(w->obs, th, s.iv, s.x, s.y);
 		w->cur = (struct ig_stk_pos){ th, s.st == ST_ONCPU ? NULL : s.iv,
 					      s.x, s.y };

@@ -61,6 +61,8 @@ const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev)
 {
 	uint32_t i;
 
+	if (s && s->last < s->ndevs && s->devs[s->last].dev == dev)
+		return &s->devs[s->last];
 	for (i = 0; s && i < s->ndevs; i++)
 		if (s->devs[i].dev == dev)
 			return &s->devs[i];
@@ -84,8 +86,10 @@ static struct st_dev *dev_get(struct ig_steps *s, int dev)
 {
 	struct st_dev *d = (struct st_dev *)ig_steps_dev(s, dev);
 
-	if (d)
+	if (d) {
+		s->last = (uint32_t)(d - s->devs);
 		return d;
+	}
 	if (s->ndevs == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 4;
 		struct st_dev *v = realloc(s->devs, cap * sizeof(*v));
@@ -131,7 +135,7 @@ static void cut(struct ig_engine *e, int dev, uint32_t tgid, uint64_t t,
 	g = seg(d, d->segs.n - 1);
 	if (t <= seg_start(d, d->segs.n - 1))
 		return;		/* out of order: not a boundary */
-	if (d->segs.n >= ST_LIVE_MAX) {
+	if (d->segs.n >= ST_LIVE_MAX && d->segs.n >= d->fold_at) {
 		ig_steps_fold(e->steps, d);
 		g = seg(d, d->segs.n - 1);
 	}

@@ -292,6 +292,7 @@ void ig_steps_fold(const struct ig_steps *s, struct st_dev *d)
 	struct fold f = { .a = &d->agg };
 	struct plan pl;
 	uint32_t limit = 0, used, i;
+	double p50;
 
 	/* only what the device's final time has passed for good: late
 	 * stretches (a gap attributed later, a collective settled) may
@@ -299,8 +300,11 @@ void ig_steps_fold(const struct ig_steps *s, struct st_dev *d)
 	while (limit < d->segs.n / 2 &&
 	       st_seg_at(d, limit)->t_end + ST_FOLD_MARGIN_NS <= d->t_last)
 		limit++;
-	if (!limit)
+	/* a quarter at least, else later: folding is not for each sync */
+	if (limit < d->segs.n / 4) {
+		d->fold_at = d->segs.n + ST_LIVE_MAX / 16;
 		return;
+	}
 	plan_of(s, d, &pl);
 	if (!pl.ok) {
 		used = limit;
@@ -310,9 +314,9 @@ void ig_steps_fold(const struct ig_steps *s, struct st_dev *d)
 		for (i = 0; i < f.n; i++)
 			if (!f.v[i].partial)
 				ig_hist_add(&d->agg.wall, wall_of(&f.v[i]));
+		p50 = (double)ig_hist_quantile(&d->agg.wall, 0.5);
 		for (i = 0; i < f.n; i++)
-			agg_take(&d->agg, &f.v[i],
-				 (double)ig_hist_quantile(&d->agg.wall, 0.5));
+			agg_take(&d->agg, &f.v[i], p50);
 		free(f.v);
 		memcpy(d->agg.source, pl.source, sizeof(pl.source));
 		d->agg.period = pl.P;

@@ -61,6 +61,7 @@ struct st_dev {
 				 * t_first) */
 	struct ig_vec segs;	/* struct st_seg */
 	uint32_t cur;		/* where the last charge was */
+	uint32_t fold_at;	/* segments at which to try folding next */
 	uint64_t dropped;	/* candidates lost to memory */
 	struct st_agg agg;
 };
@@ -69,6 +70,7 @@ struct ig_steps {
 	int marker_api;		/* -1: found from the period */
 	struct st_dev *devs;
 	uint32_t ndevs, cap;
+	uint32_t last;		/* the device found last */
 };
 
 static inline const struct st_seg *st_seg_at(const struct st_dev *d, uint32_t i)
