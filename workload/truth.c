@@ -146,6 +146,46 @@ static void json_pids(FILE *f, const struct run *r)
 		r->server > 0 ? (int)r->server : 0, (int)r->holder_tid);
 }
 
+/*
+ * Per step: when it began (before its batch wait) and ended (just after
+ * its last driver call returned), in CLOCK_MONOTONIC ns, and the cause
+ * injected into it on purpose; the steps slowed on purpose beyond the
+ * others.  irregular: its requests, with no step structure.
+ */
+static void json_steps(FILE *f, const struct run *r,
+		       const struct step_stats *st)
+{
+	const struct opts *o = r->o;
+	size_t i, k = 0;
+
+	fprintf(f, "  \"step_structure\": %s,\n  \"slow_every\": %d,\n"
+		"  \"no_slow\": %s,\n  \"slow_steps\": [",
+		o->sc->irregular ? "false" : "true",
+		o->slow_every > 0 ? o->slow_every : 0,
+		o->no_slow ? "true" : "false");
+	for (i = 0; i < st->nrec; i++)
+		if (st->rec[i].slowed)
+			fprintf(f, "%s%zu", k++ ? ", " : "", i);
+	fprintf(f, "],\n  \"step_list\": [");
+	for (i = 0; i < st->nrec; i++) {
+		const struct step_rec *s = &st->rec[i];
+
+		fprintf(f, "%s\n    {\"index\": %zu, \"start_ns\": %llu, "
+			"\"end_ns\": %llu, \"cause\": ", i ? "," : "", i,
+			(unsigned long long)s->start,
+			(unsigned long long)s->end);
+		if (s->cause)
+			json_str(f, s->cause);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"rank\": %d", ranks_rank());
+		if (s->late_rank >= 0)
+			fprintf(f, ", \"late_rank\": %d", s->late_rank);
+		fputc('}', f);
+	}
+	fprintf(f, "%s],\n", st->nrec ? "\n  " : "");
+}
+
 static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		       const struct step_stats *st, const struct gpu_truth *t,
 		       const char *trace)
@@ -167,6 +207,7 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 	fprintf(f, ",\n  \"wall_s\": %.6f,\n  \"steps\": %ld,\n"
 		"  \"steps_per_s\": %.3f,\n", wall, st->steps,
 		wall > 0 ? (double)st->steps / wall : 0.0);
+	json_steps(f, r, st);
 	fprintf(f, "  \"gpu\": {\"busy_s\": %.6f, \"idle_s\": %.6f, "
 		"\"idle_share\": %.4f, \"span_start_ns\": %llu, "
 		"\"span_end_ns\": %llu, \"ops\": %zu},\n", t->busy_s, t->idle_s,
@@ -184,9 +225,11 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		ranks_json(f);
 	fprintf(f, "  \"config\": {\"workers\": %d, \"queue\": \"%s\", "
 		"\"kernels\": %d, \"kernel_us\": %g, \"batch_bytes\": %zu, "
-		"\"sync\": %s}\n}\n", r->nworkers,
+		"\"sync\": %s, \"sync_every\": %d, \"slow_ms\": %d, "
+		"\"seed\": %lu}\n}\n", r->nworkers,
 		o->queue == Q_SHM ? "shm" : "pipe", o->kernels, o->kernel_us,
-		r->batch_bytes, o->no_sync ? "false" : "true");
+		r->batch_bytes, o->no_sync ? "false" : "true", o->sync_every,
+		o->slow_ms > 0 ? o->slow_ms : 0, o->seed);
 }
 
 int truth_report(const struct run *r, struct gpu *g,
