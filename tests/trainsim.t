@@ -100,7 +100,7 @@ is "$(json "$TMP/nosync.json" 'j["gpu"]["idle_share"] < 0.2')" True \
 
 # check_steps FILE STEPS EVERY CAUSE: step_list holds STEPS steps in order,
 # every EVERY'th slowed on purpose with CAUSE (EVERY 0: none slowed, every
-# cause null) and measurably slower: the median of the slowed at least 1.5
+# cause null, no cause expected) and measurably slower: the median of the slowed at least 1.5
 # times the median of the others.  A ranks truth: each rank's, CAUSE the
 # straggler's, peer_wait the others' (late_rank the straggler).
 check_steps() {
@@ -122,6 +122,8 @@ for j in ranks:
     if any(s["end_ns"] <= s["start_ns"] for s in L): errs.append(who + "a step ends before it starts")
     if any(b["start_ns"] < a["end_ns"] for a, b in zip(L, L[1:])): errs.append(who + "steps overlap")
     if j.get("slow_steps") != slow: errs.append(who + "slow_steps %r" % j.get("slow_steps"))
+    if not every and j.get("expected_cause") is not None:
+        errs.append(who + "--no-slow, expected cause %r" % j["expected_cause"])
     want, late = cause, None
     if "rank" in j and j["rank"] != doc["straggler"]:
         want, late = "peer_wait", doc["straggler"]

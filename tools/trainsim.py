@@ -84,7 +84,7 @@ SCENARIOS = {
 LOOP_OP_US = 300
 # loader --slow-every/--no-slow: GPU-bound steps (kernels, kernel_us),
 # every SLOW_EVERY'th slowed by SLOW_MS of cold reads
-SLOW_STEP = (4, 2000)
+SLOW_STEP = (4, 2500)
 SLOW_EVERY = 10
 SLOW_MS = 100
 
@@ -733,7 +733,7 @@ def report(args, drv, gpu, steps, t0, t1, tids):
     start, end = (busy[0][0], busy[-1][1]) if busy else (0, 0)
     span = end - start
     idle = span - truth.total(busy)
-    cause = SCENARIOS[args.scenario][0]
+    cause = None if args.no_slow else SCENARIOS[args.scenario][0]
     out = {
         "scenario": args.scenario,
         "expected_cause": cause,

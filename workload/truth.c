@@ -186,6 +186,12 @@ static void json_steps(FILE *f, const struct run *r,
 	fprintf(f, "%s],\n", st->nrec ? "\n  " : "");
 }
 
+/* The scenario's cause, none when --no-slow took its stall out. */
+static const char *expected_cause(const struct opts *o)
+{
+	return o->no_slow && o->sc->slow != SLOW_NONE ? NULL : o->sc->cause;
+}
+
 static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		       const struct step_stats *st, const struct gpu_truth *t,
 		       const char *trace)
@@ -193,12 +199,13 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 	const struct opts *o = r->o;
 	double wall = (double)(st->t_end - st->t_start) / 1e9;
 	double span = (double)(t->span_end - t->span_start) / 1e9;
+	const char *cause = expected_cause(o);
 
 	fprintf(f, "{\n  \"scenario\": ");
 	json_str(f, o->sc->name);
 	fprintf(f, ",\n  \"expected_cause\": ");
-	if (o->sc->cause)
-		json_str(f, o->sc->cause);
+	if (cause)
+		json_str(f, cause);
 	else
 		fputs("null", f);
 	fprintf(f, ",\n  \"simulated\": %s,\n  \"device\": ",
@@ -264,7 +271,7 @@ int truth_report(const struct run *r, struct gpu *g,
 		printf("trainsim: GPU busy %.3f s, idle %.3f s = %.1f%% of "
 		       "%.3f s span, %zu ops; expected cause: %s\n", t.busy_s,
 		       t.idle_s, span > 0 ? 100 * t.idle_s / span : 0.0, span,
-		       t.ops, o->sc->cause ? o->sc->cause : "none");
+		       t.ops, expected_cause(o) ? expected_cause(o) : "none");
 	}
 	if (!o->truth)
 		return 0;
