@@ -100,14 +100,17 @@ is "$(json "$TMP/nosync.json" 'j["gpu"]["idle_share"] < 0.2')" True \
 
 # check_steps FILE STEPS EVERY CAUSE: step_list holds STEPS steps in order,
 # every EVERY'th slowed on purpose with CAUSE (EVERY 0: none slowed, every
-# cause null, no cause expected) and measurably slower: the median of the slowed at least 1.5
-# times the median of the others.  A ranks truth: each rank's, CAUSE the
-# straggler's, peer_wait the others' (late_rank the straggler).
+# cause null, no cause expected; all: CAUSE in every step alike, none
+# slowed beyond the others) and measurably slower: the median of the
+# slowed at least 1.5 times the median of the others.  A ranks truth:
+# each rank's, CAUSE the straggler's, peer_wait the others' (late_rank
+# the straggler).
 check_steps() {
 	/usr/bin/python3 - "$@" <<'EOF'
 import json, statistics, sys
 f, steps, every, cause = sys.argv[1:5]
-steps, every = int(steps), int(every)
+alike = every == "all"
+steps, every = int(steps), 0 if alike else int(every)
 cause = None if cause == "none" else cause
 doc = json.load(open(f))
 errs = []
@@ -122,14 +125,15 @@ for j in ranks:
     if any(s["end_ns"] <= s["start_ns"] for s in L): errs.append(who + "a step ends before it starts")
     if any(b["start_ns"] < a["end_ns"] for a, b in zip(L, L[1:])): errs.append(who + "steps overlap")
     if j.get("slow_steps") != slow: errs.append(who + "slow_steps %r" % j.get("slow_steps"))
-    if not every and j.get("expected_cause") is not None:
+    if not every and not alike and j.get("expected_cause") is not None:
         errs.append(who + "--no-slow, expected cause %r" % j["expected_cause"])
     want, late = cause, None
     if "rank" in j and j["rank"] != doc["straggler"]:
         want, late = "peer_wait", doc["straggler"]
     for s in L:
-        c = want if s["index"] in slow else None
-        if s["cause"] != c or s.get("late_rank") != (late if s["index"] in slow else None):
+        hit = alike or s["index"] in slow
+        c = want if hit else None
+        if s["cause"] != c or s.get("late_rank") != (late if hit else None):
             errs.append(who + "step %d: cause %r late_rank %r" % (s["index"], s["cause"], s.get("late_rank")))
             break
     if slow and len(L) == steps:
@@ -164,6 +168,8 @@ ranks_storage_every storage 5 $TS ranks --world 3 -s storage $DATA -n 20 --strag
 ranks_storage_no_slow none 0 $TS ranks --world 3 -s storage $DATA -n 10 --straggle-every 5 --no-slow
 py_loader_every storage 5 $PY -s loader -n 20 --slow-every 5
 py_loader_no_slow none 0 $PY -s loader -n 10 --no-slow
+ranks_compute none all $TS ranks --world 3 -s compute $DATA -n 6
+py_ranks_compute none all $PY ranks --world 3 -s compute -n 6
 EOF
 "$TS" -s healthy $DATA -n 2 --slow-every 3 -q 2>/dev/null
 is "$?" 2 "trainsim: --slow-every on a scenario that slows no steps exits 2"
