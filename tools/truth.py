@@ -17,9 +17,11 @@ USAGE
         and transferring (end - start), and the waits as intervals.
     truth.py steps --truth TRUTH.json --report IDLEGAP.json
                    [--tolerance-ms 1] [--rank R] [--device N]
+                   [--without NO_SLOW_TRUTH.json]
         idlegap's steps (the report's "steps", or gpu.devices[N]'s)
         against the workload's step_list (a ranks truth: rank R's, by
-        default the first), as JSON.
+        default the first), as JSON; with --without, the report's what-if
+        step means against the same job run with --no-slow.
     truth.py selftest
         Checks the arithmetic on synthetic traces and reports.
 
@@ -480,6 +482,32 @@ def score_steps(truth_doc, steps, tol_ns=1000000):
     }
 
 
+def score_what_if(steps, without, truth_doc=None):
+    """The report's what-if estimates (what_if: the mean step without a
+    cause) against the mean step of the same job run without the stall
+    (trainsim --no-slow): error_share = (estimate - measured) / measured."""
+    wl = without.get("step_list") or []
+    measured = (sum(int(t["end_ns"]) - int(t["start_ns"]) for t in wl) /
+                len(wl) / NS) if wl else None
+    tl = (truth_doc or {}).get("step_list") or []
+    mean = (sum(int(t["end_ns"]) - int(t["start_ns"]) for t in tl) /
+            len(tl) / NS) if tl else None
+    slowed = {t.get("cause") for t in tl
+              if t["index"] in set((truth_doc or {}).get("slow_steps") or [])}
+    out = []
+    for w in steps.get("what_if") or []:
+        est = w.get("step_mean_without_s")
+        out.append({
+            "cause": w.get("cause"), "steps": w.get("steps"),
+            "slowed_cause": w.get("cause") in slowed,
+            "estimate_s": est, "measured_s": measured,
+            "error_share": (est - measured) / measured
+            if est is not None and measured else None,
+            "report_mean_s": w.get("step_mean_s"), "truth_mean_s": mean})
+    return {"measured_mean_s": measured, "truth_mean_s": mean,
+            "what_if": out}
+
+
 def selftest():
     failures = 0
 
@@ -604,6 +632,18 @@ def selftest():
     st = score_steps(truth_steps(rdoc, 1), report_steps(rep2, 0), ms)
     check("steps: rank 1 has no slow steps", st["slow_recall"], None)
     check("steps: rank 1, all 3 false", st["slow_false_share"], 1.0)
+    # what-if: without storage the steps would average 10.5 ms; the run
+    # without the stall averaged 10 ms
+    rep["steps"]["what_if"] = [{"cause": "storage", "steps": 2,
+                                "step_mean_without_s": 0.0105,
+                                "step_mean_s": 0.012}]
+    nos = {"step_list": [{"index": i, "start_ns": i * 10 * ms,
+                          "end_ns": (i + 1) * 10 * ms} for i in range(5)]}
+    w = score_what_if(rep["steps"], nos, tdoc)
+    check("what-if: measured", w["measured_mean_s"], 0.010)
+    check("what-if: truth mean", w["truth_mean_s"], 0.012)
+    check("what-if: error share", w["what_if"][0]["error_share"], 0.05)
+    check("what-if: a slowed cause", w["what_if"][0]["slowed_cause"], True)
     return 1 if failures else 0
 
 
@@ -626,6 +666,9 @@ def main():
     t.add_argument("--rank", type=int, help="a ranks truth: this rank's steps")
     t.add_argument("--device", type=int,
                    help="the steps of the report's gpu.devices[N]")
+    t.add_argument("--without", metavar="NO_SLOW_TRUTH_JSON",
+                   help="the truth of the same job run with --no-slow: "
+                   "checks the report's what_if")
     sub.add_parser("selftest", help="check the arithmetic")
     args = ap.parse_args()
 
@@ -641,9 +684,14 @@ def main():
         with open(args.report) as f:
             report = json.load(f)
         try:
-            out = score_steps(truth_steps(tdoc, args.rank),
-                              report_steps(report, args.device),
-                              int(args.tolerance_ms * 1e6))
+            tsteps = truth_steps(tdoc, args.rank)
+            rsteps = report_steps(report, args.device)
+            out = score_steps(tsteps, rsteps, int(args.tolerance_ms * 1e6))
+            if args.without:
+                with open(args.without) as f:
+                    out.update(score_what_if(
+                        rsteps, truth_steps(json.load(f), args.rank),
+                        tsteps))
         except ValueError as e:
             print("truth.py: %s" % e, file=sys.stderr)
             return 1
