@@ -124,6 +124,8 @@ static const char doc[] =
 "    trainsim -s storage --truth t.json    # cold reads starve the GPU\n"
 "    trainsim -s cpu --threads --queue shm # loader threads, shm ring\n"
 "    trainsim -s healthy -n 50 -k 4 -d 500 # 50 steps of 4 x 500 us\n"
+"    trainsim -s coldshard --truth t.json  # every 10th step waits on storage\n"
+"    trainsim -s coldshard --no-slow       # the same job without the stall\n"
 "    trainsim --neighbour &                # an untraced job beside one\n"
 "    trainsim ranks --world 4 -s storage   # rank 2 starved, 3 ranks wait\n";
 
