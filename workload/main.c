@@ -74,12 +74,15 @@ static const struct scenario scenarios[] = {
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100,
 	  .kmix = KM_GRAPH },
 	/* Only some steps slowed (--slow-every, default every 10th): the
-	 * others are GPU-bound, one sync each, 4 x 2.5 ms of kernels */
+	 * others are GPU-bound, one sync each, 4 x 2.5 ms of kernels.
+	 * coldshard's samples are the storage scenario's 1 MiB: a cold read
+	 * of one waits milliseconds for the disk, where the CPU time of
+	 * more, smaller reads would be a good part of the stall */
 	{ .name = "coldshard", .cause = "storage", .reader = RD_CACHED,
 	  .doc = "cached batches; every Nth batch's loader also reads a shard "
 		 "cold (O_DIRECT, --slow-ms 100 of reads)",
 	  .kernels = 4, .kernel_us = 2500, .steps = 300, .batch_samples = 4,
-	  .sample_kb = 128, .read_kb = 128, .decode_us = 50,
+	  .sample_kb = 1024, .read_kb = 1024, .decode_us = 50, .out_kb = 128,
 	  .slow = SLOW_COLD, .slow_ms = 100 },
 	{ .name = "evalstep", .cause = "host_compute", .reader = RD_CACHED,
 	  .doc = "every Nth step the feeder computes on the host "

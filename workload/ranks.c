@@ -221,10 +221,24 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	mine.name = rk.rs->name;
 	if (ranks_is_straggler() && rk.straggling && rk.every) {
 		/* slowed every Nth step only: the coldshard scenario's cold
-		 * shard, or 4 times the kernels, in that step */
+		 * shard (of its samples, in DATA/cold as below), or 4 times
+		 * the kernels, in that step */
+		const struct scenario *cs = scenario_find("coldshard");
+
 		mine.cause = rk.rs->cause;
 		mine.slow = rk.rs->kind == SK_STORAGE ? SLOW_COLD : SLOW_KERNELS;
-		mine.slow_ms = scenario_find("coldshard")->slow_ms;
+		mine.slow_ms = cs->slow_ms;
+		if (mine.slow == SLOW_COLD) {
+			mine.sample_kb = cs->sample_kb;
+			mine.read_kb = cs->read_kb;
+			mine.out_kb = cs->out_kb;
+			if (o->data_dir) {
+				mkdir(o->data_dir, 0755);
+				snprintf(data, sizeof(data), "%s/cold",
+					 o->data_dir);
+				o->data_dir = data;
+			}
+		}
 	} else if (ranks_is_straggler() && rk.straggling) {
 		mine.cause = rk.rs->cause;
 		if (rk.rs->kind == SK_STORAGE) {
