@@ -72,7 +72,8 @@ static void feeder_setup(struct feeder *f)
 		gpu_check(g, g->cuMemAlloc(&f->req_dev, IRREG_COPY_MAX),
 			  "cuMemAlloc");
 		memset(f->req_host, 0x5a, IRREG_COPY_MAX);
-		f->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->seed * 0xbf58476d1ce4e5b9ull);
+		f->rng = 0x9e3779b97f4a7c15ull ^
+			 ((uint64_t)o->seed * 0xbf58476d1ce4e5b9ull);
 		if (!f->rng)
 			f->rng = 1;
 	}
@@ -150,8 +151,8 @@ static uint64_t rnd(struct feeder *f, uint64_t lo, uint64_t hi)
 	return lo + (f->rng * 0x2545f4914f6cdd1dull >> 11) % (hi - lo + 1);
 }
 
-/* irregular: what arrives between two requests; drawn before the
- * request, so that the same seed draws the same run */
+/* irregular: one request as the seed draws it, whatever the timing: the
+ * pause before it, its copy, its kernels */
 struct request {
 	uint64_t pause_ns, copy_bytes;
 	int kernels;
@@ -166,7 +167,8 @@ static void request_draw(struct feeder *f, struct request *q)
 	q->copy_bytes = rnd(f, 1, IRREG_COPY_MAX >> 12) << 12;
 	q->kernels = (int)rnd(f, 1, max > 0 ? (uint64_t)max : 1);
 	for (k = 0; k < q->kernels; k++)
-		q->kernel_ns[k] = rnd(f, f->kernel_ns / 20 + 1, f->kernel_ns + 1);
+		q->kernel_ns[k] = rnd(f, f->kernel_ns / 20 + 1,
+				      f->kernel_ns + 1);
 }
 
 /* irregular: one request, its input, a copy, its kernels, one sync. */
