@@ -31,7 +31,10 @@ Scenarios:
            step; the GPU idles about half the time
   loader   like a DataLoader: --workers forked processes read batches from
            disk (load_sample) and put them on a multiprocessing queue; the
-           feeder waits in next_batch (expected cause: storage)
+           feeder waits in next_batch (expected cause: storage).  With
+           --slow-every N the batches come from the page cache but every
+           Nth batch's worker also reads a shard cold (--slow-ms), so that
+           only those steps wait on storage; --no-slow: none does
 
 Runs on the simulated driver (LD_LIBRARY_PATH=build/simgpu) and on a real
 GPU.  Prints a summary; --truth writes the same ground-truth JSON as
@@ -79,6 +82,11 @@ SCENARIOS = {
 }
 # loop: Python work before each launch (--op-us), microseconds
 LOOP_OP_US = 300
+# loader --slow-every/--no-slow: GPU-bound steps (kernels, kernel_us),
+# every SLOW_EVERY'th slowed by SLOW_MS of cold reads
+SLOW_STEP = (4, 2500)
+SLOW_EVERY = 10
+SLOW_MS = 100
 
 c_ptr = ctypes.c_void_p
 c_u64 = ctypes.c_uint64
@@ -430,16 +438,58 @@ def load_batch(fd, direct, buf, step):
     return step, n
 
 
-def loader_worker(path, steps, out, stop, parent):
+def cold_shard(fd, direct, buf, step, ms):
+    """--slow-every: a shard read past the page cache for MS
+    milliseconds (sized by time, as load_batch: longer than the batches
+    prefetched ahead of it on any disk)."""
+    blocks = ((BATCH_FILE_MB << 20) - len(buf)) >> 12
+    end = mono_ns() + ms * 1000000
+    i = 0
+    while True:
+        off = ((step * 7919 + i) * 2654435761 % blocks) << 12
+        load_sample(fd, direct, buf, off)
+        i += 1
+        if mono_ns() >= end:
+            return
+
+
+def cached_batch(fd, buf, step):
+    """--slow-every: a batch from the page cache, one sample."""
+    blocks = ((BATCH_FILE_MB << 20) - len(buf)) >> 12
+    off = (step * 2654435761 % blocks) << 12
+    return step, os.preadv(fd, [buf], off)
+
+
+def take_credit(credit, stop, parent):
+    """--slow-every: a worker's turn to load one more batch (a
+    DataLoader's prefetch_factor); False once stopped."""
+    while not credit.acquire(timeout=0.1):
+        if stop.is_set() or os.getppid() != parent:
+            return False
+    return True
+
+
+def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
     """A worker process: loads its share of the steps and puts each batch
     on the queue, until the steps run out, the feeder says stop, or the
-    feeder is gone."""
+    feeder is gone.  SLOW (--slow-every): (every, ms, no_slow), batches
+    from the page cache and a cold shard for every Nth, at most as many
+    ahead of the feeder as CREDIT allows."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the feeder stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     fd, direct = open_samples(path)
+    cached = os.open(path, os.O_RDONLY) if slow else -1
     buf = mmap.mmap(-1, SAMPLE_BYTES)  # page-aligned, as O_DIRECT needs
     for step in steps:
-        data = load_batch(fd, direct, buf, step)
+        if credit is not None and not take_credit(credit, stop, parent):
+            out.cancel_join_thread()
+            break
+        if slow:
+            if step_slowed(step, slow[0], slow[2]):
+                cold_shard(fd, direct, buf, step, slow[1])
+            data = cached_batch(cached, buf, step)
+        else:
+            data = load_batch(fd, direct, buf, step)
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
@@ -451,6 +501,14 @@ def loader_worker(path, steps, out, stop, parent):
             out.cancel_join_thread()
             break
     os.close(fd)  # at the end of the steps, the batches go out first
+    if cached >= 0:
+        os.close(cached)
+
+
+def step_slowed(step, every, no_slow):
+    """Whether step (and batch) STEP is slowed on purpose: every
+    EVERY'th, as build/trainsim's."""
+    return bool(every) and not no_slow and (step + 1) % every == 0
 
 
 def next_batch(q, workers):
@@ -467,24 +525,41 @@ class BatchLoader:
     """The loader scenario: --workers processes forked like a DataLoader's
     (fork is the default start method on Linux up to Python 3.13), each
     loading every Wth batch into a shared queue (two batches per worker
-    prefetched at most)."""
+    prefetched at most).  With SLOW (--slow-every) the feeder takes the
+    batches in order, as a DataLoader does, and each worker loads at most
+    PREFETCH batches ahead of it."""
 
-    def __init__(self, nworkers, steps, host):
+    PREFETCH = 2
+
+    def __init__(self, nworkers, steps, host, slow=None):
         self.host = host  # where a batch lands (pinned memory)
         ctx = multiprocessing.get_context("fork")
         self.path = batch_file()
         self.queue = ctx.Queue(2 * nworkers)
         self.stop = ctx.Event()
+        self.credits = [ctx.Semaphore(self.PREFETCH) if slow else None
+                        for i in range(nworkers)]
+        self.pending = {}
         self.workers = [ctx.Process(
             target=loader_worker, name="loader-%d" % i, daemon=True,
             args=(self.path, range(i, steps, nworkers), self.queue,
-                  self.stop, os.getpid())) for i in range(nworkers)]
+                  self.stop, os.getpid(), slow, self.credits[i]))
+            for i in range(nworkers)]
         for w in self.workers:
             w.start()
         self.pids = [w.pid for w in self.workers]
 
     def step(self, step, nbytes):
-        got, _ = next_batch(self.queue, self.workers)
+        credit = self.credits[step % len(self.workers)]
+        if credit is None:
+            got, _ = next_batch(self.queue, self.workers)
+        else:
+            while step not in self.pending:
+                got, n = next_batch(self.queue, self.workers)
+                self.pending[got] = n
+            del self.pending[step]
+            got = step
+            credit.release()
         ctypes.memset(self.host, got & 0xff, nbytes)
 
     def close(self):
@@ -571,7 +646,9 @@ def run(args, gpu):
     for t in hogs:
         t.start()
     if args.scenario == "loader":
-        loader = BatchLoader(args.workers, args.steps, host)
+        loader = BatchLoader(args.workers, args.steps, host,
+                             (args.slow_every, args.slow_ms, args.no_slow)
+                             if args.slow_every else None)
         args.worker_pids = loader.pids
     else:
         loader = Loader(args.scenario, stop)
@@ -581,9 +658,11 @@ def run(args, gpu):
     t0 = mono_ns()
     deadline = t0 + int(args.seconds * 1e9) if args.seconds > 0 else None
     steps = 0
+    args.step_list = []
     try:
         while steps < args.steps and (deadline is None or
                                       mono_ns() < deadline):
+            start = mono_ns()
             collate(host, steps)
             loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
@@ -595,6 +674,7 @@ def run(args, gpu):
                     op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
+            args.step_list.append((start, mono_ns()))
             steps += 1
     except KeyboardInterrupt:
         pass  # Ctrl-C ends the run; the summary and truth still follow
@@ -616,6 +696,26 @@ def trace_file():
     return t.replace("%p", str(os.getpid())).replace("%%", "%")
 
 
+def step_truth(args):
+    """The truth's steps: each from before its batch wait to just after
+    its last driver call, with the cause injected into it on purpose
+    (with --slow-every only into every Nth, which are slow_steps; else
+    the scenario's cause into every step alike)."""
+    cause = SCENARIOS[args.scenario][0]
+    lst, slow = [], []
+    for i, (a, b) in enumerate(getattr(args, "step_list", [])):
+        c = cause
+        if args.slow_every:
+            c = None
+            if step_slowed(i, args.slow_every, args.no_slow):
+                c = cause
+                slow.append(i)
+        lst.append({"index": i, "start_ns": a, "end_ns": b, "cause": c,
+                    "rank": 0})
+    return {"step_structure": True, "slow_every": args.slow_every or 0,
+            "no_slow": args.no_slow, "slow_steps": slow, "step_list": lst}
+
+
 def report(args, drv, gpu, steps, t0, t1, tids):
     if drv.sim:
         files, ivs = truth.read_traces([trace_file()])
@@ -633,7 +733,7 @@ def report(args, drv, gpu, steps, t0, t1, tids):
     start, end = (busy[0][0], busy[-1][1]) if busy else (0, 0)
     span = end - start
     idle = span - truth.total(busy)
-    cause = SCENARIOS[args.scenario][0]
+    cause = None if args.no_slow else SCENARIOS[args.scenario][0]
     out = {
         "scenario": args.scenario,
         "expected_cause": cause,
@@ -642,6 +742,9 @@ def report(args, drv, gpu, steps, t0, t1, tids):
         "wall_s": wall,
         "steps": steps,
         "steps_per_s": steps / wall if wall > 0 else 0.0,
+    }
+    out.update(step_truth(args))
+    out.update({
         "gpu": {"busy_s": truth.total(busy) / 1e9, "idle_s": idle / 1e9,
                 "idle_share": idle / span if span else 0.0,
                 "span_start_ns": start, "span_end_ns": end,
@@ -657,8 +760,9 @@ def report(args, drv, gpu, steps, t0, t1, tids):
                    "kernel_us": args.kernel_us, "workers": args.workers,
                    "batch_bytes": args.batch_kb << 10,
                    "sync": not args.no_sync,
+                   "slow_ms": args.slow_ms if args.slow_every else 0,
                    "switch_interval_s": sys.getswitchinterval()},
-    }
+    })
     if not args.quiet:
         print("trainsim.py: %s on %s: %d steps in %.2f s (%.1f steps/s)" %
               (args.scenario, gpu.name, steps, wall, out["steps_per_s"]))
@@ -705,11 +809,27 @@ def parse_args():
                     "in place of --per-op's tens of them after it")
     ap.add_argument("--no-sync", action="store_true",
                     help="never synchronize each step")
+    ap.add_argument("--slow-every", type=int, metavar="N",
+                    help="loader: batches from the page cache, every Nth "
+                    "worker also reads a shard cold (steps slowed by storage)")
+    ap.add_argument("--slow-ms", type=float, default=SLOW_MS,
+                    help="--slow-every: the cold shard's reads, ms "
+                    "(default %d)" % SLOW_MS)
+    ap.add_argument("--no-slow", action="store_true",
+                    help="loader: the same job with no cold shard")
     ap.add_argument("--truth", metavar="FILE",
                     help="write ground truth JSON (- for stdout)")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
     _, threads, kernels, kernel_us, steps = SCENARIOS[args.scenario]
+    if args.slow_every is not None or args.no_slow:
+        if args.scenario != "loader":
+            ap.error("--slow-every and --no-slow are for -s loader")
+        if args.slow_every is None:
+            args.slow_every = SLOW_EVERY
+        if args.slow_every < 1:
+            ap.error("--slow-every must be at least 1")
+        kernels, kernel_us = SLOW_STEP
     for name, default in (("threads", threads), ("kernels", kernels),
                           ("kernel_us", kernel_us), ("steps", steps)):
         if getattr(args, name) is None:

@@ -170,8 +170,10 @@ def rank_main(args, rank, world):
     kernels = args.kernels * (4 if straggler and kind == "compute" else 1)
     kernel_ns = int(args.kernel_us * 1000)
     t0 = ts.mono_ns()
+    steps = []  # (start, end) of each step, for the truth's step_list
     try:
         for step in range(args.steps):
+            t = ts.mono_ns()
             ts.collate(host, step)
             loader.step(step, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
@@ -184,6 +186,7 @@ def rank_main(args, rank, world):
                                                count, 7, 0, comm, None),
                        "ncclAllReduce")
             drv("cuStreamSynchronize", None)
+            steps.append((t, ts.mono_ns()))
         drv("cuCtxSynchronize")
     finally:
         t1 = ts.mono_ns()
@@ -203,6 +206,17 @@ def rank_main(args, rank, world):
         "role": role, "expected_cause": cause if straggler else None,
         "simulated": drv.sim, "device": gpu.name,
         "wall_s": (t1 - t0) / 1e9, "steps": args.steps,
+        # the straggler is slow in every step alike: its cause in each,
+        # the others waiting for it (peer_wait), no step slowed beyond
+        # the rest
+        "step_structure": True, "slow_every": 0, "no_slow": False,
+        "slow_steps": [],
+        "step_list": [dict({"index": i, "start_ns": a, "end_ns": b,
+                            "cause": cause if straggler else
+                            "peer_wait" if kind else None, "rank": rank},
+                           **({"late_rank": args.straggler}
+                              if kind and not straggler else {}))
+                      for i, (a, b) in enumerate(steps)],
         "gpu": {"busy_s": truth.total(busy) / 1e9, "idle_s": idle / 1e9,
                 "idle_share": idle / (end - start) if end > start else 0.0,
                 "span_start_ns": start, "span_end_ns": end,

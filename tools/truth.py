@@ -15,8 +15,24 @@ USAGE
         Per process, communicator and rank of simnccl truth files
         (SIMNCCL_TRACE): tasks, time waited for peers (last - arrive)
         and transferring (end - start), and the waits as intervals.
+    truth.py steps --truth TRUTH.json --report IDLEGAP.json
+                   [--tolerance-ms 1] [--rank R] [--device N]
+                   [--without NO_SLOW_TRUTH.json]
+        idlegap's steps (the report's "steps", or gpu.devices[N]'s)
+        against the workload's step_list (a ranks truth: rank R's, by
+        default the first), as JSON; with --without, the report's what-if
+        step means against the same job run with --no-slow.
     truth.py selftest
         Checks the arithmetic on synthetic traces and reports.
+
+Steps: each true step's end is matched to the nearest end of a step in
+the report's list; within the tolerance it is found.  Percentiles of
+step time are the truth's (end - start) and the complete (not partial)
+listed steps' wall_s.  Slow recall: of the steps slowed on purpose
+(slow_steps), the share whose matched report step is in the report's
+"slow" with the same cause (slow_recall_any_cause: in "slow" at all);
+slow false share: of the report's slow steps, the share whose nearest
+true step (within the tolerance) was not slowed, or that match none.
 
 Precision: of the seconds idlegap marked known idle, the share the GPU
 really was idle.  Recall: of the truly idle seconds that lie in true idle
@@ -344,6 +360,154 @@ def nccl_report(paths):
             "transfer_s": sum(r["transfer_s"] for r in out)}
 
 
+def percentile(xs, q):
+    """The q-quantile (0..1) of xs, interpolated between the closest
+    ranks (as numpy's default); None for no values."""
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    f = int(k)
+    c = min(f + 1, len(xs) - 1)
+    return xs[f] + (xs[c] - xs[f]) * (k - f)
+
+
+def truth_steps(doc, rank=None):
+    """The part of a truth document that holds step_list: itself, or in
+    a ranks document (trainsim ranks --truth) rank RANK's, by default the
+    first rank's."""
+    if doc.get("mode") != "ranks":
+        return doc
+    ranks = [r for r in doc.get("ranks") or [] if r]
+    for r in ranks:
+        if rank is None or r.get("rank") == rank:
+            return r
+    raise ValueError("no rank %s in the truth" % rank)
+
+
+def report_steps(report, device=None):
+    """The report's steps object: top-level, or gpu.devices[DEVICE]'s."""
+    if device is None:
+        return report.get("steps") or {}
+    devs = (report.get("gpu") or {}).get("devices") or []
+    if not 0 <= device < len(devs):
+        raise ValueError("no gpu.devices[%d] in the report" % device)
+    return devs[device].get("steps") or {}
+
+
+def _nearest(ends, t):
+    """(index into ENDS, a sorted list of (end_ns, payload), nearest
+    to T; distance) or (None, None)."""
+    if not ends:
+        return None, None
+    i = bisect.bisect_left(ends, (t,))
+    best = None
+    for j in (i - 1, i):
+        if 0 <= j < len(ends):
+            d = abs(ends[j][0] - t)
+            if best is None or d < best[1]:
+                best = (j, d)
+    return best
+
+
+def _pcts(xs):
+    return {"p50_s": percentile(xs, 0.50), "p90_s": percentile(xs, 0.90),
+            "p99_s": percentile(xs, 0.99)}
+
+
+def score_steps(truth_doc, steps, tol_ns=1000000):
+    """Scores a report's steps object against a truth's step_list."""
+    tl = truth_doc.get("step_list") or []
+    slow_t = set(truth_doc.get("slow_steps") or [])
+    lst = steps.get("list") or []
+    rends = sorted((int(e["end_ns"]), k) for k, e in enumerate(lst))
+    tends = sorted((int(t["end_ns"]), k) for k, t in enumerate(tl))
+    match = {}  # truth index -> report entry
+    dist = []
+    for t in tl:
+        j, d = _nearest(rends, int(t["end_ns"]))
+        if j is not None and d <= tol_ns:
+            match[t["index"]] = lst[rends[j][1]]
+            dist.append(d)
+    complete = [e for e in lst if not e.get("partial")]
+    walls = [float(e["wall_s"]) if e.get("wall_s") is not None
+             else (int(e["end_ns"]) - int(e["start_ns"])) / NS
+             for e in complete]
+    slow_r = list(steps.get("slow") or [])
+    slow_rs = set(slow_r)
+    by_index = {e["index"]: e for e in lst}
+    tcause = {t["index"]: t.get("cause") for t in tl}
+    same = anyc = 0
+    missed = []  # not found slow, or not with the true cause
+    for i in sorted(slow_t):
+        e = match.get(i)
+        cause = tcause.get(i)
+        if e is not None and e["index"] in slow_rs:
+            anyc += 1
+            same += e.get("cause") == cause
+            if e.get("cause") != cause:
+                missed.append(i)
+        else:
+            missed.append(i)
+    false = []
+    for i in slow_r:
+        e = by_index.get(i)
+        j, d = _nearest(tends, int(e["end_ns"])) if e else (None, None)
+        if j is None or d > tol_ns or tl[tends[j][1]]["index"] not in slow_t:
+            false.append(i)
+    return {
+        "step_structure": truth_doc.get("step_structure"),
+        "source": steps.get("source"),
+        "count_truth": len(tl),
+        "count_found": steps.get("count", len(lst)),
+        "count_found_complete": len(complete),
+        "count_found_partial": len(lst) - len(complete),
+        "list_omitted": steps.get("list_omitted", 0),
+        "tolerance_ms": tol_ns / 1e6,
+        "boundaries_matched": len(match),
+        "boundary_share": len(match) / len(tl) if tl else None,
+        "boundary_error_ms": {"p50": percentile(dist, 0.5) / 1e6 if dist else None,
+                              "max": max(dist) / 1e6 if dist else None},
+        "truth": _pcts([(int(t["end_ns"]) - int(t["start_ns"])) / NS
+                        for t in tl]),
+        "found": _pcts(walls),
+        "reported": {k: steps.get(k) for k in ("p50_s", "p90_s", "p99_s")},
+        "slow_truth": len(slow_t),
+        "slow_found": len(slow_r),
+        "slow_recall": same / len(slow_t) if slow_t else None,
+        "slow_recall_any_cause": anyc / len(slow_t) if slow_t else None,
+        "slow_false_share": len(false) / len(slow_r) if slow_r else None,
+        "slow_missed": missed,
+        "slow_false": false,
+    }
+
+
+def score_what_if(steps, without, truth_doc=None):
+    """The report's what-if estimates (what_if: the mean step without a
+    cause) against the mean step of the same job run without the stall
+    (trainsim --no-slow): error_share = (estimate - measured) / measured."""
+    wl = without.get("step_list") or []
+    measured = (sum(int(t["end_ns"]) - int(t["start_ns"]) for t in wl) /
+                len(wl) / NS) if wl else None
+    tl = (truth_doc or {}).get("step_list") or []
+    mean = (sum(int(t["end_ns"]) - int(t["start_ns"]) for t in tl) /
+            len(tl) / NS) if tl else None
+    slowed = {t.get("cause") for t in tl
+              if t["index"] in set((truth_doc or {}).get("slow_steps") or [])}
+    out = []
+    for w in steps.get("what_if") or []:
+        est = w.get("step_mean_without_s")
+        out.append({
+            "cause": w.get("cause"), "steps": w.get("steps"),
+            "slowed_cause": w.get("cause") in slowed,
+            "estimate_s": est, "measured_s": measured,
+            "error_share": (est - measured) / measured
+            if est is not None and measured else None,
+            "report_mean_s": w.get("step_mean_s"), "truth_mean_s": mean})
+    return {"measured_mean_s": measured, "truth_mean_s": mean,
+            "what_if": out}
+
+
 def selftest():
     failures = 0
 
@@ -427,6 +591,59 @@ def selftest():
     check("hidden idle", hidden_idle([(8 * ms, 14 * ms), (13 * ms, 16 * ms)], busy),
           2 * ms)
     check("hidden idle, clipped", hidden_idle([(8 * ms, 14 * ms)], busy, 0, 11 * ms), ms)
+
+    # Steps: 10 true steps of 10 ms, step 4 30 ms (storage) and step 9
+    # slowed (host_compute).  The report numbers from 1, ends 0.2 ms late
+    # but step 7's 3 ms late (beyond 1 ms), its first step partial; it
+    # calls 5 (true 4, storage), 10 (true 9, but storage) and 3 (true 2,
+    # not slowed) slow.
+    tl, t = [], 0
+    for i in range(10):
+        d = 30 * ms if i == 4 else 10 * ms
+        tl.append({"index": i, "start_ns": t, "end_ns": t + d,
+                   "cause": {4: "storage", 9: "host_compute"}.get(i),
+                   "rank": 0})
+        t += d
+    tdoc = {"step_structure": True, "slow_steps": [4, 9], "step_list": tl}
+    lst = []
+    for s_ in tl:
+        late = 3 * ms if s_["index"] == 7 else 200000
+        lst.append({"index": s_["index"] + 1,
+                    "start_ns": s_["start_ns"] + 200000,
+                    "end_ns": s_["end_ns"] + late,
+                    "wall_s": (s_["end_ns"] - s_["start_ns"]) / NS,
+                    "cause": "storage" if s_["index"] in (4, 9) else None,
+                    "partial": s_["index"] == 0})
+    rep = {"steps": {"count": 10, "source": "sync", "slow": [5, 10, 3],
+                     "p50_s": 0.01, "list": lst, "list_omitted": 0}}
+    st = score_steps(truth_steps(tdoc), report_steps(rep), ms)
+    check("steps: found", st["count_found"], 10)
+    check("steps: partial", st["count_found_partial"], 1)
+    check("steps: boundaries within 1 ms", st["boundary_share"], 0.9)
+    check("steps: truth p50", st["truth"]["p50_s"], 0.010)
+    check("steps: truth p99", st["truth"]["p99_s"], 0.010 + 0.02 * 0.91)
+    check("steps: found p90 (complete only)", st["found"]["p90_s"], 0.010 + 0.02 * 0.2)
+    check("steps: slow recall, same cause", st["slow_recall"], 0.5)
+    check("steps: slow recall, any cause", st["slow_recall_any_cause"], 1.0)
+    check("steps: slow false share", st["slow_false_share"], 1 / 3)
+    check("steps: the false one", st["slow_false"][0], 3)
+    rdoc = {"mode": "ranks", "ranks": [dict(tdoc, rank=0), dict(tdoc, rank=1, slow_steps=[])]}
+    rep2 = {"gpu": {"devices": [{"steps": rep["steps"]}]}}
+    st = score_steps(truth_steps(rdoc, 1), report_steps(rep2, 0), ms)
+    check("steps: rank 1 has no slow steps", st["slow_recall"], None)
+    check("steps: rank 1, all 3 false", st["slow_false_share"], 1.0)
+    # what-if: without storage the steps would average 10.5 ms; the run
+    # without the stall averaged 10 ms
+    rep["steps"]["what_if"] = [{"cause": "storage", "steps": 2,
+                                "step_mean_without_s": 0.0105,
+                                "step_mean_s": 0.012}]
+    nos = {"step_list": [{"index": i, "start_ns": i * 10 * ms,
+                          "end_ns": (i + 1) * 10 * ms} for i in range(5)]}
+    w = score_what_if(rep["steps"], nos, tdoc)
+    check("what-if: measured", w["measured_mean_s"], 0.010)
+    check("what-if: truth mean", w["truth_mean_s"], 0.012)
+    check("what-if: error share", w["what_if"][0]["error_share"], 0.05)
+    check("what-if: a slowed cause", w["what_if"][0]["slowed_cause"], True)
     return 1 if failures else 0
 
 
@@ -442,6 +659,16 @@ def main():
     s.add_argument("--min-gap-ms", type=float, default=1.0)
     n = sub.add_parser("nccl", help="waits and transfers of collectives")
     n.add_argument("traces", nargs="+")
+    t = sub.add_parser("steps", help="idlegap's steps against step_list")
+    t.add_argument("--truth", required=True, metavar="TRUTH_JSON")
+    t.add_argument("--report", required=True, metavar="IDLEGAP_JSON")
+    t.add_argument("--tolerance-ms", type=float, default=1.0)
+    t.add_argument("--rank", type=int, help="a ranks truth: this rank's steps")
+    t.add_argument("--device", type=int,
+                   help="the steps of the report's gpu.devices[N]")
+    t.add_argument("--without", metavar="NO_SLOW_TRUTH_JSON",
+                   help="the truth of the same job run with --no-slow: "
+                   "checks the report's what_if")
     sub.add_parser("selftest", help="check the arithmetic")
     args = ap.parse_args()
 
@@ -451,6 +678,23 @@ def main():
         out = union_report(args.traces)
     elif args.cmd == "nccl":
         out = nccl_report(args.traces)
+    elif args.cmd == "steps":
+        with open(args.truth) as f:
+            tdoc = json.load(f)
+        with open(args.report) as f:
+            report = json.load(f)
+        try:
+            tsteps = truth_steps(tdoc, args.rank)
+            rsteps = report_steps(report, args.device)
+            out = score_steps(tsteps, rsteps, int(args.tolerance_ms * 1e6))
+            if args.without:
+                with open(args.without) as f:
+                    out.update(score_what_if(
+                        rsteps, truth_steps(json.load(f), args.rank),
+                        tsteps))
+        except ValueError as e:
+            print("truth.py: %s" % e, file=sys.stderr)
+            return 1
     else:
         _, ivs = read_traces(args.truth)
         with open(args.report) as f:

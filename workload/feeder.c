@@ -13,6 +13,13 @@
  *   [ranks] all_reduce(grads)       ncclAllReduce on the same stream
  *   loss.item()                     cuStreamSynchronize (every
  *                                   --sync-every steps)
+ *
+ * evalstep: every --slow-every'th step computes --slow-ms on the host
+ * (an evaluation, a log line) after its batch, before its copy.
+ * irregular: requests in place of steps (request()).
+ *
+ * Each step is recorded for the truth's step_list: from before its batch
+ * wait to just after its last driver call returned.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +29,10 @@
 
 #define NPINNED 8		/* pinned batch buffers in rotation */
 #define AHEAD_STEPS 3		/* --no-sync: GPU work queued at most */
+/* irregular: a request's copy is 4 KiB to IRREG_COPY_MAX, its pause
+ * before it up to IRREG_PAUSE_US */
+#define IRREG_COPY_MAX (4u << 20)
+#define IRREG_PAUSE_US 8000
 
 struct feeder {
 	struct run *r;
@@ -34,6 +45,9 @@ struct feeder {
 	uint64_t step_gpu_ns;	/* GPU time one step asks for */
 	uint64_t gpu_free_at;	/* --no-sync: when queued work should end */
 	uint64_t lr_updates;
+	uint64_t rng;		/* irregular: the requests' generator */
+	void *req_host;		/* irregular: pinned copy source */
+	CUdeviceptr req_dev;
 };
 
 static void feeder_setup(struct feeder *f)
@@ -52,6 +66,17 @@ static void feeder_setup(struct feeder *f)
 	if (f->big_bytes)
 		gpu_check(g, g->cuMemAlloc(&f->dbig, f->big_bytes),
 			  "cuMemAlloc");
+	if (o->sc->irregular) {
+		gpu_check(g, g->cuMemAllocHost(&f->req_host, IRREG_COPY_MAX),
+			  "cuMemAllocHost");
+		gpu_check(g, g->cuMemAlloc(&f->req_dev, IRREG_COPY_MAX),
+			  "cuMemAlloc");
+		memset(f->req_host, 0x5a, IRREG_COPY_MAX);
+		f->rng = 0x9e3779b97f4a7c15ull ^
+			 ((uint64_t)o->seed * 0xbf58476d1ce4e5b9ull);
+		if (!f->rng)
+			f->rng = 1;
+	}
 	f->kernel_ns = (uint64_t)(o->kernel_us * 1000.0);
 	f->step_gpu_ns = f->kernel_ns * (uint64_t)o->kernels +
 			 (f->r->batch_bytes + f->big_bytes) / 12;
@@ -67,6 +92,10 @@ static void feeder_teardown(struct feeder *f)
 	g->cuMemFree(f->dbatch);
 	if (f->dbig)
 		g->cuMemFree(f->dbig);
+	if (f->req_host) {
+		g->cuMemFreeHost(f->req_host);
+		g->cuMemFree(f->req_dev);
+	}
 }
 
 /*
@@ -107,13 +136,70 @@ static void host_work(uint64_t ns)
 		;
 }
 
+bool step_slowed(const struct opts *o, long n)
+{
+	return o->sc->slow != SLOW_NONE && !o->no_slow && o->slow_every > 0 &&
+	       (n + 1) % o->slow_every == 0;
+}
+
+/* irregular: xorshift64*, a number in [lo, hi] */
+static uint64_t rnd(struct feeder *f, uint64_t lo, uint64_t hi)
+{
+	f->rng ^= f->rng >> 12;
+	f->rng ^= f->rng << 25;
+	f->rng ^= f->rng >> 27;
+	return lo + (f->rng * 0x2545f4914f6cdd1dull >> 11) % (hi - lo + 1);
+}
+
+/* irregular: one request as the seed draws it, whatever the timing: the
+ * pause before it, its copy, its kernels */
+struct request {
+	uint64_t pause_ns, copy_bytes;
+	int kernels;
+	uint64_t kernel_ns[64];
+};
+
+static void request_draw(struct feeder *f, struct request *q)
+{
+	int k, max = f->r->o->kernels < 64 ? f->r->o->kernels : 64;
+
+	q->pause_ns = rnd(f, 0, IRREG_PAUSE_US) * 1000;
+	q->copy_bytes = rnd(f, 1, IRREG_COPY_MAX >> 12) << 12;
+	q->kernels = (int)rnd(f, 1, max > 0 ? (uint64_t)max : 1);
+	for (k = 0; k < q->kernels; k++)
+		q->kernel_ns[k] = rnd(f, f->kernel_ns / 20 + 1,
+				      f->kernel_ns + 1);
+}
+
+/* irregular: one request, its input, a copy, its kernels, one sync. */
+static bool request(struct feeder *f, long n, const struct request *q)
+{
+	struct gpu *g = f->g;
+	int k;
+
+	if (queue_get(f->r->q, (uint64_t)n, f->pinned[n % NPINNED],
+		      f->r->batch_bytes)) {
+		if (!f->r->stop)
+			die("loader stopped delivering batches");
+		return false;
+	}
+	gpu_check(g, g->cuMemcpyHtoDAsync(f->req_dev, f->req_host,
+					  q->copy_bytes, g->stream),
+		  "cuMemcpyHtoDAsync");
+	for (k = 0; k < q->kernels; k++)
+		gpu_spin(g, q->kernel_ns[k]);
+	gpu_check(g, g->cuStreamSynchronize(g->stream), "cuStreamSynchronize");
+	return true;
+}
+
 /* False when the run was stopped while waiting for the batch. */
 static bool step(struct feeder *f, long n)
 {
 	const struct opts *o = f->r->o;
 	struct gpu *g = f->g;
 	void *host = f->pinned[n % NPINNED];
-	int k;
+	int k, kernels = o->kernels;
+	bool slowed = step_slowed(o, n);
 
 	if (f->big_bytes)
 		host = fresh_pageable(f->big_bytes);
@@ -129,6 +215,10 @@ static bool step(struct feeder *f, long n)
 		f->lr_updates++;
 		pthread_mutex_unlock(&f->r->step_lock);
 	}
+	if (slowed && o->sc->slow == SLOW_EVAL)
+		host_work((uint64_t)o->slow_ms * 1000000);
+	if (slowed && o->sc->slow == SLOW_KERNELS)
+		kernels *= 4;
 	if (f->big_bytes) {
 		gpu_check(g, g->cuMemcpyHtoD(f->dbig, host, f->big_bytes),
 			  "cuMemcpyHtoD");
@@ -139,8 +229,8 @@ static bool step(struct feeder *f, long n)
 						  g->stream),
 			  "cuMemcpyHtoDAsync");
 	}
-	for (k = 0; k < o->kernels; k++) {
-		kmix_launch(g, o->sc->kmix, f->kernel_ns, n, k, o->kernels,
+	for (k = 0; k < kernels; k++) {
+		kmix_launch(g, o->sc->kmix, f->kernel_ns, n, k, kernels,
 			    o->seconds > 0 ? (double)(mono_ns() - f->t0) /
 					     (o->seconds * 1e9) : (double)n / o->steps);
 		if (o->op_host_us > 0)
@@ -156,12 +246,41 @@ static bool step(struct feeder *f, long n)
 	return true;
 }
 
+/* Step n's record: what was injected into it on purpose. */
+static void step_note(const struct opts *o, struct step_stats *st, long n,
+		      uint64_t start, uint64_t end)
+{
+	struct step_rec *s;
+
+	if (st->nrec == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 1024;
+		st->rec = realloc(st->rec, st->cap * sizeof(*st->rec));
+		if (!st->rec)
+			die("out of memory");
+	}
+	s = &st->rec[st->nrec++];
+	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1 };
+	if (ranks_active()) {
+		/* the straggler's own cause, or peer_wait on the others */
+		s->slowed = ranks_step_cause(n, &s->cause, &s->late_rank) &&
+			    o->slow_every > 0;
+	} else if (o->sc->slow != SLOW_NONE) {
+		s->slowed = step_slowed(o, n);
+		s->cause = s->slowed ? o->sc->cause : NULL;
+	} else {
+		/* a cause in every step alike: none slowed beyond the rest */
+		s->cause = o->sc->cause;
+	}
+}
+
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 {
 	const struct opts *o = r->o;
 	struct feeder f = { .r = r, .g = g };
-	uint64_t deadline;
+	struct request q;
+	uint64_t deadline, t;
 	long n;
+	bool more;
 
 	feeder_setup(&f);
 	pin_self(r->pin_cpu);
@@ -169,9 +288,21 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	f.t0 = st->t_start;
 	deadline = o->seconds > 0 ? st->t_start + (uint64_t)(o->seconds * 1e9)
 				  : UINT64_MAX;
-	for (n = 0; n < o->steps && !r->stop && mono_ns() < deadline; n++)
-		if (!step(&f, n))
+	for (n = 0; n < o->steps && !r->stop && mono_ns() < deadline; n++) {
+		if (o->sc->irregular) {
+			/* the pause lies between two requests */
+			request_draw(&f, &q);
+			sleep_ns(q.pause_ns);
+			t = mono_ns();
+			more = request(&f, n, &q);
+		} else {
+			t = mono_ns();
+			more = step(&f, n);
+		}
+		if (!more)
 			break;
+		step_note(o, st, n, t, mono_ns());
+	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	st->t_end = mono_ns();
 	st->steps = n;

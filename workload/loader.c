@@ -10,6 +10,9 @@
  *   mmap    the same drop, then the file is mapped with MADV_RANDOM and
  *           copied out: one major page fault per page;
  *   net     a request to the loopback sample server, then recv().
+ *
+ * coldshard: every --slow-every'th batch's worker also reads a shard of
+ * the dataset cold (cold_shard), the rest come from the page cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -265,6 +268,44 @@ static int connect_server(int port)
 	return fd;
 }
 
+/*
+ * coldshard: a shard read past the page cache (O_DIRECT, else with each
+ * file's pages dropped first), whole samples one after the other, for
+ * --slow-ms: sized by time rather than bytes, so that the wait outlasts
+ * the prefetched batches on a fast disk as on a slow one.
+ */
+static int cold_shard(const struct sample_reader *rd, uint64_t b,
+		      unsigned char *sample)
+{
+	const struct run *r = rd->r;
+	size_t n = r->ds.sample_bytes, off;
+	uint64_t end = mono_ns() + (uint64_t)r->o->slow_ms * 1000000;
+	unsigned int i;
+	ssize_t got;
+	int fd, idx;
+
+	for (i = 0;; i++) {
+		idx = (int)((b * 7919u + i) % (uint64_t)r->ds.nfiles);
+		fd = open_sample(rd, idx, direct_ok(sample, n, n));
+		if (fd < 0)
+			return -1;
+		if (!(fcntl(fd, F_GETFL) & O_DIRECT)) {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+		}
+		for (off = 0; off < n; off += (size_t)got) {
+			got = pread(fd, sample + off, n - off, (off_t)off);
+			if (got <= 0)
+				break;
+		}
+		close(fd);
+		if (off != n)
+			return -1;
+		if (mono_ns() >= end || r->stop)
+			return 0;
+	}
+}
+
 /* ---- workers ------------------------------------------------------------- */
 
 static volatile uint64_t decode_sink;
@@ -278,6 +319,9 @@ static int make_batch(struct run *r, struct sample_reader *rd, uint64_t b,
 	uint64_t loops = r->decode_loops_per_us * (uint64_t)o->decode_us;
 	int i, idx;
 
+	if (o->sc->slow == SLOW_COLD && step_slowed(o, (long)b) &&
+	    cold_shard(rd, b, sample))
+		return -1;
 	for (i = 0; i < o->batch_samples; i++) {
 		idx = (int)((b * (uint64_t)o->batch_samples + (uint64_t)i) %
 			    (uint64_t)r->ds.nfiles);

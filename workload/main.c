@@ -73,6 +73,31 @@ static const struct scenario scenarios[] = {
 	  .kernels = 4, .kernel_us = 250, .steps = 2000, .batch_samples = 4,
 	  .sample_kb = 128, .read_kb = 128, .decode_us = 50, .op_host_us = 100,
 	  .kmix = KM_GRAPH },
+	/* Only some steps slowed (--slow-every, default every 10th): the
+	 * others are GPU-bound, one sync each, 4 x 2.5 ms of kernels.
+	 * coldshard's samples are the storage scenario's 1 MiB: a cold read
+	 * of one waits milliseconds for the disk, where the CPU time of
+	 * more, smaller reads would be a good part of the stall */
+	{ .name = "coldshard", .cause = "storage", .reader = RD_CACHED,
+	  .doc = "cached batches; every Nth batch's loader also reads a shard "
+		 "cold (O_DIRECT, --slow-ms 100 of reads)",
+	  .kernels = 4, .kernel_us = 2500, .steps = 300, .batch_samples = 4,
+	  .sample_kb = 1024, .read_kb = 1024, .decode_us = 50, .out_kb = 128,
+	  .slow = SLOW_COLD, .slow_ms = 100 },
+	{ .name = "evalstep", .cause = "host_compute", .reader = RD_CACHED,
+	  .doc = "every Nth step the feeder computes on the host "
+		 "(--slow-ms 30) before launching",
+	  .kernels = 4, .kernel_us = 2500, .steps = 400, .batch_samples = 4,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 50,
+	  .slow = SLOW_EVAL, .slow_ms = 30 },
+	/* -k and -d are the most kernels a request launches and their
+	 * longest duration */
+	{ .name = "irregular", .cause = NULL, .reader = RD_CACHED,
+	  .doc = "inference-like requests (--seed): 1-40 kernels of random "
+		 "length, a random copy, random pauses; no step structure",
+	  .kernels = 40, .kernel_us = 400, .steps = 300, .batch_samples = 1,
+	  .sample_kb = 128, .read_kb = 128, .decode_us = 20,
+	  .irregular = true },
 };
 
 static struct run run = { .step_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -84,7 +109,8 @@ enum {
 	OPT_STREAM, OPT_TRUTH, OPT_HOGS, OPT_HOLD_MS, OPT_NET_DELAY,
 	OPT_COPY_MB, OPT_LIST, OPT_OUT_KB, OPT_DIRECT, OPT_BUFFERED,
 	OPT_NEIGHBOUR, OPT_OP_HOST_US, OPT_SYNC_EVERY, OPT_WORLD,
-	OPT_STRAGGLER, OPT_GRAD_MB, OPT_NO_LOSS_SYNC,
+	OPT_STRAGGLER, OPT_GRAD_MB, OPT_NO_LOSS_SYNC, OPT_SLOW_EVERY,
+	OPT_STRAGGLE_EVERY, OPT_NO_SLOW, OPT_SLOW_MS, OPT_SEED,
 };
 
 static const char doc[] =
@@ -101,6 +127,8 @@ static const char doc[] =
 "    trainsim -s storage --truth t.json    # cold reads starve the GPU\n"
 "    trainsim -s cpu --threads --queue shm # loader threads, shm ring\n"
 "    trainsim -s healthy -n 50 -k 4 -d 500 # 50 steps of 4 x 500 us\n"
+"    trainsim -s coldshard --truth t.json  # every 10th step waits on storage\n"
+"    trainsim -s coldshard --no-slow       # the same job without the stall\n"
 "    trainsim --neighbour &                # an untraced job beside one\n"
 "    trainsim ranks --world 4 -s storage   # rank 2 starved, 3 ranks wait\n";
 
@@ -113,6 +141,16 @@ static const struct argp_option options[] = {
 	{ "kernel-us", 'd', "D", 0, "Duration of each kernel, microseconds", 1 },
 	{ "no-sync", OPT_NO_SYNC, NULL, 0, "Never synchronize with the GPU", 1 },
 	{ "sync-every", OPT_SYNC_EVERY, "N", 0, "Synchronize every N steps (default 1)", 1 },
+	{ "slow-every", OPT_SLOW_EVERY, "N", 0,
+	  "coldshard, evalstep: slow every Nth step (default 10); "
+	  "ranks: as --straggle-every", 1 },
+	{ "slow-ms", OPT_SLOW_MS, "MS", 0,
+	  "A slowed step's stall: evalstep's host work (default 30), "
+	  "coldshard's cold reads (default 100)", 1 },
+	{ "no-slow", OPT_NO_SLOW, NULL, 0,
+	  "The same job with no step slowed: no cold shard, no evaluation, "
+	  "no straggler", 1 },
+	{ "seed", OPT_SEED, "N", 0, "irregular: the requests' seed (default 1)", 1 },
 	{ "op-host-us", OPT_OP_HOST_US, "US", 0, "Host work after each launch, microseconds", 1 },
 	{ "stream", OPT_STREAM, "MODE", 0,
 	  "legacy (default), ptds, blocking or nonblocking", 1 },
@@ -140,6 +178,9 @@ static const struct argp_option options[] = {
 	  "ranks: start N ranks (else RANK and WORLD_SIZE say which)", 5 },
 	{ "straggler", OPT_STRAGGLER, "R", 0, "ranks: the starved rank (default 2)", 5 },
 	{ "grad-mb", OPT_GRAD_MB, "MB", 0, "ranks: gradients all-reduced per step", 5 },
+	{ "straggle-every", OPT_STRAGGLE_EVERY, "N", 0,
+	  "ranks: the straggler is slow every Nth step only (storage, "
+	  "compute), not every step", 5 },
 	{ "no-loss-sync", OPT_NO_LOSS_SYNC, NULL, 0,
 	  "ranks: launch the all-reduce without reading the loss first "
 	  "(no sync between the backward and the all-reduce)", 5 },
@@ -225,6 +266,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_STRAGGLER: o->straggler = (int)num(st, arg, 0, 63); break;
 	case OPT_GRAD_MB: o->grad_mb = (int)num(st, arg, 1, 1 << 16); break;
 	case OPT_NO_LOSS_SYNC: o->no_loss_sync = true; break;
+	case OPT_SLOW_EVERY: o->slow_every = (int)num(st, arg, 1, 1e9); break;
+	case OPT_STRAGGLE_EVERY:
+		o->slow_every = (int)num(st, arg, 1, 1e9);
+		o->straggle_every = true;
+		break;
+	case OPT_SLOW_MS: o->slow_ms = (int)num(st, arg, 0, 1e7); break;
+	case OPT_NO_SLOW: o->no_slow = true; break;
+	case OPT_SEED: o->seed = (unsigned long)num(st, arg, 0, 1e15); break;
 	case OPT_QUEUE:
 		if (!strcmp(arg, "pipe"))
 			o->queue = Q_PIPE;
@@ -257,6 +306,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			     : o->sc_name && !(o->sc = scenario_find(o->sc_name)))
 			argp_error(st, "unknown %sscenario %s (see --list)",
 				   o->ranks ? "ranks " : "", o->sc_name);
+		if (o->straggle_every && !o->ranks)
+			argp_error(st, "--straggle-every is for trainsim ranks");
+		if (!o->ranks && o->slow_every >= 0 &&
+		    o->sc->slow == SLOW_NONE)
+			argp_error(st, "scenario %s slows no steps "
+				   "(--slow-every: coldshard, evalstep, ranks)",
+				   o->sc->name);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -289,6 +345,9 @@ static void merge_defaults(struct opts *o)
 	DEFAULT(op_host_us);
 	if (o->sync_every < 0)
 		o->sync_every = sc->sync_every ? sc->sync_every : 1;
+	if (o->slow_every < 0 && sc->slow != SLOW_NONE)
+		o->slow_every = SLOW_EVERY;
+	DEFAULT(slow_ms);
 	/* cold reads bypass the page cache unless asked not to: dropping
 	 * each file from the cache costs CPU time a cold read does not */
 	if (sc->reader == RD_COLD && !o->buffered)
@@ -380,7 +439,8 @@ int main(int argc, char **argv)
 		.batch_samples = -1, .sample_kb = -1, .read_kb = -1,
 		.decode_us = -1, .out_kb = -1, .hogs = -1, .hold_ms = -1,
 		.net_delay_us = -1, .copy_mb = -1, .op_host_us = -1,
-		.sync_every = -1, .straggler = -1,
+		.sync_every = -1, .straggler = -1, .slow_every = -1,
+		.slow_ms = -1, .seed = 1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 	struct step_stats st = { 0 };
@@ -449,5 +509,6 @@ int main(int argc, char **argv)
 	if (o.ranks)
 		ranks_cleanup(o.truth != NULL);
 	queue_free(run.q);
+	free(st.rec);
 	return err ? 1 : 0;
 }

@@ -94,6 +94,8 @@ static struct {
 	char nccl_trace[4200];
 	bool set_nccl_trace;
 	bool loss_sync;		/* loss.item() before the all-reduce */
+	bool straggling;	/* a straggler is slowed (not --no-slow) */
+	int every;		/* --straggle-every; 0: every step */
 } rk = { .straggler = -1 };
 
 const char *ranks_find(const char *name)
@@ -124,6 +126,26 @@ void ranks_list(void)
 bool ranks_is_straggler(void)
 {
 	return rk.rs && rk.rs->kind != SK_NONE && rk.rank == rk.straggler;
+}
+
+int ranks_rank(void)
+{
+	return rk.comm ? rk.rank : 0;
+}
+
+bool ranks_step_cause(long n, const char **cause, int *late)
+{
+	*cause = NULL;
+	*late = -1;
+	if (!rk.straggling || (rk.every > 0 && (n + 1) % rk.every))
+		return false;
+	if (rk.rank == rk.straggler) {
+		*cause = rk.rs->cause;
+	} else {
+		*cause = "peer_wait";
+		*late = rk.straggler;
+	}
+	return true;
 }
 
 /* Bad usage: one line, exit 2. */
@@ -180,6 +202,12 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 	if (rk.rs->kind != SK_NONE && rk.straggler >= rk.world)
 		usage("straggler %d is not a rank of %d", rk.straggler,
 		      rk.world);
+	rk.straggling = rk.rs->kind != SK_NONE && !o->no_slow;
+	rk.every = o->slow_every > 0 ? o->slow_every : 0;
+	if (rk.every && rk.rs->kind != SK_STORAGE &&
+	    rk.rs->kind != SK_COMPUTE)
+		usage("%s: no straggler slowed every Nth step "
+		      "(--straggle-every: storage, compute)", rk.rs->name);
 	/* A run is so many steps on every rank: a deadline would leave some
 	 * ranks waiting in an all-reduce the others never reach. */
 	o->seconds = 0;
@@ -191,7 +219,27 @@ bool ranks_setup(struct opts *o, int world, int straggler, int grad_mb)
 		usage("RANK %d with WORLD_SIZE %d", rk.rank, rk.world);
 	mine = peer_sc;
 	mine.name = rk.rs->name;
-	if (ranks_is_straggler()) {
+	if (ranks_is_straggler() && rk.straggling && rk.every) {
+		/* slowed every Nth step only: the coldshard scenario's cold
+		 * shard (of its samples, in DATA/cold as below), or 4 times
+		 * the kernels, in that step */
+		const struct scenario *cs = scenario_find("coldshard");
+
+		mine.cause = rk.rs->cause;
+		mine.slow = rk.rs->kind == SK_STORAGE ? SLOW_COLD : SLOW_KERNELS;
+		mine.slow_ms = cs->slow_ms;
+		if (mine.slow == SLOW_COLD) {
+			mine.sample_kb = cs->sample_kb;
+			mine.read_kb = cs->read_kb;
+			mine.out_kb = cs->out_kb;
+			if (o->data_dir) {
+				mkdir(o->data_dir, 0755);
+				snprintf(data, sizeof(data), "%s/cold",
+					 o->data_dir);
+				o->data_dir = data;
+			}
+		}
+	} else if (ranks_is_straggler() && rk.straggling) {
 		mine.cause = rk.rs->cause;
 		if (rk.rs->kind == SK_STORAGE) {
 			/* the storage scenario's cold samples (O_DIRECT), by
@@ -267,9 +315,11 @@ static int merge_truth(const struct opts *o, const char *truth)
 	}
 	fprintf(out, "{\n\"mode\": \"ranks\", \"scenario\": \"%s\", "
 		"\"world\": %d, \"loss_sync\": %s, \"straggler\": %d, "
+		"\"straggle_every\": %d, \"straggling\": %s, "
 		"\"straggler_cause\": ", rk.rs->name, rk.world,
 		rk.loss_sync ? "true" : "false",
-		rk.rs->kind != SK_NONE ? rk.straggler : -1);
+		rk.rs->kind != SK_NONE ? rk.straggler : -1, rk.every,
+		rk.straggling ? "true" : "false");
 	if (rk.rs->cause)
 		fprintf(out, "\"%s\",\n", rk.rs->cause);
 	else

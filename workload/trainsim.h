@@ -37,6 +37,17 @@ enum kmix {
 	KM_GRAPH,	/* the step's kernels as one CUDA graph */
 };
 
+/* What slows every --slow-every'th step on purpose, the others not. */
+enum slow_kind {
+	SLOW_NONE,
+	SLOW_COLD,	/* that batch's loader reads a shard cold (loader.c) */
+	SLOW_EVAL,	/* the feeder computes on the host before launching */
+	SLOW_KERNELS,	/* 4 times the kernels (a ranks straggler) */
+};
+
+/* Steps slowed on purpose: every SLOW_EVERY'th by default. */
+#define SLOW_EVERY 10
+
 struct scenario {
 	const char *name;
 	const char *cause;	/* expected idlegap cause; NULL: none */
@@ -52,6 +63,9 @@ struct scenario {
 	int op_host_us;		/* host work after each launch */
 	int sync_every;		/* steps per sync; 0: 1 */
 	enum kmix kmix;
+	enum slow_kind slow;	/* SLOW_NONE: every step alike */
+	int slow_ms;		/* the stall of a slowed step (cold, eval) */
+	bool irregular;		/* requests, no step structure (feeder.c) */
 };
 
 /* The kernel's accounting of one thread (acct.c). */
@@ -100,6 +114,12 @@ struct opts {
 	const char *io_cgroup;	/* worker processes join it (throttle.c) */
 	const char *sc_name;
 	bool seconds_given;
+	int slow_every;		/* period of the slowed steps; ranks: of the
+				 * straggling (-1: every step) */
+	int slow_ms;
+	bool no_slow;		/* the same job without its slowed steps */
+	bool straggle_every;	/* --straggle-every given */
+	unsigned long seed;	/* irregular: its requests */
 };
 
 struct dataset {
@@ -134,9 +154,20 @@ struct run {
 	struct acct acct0, acct;	/* the feeding threads, as the loop starts and ends */
 };
 
+/* One step as the loop ran it (the truth's step_list). */
+struct step_rec {
+	uint64_t start, end;	/* before its batch wait; after its last
+				 * driver call returned */
+	const char *cause;	/* injected on purpose; NULL: none */
+	int late_rank;		/* peer_wait: the rank waited for; else -1 */
+	bool slowed;		/* slowed on purpose beyond the others */
+};
+
 struct step_stats {
 	long steps;
 	uint64_t t_start, t_end;	/* CLOCK_MONOTONIC ns */
+	struct step_rec *rec;		/* steps, in order */
+	size_t nrec, cap;
 };
 
 /* util.c */
@@ -175,6 +206,8 @@ int neighbour_run(const char *dir, double seconds, bool quiet);
 
 /* feeder.c */
 void feeder_run(struct run *r, struct gpu *g, struct step_stats *st);
+/* Whether step (and batch) n is one the scenario slows on purpose. */
+bool step_slowed(const struct opts *o, long n);
 
 /* ranks.c */
 /* throttle.c: a cgroup whose reads from one disk are slow (root) */
@@ -194,6 +227,10 @@ int ranks_local_rank(void);
 void ranks_open(struct gpu *g, enum stream_mode mode);
 bool ranks_active(void);
 bool ranks_is_straggler(void);
+/* Step n's injected cause on this rank (NULL: none), *late the rank it
+ * waited for (else -1); false when no rank straggles in step n. */
+bool ranks_step_cause(long n, const char **cause, int *late);
+int ranks_rank(void);
 void ranks_allreduce(struct gpu *g);
 void ranks_close(struct gpu *g);
 void ranks_json(FILE *f);

@@ -146,6 +146,52 @@ static void json_pids(FILE *f, const struct run *r)
 		r->server > 0 ? (int)r->server : 0, (int)r->holder_tid);
 }
 
+/*
+ * Per step: when it began (before its batch wait) and ended (just after
+ * its last driver call returned), in CLOCK_MONOTONIC ns, and the cause
+ * injected into it on purpose; the steps slowed on purpose beyond the
+ * others.  irregular: its requests, with no step structure.
+ */
+static void json_steps(FILE *f, const struct run *r,
+		       const struct step_stats *st)
+{
+	const struct opts *o = r->o;
+	size_t i, k = 0;
+
+	fprintf(f, "  \"step_structure\": %s,\n  \"slow_every\": %d,\n"
+		"  \"no_slow\": %s,\n  \"slow_steps\": [",
+		o->sc->irregular ? "false" : "true",
+		o->slow_every > 0 ? o->slow_every : 0,
+		o->no_slow ? "true" : "false");
+	for (i = 0; i < st->nrec; i++)
+		if (st->rec[i].slowed)
+			fprintf(f, "%s%zu", k++ ? ", " : "", i);
+	fprintf(f, "],\n  \"step_list\": [");
+	for (i = 0; i < st->nrec; i++) {
+		const struct step_rec *s = &st->rec[i];
+
+		fprintf(f, "%s\n    {\"index\": %zu, \"start_ns\": %llu, "
+			"\"end_ns\": %llu, \"cause\": ", i ? "," : "", i,
+			(unsigned long long)s->start,
+			(unsigned long long)s->end);
+		if (s->cause)
+			json_str(f, s->cause);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"rank\": %d", ranks_rank());
+		if (s->late_rank >= 0)
+			fprintf(f, ", \"late_rank\": %d", s->late_rank);
+		fputc('}', f);
+	}
+	fprintf(f, "%s],\n", st->nrec ? "\n  " : "");
+}
+
+/* The scenario's cause, none when --no-slow took its stall out. */
+static const char *expected_cause(const struct opts *o)
+{
+	return o->no_slow && o->sc->slow != SLOW_NONE ? NULL : o->sc->cause;
+}
+
 static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		       const struct step_stats *st, const struct gpu_truth *t,
 		       const char *trace)
@@ -153,12 +199,13 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 	const struct opts *o = r->o;
 	double wall = (double)(st->t_end - st->t_start) / 1e9;
 	double span = (double)(t->span_end - t->span_start) / 1e9;
+	const char *cause = expected_cause(o);
 
 	fprintf(f, "{\n  \"scenario\": ");
 	json_str(f, o->sc->name);
 	fprintf(f, ",\n  \"expected_cause\": ");
-	if (o->sc->cause)
-		json_str(f, o->sc->cause);
+	if (cause)
+		json_str(f, cause);
 	else
 		fputs("null", f);
 	fprintf(f, ",\n  \"simulated\": %s,\n  \"device\": ",
@@ -167,6 +214,7 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 	fprintf(f, ",\n  \"wall_s\": %.6f,\n  \"steps\": %ld,\n"
 		"  \"steps_per_s\": %.3f,\n", wall, st->steps,
 		wall > 0 ? (double)st->steps / wall : 0.0);
+	json_steps(f, r, st);
 	fprintf(f, "  \"gpu\": {\"busy_s\": %.6f, \"idle_s\": %.6f, "
 		"\"idle_share\": %.4f, \"span_start_ns\": %llu, "
 		"\"span_end_ns\": %llu, \"ops\": %zu},\n", t->busy_s, t->idle_s,
@@ -184,9 +232,11 @@ static void json_write(FILE *f, const struct run *r, const struct gpu *g,
 		ranks_json(f);
 	fprintf(f, "  \"config\": {\"workers\": %d, \"queue\": \"%s\", "
 		"\"kernels\": %d, \"kernel_us\": %g, \"batch_bytes\": %zu, "
-		"\"sync\": %s}\n}\n", r->nworkers,
+		"\"sync\": %s, \"sync_every\": %d, \"slow_ms\": %d, "
+		"\"seed\": %lu}\n}\n", r->nworkers,
 		o->queue == Q_SHM ? "shm" : "pipe", o->kernels, o->kernel_us,
-		r->batch_bytes, o->no_sync ? "false" : "true");
+		r->batch_bytes, o->no_sync ? "false" : "true", o->sync_every,
+		o->slow_ms > 0 ? o->slow_ms : 0, o->seed);
 }
 
 int truth_report(const struct run *r, struct gpu *g,
@@ -221,7 +271,7 @@ int truth_report(const struct run *r, struct gpu *g,
 		printf("trainsim: GPU busy %.3f s, idle %.3f s = %.1f%% of "
 		       "%.3f s span, %zu ops; expected cause: %s\n", t.busy_s,
 		       t.idle_s, span > 0 ? 100 * t.idle_s / span : 0.0, span,
-		       t.ops, o->sc->cause ? o->sc->cause : "none");
+		       t.ops, expected_cause(o) ? expected_cause(o) : "none");
 	}
 	if (!o->truth)
 		return 0;
