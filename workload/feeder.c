@@ -21,7 +21,10 @@
  * Each step is recorded for the truth's step_list: from before its batch
  * wait to just after its last driver call returned.
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -246,9 +249,26 @@ static bool step(struct feeder *f, long n)
 	return true;
 }
 
+/* The calling thread's time waiting for a CPU so far (ns), from the
+ * kernel's schedstat; 0 where it has none. */
+static uint64_t run_delay(void)
+{
+	static int fd = -2;
+	unsigned long long on, wait;
+	char buf[96];
+	ssize_t n;
+
+	if (fd == -2)
+		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &on, &wait) == 2 ? wait : 0;
+}
+
 /* Step n's record: what was injected into it on purpose. */
 static void step_note(const struct opts *o, struct step_stats *st, long n,
-		      uint64_t start, uint64_t end)
+		      uint64_t start, uint64_t end, uint64_t delay)
 {
 	struct step_rec *s;
 
@@ -259,7 +279,8 @@ static void step_note(const struct opts *o, struct step_stats *st, long n,
 			die("out of memory");
 	}
 	s = &st->rec[st->nrec++];
-	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1 };
+	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1,
+				.run_delay = delay };
 	if (ranks_active()) {
 		/* the straggler's own cause, or peer_wait on the others */
 		s->slowed = ranks_step_cause(n, &s->cause, &s->late_rank) &&
@@ -278,7 +299,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	const struct opts *o = r->o;
 	struct feeder f = { .r = r, .g = g };
 	struct request q;
-	uint64_t deadline, t;
+	uint64_t deadline, t, d;
 	long n;
 	bool more;
 
@@ -294,14 +315,16 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 			request_draw(&f, &q);
 			sleep_ns(q.pause_ns);
 			t = mono_ns();
+			d = run_delay();
 			more = request(&f, n, &q);
 		} else {
 			t = mono_ns();
+			d = run_delay();
 			more = step(&f, n);
 		}
 		if (!more)
 			break;
-		step_note(o, st, n, t, mono_ns());
+		step_note(o, st, n, t, mono_ns(), run_delay() - d);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	st->t_end = mono_ns();

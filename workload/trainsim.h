@@ -160,6 +160,10 @@ struct step_rec {
 				 * driver call returned */
 	const char *cause;	/* injected on purpose; NULL: none */
 	int late_rank;		/* peer_wait: the rank waited for; else -1 */
+	uint64_t run_delay;	/* the feeder's time runnable, not running,
+				 * in the step: the kernel's own accounting
+				 * (schedstat), against which a host_compute
+				 * step is judged */
 	bool slowed;		/* slowed on purpose beyond the others */
 };
 

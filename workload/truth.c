@@ -178,7 +178,8 @@ static void json_steps(FILE *f, const struct run *r,
 			json_str(f, s->cause);
 		else
 			fputs("null", f);
-		fprintf(f, ", \"rank\": %d", ranks_rank());
+		fprintf(f, ", \"rank\": %d, \"run_delay_ns\": %llu", ranks_rank(),
+			(unsigned long long)s->run_delay);
 		if (s->late_rank >= 0)
 			fprintf(f, ", \"late_rank\": %d", s->late_rank);
 		fputc('}', f);

@@ -51,6 +51,9 @@ void ig_report_peer_carve(const struct ig_engine *e, int ordinal, uint64_t *busy
  * of the job (the device with the most whole steps). */
 struct json_object *ig_report_steps_json(const struct ig_engine *e, int dev,
 					 bool job);
+/* Those of process @pid (on the device it has most whole steps on). */
+struct json_object *ig_report_steps_json_pid(const struct ig_engine *e,
+					     uint32_t pid);
 void ig_report_steps_text(const struct ig_engine *e, FILE *out);
 
 #endif

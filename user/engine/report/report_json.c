@@ -74,6 +74,8 @@ static jo *processes_json(const struct ig_engine *e)
 		add(o, "launches", ju64(p->launches));
 		add(o, "python", json_object_new_boolean(p->pyrt_end >
 							 p->pyrt_start));
+		if (p->on_gpu)
+			add(o, "steps", ig_report_steps_json_pid(e, p->pid));
 		json_object_array_add(a, o);
 	}
 	free(v);

@@ -13,10 +13,11 @@
 
 #define STEPS_LIST_MAX	10000	/* steps listed in the JSON at most */
 #define SLOW_RULE	"wall time over 1.5 x the p50 of the whole steps"
-#define WHATIF_METHOD	"first-order estimate: each step's time in the " \
-			"cause taken out, one cause at a time; not additive: " \
-			"where a wait was hidden behind another (a prefetching " \
-			"loader), removing one exposes the next"
+#define WHATIF_METHOD	"first-order estimate: the cause's time taken out of " \
+			"each step, and the steps it dominated taken as the " \
+			"mean of those it did not; one cause at a time, not " \
+			"additive: where a wait was hidden behind another (a " \
+			"prefetching loader), removing one exposes the next"
 
 static jo *jcause(int cause)
 {
@@ -60,6 +61,7 @@ static jo *steps_obj(const struct ig_steps_out *s)
 	uint32_t i, listed = 0;
 
 	add(o, "found", json_object_new_boolean(s->found));
+	add(o, "pid", s->found ? ju64(s->pid) : NULL);
 	add(o, "count", ju64(s->found ? s->n + s->list_omitted : 0));
 	add(o, "complete", ju64(s->found ? s->complete : 0));
 	add(o, "source", s->found ? jstr(s->source) : NULL);
@@ -114,6 +116,19 @@ struct json_object *ig_report_steps_json(const struct ig_engine *e, int dev,
 }
 
 /* The slow steps' causes, most first, three at most. */
+struct json_object *ig_report_steps_json_pid(const struct ig_engine *e,
+					     uint32_t pid)
+{
+	struct ig_steps_out s;
+	jo *o;
+
+	ig_steps_find_pid(e, pid, &s);
+	o = steps_obj(&s);
+	add(o, "device", s.found ? json_object_new_int(s.device) : NULL);
+	ig_steps_out_free(&s);
+	return o;
+}
+
 static void slow_causes(FILE *out, const struct ig_steps_out *s)
 {
 	uint32_t n[IG_C__MAX + 2] = { 0 }, i, c, best, shown;

@@ -57,14 +57,16 @@ size_t ig_steps_bytes(const struct ig_engine *e)
 	return b;
 }
 
-const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev)
+const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev,
+				  uint32_t tgid)
 {
 	uint32_t i;
 
-	if (s && s->last < s->ndevs && s->devs[s->last].dev == dev)
+	if (s && s->last < s->ndevs && s->devs[s->last].dev == dev &&
+	    s->devs[s->last].tgid == tgid)
 		return &s->devs[s->last];
 	for (i = 0; s && i < s->ndevs; i++)
-		if (s->devs[i].dev == dev)
+		if (s->devs[i].dev == dev && s->devs[i].tgid == tgid)
 			return &s->devs[i];
 	return NULL;
 }
@@ -82,9 +84,10 @@ static struct st_seg *seg_open(struct st_dev *d)
 	return g;
 }
 
-static struct st_dev *dev_get(struct ig_steps *s, int dev)
+/* Process @tgid's steps on device @dev, new when it has none. */
+static struct st_dev *dev_get(struct ig_steps *s, int dev, uint32_t tgid)
 {
-	struct st_dev *d = (struct st_dev *)ig_steps_dev(s, dev);
+	struct st_dev *d = (struct st_dev *)ig_steps_dev(s, dev, tgid);
 
 	if (d) {
 		s->last = (uint32_t)(d - s->devs);
@@ -102,6 +105,7 @@ static struct st_dev *dev_get(struct ig_steps *s, int dev)
 	d = &s->devs[s->ndevs];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
+	d->tgid = tgid;
 	d->segs.esz = sizeof(struct st_seg);
 	if (!seg_open(d))
 		return NULL;
@@ -123,14 +127,10 @@ static uint64_t seg_start(const struct st_dev *d, uint32_t i)
 static void cut(struct ig_engine *e, int dev, uint32_t tgid, uint64_t t,
 		enum ig_step_kind kind, unsigned int api, uint64_t extra)
 {
-	struct st_dev *d = e->steps ? dev_get(e->steps, dev) : NULL;
+	struct st_dev *d = e->steps ? dev_get(e->steps, dev, tgid) : NULL;
 	struct st_seg *g;
 
 	if (!d)
-		return;
-	if (!d->owner)
-		d->owner = tgid;
-	if (d->owner != tgid)
 		return;
 	g = seg(d, d->segs.n - 1);
 	if (t <= seg_start(d, d->segs.n - 1))
@@ -192,10 +192,10 @@ static uint64_t mix64(uint64_t x)
 void ig_steps_launches(struct ig_engine *e, int dev, uint32_t tgid,
 		       const struct ig_launches *l)
 {
-	struct st_dev *d = e->steps ? dev_get(e->steps, dev) : NULL;
+	struct st_dev *d = e->steps ? dev_get(e->steps, dev, tgid) : NULL;
 	uint32_t i, n = l->n < IG_LBUF ? l->n : IG_LBUF;
 
-	if (!d || (d->owner && d->owner != tgid))
+	if (!d)
 		return;
 	for (i = 0; i < n; i++) {
 		struct st_seg *g = seg_of(d, l->e[i].ts);
@@ -207,33 +207,38 @@ void ig_steps_launches(struct ig_engine *e, int dev, uint32_t tgid,
 	}
 }
 
-/* Each segment [t0, t1) overlaps: @fn with the part's share. */
+/* Each segment [t0, t1) overlaps, of each process's steps on device
+ * @dev (the device's time is theirs alike): @fn with the part's share. */
 static void charge(struct ig_engine *e, int dev, uint64_t t0, uint64_t t1,
 		   void (*fn)(struct st_seg *g, uint64_t ns, uint64_t part,
 			      uint64_t len, const void *arg),
 		   const void *arg)
 {
-	struct st_dev *d = e->steps ? dev_get(e->steps, dev) : NULL;
-	uint32_t i;
+	struct ig_steps *s = e->steps;
+	uint32_t k, i;
 
-	if (!d || t1 <= t0)
-		return;
-	if (!d->t_first || t0 < d->t_first)
-		d->t_first = t0;
-	if (t1 > d->t_last)
-		d->t_last = t1;
-	i = d->cur < d->segs.n ? d->cur : d->segs.n - 1;
-	while (i > 0 && seg_start(d, i) > t0)
-		i--;
-	while (i + 1 < d->segs.n && seg(d, i)->t_end <= t0)
-		i++;
-	for (; i < d->segs.n && seg_start(d, i) < t1; i++) {
-		uint64_t a = seg_start(d, i) > t0 ? seg_start(d, i) : t0;
-		uint64_t b = seg(d, i)->t_end < t1 ? seg(d, i)->t_end : t1;
+	for (k = 0; s && t1 > t0 && k < s->ndevs; k++) {
+		struct st_dev *d = &s->devs[k];
 
-		if (b > a)
-			fn(seg(d, i), b - a, b - a, t1 - t0, arg);
-		d->cur = i;
+		if (d->dev != dev)
+			continue;
+		if (!d->t_first || t0 < d->t_first)
+			d->t_first = t0;
+		if (t1 > d->t_last)
+			d->t_last = t1;
+		i = d->cur < d->segs.n ? d->cur : d->segs.n - 1;
+		while (i > 0 && seg_start(d, i) > t0)
+			i--;
+		while (i + 1 < d->segs.n && seg(d, i)->t_end <= t0)
+			i++;
+		for (; i < d->segs.n && seg_start(d, i) < t1; i++) {
+			uint64_t a = seg_start(d, i) > t0 ? seg_start(d, i) : t0;
+			uint64_t b = seg(d, i)->t_end < t1 ? seg(d, i)->t_end : t1;
+
+			if (b > a)
+				fn(seg(d, i), b - a, b - a, t1 - t0, arg);
+			d->cur = i;
+		}
 	}
 }
 

@@ -82,6 +82,7 @@ struct ig_step_whatif {
 
 struct ig_steps_out {
 	int device;
+	uint32_t pid;		/* the process whose calls cut them */
 	bool found;
 	char source[96];	/* "sync:cuStreamSynchronize", ... */
 	char why_none[96];	/* when !found */
@@ -98,10 +99,14 @@ struct ig_steps_out {
 	uint32_t nwhatif;
 };
 
-/* The steps of device @dev (nothing found: o->found false, why_none
- * says why).  Free with ig_steps_out_free(). */
+/* The steps of device @dev, of the process on it with the most whole
+ * steps (nothing found: o->found false, why_none says why).  Free with
+ * ig_steps_out_free(). */
 void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o);
-/* The whole job: the device with the most complete steps. */
+/* Process @pid's, on the device it has the most whole steps on. */
+void ig_steps_find_pid(const struct ig_engine *e, uint32_t pid,
+		       struct ig_steps_out *o);
+/* The whole job: the process and device with the most whole steps. */
 void ig_steps_find_job(const struct ig_engine *e, struct ig_steps_out *o);
 void ig_steps_out_free(struct ig_steps_out *o);
 /* "storage", ..., "peer_wait"; NULL for -1. */

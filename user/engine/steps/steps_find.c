@@ -83,20 +83,28 @@ static uint32_t settled(const struct st_dev *d, uint32_t from, uint32_t to,
 	return from;
 }
 
-/* The segment whose signature ends a step, in the period from @first. */
+/* The segment whose signature ends a step, in the period from @first:
+ * from the segment with the most launches (the compute) on, the first
+ * sync return after the period's last collective (the gradients'
+ * all-reduce ends the step's work), or without collectives the first sync
+ * return (the loss read back); a period of collectives alone, the last
+ * collective. */
 static uint32_t boundary_of(const struct st_dev *d, uint32_t first, uint32_t P)
 {
-	uint32_t i, j = first, k;
+	uint32_t i, j = first, k, from = 0;
 
 	for (i = first; i < first + P; i++)
 		if (st_seg_at(d, i)->nlaunch > st_seg_at(d, j)->nlaunch)
 			j = i;
-	for (i = 0; i < P; i++) {
+	for (i = 0; i < P; i++)
+		if (st_seg_at(d, first + (j - first + i) % P)->kind == IG_SK_COLL)
+			from = i;
+	for (i = from; i < P; i++) {
 		k = first + (j - first + i) % P;
 		if (st_seg_at(d, k)->kind == IG_SK_SYNC)
 			return k;
 	}
-	return j;
+	return first + (j - first + from) % P;
 }
 
 static void kind_source(const struct st_seg *g, char *buf, size_t len)
@@ -235,6 +243,27 @@ static bool touches(const struct ig_step *st, uint64_t ns)
 	return ns && ns * 100 >= wall_of(st);
 }
 
+/* A whole step into what-if's sums. */
+static void wi_add(struct st_wi *w, const struct ig_step *st)
+{
+	uint64_t wall = wall_of(st);
+	unsigned int c;
+
+	w->wall_ns += wall;
+	for (c = 0; c <= IG_C__MAX; c++) {
+		uint64_t ns = c == IG_STEP_PEER ? st->ns[IG_SS_PEER] :
+			      st->cause_ns[c];
+		uint64_t rest = wall > ns ? wall - ns : 0;
+
+		w->touched[c] += touches(st, ns);
+		w->sub_ns[c] += rest;
+		if (st->cause != (int)c) {
+			w->nd_ns[c] += rest;
+			w->nd_n[c]++;
+		}
+	}
+}
+
 /* ---- folding ---- */
 
 struct fold {
@@ -261,19 +290,10 @@ static void fold_emit(void *ctx, struct ig_step *st)
 
 static void agg_take(struct st_agg *a, struct ig_step *st, double p50_ns)
 {
-	unsigned int c;
-
 	st->index = (uint32_t)a->n++;
 	if (!st->partial) {
 		a->complete++;
-		a->wall_ns += wall_of(st);
-		for (c = 0; c <= IG_C__MAX; c++) {
-			uint64_t ns = c == IG_STEP_PEER ? st->ns[IG_SS_PEER] :
-				      st->cause_ns[c];
-
-			a->cause_ns[c] += ns;
-			a->touched[c] += touches(st, ns);
-		}
+		wi_add(&a->wi, st);
 		st->slow = (double)wall_of(st) > IG_STEPS_SLOW * p50_ns;
 		a->nslow += st->slow;
 	}
@@ -354,36 +374,30 @@ static void live_emit(void *ctx, struct ig_step *st)
 		l->o->v[l->o->n++] = *st;
 }
 
+/* Per cause, the mean step time without it: the steps it dominated
+ * (slowed by it) as the steps it did not, each less its time; every step
+ * less its time where it dominated them all. */
 static void whatif(struct ig_steps_out *o, const struct st_agg *a)
 {
-	uint64_t sum[IG_C__MAX + 1], wall = a->wall_ns;
-	uint64_t touched[IG_C__MAX + 1];
+	struct st_wi w = a->wi;
 	uint32_t i, c, k;
 
-	memcpy(sum, a->cause_ns, sizeof(sum));
-	memcpy(touched, a->touched, sizeof(touched));
 	for (i = 0; i < o->n; i++) {
 		const struct ig_step *st = &o->v[i];
 
-		if (st->partial || st->index < a->n)
-			continue;
-		wall += wall_of(st);
-		for (c = 0; c <= IG_C__MAX; c++) {
-			uint64_t ns = c == IG_STEP_PEER ? st->ns[IG_SS_PEER] :
-				      st->cause_ns[c];
-
-			sum[c] += ns;
-			touched[c] += touches(st, ns);
-		}
+		if (!st->partial && st->index >= a->n)
+			wi_add(&w, st);
 	}
 	o->nwhatif = 0;
 	for (c = 0; c <= IG_C__MAX && o->complete; c++) {
-		if (!touched[c])
+		if (!w.touched[c])
 			continue;
 		o->whatif[o->nwhatif++] = (struct ig_step_whatif){
-			.cause = (int)c, .steps = (uint32_t)touched[c],
-			.mean_s = (double)wall / 1e9 / o->complete,
-			.mean_without_s = (double)(wall - sum[c]) / 1e9 / o->complete,
+			.cause = (int)c, .steps = (uint32_t)w.touched[c],
+			.mean_s = (double)w.wall_ns / 1e9 / o->complete,
+			.mean_without_s = w.nd_n[c] ?
+				(double)w.nd_ns[c] / 1e9 / w.nd_n[c] :
+				(double)w.sub_ns[c] / 1e9 / o->complete,
 		};
 	}
 	/* the largest saving first */
@@ -437,9 +451,10 @@ static void none(struct ig_steps_out *o, const char *why)
 	snprintf(o->why_none, sizeof(o->why_none), "%s", why);
 }
 
-void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
+/* One process's steps on one device. */
+static void find_one(const struct ig_engine *e, const struct st_dev *d,
+		     struct ig_steps_out *o)
 {
-	const struct st_dev *d = ig_steps_dev(e->steps, dev);
 	const struct st_agg *a;
 	struct plan pl;
 	struct live l = { .o = o };
@@ -447,8 +462,9 @@ void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
 	struct ig_step tail;
 
 	memset(o, 0, sizeof(*o));
-	o->device = dev;
-	if (!d || !d->t_first) {
+	o->device = d->dev;
+	o->pid = d->tgid;
+	if (!d->t_first) {
 		none(o, "no GPU work seen");
 		return;
 	}
@@ -505,6 +521,53 @@ void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
 	}
 }
 
+/* The better of @o and @t into @o: found, then the more whole steps. */
+static void keep_best(struct ig_steps_out *o, struct ig_steps_out *t,
+		      bool *have)
+{
+	if (!*have || (t->found && (!o->found || t->complete > o->complete))) {
+		ig_steps_out_free(o);
+		*o = *t;
+		*have = true;
+	} else {
+		ig_steps_out_free(t);
+	}
+}
+
+void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
+{
+	struct ig_steps_out t;
+	uint32_t i;
+	bool have = false;
+
+	memset(o, 0, sizeof(*o));
+	o->device = dev;
+	none(o, "no sync or collective seen");
+	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
+		if (e->steps->devs[i].dev != dev)
+			continue;
+		find_one(e, &e->steps->devs[i], &t);
+		keep_best(o, &t, &have);
+	}
+}
+
+void ig_steps_find_pid(const struct ig_engine *e, uint32_t pid,
+		       struct ig_steps_out *o)
+{
+	struct ig_steps_out t;
+	uint32_t i;
+	bool have = false;
+
+	memset(o, 0, sizeof(*o));
+	none(o, "no sync or collective seen");
+	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
+		if (e->steps->devs[i].tgid != pid)
+			continue;
+		find_one(e, &e->steps->devs[i], &t);
+		keep_best(o, &t, &have);
+	}
+}
+
 void ig_steps_find_job(const struct ig_engine *e, struct ig_steps_out *o)
 {
 	struct ig_steps_out t;
@@ -514,14 +577,8 @@ void ig_steps_find_job(const struct ig_engine *e, struct ig_steps_out *o)
 	memset(o, 0, sizeof(*o));
 	none(o, "no GPU work seen");
 	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
-		ig_steps_find(e, e->steps->devs[i].dev, &t);
-		if (!have || (t.found && (!o->found || t.complete > o->complete))) {
-			ig_steps_out_free(o);
-			*o = t;
-			have = true;
-		} else {
-			ig_steps_out_free(&t);
-		}
+		find_one(e, &e->steps->devs[i], &t);
+		keep_best(o, &t, &have);
 	}
 }
 

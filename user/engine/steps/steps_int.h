@@ -36,13 +36,21 @@ struct st_seg {
 	int32_t late_rank;
 };
 
+/* What-if's sums over whole steps, per cause (and peer wait, last). */
+struct st_wi {
+	uint64_t wall_ns;
+	uint64_t touched[IG_C__MAX + 1];	/* steps it took 1% of */
+	uint64_t sub_ns[IG_C__MAX + 1];		/* wall less its time, all */
+	uint64_t nd_ns[IG_C__MAX + 1];		/* and where it did not
+						 * dominate */
+	uint64_t nd_n[IG_C__MAX + 1];
+};
+
 /* The steps folded out of the segments: their figures, kept whole. */
 struct st_agg {
 	uint64_t n, complete;	/* steps folded, whole ones among them */
 	struct ig_hist wall;	/* whole steps' wall time */
-	uint64_t wall_ns;
-	uint64_t cause_ns[IG_C__MAX + 1];	/* and peer wait */
-	uint64_t touched[IG_C__MAX + 1];
+	struct st_wi wi;
 	uint64_t nslow;
 	struct ig_step *list;	/* the first ST_LIST_KEEP, then slow ones */
 	uint32_t nlist, nlist_slow;
@@ -55,7 +63,7 @@ struct st_agg {
 
 struct st_dev {
 	int dev;
-	uint32_t owner;		/* the process whose calls cut it */
+	uint32_t tgid;		/* the process whose calls cut it */
 	uint64_t t_first, t_last;	/* time charged */
 	uint64_t base;		/* where the first segment starts (0: at
 				 * t_first) */
@@ -84,8 +92,9 @@ static inline uint64_t st_seg_start(const struct st_dev *d, uint32_t i)
 }
 
 /* ---- steps.c ---- */
-/* The device's entry; NULL when it has none. */
-const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev);
+/* Process @tgid's steps on device @dev; NULL when it has none. */
+const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev,
+				  uint32_t tgid);
 
 /* ---- steps_find.c ---- */
 /* The older segments of @d into steps folded into d->agg. */

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Scores a report's steps (docs/design.md §4.11) against trainsim's
+step_list, over the steps the report's boundaries span.
+
+The oracle: a step's boundary is its truth end (just after its sync
+returned); a slow step is one slowed on purpose (slow_steps), whose cause
+must be the injected one, or waiting for a CPU where the kernel's own
+accounting (the feeder's schedstat run delay in the step) shows it spent
+a third of the step's excess there; a report's slow step is false only
+where the truth's wall time was not slow (1.5 x the truth's p50), so a
+step that a loaded host really slowed is not counted against it.
+"""
+
+
+def pct(v, q):
+    v = sorted(v)
+    if not v:
+        return 0.0
+    k = max(1, int(q * len(v) + 0.999999))
+    return v[min(k, len(v)) - 1]
+
+
+def steps_obj(report, device=None, pid=None):
+    if pid is not None:
+        for p in report["processes"]:
+            if p["pid"] == pid:
+                return p.get("steps")
+        return None
+    if device is None:
+        return report["steps"]
+    for d in report["gpu"]["devices"]:
+        if d.get("device") == device:
+            return d["steps"]
+    return None
+
+
+def score(truth, st, tol_ns=1000000):
+    """Figures of one device's steps object against one process's truth."""
+    tl = truth["step_list"]
+    rl = st["list"] if st and st.get("found") else []
+    r = {"found": bool(st and st.get("found")), "source": st and st.get("source")}
+    if not rl:
+        r.update(count_truth=len(tl), count_found=0)
+        return r
+    ends = sorted(x["end_ns"] for x in rl)
+    lo, hi = rl[0]["start_ns"], rl[-1]["end_ns"]
+    # the truth steps whose end lies inside what the report covers
+    inside = [t for t in tl if lo - tol_ns <= t["end_ns"] <= hi + tol_ns]
+    near = {}
+    ok = 0
+    import bisect
+    for t in inside:
+        i = bisect.bisect_left(ends, t["end_ns"])
+        best = min((abs(ends[j] - t["end_ns"]), j) for j in (i - 1, i)
+                   if 0 <= j < len(ends))
+        near[t["index"]] = best
+        ok += best[0] <= tol_ns
+    r["count_truth"] = len(inside)
+    r["count_found"] = len(rl) + st.get("list_omitted", 0)
+    r["boundary_share"] = ok / len(inside) if inside else 0.0
+    # whole steps on both sides: those between two matched boundaries
+    whole = [t for t in inside[1:] if near[t["index"]][0] <= tol_ns]
+    tw = [(t["end_ns"] - t["start_ns"]) / 1e9 for t in whole]
+    fw = [x["wall_s"] for x in rl if not x["partial"]]
+    r["truth_p50"], r["truth_p99"] = pct(tw, 0.5), pct(tw, 0.99)
+    r["found_p50"], r["found_p99"] = st["p50_s"], st["p99_s"]
+    tp50 = pct([(t["end_ns"] - t["start_ns"]) / 1e9 for t in inside], 0.5)
+    by_end = {x["end_ns"]: x for x in rl}
+    slow_idx = set(st["slow"])
+    injected = set(truth.get("slow_steps", []))
+    hit, missed = 0, []
+    nin = 0
+    for t in inside:
+        if t["index"] not in injected or t is inside[0]:
+            continue
+        d, j = near[t["index"]]
+        x = by_end.get(ends[j])
+        if d > tol_ns or x is None or x["partial"]:
+            continue
+        nin += 1
+        wall = (t["end_ns"] - t["start_ns"]) / 1e9
+        excess = max(wall - tp50, 1e-9)
+        cpu = t.get("run_delay_ns", 0) / 1e9 >= excess / 3
+        good = {t["cause"]} | ({"cpu_starvation"} if cpu else set())
+        if x["index"] in slow_idx and x["cause"] in good:
+            hit += 1
+        else:
+            missed.append((t["index"], x["index"] in slow_idx, x["cause"],
+                           round(t.get("run_delay_ns", 0) / 1e6, 1)))
+    r["slow_truth"] = nin
+    r["slow_recall"] = hit / nin if nin else None
+    r["slow_missed"] = missed
+    # report slow steps whose truth step was not slow
+    tend = sorted((t["end_ns"], t) for t in inside)
+    keys = [e for e, _ in tend]
+    false = []
+    nslow = 0
+    for x in rl:
+        if x["index"] not in slow_idx:
+            continue
+        nslow += 1
+        i = bisect.bisect_left(keys, x["end_ns"])
+        cand = [tend[j] for j in (i - 1, i) if 0 <= j < len(tend)]
+        if not cand:
+            continue
+        e, t = min(cand, key=lambda c: abs(c[0] - x["end_ns"]))
+        wall = (t["end_ns"] - t["start_ns"]) / 1e9
+        if abs(e - x["end_ns"]) <= tol_ns and wall <= 1.5 * tp50:
+            false.append(x["index"])
+    r["slow_found"] = nslow
+    r["slow_false_share"] = len(false) / nslow if nslow else 0.0
+    r["slow_false"] = false
+    return r
