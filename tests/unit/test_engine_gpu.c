@@ -49,8 +49,10 @@ static void test_one_stream(void **state)
 	j = report(e);
 
 	/* [10,18] unresolved, [18,30] busy, [30,50] idle, [50,58]
-	 * unresolved, [58,69] busy; the gap open from 69 is left out */
+	 * unresolved, [58,69] busy; the gap open from 69 is out of the
+	 * span, idle with no cause yet up to the trace's end (idle_open) */
 	assert_span(j, 23, 20, 16);
+	assert_near(jd(j, "gpu.idle_open_s"), 0.031, EPS);
 	assert_int_equal(ji(j, "gpu.gaps"), 1);
 	assert_int_equal(ji(j, "gpu.span_start_ns"), 10 * MS);
 	assert_int_equal(ji(j, "gpu.span_end_ns"), 69 * MS);

@@ -144,10 +144,16 @@ void ig_engine_finish(struct ig_engine *e)
 	 * before the streams are ended */
 	ig_peers_arrive_flush(e);
 	/* held: every device was ended at the hold (docs/design.md §7.10) */
-	if (e->gpu.held_at)
+	if (e->gpu.held_at) {
 		ig_carry_finish(e);
-	else
+	} else {
 		ig_gpu_finish(e);
+		/* tracing stopped, the job went on: a gap still open then was
+		 * idle up to the end, proven, its cause not known yet */
+		if (e->win.have_end && (e->win.stop_reason == IG_STOP_DURATION ||
+					e->win.stop_reason == IG_STOP_SIGNAL))
+			ig_carry_tail(e, e->win.end_ts);
+	}
 	ig_attrib_defer_poll(e, true);
 	ig_est_compute(e);
 	ig_peers_finish(e);

@@ -616,6 +616,10 @@ void ig_carry_cuda(struct ig_engine *e, const struct ig_cuda *c);
 /* At finish of a held engine: the held gaps still open count as
  * idle_open. */
 void ig_carry_finish(struct ig_engine *e);
+/* Tracing stopped at @t while the job went on (no hold): an idle gap
+ * still open on a device whose processes live counts as idle_open up to
+ * @t (docs/design.md §4.5). */
+void ig_carry_tail(struct ig_engine *e, uint64_t t);
 struct json_object;
 /* The gaps a window held at its end and carried in (docs/design.md
  * §7.10): NULL for a trace that is no window. */

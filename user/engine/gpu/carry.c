@@ -65,6 +65,21 @@ void ig_engine_hold(struct ig_engine *e, uint64_t t, bool clip)
 	e->gpu.held_clip = clip;
 }
 
+void ig_carry_tail(struct ig_engine *e, uint64_t t)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		struct ig_device *d = e->gpu.devs[i];
+
+		/* after the span (span_end_ns): the span's states still sum
+		 * to it */
+		if (d->active && d->idle_open && !d->nopen &&
+		    ig_gpu_dev_has_procs(d) && d->final_until < t)
+			d->idle_open_ns += t - d->final_until;
+	}
+}
+
 unsigned int ig_engine_held_open(const struct ig_engine *e)
 {
 	unsigned int n = 0;

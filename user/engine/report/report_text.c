@@ -456,6 +456,28 @@ static void dashboard_line(FILE *out, const struct ig_engine *e)
 		"samples\n", (double)u / n, (unsigned long long)n);
 }
 
+/* The traced time, each GPU's, in each state: what the span leaves out
+ * is before the first GPU work seen, or after the last evidence. */
+static void traced_line(FILE *out, const struct ig_engine *e,
+			const struct ig_gpu_totals *t)
+{
+	uint64_t all = ig_report_duration_ns(e) * t->ndevs, in;
+
+	if (!t->ndevs || !all)
+		return;
+	in = t->busy_ns + t->idle_ns + t->unres_ns + t->peer_wait_ns +
+	     t->idle_open_ns;
+	fprintf(out, "  of it: busy %.1f%%, idle %.1f%%", pct(t->busy_ns, all),
+		pct(t->idle_ns, all));
+	if (t->idle_open_ns)
+		fprintf(out, " (+%.1f%% open at the end)", pct(t->idle_open_ns, all));
+	if (t->peer_wait_ns)
+		fprintf(out, ", peers %.1f%%", pct(t->peer_wait_ns, all));
+	fprintf(out, ", unresolved %.1f%%,\n  outside the GPU's span %.1f%% "
+		"(before its first work, after its last)\n",
+		pct(t->unres_ns, all), pct(all > in ? all - in : 0, all));
+}
+
 int ig_engine_report_text(struct ig_engine *e, FILE *out)
 {
 	struct ig_gpu_totals t;
@@ -482,6 +504,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 		sec(ig_report_duration_ns(e)), t.ndevs, t.ndevs == 1 ? "" : "s",
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->win.have_end ? "" : " (recording incomplete)");
+	traced_line(out, e, &t);
 	ig_merge_text(out, e);
 	if (t.ndevs) {
 		gpu_section(out, e, &t);
