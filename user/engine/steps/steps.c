@@ -57,16 +57,6 @@ size_t ig_steps_bytes(const struct ig_engine *e)
 	return b;
 }
 
-const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev)
-{
-	uint32_t i;
-
-	for (i = 0; s && i < s->ndevs; i++)
-		if (s->devs[i].dev == dev)
-			return &s->devs[i];
-	return NULL;
-}
-
 static struct st_seg *seg_open(struct st_dev *d)
 {
 	struct st_seg *g = ig_vec_push(&d->segs);

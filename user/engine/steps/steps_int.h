@@ -81,9 +81,18 @@ static inline uint64_t st_seg_start(const struct st_dev *d, uint32_t i)
 	return i ? st_seg_at(d, i - 1)->t_end : d->base;
 }
 
-/* ---- steps.c ---- */
-/* The device's entry; NULL when it has none. */
-const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev);
+/* The device's entry; NULL when it has none.  Inline, so that
+ * steps_find.c calls nothing in steps.c, which calls it to fold: no call
+ * cycle between the two. */
+static inline const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev)
+{
+	uint32_t i;
+
+	for (i = 0; s && i < s->ndevs; i++)
+		if (s->devs[i].dev == dev)
+			return &s->devs[i];
+	return NULL;
+}
 
 /* ---- steps_find.c ---- */
 /* The older segments of @d into steps folded into d->agg. */
