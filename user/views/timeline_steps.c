@@ -7,7 +7,6 @@
  * "step 0 (partial): ..." when the trace's start or end cut it), its
  * figures in ms as annotations.
  */
-#include <errno.h>
 #include <stdio.h>
 #include "engine/steps/steps.h"
 #include "views/timeline_build.h"
@@ -89,8 +88,7 @@ static int dev_steps(struct ig_tlb *b, const struct ig_engine *e, int dev)
 		err = ig_perfetto_device(b->w, &d);
 	}
 	for (i = 0; o.found && i < o.n && !err; i++)
-		if (o.v[i].t1 > o.v[i].t0)
-			err = step_slice(b, dev, &o.v[i]);
+		err = step_slice(b, dev, &o.v[i]);
 	ig_steps_out_free(&o);
 	return err;
 }
