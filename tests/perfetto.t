@@ -4,7 +4,8 @@
 # slices balance and nest, its flows start and end on slices, the device's
 # idle slices are those written; a full disk is an error; the intern
 # tables stay bounded on many distinct strings.  As root: a storage run's
-# trace, and 4 ranks with one starved, whose waits flow to its cause.
+# trace, its steps on a track per GPU, and 4 ranks with one starved, whose
+# waits flow to its cause.
 . "$(dirname "$0")/lib.sh"
 SYNTH=$IG_TOP/build/tests/view/pf_synth
 SCHEMA=$IG_TOP/tests/perfetto
@@ -130,10 +131,72 @@ noclock "$TMP/p.pftrace" > "$TMP/p.noclock"
 ok "the replay gives the same trace, but for the clock snapshot" -- cmp -s "$TMP/r.noclock" "$TMP/p.noclock"
 is "$(grep -c 'clock_snapshot' "$TMP/r.txt")" 1 "the trace has one clock snapshot"
 
+# The steps (design §4.11, §7.8): each GPU's on a track "GPU N steps", a
+# slice for each step the JSON report lists, named by its index and cause;
+# the storage job's slow steps are named by storage (by storage or
+# cpu_starvation where the kernel's accounting says its threads waited
+# for a CPU, as above).
+"$CHECK" --dump "$TMP/r.slices" < "$TMP/r.txt" > /dev/null 2>&1
+pychecks "$TMP/r.json" "$TMP/r.slices" "$TMP/r.truth" "$IG_TOP/tools" <<'PY'
+import json, sys
+from tap import check
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[4])
+import accuracy
+j = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+
+
+def name(s):
+    return "step %d%s%s" % (s["index"], " (partial)" if s["partial"] else "",
+                            ": " + s["cause"] if s["cause"] else "")
+
+
+devs = [g for g in j["gpu"]["devices"] if g["steps"]["found"]]
+check(devs and j["steps"]["found"], "the storage job's steps are found",
+      "why none: %s" % j["steps"]["why_none"])
+slow = []
+for g in devs:
+    s, dev = g["steps"], g["device"]
+    got = [x for x in d["slices"] if x["track_name"] == "GPU %d steps" % dev]
+    check(got, "GPU %d: a steps track" % dev, "tracks: %s" % sorted(
+        t["name"] for t in d["tracks"].values() if t["name"]))
+    check(len(got) == s["count"] - s["list_omitted"],
+          "GPU %d: a slice per step (the JSON's count less those not listed)" % dev,
+          "%d slices, count %d, not listed %d" % (len(got), s["count"], s["list_omitted"]))
+    want = sorted((x["start_ns"], x["end_ns"] - x["start_ns"], name(x)) for x in s["list"])
+    have = sorted((x["ts"], x["dur"], x["name"]) for x in got)
+    check(have == want, "GPU %d: each slice is a listed step, named by its index and cause" % dev,
+          "first slices %s, first steps %s" % (have[:3], want[:3]))
+    by = {x["ts"]: x for x in got}
+    check(all(x["start_ns"] in by and
+              abs(float(by[x["start_ns"]]["annots"]["wall_ms"]) - x["wall_s"] * 1e3) < 0.002 and
+              abs(float(by[x["start_ns"]]["annots"]["idle_ms"]) - x["idle_s"] * 1e3) < 0.002 and
+              by[x["start_ns"]]["annots"]["slow"] == ("true" if x["slow"] else "false")
+              for x in s["list"]),
+          "GPU %d: the slices' wall, idle and slow annotations are the JSON's" % dev)
+    slow += [(by.get(x["start_ns"], {}).get("name"), x) for x in s["list"] if x["slow"]]
+named = sorted(set(n.split(": ", 1)[1] for n, _ in slow if n and ": " in n))
+try:
+    tj = json.load(open(sys.argv[3]))
+except (OSError, ValueError):
+    tj = {}
+o = accuracy.oracle("storage", accuracy.feeding_figures(tj))
+causes = ("storage",) if o["verdict"] in ("design", None) else ("storage", "cpu_starvation")
+st = [n for n, x in slow if x["cause"] == "storage"]
+check(all(n == "step %d: storage" % x["index"] for n, x in slow if x["cause"] == "storage")
+      and any(n.endswith(": " + c) for n, _ in slow for c in causes if n),
+      "the slow steps named by storage are \"step N: storage\", and %s names some [%s]"
+      % (" or ".join(causes), o["text"]),
+      "%d slow steps; their causes %s" % (len(slow), named))
+print("# %d slow steps, %d named storage; their causes %s" % (len(slow), len(st), named))
+PY
+
 # Collectives across ranks (design §4.9, §7.8): 4 ranks of trainsim, rank 2
 # starved by storage.  The other ranks' waits for it flow to slices on rank
 # 2's process named by its cause; each flow starts once and ends once, no
-# earlier; a balanced job's waits start (almost) no flow.
+# earlier; each rank's GPU has its steps, those that waited for rank 2
+# named by peer_wait; a balanced job's waits start (almost) no flow.
 [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ] || { skip "ranks' flows" "build/simgpu/libnccl.so.2 not built"; done_testing; exit; }
 ranks() {
 	"$IG" run -q --json "$TMP/$1.json" --perfetto "$TMP/$1.pftrace" -- \
@@ -203,6 +266,15 @@ check(waits and all(e["name"].startswith("late: ") and e["track_name"].startswit
           and s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]
           for v in waits.values() for s, e in v),
       "storage: each ends on a 'late: CAUSE' slice inside the wait, on rank %d's own track" % late)
+
+steps = [s for s in d["slices"] if re.match(r"GPU \d+ steps$", s["track_name"] or "")]
+check(len(set(s["track_name"] for s in steps)) == 4,
+      "storage: each rank's GPU has a steps track",
+      "tracks %s" % sorted(set(s["track_name"] for s in steps)))
+waited = [s for s in steps if s["name"].endswith(": peer_wait") and
+          str(s["annots"].get("late_rank")) == str(late)]
+check(waited, "storage: steps that waited for rank %d most are named by peer_wait, the late "
+      "rank an annotation" % late, "%d steps" % len(steps))
 
 b, bt = load(sys.argv[3]), json.load(open(sys.argv[4]))
 

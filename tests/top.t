@@ -1,8 +1,9 @@
 #!/bin/sh
 # The screen of `idlegap top`, driven by synthetic snapshots under tmux and
 # read back with capture-pane: rows sorted by idle share with their causes,
-# target strings escaped, keys q, p and s, a resize, Ctrl-Z and Ctrl-C; the
-# terminal is as it was afterwards.  Without a terminal: one line per row.
+# the job's steps, target strings escaped, keys q, p and s, a resize, Ctrl-Z
+# and Ctrl-C; the terminal is as it was afterwards.  Without a terminal: one
+# line per row (and one for the steps).
 . "$(dirname "$0")/lib.sh"
 FEED=$IG_TOP/build/tests/view/top_feed
 command -v tmux > /dev/null || skip_all "tmux not found (Debian tmux)"
@@ -22,7 +23,7 @@ wait_for() {
 	done
 	return 1
 }
-first_row() { screen | sed -n 4p | awk '{ print $2 }'; }
+first_row() { screen | sed -n 5p | awk '{ print $2 }'; }
 pids() { screen | awk '/^ *[0-9]+ / { printf "%s ", $1 }'; }
 records() { screen | sed -n 1p | grep -o '[0-9]* records/s'; }
 
@@ -47,8 +48,9 @@ tty_now() { stty -F "$(tmux -S "$SOCK" display -p '#{pane_tty}')" -g; }
 ok "the view starts in 80x24" -- start
 screen | sed 's/^/#  |/'
 is "$(first_row)" trainsim "sorted by idle share: the storage job leads"
-ok "its first cause with the detail line" -- sh -c "screen() { tmux -S '$SOCK' capture-pane -p; }; screen | sed -n 5p | grep -q 'storage *45%  file /data/shard-00007.bin'"
-ok "a rank's wait for peers under its causes" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 7p | grep -q 'peer_wait *20%  rank 2'"
+ok "its first cause with the detail line" -- sh -c "screen() { tmux -S '$SOCK' capture-pane -p; }; screen | sed -n 6p | grep -q 'storage *45%  file /data/shard-00007.bin'"
+ok "a rank's wait for peers under its causes" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 8p | grep -q 'peer_wait *20%  rank 2'"
+is "$(screen | sed -n 2p)" "steps: none found yet" "no steps: the second line says so"
 ok "the target's escape is drawn escaped" -- sh -c "tmux -S '$SOCK' capture-pane -p | grep -q 'evil.x1b]0;pwned'"
 ok "no line is wider than 80 columns" -- sh -c "! tmux -S '$SOCK' capture-pane -pJ | awk 'length > 80' | grep -q ."
 ok "raw mode while it runs" -- test "$(tty_now)" != "$(cat "$TMP/before")"
@@ -72,7 +74,7 @@ ok "running: new snapshots drawn" -- test "$(records)" != "$r1"
 
 tmux -S "$SOCK" resize-window -x 120 -y 30
 sleep 0.6
-ok "a resize redraws to the new width" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 4p | awk 'length > 100' | grep -q ."
+ok "a resize redraws to the new width" -- sh -c "tmux -S '$SOCK' capture-pane -p | sed -n 5p | awk 'length > 100' | grep -q ."
 
 keys C-z
 ok "Ctrl-Z: the shell's screen is back" -- wait_for "rc=148"
@@ -105,6 +107,14 @@ ok "SIGTERM: the shell's screen is back" -- wait_for "rc=143"
 is "$(saved "$TMP/stopped")" "$(cat "$TMP/before")" "SIGTERM: terminal settings restored"
 tmux -S "$SOCK" kill-server
 
+# the job's steps: their rate and the last slow step, on the second line
+start -S
+is "$(screen | sed -n 2p)" "steps 183.2/s (pid 4242, GPU 0), last slow: step 196 storage 10.9 ms" \
+	"the steps' rate and last slow step on the second line"
+is "$(first_row)" trainsim "with steps: the rows below them"
+ok "with steps: no line is wider than 80 columns" -- sh -c "! tmux -S '$SOCK' capture-pane -pJ | awk 'length > 80' | grep -q ."
+tmux -S "$SOCK" kill-server
+
 # more rows than fit: the screen says so and does not scroll
 start -r 20
 ok "rows that do not fit are counted" -- wait_for "more (a taller terminal"
@@ -119,10 +129,15 @@ ok "the lines give a rank's wait for peers" -- grep -q 'pid 4242 trainsim .* ran
 ok "no escape character reaches the lines" -- sh -c "! grep -q \"$(printf '\033')\" '$TMP/lines'"
 "$FEED" -n 1 -i 100 -r 4 > "$TMP/lines4" 2>&1
 ok "a process on no known GPU has its own line, GPU ?" -- grep -q 'pid 2003 filler gpu ? busy' "$TMP/lines4"
+"$FEED" -n 2 -i 100 -S > "$TMP/lines.steps" 2>&1
+is "$(grep -c ' steps 183.2/s pid 4242 gpu 0 last_slow step 196 storage 10.9 ms$' "$TMP/lines.steps")" 2 \
+	"with steps: one steps line per snapshot"
+is "$(wc -l < "$TMP/lines.steps")" 8 "and one line per row"
 
 # A live storage job under `idlegap top` (root, host-wide): the job is
 # found, and its row shows storage leading within 3 s of its first gap
-# (from the simulated GPU's own trace; the time is printed).
+# (from the simulated GPU's own trace; the time is printed); its steps'
+# rate, above 0, is on the second line with its pid while it runs.
 if [ "$(id -u)" != 0 ]; then
 	skip "a live storage job" "needs root"
 	done_testing
@@ -135,23 +150,30 @@ sleep 1.5	# top is up and has looked once
 LD_LIBRARY_PATH=$IG_TOP/build/simgpu SIMGPU_TRACE=$TMP/gpu.trace \
 	"$TS" -s storage -t 8 -q --truth "$TMP/truth.json" > /dev/null 2>&1 &
 job=$!
-/usr/bin/python3 - "$SOCK" "$job" "$TMP/seen" <<'PY'
-import subprocess, sys, time
-sock, pid, out = sys.argv[1], sys.argv[2], sys.argv[3]
+/usr/bin/python3 - "$SOCK" "$job" "$TMP/seen" "$TMP/steps" <<'PY'
+import re, subprocess, sys, time
+sock, pid, out, steps = sys.argv[1:5]
 end = time.monotonic() + 10
-while time.monotonic() < end:
+seen = stepped = False
+while time.monotonic() < end and not (seen and stepped):
     lines = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p"],
                            capture_output=True, text=True).stdout.splitlines()
     for i, l in enumerate(lines[:-1]):
-        if l.split()[:1] == [pid] and lines[i + 1].split()[:1] == ["storage"]:
+        if not seen and l.split()[:1] == [pid] and lines[i + 1].split()[:1] == ["storage"]:
             open(out, "w").write("%d\n%s\n%s\n" % (time.monotonic_ns(), l, lines[i + 1]))
-            sys.exit(0)
+            seen = True
+    m = re.match(r"steps ([0-9.]+)/s \(pid (\d+),", lines[1] if len(lines) > 1 else "")
+    if not stepped and m and float(m.group(1)) > 0 and m.group(2) == pid:
+        open(steps, "w").write(lines[1] + "\n")
+        stepped = True
     time.sleep(0.05)
 PY
 wait "$job"
 tmux -S "$SOCK" send-keys q
 ok "the live job's row shows storage leading" -- test -s "$TMP/seen"
 sed -n '2,3s/^/# /p' "$TMP/seen" 2> /dev/null
+ok "the live job's steps: a rate above 0 on the second line, with its pid" -- test -s "$TMP/steps"
+sed 's/^/# /' "$TMP/steps" 2> /dev/null
 delta=$(/usr/bin/python3 - "$TMP/gpu.trace" "$TMP/seen" <<'PY'
 import sys
 ops = sorted((int(f[2]), int(f[3])) for f in (l.split() for l in open(sys.argv[1])) if len(f) >= 4)

@@ -88,7 +88,8 @@ def annots(state, ev):
             v = lookup(state, 'debug_annotation_string_values', one(a, 'string_value_iid'))
         else:
             v = next(one(a, k) for k in ('string_value', 'uint_value', 'int_value',
-                                         'pointer_value') if k in a)
+                                         'pointer_value', 'double_value',
+                                         'bool_value') if k in a)
         out[name] = v
     return out
 

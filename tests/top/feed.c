@@ -4,12 +4,14 @@
  * job that idles most (rank 2 of a multi-GPU job, waiting for peers 20%),
  * an inference job that is busy most, and a process whose name holds a
  * terminal escape; their GPUs' last estimated blocks: an estimate, a
- * lower bound alone, a refusal.  records/s counts frames, so a
- * paused screen is seen to stop.
- * Usage: top_feed [-i INTERVAL_MS] [-n FRAMES] [-P PIDFILE] [-r ROWS]
+ * lower bound alone, a refusal; with -S, the job's steps (183.2 a
+ * second, the last slow one step 196, storage, 10.9 ms), else none found.
+ * records/s counts frames, so a paused screen is seen to stop.
+ * Usage: top_feed [-i INTERVAL_MS] [-n FRAMES] [-P PIDFILE] [-r ROWS] [-S]
  * Exit 0 on q or after FRAMES, 1 on error.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +34,21 @@ static struct ig_top_row rows[64] = {
 	  { .shown = true, .refused = "too few syncs waited for the GPU to check the model" } },
 };
 
-static int feed(struct ig_top *t, unsigned long frames, int interval, unsigned int n)
+static const struct ig_top_steps steps = {
+	.found = true, .device = 0, .pid = 4242, .per_s = 183.2, .slow = true, .slow_index = 196,
+	.slow_cause = "storage", .slow_ms = 10.9,
+};
+
+static int feed(struct ig_top *t, unsigned long frames, int interval, unsigned int n,
+		bool with_steps)
 {
 	struct ig_top_snapshot s = { .window_s = 10, .rows = rows, .n_rows = n };
 	struct timespec ts;
 	unsigned long i;
 	int r = 0;
 
+	if (with_steps)
+		s.steps = steps;
 	for (i = 0; i < frames && r == 0; i++) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		s.now_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
@@ -71,15 +81,17 @@ int main(int argc, char **argv)
 	unsigned int n = 3;
 	const char *pidfile = NULL;
 	int interval = 200, c, err;
+	bool with_steps = false;
 	struct ig_top *t;
 	FILE *f;
 
-	while ((c = getopt(argc, argv, "i:n:P:r:")) != -1) {
+	while ((c = getopt(argc, argv, "i:n:P:r:S")) != -1) {
 		switch (c) {
 		case 'i': interval = atoi(optarg); break;
 		case 'n': frames = strtoul(optarg, NULL, 10); break;
 		case 'P': pidfile = optarg; break;
 		case 'r': n = atoi(optarg) < 64 ? atoi(optarg) : 64; break;
+		case 'S': with_steps = true; break;
 		default: return 2;
 		}
 	}
@@ -93,7 +105,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "top_feed: %s\n", strerror(-err));
 		return 1;
 	}
-	err = feed(t, frames, interval, n);
+	err = feed(t, frames, interval, n, with_steps);
 	ig_top_close(t);
 	if (err) {
 		fprintf(stderr, "top_feed: %s\n", strerror(-err));

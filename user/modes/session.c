@@ -158,7 +158,8 @@ static void host_scan(struct session *s, __u64 now)
 /* A view's turn: the records and losses so far, read once a second. */
 static int view_tick(struct session *s, __u64 now)
 {
-	struct ig_session_tick t = { .now = now, .nrecords = s->nrecords };
+	struct ig_session_tick t = { .now = now, .nrecords = s->nrecords,
+				     .engine = s->engine };
 	struct ig_stats st;
 
 	if (now >= s->next_lost_read) {

@@ -26,6 +26,7 @@ struct ig_session_tick {
 	__u64 now;		/* CLOCK_MONOTONIC ns */
 	__u64 nrecords;		/* records so far */
 	__u64 lost;		/* records lost so far (kernel and here) */
+	const struct ig_engine *engine;	/* the session's, between records */
 };
 
 struct ig_session_opts {

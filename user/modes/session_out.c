@@ -128,6 +128,7 @@ int ig_session_close_timeline(struct session *s, const struct ig_output_opts *ou
 		return 0;
 	ig_engine_finish(s->engine);
 	ig_timeline_estimates(s->tlb, s->engine);
+	ig_timeline_steps(s->tlb, s->engine);
 	err = ig_timeline_close(s->tlb, &st);
 	s->tlb = NULL;
 	if (err) {

@@ -5,7 +5,9 @@
  * one-second buckets per process and GPU; each second the last 10 s of
  * buckets become a snapshot for the screen (top_view.h).  The estimate
  * of unresolved time is made in blocks of EST_BLOCK_S as they close; each
- * GPU's last one is shown under its rows.
+ * GPU's last one is shown under its rows.  The job's steps are found
+ * again at each refresh (ig_steps_find: bounded by the live segments
+ * the steps keep).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include "engine/engine_obs.h"
 #include "engine/model.h"
+#include "engine/steps/steps.h"
 #include "probes/log.h"
 #include "host/procfs.h"
 #include "modes/session.h"
@@ -63,6 +66,8 @@ struct topst {
 	struct ig_obs_estimate est[MAX_DEVS];	/* each slot's last block, t1 0: none */
 	char est_why[MAX_DEVS][160];
 	uint64_t next_draw, last_draw, last_records;
+	int steps_dev;			/* the device the steps were of */
+	uint64_t steps_final;		/* and its final time then; 0: none */
 	/* the snapshot */
 	struct ig_top_row out[MAX_ROWS];
 };
@@ -343,6 +348,116 @@ static bool row_snapshot(const struct topst *t, const struct row *r, uint64_t no
 	return true;
 }
 
+/* The whole steps of @o that ended in the last WINDOW_S s of its
+ * device's final time. */
+static uint32_t steps_lately(const struct ig_steps_out *o)
+{
+	uint64_t fin = o->n ? o->v[o->n - 1].t1 : 0, from;
+	uint32_t i, n = 0;
+
+	from = fin > WINDOW_S * NSEC ? fin - WINDOW_S * NSEC : 0;
+	for (i = o->n; i-- > 0 && o->v[i].t1 > from;)
+		n += !o->v[i].partial;
+	return n;
+}
+
+/* The job's steps: of the device, among those fed in the window, whose
+ * loop made the most whole steps lately (so that an ended job's, or a
+ * slow one's, give way); its slot in *slot, -1: none found. */
+static void steps_find(const struct topst *t, const struct ig_engine *e,
+		       uint64_t now, struct ig_steps_out *o, int *slot)
+{
+	struct ig_steps_out x;
+	uint32_t best = 0, n;
+	unsigned int i;
+
+	memset(o, 0, sizeof(*o));
+	*slot = -1;
+	for (i = 0; e && i < t->ndevs; i++) {
+		if (t->dev_sec[i] + WINDOW_S <= now / NSEC)
+			continue;
+		ig_steps_find(e, t->dev_key[i], &x);
+		n = x.found ? steps_lately(&x) : 0;
+		if (n && n > best) {
+			ig_steps_out_free(o);
+			*o = x;
+			*slot = (int)i;
+			best = n;
+		} else {
+			ig_steps_out_free(&x);
+		}
+	}
+}
+
+/*
+ * The job's steps (docs/design.md §4.11, §7.9).  The rate is of the
+ * complete steps that ended in the device's time made final since the
+ * last refresh, over that time; a loop slower than the refresh counts
+ * from its newest complete step's start instead.  No time made final
+ * (a stalled loop waits in a gap that no submission has ended yet, or
+ * the job ended): no step either, 0 a second.
+ */
+static void steps_snapshot(struct topst *t, const struct ig_engine *e, uint64_t now,
+			   struct ig_top_steps *out)
+{
+	struct ig_steps_out s;
+	const struct ig_step *last = NULL, *prev = NULL;
+	uint64_t from, fin;
+	uint32_t i, n = 0;
+	const char *c;
+	int slot;
+
+	memset(out, 0, sizeof(*out));
+	steps_find(t, e, now, &s, &slot);
+	for (i = s.found ? s.n : 0; i-- > 0;)
+		if (!s.v[i].partial) {
+			last = &s.v[i];
+			break;
+		}
+	if (!last) {
+		ig_steps_out_free(&s);
+		out->gone = t->steps_final != 0;
+		return;
+	}
+	fin = s.v[s.n - 1].t1;	/* the device's final time */
+	from = s.device == t->steps_dev && t->steps_final ? t->steps_final :
+	       fin > NSEC ? fin - NSEC : 0;	/* first seen: the last second */
+	for (i = 0; s.v[i].partial; i++)
+		;
+	if (from < s.v[i].t0)	/* the loop's, from its first whole step */
+		from = s.v[i].t0;
+	if (last->t0 < from && fin > from)
+		from = last->t0;
+	for (i = last - s.v + 1; fin > from && i-- > 0;) {
+		const struct ig_step *st = &s.v[i];
+
+		if (st->t1 <= from || (prev && st->index + 1 != prev->index))
+			break;		/* older, or folded steps between */
+		if (!st->partial)
+			n++;
+		prev = st;
+	}
+	out->found = true;
+	out->device = ig_gpu_dev_unknown(s.device) ? -1 : s.device;
+	out->pid = slot >= 0 ? t->dev_pid[slot] : 0;
+	out->per_s = fin > from ? n * 1e9 / (fin - from) : 0;
+	for (i = s.n; i-- > 0;) {
+		const struct ig_step *st = &s.v[i];
+
+		if (!st->slow)
+			continue;
+		c = ig_steps_cause_name(st->cause);
+		out->slow = true;
+		out->slow_index = st->index;
+		snprintf(out->slow_cause, sizeof(out->slow_cause), "%s", c ? c : "no idle");
+		out->slow_ms = (st->t1 - st->t0) / 1e6;
+		break;
+	}
+	t->steps_dev = s.device;
+	t->steps_final = fin;
+	ig_steps_out_free(&s);
+}
+
 static int draw(struct topst *t, const struct ig_session_tick *k)
 {
 	struct ig_top_snapshot s = { .window_s = WINDOW_S, .rows = t->out };
@@ -357,6 +472,7 @@ static int draw(struct topst *t, const struct ig_session_tick *k)
 	s.now_ns = (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
 	s.records_per_s = dt > 0 ? (k->nrecords - t->last_records) / dt : 0;
 	s.lost_records = k->lost;
+	steps_snapshot(t, k->engine, k->now, &s.steps);
 	t->last_draw = k->now;
 	t->last_records = k->nrecords;
 	return ig_top_draw(t->view, &s);

@@ -35,7 +35,8 @@ enum {
 enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3 };
 /* DebugAnnotation */
 enum {
-	F_DA_NAME_IID = 1, F_DA_UINT = 3, F_DA_INT = 4, F_DA_STRING = 6,
+	F_DA_NAME_IID = 1, F_DA_BOOL = 2, F_DA_UINT = 3, F_DA_INT = 4,
+	F_DA_DOUBLE = 5, F_DA_STRING = 6,
 	F_DA_PTR = 7, F_DA_NAME = 10, F_DA_STRING_IID = 17,
 };
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
@@ -448,6 +449,16 @@ static void put_annot(struct ig_perfetto *w, const struct ig_tl_annot *a)
 		break;
 	case IG_TL_PTR:
 		ig_pb_varint(&w->ev, F_DA_PTR, a->u);
+		break;
+	case IG_TL_DOUBLE: {
+		uint64_t bits;
+
+		memcpy(&bits, &a->d, sizeof(bits));
+		ig_pb_fixed64(&w->ev, F_DA_DOUBLE, bits);
+		break;
+	}
+	case IG_TL_BOOL:
+		ig_pb_varint(&w->ev, F_DA_BOOL, !!a->u);
 		break;
 	}
 	ig_pb_end(&w->ev, m);

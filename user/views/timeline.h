@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The timeline the views draw: GPU devices with busy, idle and unresolved
- * slices, threads with off-CPU intervals and timed driver calls,
- * submissions as instants, and flows from an idle gap to the thread
- * intervals its attribution walked.  Plain data with borrowed strings; a
- * producer fills one item at a time and hands it to a writer, which copies
- * what it keeps.  Times are CLOCK_MONOTONIC (BOOTTIME-free) nanoseconds.
+ * slices and the steps of the job's loop, threads with off-CPU intervals
+ * and timed driver calls, submissions as instants, and flows from an idle
+ * gap to the thread intervals its attribution walked.  Plain data with
+ * borrowed strings; a producer fills one item at a time and hands it to a
+ * writer, which copies what it keeps.  Times are CLOCK_MONOTONIC (BOOTTIME-free) nanoseconds.
  */
 #ifndef IG_TIMELINE_H
 #define IG_TIMELINE_H
@@ -25,7 +25,8 @@ struct ig_tl_thread {
 	const char *pcomm;	/* process name, used once per pid */
 };
 
-enum ig_tl_annot_type { IG_TL_STR, IG_TL_UINT, IG_TL_INT, IG_TL_PTR };
+enum ig_tl_annot_type { IG_TL_STR, IG_TL_UINT, IG_TL_INT, IG_TL_PTR,
+		       IG_TL_DOUBLE, IG_TL_BOOL };
 
 /* Detail behind a slice: file, lock, holder, peer, waker, pid, comm. */
 struct ig_tl_annot {
@@ -33,8 +34,9 @@ struct ig_tl_annot {
 	enum ig_tl_annot_type type;
 	union {
 		const char *s;
-		uint64_t u;
+		uint64_t u;	/* IG_TL_UINT, IG_TL_PTR; IG_TL_BOOL: 0 or 1 */
 		int64_t i;
+		double d;
 	};
 };
 
@@ -42,12 +44,13 @@ enum ig_tl_kind {
 	IG_TL_BUSY,		/* device: work in flight */
 	IG_TL_IDLE,		/* device: a gap proven idle, named by first cause */
 	IG_TL_UNRESOLVED,	/* device: no proof either way */
+	IG_TL_STEP,		/* device: one step of the job's loop */
 	IG_TL_OFFCPU,		/* thread: off CPU, named by reason */
 	IG_TL_CALL,		/* thread: a timed driver call */
 	IG_TL_SUBMIT,		/* thread: a submission (instant, dur 0) */
 };
 
-#define IG_TL_KIND_IS_DEVICE(k) ((k) <= IG_TL_UNRESOLVED)
+#define IG_TL_KIND_IS_DEVICE(k) ((k) <= IG_TL_STEP)
 
 struct ig_tl_slice {
 	enum ig_tl_kind kind;

@@ -35,6 +35,9 @@ int ig_timeline_close(struct ig_tlb *b, struct ig_perfetto_stats *st);
 /* After the report: the estimate's own track per GPU. */
 struct ig_engine;
 void ig_timeline_estimates(struct ig_tlb *b, const struct ig_engine *e);
+/* After the report: each GPU's steps on a track of their own,
+ * "GPU N steps" (timeline_steps.c). */
+void ig_timeline_steps(struct ig_tlb *b, const struct ig_engine *e);
 /* Closes and frees a timeline never finished; its file is removed. */
 void ig_timeline_abandon(struct ig_tlb *b);
 

@@ -4,6 +4,7 @@
  *   timeline_build.c  thread tracks, device tracks and the gaps' flows
  *   timeline_peers.c  each rank's collectives, and the flows from a
  *                     rank's wait for peers to the late rank's lateness
+ *   timeline_steps.c  each GPU's steps, at the report
  */
 #ifndef IG_TIMELINE_INT_H
 #define IG_TIMELINE_INT_H
@@ -42,6 +43,7 @@ struct ig_tlb {
 	uint32_t cap, n;	/* power of two */
 	uint64_t dev_declared;	/* devices 0..63 */
 	uint64_t est_declared;	/* their estimated tracks */
+	uint64_t steps_declared;	/* and their steps' tracks */
 	struct tl_tracks coll;			/* ranks' collectives tracks */
 	struct tl_tracks late_tracks;		/* late ranks' tracks */
 	struct tl_late late[IG_TL_MAX_DEVS];	/* and their slices, by slot */

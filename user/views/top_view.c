@@ -240,17 +240,51 @@ static int draw_row(FILE *f, const struct ig_top_row *r, int cols, int room)
 	return n;
 }
 
+/* "183.2/s", "0.25/s" */
+static const char *rate(char *buf, size_t n, double per_s)
+{
+	snprintf(buf, n, per_s >= 1 || per_s <= 0 ? "%.1f/s" : "%.2f/s", per_s);
+	return buf;
+}
+
+/* "steps 183.2/s (pid 4242, GPU 0), last slow: step 196 storage 10.9 ms",
+ * cut to the screen's width */
+static void draw_steps(FILE *f, const struct ig_top_steps *st, double window_s, int cols)
+{
+	char line[256], r[32], dev[16], pid[32] = "";
+	int n;
+
+	if (!st->found) {
+		if (st->gone)
+			fprintf(f, "steps: none in the last %.0f s\033[K\r\n", window_s);
+		else
+			fputs("steps: none found yet\033[K\r\n", f);
+		return;
+	}
+	if (st->pid)
+		snprintf(pid, sizeof(pid), "pid %u, ", st->pid);
+	n = snprintf(line, sizeof(line), "steps %s (%sGPU %s), ", rate(r, sizeof(r), st->per_s),
+		     pid, dev_name(dev, sizeof(dev), st->device));
+	if (st->slow)
+		snprintf(line + n, sizeof(line) - n, "last slow: step %u %.32s %.1f ms",
+			 st->slow_index, st->slow_cause, st->slow_ms);
+	else
+		snprintf(line + n, sizeof(line) - n, "none slow");
+	fprintf(f, "%.*s\033[K\r\n", cols - 1, line);
+}
+
 static void draw_screen(struct ig_top *t, FILE *f, int rows, int cols)
 {
 	const struct ig_top_snapshot *s = &t->last;
 	/* the bottom line stays empty: a newline there would scroll */
-	int line = 3, need, limit = rows - 1;
+	int line = 4, need, limit = rows - 1;
 	unsigned int i;
 
 	fprintf(f, "\033[H\033[1midlegap top\033[m  %u rows  %.0f records/s  %llu lost  "
 		"last %.0f s  sort: %s%s\033[K\r\n", s->n_rows, s->records_per_s,
 		(unsigned long long)s->lost_records, s->window_s, sort_names[t->sort],
 		t->paused ? "  \033[7mPAUSED\033[m" : "");
+	draw_steps(f, &s->steps, s->window_s, cols);
 	fputs("q quit  p pause  s sort        bar: # busy  - idle  ? unresolved\033[K\r\n", f);
 	fputs("\033[7m    PID COMM             GPU  BUSY  IDLE UNRES  share of the window", f);
 	fprintf(f, "%*s\033[m\033[K\r\n", cols > 70 ? cols - 70 : 0, "");
@@ -279,6 +313,17 @@ static void draw_lines(struct ig_top *t, FILE *f)
 	unsigned int i;
 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&sec, &tm));
+	if (s->steps.found) {
+		fprintf(f, "%s steps %s", when, rate(name, sizeof(name), s->steps.per_s));
+		if (s->steps.pid)
+			fprintf(f, " pid %u", s->steps.pid);
+		fprintf(f, " gpu %s", dev_name(dev, sizeof(dev), s->steps.device));
+		if (s->steps.slow)
+			fprintf(f, " last_slow step %u %s %.1f ms", s->steps.slow_index,
+				fit(name, sizeof(name), s->steps.slow_cause, 32),
+				s->steps.slow_ms);
+		fputc('\n', f);
+	}
 	if (!s->n_rows)
 		fprintf(f, "%s no GPU process rec/s %.0f lost %llu\n", when, s->records_per_s,
 			(unsigned long long)s->lost_records);

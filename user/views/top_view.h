@@ -3,8 +3,9 @@
  * The screen of `idlegap top`: each second the caller hands a snapshot
  * (per process and GPU: busy, idle and unresolved shares of the last
  * window, the first causes with their detail, and for a rank of a
- * multi-GPU job its wait for peers) and the view draws it, on a
- * terminal as a full screen (top_term.h), elsewhere as one line per row.
+ * multi-GPU job its wait for peers; and the job's steps) and the view
+ * draws it, on a terminal as a full screen (top_term.h), elsewhere as
+ * one line per row (and one for the steps).
  * Keys (docs/design.md §7.9): q quits, p pauses (the screen keeps the
  * last snapshot), s cycles the sort.  Strings are the target's and are
  * drawn escaped.
@@ -52,6 +53,21 @@ struct ig_top_row {
 	struct ig_top_est est;
 };
 
+/* The job's steps (docs/design.md §4.11): the loop's rate lately, from
+ * its complete steps, and its last slow step. */
+struct ig_top_steps {
+	bool found;		/* false: none found yet, or */
+	bool gone;		/* none in the window (window_s), where some
+				 * were before */
+	int device;		/* the GPU they are of; -1: unknown */
+	uint32_t pid;		/* the process that fed it last, 0: unknown */
+	double per_s;		/* complete steps a second */
+	bool slow;		/* a slow step seen: the last one */
+	uint32_t slow_index;
+	char slow_cause[32];	/* "storage", ...; "no idle" */
+	double slow_ms;		/* its wall time */
+};
+
 struct ig_top_snapshot {
 	uint64_t now_ns;	/* CLOCK_REALTIME, for the line output's time */
 	double window_s;	/* what the shares cover, e.g. 10 */
@@ -59,6 +75,7 @@ struct ig_top_snapshot {
 	uint64_t lost_records;	/* since the start */
 	const struct ig_top_row *rows;
 	unsigned int n_rows;
+	struct ig_top_steps steps;
 };
 
 enum ig_top_sort { IG_TOP_BY_IDLE, IG_TOP_BY_BUSY, IG_TOP_BY_PID, IG_TOP_SORTS };
