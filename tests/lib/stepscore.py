@@ -58,13 +58,20 @@ def score(truth, st, tol_ns=1000000):
     r["count_truth"] = len(inside)
     r["count_found"] = len(rl) + st.get("list_omitted", 0)
     r["boundary_share"] = ok / len(inside) if inside else 0.0
-    # whole steps on both sides: those between two matched boundaries
-    whole = [t for t in inside[1:] if near[t["index"]][0] <= tol_ns]
-    tw = [(t["end_ns"] - t["start_ns"]) / 1e9 for t in whole]
+    # whole steps on both sides: those between two matched boundaries.
+    # Steps are contiguous: a truth step's wall runs from the previous
+    # step's end (the feeder may be preempted between that end and its
+    # own record of the next start)
+    prev = {t["index"]: p["end_ns"] for p, t in zip(tl, tl[1:])}
+    whole = [t for t in inside[1:] if near[t["index"]][0] <= tol_ns and
+             t["index"] in prev]
+    tw = [(t["end_ns"] - prev[t["index"]]) / 1e9 for t in whole]
     fw = [x["wall_s"] for x in rl if not x["partial"]]
     r["truth_p50"], r["truth_p99"] = pct(tw, 0.5), pct(tw, 0.99)
     r["found_p50"], r["found_p99"] = st["p50_s"], st["p99_s"]
-    tp50 = pct([(t["end_ns"] - t["start_ns"]) / 1e9 for t in inside], 0.5)
+    def wall(t):
+        return (t["end_ns"] - prev.get(t["index"], t["start_ns"])) / 1e9
+    tp50 = pct([wall(t) for t in inside], 0.5)
     by_end = {x["end_ns"]: x for x in rl}
     slow_idx = set(st["slow"])
     injected = set(truth.get("slow_steps", []))
@@ -78,8 +85,7 @@ def score(truth, st, tol_ns=1000000):
         if d > tol_ns or x is None or x["partial"]:
             continue
         nin += 1
-        wall = (t["end_ns"] - t["start_ns"]) / 1e9
-        excess = max(wall - tp50, 1e-9)
+        excess = max(wall(t) - tp50, 1e-9)
         cpu = t.get("run_delay_ns", 0) / 1e9 >= excess / 3
         good = {t["cause"]} | ({"cpu_starvation"} if cpu else set())
         if x["index"] in slow_idx and x["cause"] in good:
@@ -104,8 +110,7 @@ def score(truth, st, tol_ns=1000000):
         if not cand:
             continue
         e, t = min(cand, key=lambda c: abs(c[0] - x["end_ns"]))
-        wall = (t["end_ns"] - t["start_ns"]) / 1e9
-        if abs(e - x["end_ns"]) <= tol_ns and wall <= 1.5 * tp50:
+        if abs(e - x["end_ns"]) <= tol_ns and wall(t) <= 1.5 * tp50:
             false.append(x["index"])
     r["slow_found"] = nslow
     r["slow_false_share"] = len(false) / nslow if nslow else 0.0
