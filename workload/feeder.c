@@ -48,6 +48,7 @@ struct feeder {
 	uint64_t step_gpu_ns;	/* GPU time one step asks for */
 	uint64_t gpu_free_at;	/* --no-sync: when queued work should end */
 	uint64_t lr_updates;
+	uint64_t loader_delay;	/* the step's batch: its worker's run delay */
 	uint64_t rng;		/* irregular: the requests' generator */
 	void *req_host;		/* irregular: pinned copy source */
 	CUdeviceptr req_dev;
@@ -213,6 +214,7 @@ static bool step(struct feeder *f, long n)
 			munmap(host, f->big_bytes);
 		return false;
 	}
+	batch_delay_take(host, f->r->batch_bytes, &f->loader_delay);
 	if (o->hold_ms > 0) {
 		pthread_mutex_lock(&f->r->step_lock);
 		f->lr_updates++;
@@ -249,26 +251,10 @@ static bool step(struct feeder *f, long n)
 	return true;
 }
 
-/* The calling thread's time waiting for a CPU so far (ns), from the
- * kernel's schedstat; 0 where it has none. */
-static uint64_t run_delay(void)
-{
-	static int fd = -2;
-	unsigned long long on, wait;
-	char buf[96];
-	ssize_t n;
-
-	if (fd == -2)
-		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	return sscanf(buf, "%llu %llu", &on, &wait) == 2 ? wait : 0;
-}
-
 /* Step n's record: what was injected into it on purpose. */
 static void step_note(const struct opts *o, struct step_stats *st, long n,
-		      uint64_t start, uint64_t end, uint64_t delay)
+		      uint64_t start, uint64_t end, uint64_t delay,
+		      uint64_t loader_delay)
 {
 	struct step_rec *s;
 
@@ -280,7 +266,8 @@ static void step_note(const struct opts *o, struct step_stats *st, long n,
 	}
 	s = &st->rec[st->nrec++];
 	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1,
-				.run_delay = delay };
+				.run_delay = delay,
+				.loader_run_delay = loader_delay };
 	if (ranks_active()) {
 		/* the straggler's own cause, or peer_wait on the others */
 		s->slowed = ranks_step_cause(n, &s->cause, &s->late_rank) &&
@@ -315,16 +302,17 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 			request_draw(&f, &q);
 			sleep_ns(q.pause_ns);
 			t = mono_ns();
-			d = run_delay();
+			d = thread_run_delay();
 			more = request(&f, n, &q);
 		} else {
 			t = mono_ns();
-			d = run_delay();
+			d = thread_run_delay();
 			more = step(&f, n);
 		}
 		if (!more)
 			break;
-		step_note(o, st, n, t, mono_ns(), run_delay() - d);
+		step_note(o, st, n, t, mono_ns(), thread_run_delay() - d,
+			  f.loader_delay);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	st->t_end = mono_ns();

@@ -347,12 +347,16 @@ static void worker_loop(struct run *r, int w)
 	    (rd.sock = connect_server(r->server_port)) < 0)
 		die("worker %d: cannot reach the sample server", w);
 	for (b = (uint64_t)w; !r->stop; b += (uint64_t)r->nworkers) {
+		uint64_t d0 = thread_run_delay();
+
 		if (make_batch(r, &rd, b, sample, buf)) {
 			if (!r->stop)
 				die("worker %d: cannot read batch %llu", w,
 				    (unsigned long long)b);
 			break;
 		}
+		/* the truth's: how long making it waited for a CPU */
+		batch_delay_put(buf, r->batch_bytes, thread_run_delay() - d0);
 		if (queue_put(r->q, w, b, buf, r->batch_bytes))
 			break;
 	}

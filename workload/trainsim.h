@@ -164,6 +164,7 @@ struct step_rec {
 				 * in the step: the kernel's own accounting
 				 * (schedstat), against which a host_compute
 				 * step is judged */
+	uint64_t loader_run_delay;	/* and its batch's worker's, making it */
 	bool slowed;		/* slowed on purpose beyond the others */
 };
 
@@ -181,6 +182,9 @@ void pin_self(int cpu);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 uint64_t decode_calibrate(void);
 uint64_t decode(const unsigned char *buf, size_t n, uint64_t loops);
+uint64_t thread_run_delay(void);
+void batch_delay_put(void *batch, size_t n, uint64_t ns);
+void batch_delay_take(const void *batch, size_t n, uint64_t *ns);
 
 /* loader.c */
 int dataset_prepare(struct dataset *ds, const char *dir, int nfiles,

@@ -178,8 +178,10 @@ static void json_steps(FILE *f, const struct run *r,
 			json_str(f, s->cause);
 		else
 			fputs("null", f);
-		fprintf(f, ", \"rank\": %d, \"run_delay_ns\": %llu", ranks_rank(),
-			(unsigned long long)s->run_delay);
+		fprintf(f, ", \"rank\": %d, \"run_delay_ns\": %llu, "
+			"\"loader_run_delay_ns\": %llu", ranks_rank(),
+			(unsigned long long)s->run_delay,
+			(unsigned long long)s->loader_run_delay);
 		if (s->late_rank >= 0)
 			fprintf(f, ", \"late_rank\": %d", s->late_rank);
 		fputc('}', f);

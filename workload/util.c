@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "trainsim.h"
 
@@ -82,4 +85,38 @@ uint64_t decode_calibrate(void)
 	}
 	(void)sink;
 	return loops * 1000 / (t ? t : 1) + 1;
+}
+
+/* The calling thread's time waiting for a CPU so far (ns), from the
+ * kernel's own accounting (schedstat); 0 where it has none. */
+uint64_t thread_run_delay(void)
+{
+	unsigned long long on, wait;
+	char buf[96];
+	ssize_t n;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &on, &wait) == 2 ? wait : 0;
+}
+
+/* A batch carries, in its first bytes, its worker's run delay while it
+ * made it, for the truth (the samples' bytes are not checked). */
+void batch_delay_put(void *batch, size_t n, uint64_t ns)
+{
+	if (n >= sizeof(ns))
+		memcpy(batch, &ns, sizeof(ns));
+}
+
+void batch_delay_take(const void *batch, size_t n, uint64_t *ns)
+{
+	*ns = 0;
+	if (n >= sizeof(*ns))
+		memcpy(ns, batch, sizeof(*ns));
 }

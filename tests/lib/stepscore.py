@@ -5,8 +5,8 @@ step_list, over the steps the report's boundaries span.
 The oracle: a step's boundary is its truth end (just after its sync
 returned); a slow step is one slowed on purpose (slow_steps), whose cause
 must be the injected one, or waiting for a CPU where the kernel's own
-accounting (the feeder's schedstat run delay in the step) shows it spent
-a third of the step's excess there; a report's slow step is false only
+accounting (the schedstat run delay of the feeder in the step and of the
+worker that made its batch) shows a third of the step's excess there; a report's slow step is false only
 where the truth's wall time was not slow (1.5 x the truth's p50), so a
 step that a loaded host really slowed is not counted against it.
 """
@@ -86,7 +86,10 @@ def score(truth, st, tol_ns=1000000):
             continue
         nin += 1
         excess = max(wall(t) - tp50, 1e-9)
-        cpu = t.get("run_delay_ns", 0) / 1e9 >= excess / 3
+        # the feeder's wait for a CPU in the step, and its batch's
+        # worker's while it made it
+        cpu = (t.get("run_delay_ns", 0) + t.get("loader_run_delay_ns", 0)) \
+            / 1e9 >= excess / 3
         good = {t["cause"]} | ({"cpu_starvation"} if cpu else set())
         if x["index"] in slow_idx and x["cause"] in good:
             hit += 1
