@@ -286,7 +286,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	const struct opts *o = r->o;
 	struct feeder f = { .r = r, .g = g };
 	struct request q;
-	uint64_t deadline, t, d;
+	uint64_t deadline, t, d, e;
 	long n;
 	bool more;
 
@@ -309,9 +309,11 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 			d = thread_run_delay();
 			more = step(&f, n);
 		}
+		/* the end at once, before anything that may sleep */
+		e = mono_ns();
 		if (!more)
 			break;
-		step_note(o, st, n, t, mono_ns(), thread_run_delay() - d,
+		step_note(o, st, n, t, e, thread_run_delay() - d,
 			  f.loader_delay);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");

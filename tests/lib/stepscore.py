@@ -3,7 +3,9 @@
 step_list, over the steps the report's boundaries span.
 
 The oracle: a step's boundary is its truth end (just after its sync
-returned); a slow step is one slowed on purpose (slow_steps), whose cause
+returned); a slow step is one slowed on purpose (slow_steps) and slow in
+truth (its wall over 1.5 x the truth's p50: on a loaded host the load
+may outweigh a stall), whose cause
 must be the injected one, or waiting for a CPU where the kernel's own
 accounting (the schedstat run delay of the feeder in the step and of the
 worker that made its batch) shows a third of the step's excess there; a report's slow step is false only
@@ -83,6 +85,9 @@ def score(truth, st, tol_ns=1000000):
         d, j = near[t["index"]]
         x = by_end.get(ends[j])
         if d > tol_ns or x is None or x["partial"]:
+            continue
+        # slowed, but not slow: the host's load outweighed the stall
+        if wall(t) <= 1.5 * tp50:
             continue
         nin += 1
         excess = max(wall(t) - tp50, 1e-9)
