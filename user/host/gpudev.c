@@ -21,6 +21,7 @@
 
 static struct ig_nvml *nv;
 static bool nv_tried;
+static const char *nv_why;
 
 /* Processes looked at: whether their GPU is known, and when to look
  * again if not. */
@@ -38,8 +39,15 @@ static struct ig_nvml *nvml(void)
 	if (!nv_tried) {
 		nv_tried = true;
 		nv = ig_nvml_open(&why);
+		nv_why = nv ? NULL : why ? why : "NVML cannot be used";
 	}
 	return nv;
+}
+
+const char *ig_gpudev_no_nvml(void)
+{
+	nvml();
+	return nv_why;
 }
 
 static struct watch *watch_of(pid_t pid, bool add)

@@ -22,6 +22,9 @@ bool ig_gpudev_wanted(pid_t pid, __u64 now);
 /* The host's index of the GPU @uuid as NVML numbers it (nvidia-smi's),
  * -1 without NVML or when NVML does not know it. */
 int ig_gpudev_index_of(const char *uuid);
+/* Why NVML cannot place processes on this host (it cannot be loaded, or
+ * its nvmlInit failed: the reason in one line), NULL when it can. */
+const char *ig_gpudev_no_nvml(void);
 /* @pid is gone: never asked again. */
 void ig_gpudev_forget(pid_t pid);
 
