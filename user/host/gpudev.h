@@ -10,7 +10,8 @@
 #include "stream/records.h"
 
 /* @pid's GPUDEV record at @ts: NVML (loaded at the first call), else the
- * one GPU device node it holds open, else its environment; @at_work when
+ * one GPU device node it holds open, else the one GPU its
+ * CUDA_VISIBLE_DEVICES names (never LOCAL_RANK: a rank); @at_work when
  * asked at its GPU work (ig_gpudev_wanted), not when it is followed or
  * exec's.  0, or -ENOENT when the process is gone. */
 int ig_gpudev_record(struct ig_gpudev *r, pid_t pid, __u64 ts, bool at_work);
