@@ -16,7 +16,7 @@
 	X(IG_MK_NAMESPACE, "namespace") X(IG_MK_POD, "pod") \
 	X(IG_MK_POD_UID, "pod_uid") X(IG_MK_CONTAINER, "container") \
 	X(IG_MK_SLURM_JOB, "slurm_job") X(IG_MK_RANK, "rank") \
-	X(IG_MK_COMM, "comm") X(IG_MK_SELF, "self_reported")
+	X(IG_MK_COMM, "comm") X(IG_MK_PID, "pid") X(IG_MK_SELF, "self_reported")
 
 enum ig_metric_key {
 #define IG_MK_ENUM(e, name) e,
@@ -89,6 +89,12 @@ struct ig_metrics {
 	uint64_t windows, partial, lost, dropped_stale, dropped_limit;
 	uint64_t gpu_missed;	/* GPU processes gone before they were followed */
 	uint64_t processes;
+	/* GPU processes followed on a GPU nothing placed (docs/design.md
+	 * §4.2), each counted once: the pids counted, and the window each
+	 * was last seen in (forgotten after keep windows) */
+	uint64_t gpu_unknown;
+	struct { int64_t pid; uint64_t last; } *unknown;
+	size_t nunknown;
 	char *refused;		/* the last label set over the limit */
 	uint64_t refused_at;	/* and its window */
 	double observed;

@@ -182,7 +182,9 @@ jo *ig_peers_local_json(const struct ig_engine *e)
 				       json_object_new_int(L->size) : NULL);
 		json_object_object_add(o, "inferred", json_object_new_boolean(L->inferred));
 		json_object_object_add(o, "pid", json_object_new_int64(L->tgid));
-		json_object_object_add(o, "device", L->device >= 0 ?
+		/* null also for a GPU nothing placed (its key, not a GPU) */
+		json_object_object_add(o, "device", L->device >= 0 &&
+				       !ig_gpu_dev_unknown(L->device) ?
 				       json_object_new_int(L->device) : NULL);
 		json_object_object_add(o, "calls", ju64(L->calls));
 		json_object_object_add(o, "ended", ju64(L->ended));
