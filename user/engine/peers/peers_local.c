@@ -154,6 +154,18 @@ void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
 		on_group_end(e, r);
 }
 
+void ig_peers_local_close(struct ig_engine *e, uint32_t tgid, uint64_t stream)
+{
+	uint32_t i;
+
+	for (i = 0; e->peers && i < e->peers->nlocal; i++) {
+		struct peers_local *L = &e->peers->local[i];
+
+		if (L->tgid == tgid && L->open_at && L->open_stream == stream)
+			close_open(e, L);
+	}
+}
+
 void ig_peers_local_finish(struct ig_engine *e)
 {
 	uint32_t i;
