@@ -120,8 +120,16 @@ static const char *init_why(void *lib, nvml_ret r)
 		dlsym(lib, "nvmlErrorString");
 	const char *name = init_error_name(r), *s = str ? str(r) : NULL;
 
-	snprintf(why_buf, sizeof(why_buf), "NVML failed to initialise: %s (%s%s%d)",
-		 s ? s : "error", name ? name : "", name ? ", " : "error ", (int)r);
+	size_t n;
+
+	snprintf(why_buf, sizeof(why_buf), "%s", s ? s : "error");
+	n = strlen(why_buf);
+	if (n && why_buf[n - 1] == '.')	/* "... version mismatch." */
+		why_buf[--n] = '\0';
+	snprintf(why_buf + n, sizeof(why_buf) - n, " (%s%s%d)",
+		 name ? name : "", name ? ", " : "error ", (int)r);
+	memmove(why_buf + 27, why_buf, strlen(why_buf) + 1);
+	memcpy(why_buf, "NVML failed to initialise: ", 27);
 	return why_buf;
 }
 
