@@ -403,7 +403,8 @@ static bool component(struct ig_engine *e, struct peers_infer *pi,
 }
 
 /* Whether @A's component @m (@n) can be made an inferred communicator
- * now: every process here whose calls look like @A's agrees, or
+ * now: every process here whose calls look like @A's (one whose
+ * communicator has an id among them) agrees, or
  * INFER_SETTLE_MAX calls or half the hold passed since @A first agreed.
  * A rank that joins later is matched only from then on, and its peers'
  * waits for it before are lost, so a rank whose exact ends are few yet
@@ -422,7 +423,9 @@ static bool settled(struct ig_engine *e, struct peers_infer *pi,
 	for (j = 0; j < pi->nc; j++) {
 		const struct infer_comm *Y = &pi->c[j];
 
-		if (Y->group >= 0)
+		/* one with an id too: the ranks that look like it may be
+		 * its communicator's, whose id they would take */
+		if (Y->group >= 0 && !Y->has_id)
 			continue;
 		for (i = 0; i < n && m[i]->tgid != Y->tgid; i++)
 			;
@@ -688,7 +691,7 @@ void ig_peers_infer_known(struct ig_engine *e, const struct ig_nccl *r)
 		slot_take(G, (uint32_t)r->rank);
 		G->nid++;
 	}
-	C = &pi->c[i < pi->nc ? i : pi->nc - 1];
+	C = &pi->c[i];		/* found, or just added at the end */
 	if (!C->has_id || pi->g[C->group].nid == pi->g[C->group].n)
 		return;
 	C->rank = r->rank;
