@@ -22,7 +22,10 @@
 #     gpu="unknown" with its pid and comm (never gpu="0"), its idle
 #     seconds (idle and unresolved, as in A) within 5% of the simulator's
 #     truth over the windows, proven idle never 5% above it, storage
-#     first, and it is counted in idlegap_gpu_processes_unknown_device_total.
+#     first (or a CPU, where the kernel's accounting says it waited for
+#     one, as in A), and it is counted in each window's
+#     gpu_processes.unknown_device and in
+#     idlegap_gpu_processes_unknown_device_total.
 # Other GPU processes on the host are found too: part A gives the agent
 # its own copy of libcuda (--libcuda) so that only its jobs produce GPU
 # records, and every query names the job's labels.
@@ -395,7 +398,11 @@ if mkdir "$CGE" 2>/dev/null; then
 	is "$?" 0 "without NVML: the agent exits 0 on SIGTERM"
 	is "$(grep -c 'NVML cannot be loaded (no libnvidia-ml.so.1 where the loader looks)' "$TMP/e.ag")" 1 \
 		"without NVML: the agent says so in one line"
-	pychecks "$IG_TOP/tools" "$TMP/e.trace" "$TMP/re" "$TMP/e.truth.json" "$TMP/expo-e" <<'PY'
+	# the kernel's accounting of the feeder says what it waited for, as
+	# in A: storage, or a CPU on a loaded host
+	orc=$(oracle "$TMP/e.truth.json")
+	pychecks "$IG_TOP/tools" "$TMP/e.trace" "$TMP/re" "$TMP/e.truth.json" "$TMP/expo-e" \
+		"$orc" <<'PY'
 import glob, json, re, sys
 sys.path.insert(0, sys.argv[1])
 import truth
@@ -403,12 +410,14 @@ from tap import check
 busy = truth.merge(truth.read_traces([sys.argv[2]])[1])
 feeder = json.load(open(sys.argv[4]))["pids"]["feeder"]
 want = 0
-unknown, placed = set(), set()
+unknown, placed, gp = set(), set(), []
 for f in sorted(glob.glob(sys.argv[3] + "/*.json")):
     r = json.load(open(f))
     unknown |= {d["pid"] for d in r["gpu"]["devices"] if d["device"] is None}
     placed |= {p["pid"] for p in r["processes"] if p["device"] is not None}
     dev = [d for d in r["gpu"]["devices"] if d["device"] is None and d["pid"] == feeder]
+    if dev:
+        gp.append(r.get("gpu_processes", {}).get("unknown_device"))
     procs = [p for p in r["processes"] if p["pid"] == feeder]
     if not dev or not procs or dev[0].get("span_start_ns") is None:
         continue
@@ -434,13 +443,23 @@ got = sum(v for lab, v in mine if re.match("idle$|unresolved_", lab["state"]))
 check(want > 1 and abs(got - want) <= 0.05 * want and idle <= 1.05 * want,
       "its idle seconds on /metrics %.3f s (proven idle %.3f s), truth %.3f s: within 5%%" % (
           got, idle, want))
-causes = sorted(((v, lab["cause"]) for lab, v in series("idlegap_gpu_idle_seconds_total")
-                 if lab.get("pid") == str(feeder)), reverse=True)
-check(causes and causes[0][1] == "storage", "storage leads its idle causes (%s)" % (
-    ", ".join("%s %.3f" % (c, v) for v, c in causes[:3])))
+causes = [c for v, c in sorted(((v, lab["cause"]) for lab, v in
+                                 series("idlegap_gpu_idle_seconds_total")
+                                 if lab.get("pid") == str(feeder)), reverse=True)]
+verdict, orc = (sys.argv[6].split(" ", 1) + [""])[:2]
+if verdict in ("design", "None"):
+    ok = causes[:1] == ["storage"]
+elif verdict == "cpu":
+    ok = causes[:1] == ["cpu_starvation"] or causes[:2] == ["storage", "cpu_starvation"]
+else:
+    ok = causes[:1] in (["storage"], ["cpu_starvation"])
+check(ok, "storage leads its idle causes, or the CPU it waited for as the "
+      "oracle says (%s) [%s: %s]" % (", ".join(causes[:3]), verdict, orc))
 n = [float(v) for lab, v in [(l.split()[0], l.split()[1]) for l in text
      if l.startswith("idlegap_gpu_processes_unknown_device_total ")]]
 shown = {lab.get("pid") for lab, v in series("idlegap_gpu_seconds_total")}
+check(gp and all(g == 1 for g in gp),
+      "each window's gpu_processes.unknown_device counts it (%s)" % gp)
 check(feeder in unknown and n and n[0] == len(unknown) and
       all(str(p) in shown for p in unknown - placed),
       "every followed GPU process is on /metrics, counted in "
