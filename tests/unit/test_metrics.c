@@ -386,6 +386,24 @@ static void test_unknown_device(void **state)
 	has(t, "\nidlegap_processes 2\n");
 	free(t);
 	json_object_put(w);
+	/* gone: its series go IG_METRICS_PID_KEEP windows later, not ten
+	 * (a host may start such processes by the thousand); it is not
+	 * counted again while it was seen within the registry's keep */
+	w = window("[]", "[]", "[]");
+	for (int i = 0; i < IG_METRICS_PID_KEEP; i++)
+		assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	has(t, "pid=\"20\"");
+	free(t);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	hasnt(t, "pid=\"20\"");
+	hasnt(t, "pid=\"21\"");
+	has(t, "\nidlegap_series_dropped_total{reason=\"stale\"} 2\n");
+	has(t, "\nidlegap_gpu_processes_unknown_device_total 2\n");
+	has(t, "\nidlegap_processes 0\n");
+	free(t);
+	json_object_put(w);
 	ig_metrics_free(m);
 }
 

@@ -514,6 +514,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t = target_get(m, &s);
 		if (!t)
 			continue;
+		t->per_pid = s.v[IG_MK_PID][0] != '\0';
 		t->state[IG_ST_BUSY] += ig_metrics_jsec(d, "busy_s");
 		t->state[IG_ST_IDLE] += ig_metrics_jsec(d, "idle_s");
 		t->state[IG_ST_UNRES_HOST] += ig_metrics_jsec(d, "unresolved_host_bound_s");
@@ -615,7 +616,8 @@ static void drop_stale(struct ig_metrics *m)
 	size_t i, j;
 
 	for (i = j = 0; i < m->ntargets; i++) {
-		if (m->windows - m->targets[i]->last > m->keep) {
+		if (m->windows - m->targets[i]->last >
+		    (m->targets[i]->per_pid ? IG_METRICS_PID_KEEP : m->keep)) {
 			target_free(m->targets[i]);
 			m->dropped_stale++;
 		} else {

@@ -64,11 +64,19 @@ struct ig_coll_sum {
 	double ended, lead_s;
 };
 
+/* A series of one process (gpu="unknown", its pid) is dropped this many
+ * windows after its process was last seen, not the registry's keep: a
+ * host that starts GPU processes by the thousand would otherwise hold
+ * one series per process for ten windows. */
+#define IG_METRICS_PID_KEEP	2
+
 /* One label set and its counters. */
 struct ig_target {
 	char *key;		/* its labels as exposed: k="v",... */
 	uint64_t last;		/* window it was last seen in */
 	bool has_state, has_causes, has_hist;
+	bool per_pid;		/* one process's GPU nothing placed: kept
+				 * IG_METRICS_PID_KEEP windows unseen */
 	double state[IG_ST__MAX];
 	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
 	uint32_t nidle, nunres;
