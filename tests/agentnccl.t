@@ -8,10 +8,14 @@
 # same count in every window (no growth beyond 1.5x the first full one),
 # every full window matches collectives across the 4 ranks, each rank
 # numbering them as the others do, and the last full window still names
-# rank 2 the late rank.
+# rank 2 the late rank.  The agent runs without NVML (its nvmlInit
+# failing for want of permission: SIMNVML_INIT_FAIL=permission): it says
+# so in one line, and each rank, its context seen, is on /metrics under
+# its own GPU (the one its context named) and its rank, none unknown.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_ranks_build
+command -v curl > /dev/null || skip_all "no curl"
 CG=$(cgroup_root)
 [ -d "$CG" ] || skip_all "no cgroup v2 hierarchy"
 JOB=/idlegap-agentnccl-$$
@@ -25,12 +29,16 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-plan 7
+plan 9
 
 # the first window opens as the agent starts: the ranks, started at once,
 # are probed before they create their communicator
-if start_agent "$TMP/a.out" --cgroup "$JOB" --listen 127.0.0.1:0 --window 2 --every 3 \
-	--reports "$TMP/reports" -v; then
+export SIMNVML_INIT_FAIL=permission
+start_agent "$TMP/a.out" --cgroup "$JOB" --listen 127.0.0.1:0 --window 2 --every 3 \
+	--reports "$TMP/reports" -v
+st=$?
+unset SIMNVML_INIT_FAIL
+if [ $st = 0 ]; then
 	pass "the agent serves /metrics, windows of 2 s every 3 s"
 else
 	fail "the agent serves /metrics, windows of 2 s every 3 s"
@@ -55,6 +63,15 @@ RANKS=
 is "$st" 0 "the 4 ranks ran to their end"
 # the window under way when the job ended, and its report
 sleep 6
+PORT=$(grep -o 'metrics on port [0-9]*' "$TMP/a.out" | grep -o '[0-9]*$')
+curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/metrics"
+is "$(grep -c 'warning: NVML failed to initialise: Insufficient Permissions (NVML_ERROR_NO_PERMISSION, 4)' "$TMP/a.out")" 1 \
+	"without NVML (no permission): the agent says so in one line"
+got=$(/usr/bin/python3 -c 'import re, sys
+s = {(d.get("gpu"), d.get("rank")) for d in (dict(re.findall(r"(\w+)=\"([^\"]*)\"", l.split("}")[0]))
+     for l in open(sys.argv[1]) if l.startswith("idlegap_gpu_seconds_total{"))}
+print(" ".join("%s:%s" % x for x in sorted(s, key=str)))' "$TMP/metrics")
+is "$got" "0:0 1:1 2:2 3:3" "without NVML: each rank's series under the GPU its context named (gpu:rank)"
 kill "$AGENT"
 wait "$AGENT"
 is "$?" 0 "the agent exits 0 on SIGTERM"

@@ -13,6 +13,17 @@
 #     within 10% of the simulated NCCL's truth; the straggler's device
 #     idle within 10% of the truth; no NCCL wait counted busy; the agent's
 #     /metrics has idlegap_gpu_seconds_total{state="peer_wait"} per gpu.
+#  C. Without NVML (the simulated one's nvmlInit fails as after a driver
+#     upgrade without a reboot: SIMNVML_INIT_FAIL=version): ranks 0, 1
+#     and 3 set up and wait inside ncclCommInitRank before the agent
+#     starts, rank 2 after it (its context and communicator's creation
+#     seen, the others' not): the agent says why NVML failed in one line,
+#     each fast rank's peer wait over the full windows within 10% of the
+#     simulated NCCL's truth and its busy at most 10% over its kernels',
+#     no series says gpu="0" (no process is on GPU 0 as far as the node
+#     knows), every followed GPU process is on /metrics (gpu="unknown"
+#     with its pid where nothing placed it) and counted in
+#     idlegap_gpu_processes_unknown_device_total.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_ranks_build
@@ -37,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 mono() { $PY -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 
-PARTS=${PARTS:-now run attach between after}
+PARTS=${PARTS:-now run attach between after nonvml}
 has() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
 
 # --- A: run, processes that set up at once after dlopen
@@ -313,6 +324,115 @@ if start_agent "$TMP/after.ag" --cgroup "$JOB" --listen 127.0.0.1:0 --window 4 -
 else
 	fail "agent (started after the job): serves /metrics"
 	wait "$JOBPID"; JOBPID=
+fi
+fi
+
+# --- C: without NVML, ranks set up before and after the agent
+if has nonvml; then
+RANKPIDS=
+rank() {
+	RANK=$1 LOCAL_RANK=$1 WORLD_SIZE=4 TRAINSIM_NCCL_ID=$TMP/nonvml.ncclid \
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' rank "$CG$JOB" \
+		$PY "$IG_TOP/tools/trainsim.py" ranks -s storage --steps $((STEPS * 3)) \
+		--truth "$TMP/nonvml/rank$1.truth" > "$TMP/nonvml/rank$1.out" 2>&1 &
+	RANKPIDS="$RANKPIDS $!"
+}
+in_init() {	# ranks 0, 1 and 3 have libnccl and the id: inside ncclCommInitRank
+	[ -e "$TMP/nonvml.ncclid" ] || return 1
+	for p in $RANKPIDS; do grep -q libnccl "/proc/$p/maps" 2>/dev/null || return 1; done
+}
+mkdir -p "$TMP/nonvml"
+for r in 0 1 3; do rank $r; done
+wait_until 60 in_init || diag "nonvml: ranks 0, 1, 3 not seen in ncclCommInitRank"
+sleep 0.5
+export SIMNVML_INIT_FAIL=version
+start_agent "$TMP/nonvml.ag" --cgroup "$JOB" --listen 127.0.0.1:0 --window 4 --every 5 \
+	--reports "$TMP/nonvml/reports"
+st=$?
+unset SIMNVML_INIT_FAIL
+rank 2
+for p in $RANKPIDS; do wait "$p"; done
+if [ $st = 0 ]; then
+	sleep 1
+	PORT=$(grep -o 'metrics on port [0-9]*' "$TMP/nonvml.ag" | grep -o '[0-9]*$')
+	curl -s "http://127.0.0.1:$PORT/metrics" > "$TMP/nonvml.metrics"
+	stop_agent
+	is "$?" 0 "agent without NVML: exits 0 on SIGTERM"
+	is "$(grep -c 'NVML failed to initialise: RM has detected an NVML/RM version mismatch (NVML_ERROR_LIB_RM_VERSION_MISMATCH, 18)' "$TMP/nonvml.ag")" 1 \
+		"agent without NVML: says why in one line"
+	pychecks "agent without NVML" "$TMP/nonvml" "$TMP/nonvml/reports" "$TMP/nonvml.metrics" <<'PY'
+import glob, json, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["IG_TOP"], "tools"))
+import truth as T
+from tap import check
+name, d, rdir, metrics = sys.argv[1:5]
+NS = 1e9
+ranks = {}
+for r in range(4):
+    t = json.load(open("%s/rank%d.truth.rank%d" % (d, r, r)))
+    ranks[t["pids"]["feeder"]] = t
+strag = [p for p, t in ranks.items() if t["role"] == "straggler"][0]
+waits = {r["pid"]: r["waits"] for r in T.nccl_report(
+    [t["nccl"]["trace_file"] for t in ranks.values()])["ranks"]}
+a = min(t["gpu"]["span_start_ns"] for t in ranks.values())
+b = max(t["gpu"]["span_end_ns"] for t in ranks.values())
+reps = [json.load(open(f)) for f in sorted(glob.glob(rdir + "/*.json"))]
+full = [j for j in reps if a <= j["meta"]["start_ns"] and
+        j["meta"]["start_ns"] + int(j["duration_s"] * NS) <= b]
+if not check(full, "%s: a window inside the job's GPU span" % name):
+    sys.exit(0)
+# each rank's device entry in each full window (its own where nothing
+# placed it: "device" null, its pid) against the simulators' truth
+got, want, busy_g, kern, hid = ({p: 0.0 for p in ranks} for _ in range(5))
+for j in full:
+    procs = {p["pid"]: p for p in j["processes"]}
+    coll = {r["pid"]: r for r in j["collectives"]["ranks"]}
+    for pid, t in ranks.items():
+        dev = procs.get(pid, {}).get("device")
+        x = [x for x in j["gpu"]["devices"] if (dev is not None and x["device"] == dev) or
+             (x["device"] is None and x.get("pid") == pid)]
+        if not x:
+            continue
+        lo, hi = x[0]["span_start_ns"], x[0]["span_end_ns"]
+        ivs = T.read_traces(t["trace_files"])[1]
+        busy = T.clip(T.merge(ivs), lo, hi)
+        w = T.merge(T.clip(waits.get(pid, []), lo, hi))
+        want[pid] += T.total(w) / NS
+        got[pid] += coll.get(pid, {}).get("peer_wait_s", 0.0)
+        busy_g[pid] += x[0]["busy_s"]
+        kern[pid] += (T.total(busy) - T.total(T.intersect(busy, w))) / NS
+        late = T.read_late([os.environ["SIMGPU_LATE"].replace("%p", str(pid))])
+        hid[pid] += T.hidden_idle(late, ivs, lo, hi) / NS
+for pid, t in sorted(ranks.items(), key=lambda x: x[1]["rank"]):
+    if pid == strag:
+        continue
+    check(want[pid] > 0 and abs(got[pid] - want[pid]) <= 0.10 * want[pid],
+          "%s: rank %d's peer wait %.3f s, truth %.3f s (%d full windows)" % (
+              name, t["rank"], got[pid], want[pid], len(full)))
+    check(busy_g[pid] <= 1.10 * kern[pid] + hid[pid] + 0.02,
+          "%s: rank %d's busy %.3f s, at most 10%% over its kernels' %.3f s "
+          "(%.3f s of ends hidden)" % (name, t["rank"], busy_g[pid], kern[pid], hid[pid]))
+text = open(metrics).read().splitlines()
+series = [dict(re.findall(r'(\w+)="([^"]*)"', l.split("}")[0]))
+          for l in text if l.startswith("idlegap_gpu_seconds_total{")]
+on0 = {p["pid"] for j in reps for p in j["processes"] if p["device"] == 0}
+bad = sorted({(s.get("rank"), s.get("pid")) for s in series if s.get("gpu") == "0"})
+check(on0 or not bad, '%s: no series says gpu="0": no process is on GPU 0 (%s)' % (name, bad))
+unknown = {x["pid"] for j in reps for x in j["gpu"]["devices"] if x["device"] is None}
+placed = {p["pid"] for j in reps for p in j["processes"] if p["device"] is not None}
+shown = {s.get("pid") for s in series if s.get("gpu") == "unknown"}
+missing = sorted(p for p in unknown - placed if str(p) not in shown)
+check((unknown | placed) >= set(ranks) and not missing,
+      '%s: every followed GPU process is on /metrics: %d on gpu="unknown" with its pid, '
+      '%d placed (missing %s)' % (name, len(unknown - placed), len(placed), missing))
+n = [l.split()[1] for l in text if l.startswith("idlegap_gpu_processes_unknown_device_total ")]
+check(n and int(float(n[0])) == len(unknown),
+      "%s: idlegap_gpu_processes_unknown_device_total %s, %d processes" % (
+          name, n and n[0], len(unknown)))
+PY
+else
+	fail "agent without NVML: serves /metrics"
+	sed 's/^/# /' "$TMP/nonvml.ag"
 fi
 fi
 done_testing

@@ -9,7 +9,10 @@
 # over the collectives that arrived while attached; `idlegap top`,
 # host-wide, shows the ranks' wait too.  Two jobs of the same
 # shape side by side, attached together, stay two communicators: their
-# calls agree, their ends do not.  Needs root.
+# calls agree, their ends do not; attached without NVML (its nvmlInit
+# failing, the driver not loaded: SIMNVML_INIT_FAIL=driver), with one
+# line that says so, each rank on a GPU of its own, unknown (no GPU 0 by
+# default).  Needs root.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_ranks_build
@@ -101,8 +104,8 @@ ok "text: the inferred communicator is said so" -- \
 	sh -c "'$IG' report '$TMP/a.igrec' 2>/dev/null | grep -q 'created before tracing, inferred'"
 
 # Two 3-rank jobs of the same shape (the same all-reduce every step, rank
-# 2 of each starved), attached together: two communicators, each of one
-# job's ranks
+# 2 of each starved), attached together without NVML: two communicators,
+# each of one job's ranks, every rank's GPU unknown
 MASTER_PORT=29612 "$TS" ranks --world 3 -s storage --steps 2000 -t 60 > "$TMP/j1.out" 2>&1 &
 j1=$!
 MASTER_PORT=29613 "$TS" ranks --world 3 -s storage --steps 2000 -t 60 > "$TMP/j2.out" 2>&1 &
@@ -111,8 +114,11 @@ training $j1 3
 p1=$pids
 training $j2 3
 p2=$pids
-"$IG" attach -p "$j1,$p1,$j2,$p2" -d 6 -q --json "$TMP/b.json" 2> "$TMP/attach2.err"
-is "$?" 0 "attach: traced both jobs for 6 s"
+SIMNVML_INIT_FAIL=driver "$IG" attach -p "$j1,$p1,$j2,$p2" -d 6 -q --json "$TMP/b.json" \
+	2> "$TMP/attach2.err"
+is "$?" 0 "attach without NVML: traced both jobs for 6 s"
+is "$(grep -c 'warning: NVML failed to initialise: Driver Not Loaded (NVML_ERROR_DRIVER_NOT_LOADED, 9)' "$TMP/attach2.err"):$(grep -vc ': tracing ' "$TMP/attach2.err")" "1:1" \
+	"attach without NVML: one line says why ($(grep -v ': tracing ' "$TMP/attach2.err" | head -2))"
 for p in $(echo "$p1,$p2" | tr , ' ') $j1 $j2; do kill "$p" 2>/dev/null; done
 wait $j1 $j2 2>/dev/null
 /usr/bin/python3 - "$TMP/b.json" "$p1" "$p2" <<'PY' > "$TMP/checks2" 2>&1 ||
@@ -127,6 +133,14 @@ say(all(any(m <= j for j in jobs) for m in comms.values()),
     "no inferred communicator mixes the two jobs (%s)" % sorted(map(sorted, comms.values())))
 say(c.get("inferred_communicators") == 2 and sorted(map(sorted, comms.values())) ==
     sorted(map(sorted, jobs)), "each job's 3 ranks are one inferred communicator")
+j = json.load(open(sys.argv[1]))
+ranks = set().union(*jobs)
+devs = j["gpu"]["devices"]
+say(all(p["device"] is None and p["ordinal"] is None for p in j["processes"] if p["pid"] in ranks) and
+    sorted(d["pid"] for d in devs if d["device"] is None) == sorted(ranks) and
+    all(b["device"] is None for b in c["by_communicator"]),
+    "without NVML every rank's GPU is unknown, a device of its own, no ordinal (%s)" % (
+        [(d["device"], d.get("pid")) for d in devs]))
 PY
 	echo "bad the report could not be read: $(tail -1 "$TMP/checks2")" >> "$TMP/checks2"
 while read -r verdict what; do

@@ -2,8 +2,9 @@
 # The simulated NVML (build/simgpu/libnvidia-ml.so.1), loaded by dlopen as
 # idlegap loads it: devices, UUIDs and error codes; the processes on each
 # GPU (CUDA_VISIBLE_DEVICES, a killed process, an exited one); utilization
-# samples, rates, per process and GPM against a second of known work; and
-# the switches that make each query unsupported.
+# samples, rates, per process and GPM against a second of known work; the
+# switches that make each query unsupported, and the one that makes
+# nvmlInit fail.
 . "$(dirname "$0")/lib.sh"
 
 LIB=$IG_TOP/build/simgpu/libnvidia-ml.so.1
@@ -35,6 +36,25 @@ ok "simnvml: another machine's GPU 3 has another UUID" -- \
 SIMGPU_MACHINE="../x" "$CHECK" basic >/dev/null 2>&1
 ok "simnvml: SIMGPU_MACHINE with a slash stays under /dev/shm" -- \
 	test ! -e /dev/x -a ! -e "/dev/shm/simgpu-machine-../x"
+
+# SIMNVML_INIT_FAIL: nvmlInit fails as a real one does where the module is
+# not loaded, the driver was upgraded without a reboot, or the device
+# nodes may not be opened; nothing else answers then
+for m in driver:9:'Driver Not Loaded' version:18:'RM has detected an NVML/RM version mismatch.' \
+	 permission:4:'Insufficient Permissions'; do
+	want=${m#*:}
+	got=$(SIMNVML_INIT_FAIL=${m%%:*} /usr/bin/python3 - "$LIB" <<'PY'
+import ctypes, sys
+nv = ctypes.CDLL(sys.argv[1])
+nv.nvmlErrorString.restype = ctypes.c_char_p
+r = nv.nvmlInit_v2()
+n = ctypes.c_uint(0)
+print("%d:%s:%d" % (r, nv.nvmlErrorString(r).decode(), nv.nvmlDeviceGetCount_v2(ctypes.byref(n))))
+PY
+)
+	is "$got" "$want:1" "simnvml: SIMNVML_INIT_FAIL=${m%%:*}: nvmlInit_v2 answers ${want%%:*}, then nothing is initialised"
+done
+is "$(SIMNVML_INIT_FAIL=0 "$CHECK" basic > /dev/null 2>&1; echo $?)" 0 "simnvml: SIMNVML_INIT_FAIL=0 is off"
 
 if command -v nm >/dev/null; then
 	syms=$(nm -D --defined-only "$LIB" | awk '{print $3}')

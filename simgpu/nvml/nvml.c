@@ -77,6 +77,26 @@ int dev_of(nvmlDevice_t d)
 
 /* ---- init ---------------------------------------------------------------- */
 
+/*
+ * SIMNVML_INIT_FAIL=driver|version|permission: nvmlInit fails as a real
+ * one does where the kernel module is not loaded, where the driver was
+ * upgraded without a reboot (the library newer than the module), and
+ * where the device nodes may not be opened.  Any other value but 0:
+ * driver.
+ */
+static nvmlReturn_t init_fail(void)
+{
+	const char *v = getenv("SIMNVML_INIT_FAIL");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return NVML_SUCCESS;
+	if (!strcmp(v, "version"))
+		return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+	if (!strcmp(v, "permission"))
+		return NVML_ERROR_NO_PERMISSION;
+	return NVML_ERROR_DRIVER_NOT_LOADED;
+}
+
 static nvmlReturn_t init(unsigned int flags)
 {
 	const char *v = getenv("SIMGPU_DEVICES");
@@ -86,6 +106,9 @@ static nvmlReturn_t init(unsigned int flags)
 	if (flags & ~(unsigned int)(NVML_INIT_FLAG_NO_GPUS |
 				    NVML_INIT_FLAG_NO_ATTACH))
 		return NVML_ERROR_INVALID_ARGUMENT;
+	r = init_fail();
+	if (r)
+		return r;
 	if (v && atoi(v) > 0)
 		want = (unsigned int)atoi(v);
 	pthread_mutex_lock(&lock);
@@ -146,6 +169,8 @@ EXPORT const char *nvmlErrorString(nvmlReturn_t r)
 		[NVML_ERROR_INSUFFICIENT_SIZE] = "Insufficient Size",
 		[NVML_ERROR_DRIVER_NOT_LOADED] = "Driver Not Loaded",
 		[NVML_ERROR_FUNCTION_NOT_FOUND] = "Function Not Found",
+		[NVML_ERROR_LIB_RM_VERSION_MISMATCH] =
+			"RM has detected an NVML/RM version mismatch.",
 		[NVML_ERROR_ARGUMENT_VERSION_MISMATCH] =
 			"Argument version mismatch",
 		[NVML_ERROR_NO_DATA] = "No data",

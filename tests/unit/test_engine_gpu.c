@@ -217,14 +217,15 @@ static void test_processes_devices(void **state)
 }
 
 /* Nothing places a process's GPU: a device of its own, "device": null,
- * never another process's GPU 0; one its environment places is
- * labelled self-reported, and so is the RANK it gives. */
+ * never another process's GPU 0; LOCAL_RANK (an older recording's
+ * gpudev) places nothing either, a rank is not a GPU, and the RANK it
+ * gives is labelled self-reported. */
 static void test_device_unknown(void **state)
 {
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j, *devs, *d, *sr;
-	int i, nnull = 0, nenv = 0;
+	int i, nnull = 0;
 
 	(void)state;
 	t_meta(&s, 0);
@@ -251,27 +252,35 @@ static void test_device_unknown(void **state)
 	for (i = 0; i < 3; i++) {
 		d = json_object_array_get_idx(devs, i);
 		sr = jpath(d, "self_reported");
-		if (!jpath(d, "device")) {
+		if (!jpath(d, "device") && ji(d, "pid") == 100) {
 			nnull++;
-			assert_int_equal(ji(d, "pid"), 100);
 			assert_null(jpath(d, "device_source"));
 			assert_near(jd(d, "busy_s"), S(10), EPS);
-		} else if (ji(d, "device") == 3) {
-			nenv++;
-			assert_string_equal(json_object_get_string(
-				jpath(d, "device_source")), "local_rank");
+		} else if (!jpath(d, "device")) {
+			nnull++;
+			assert_int_equal(ji(d, "pid"), 300);
+			assert_null(jpath(d, "device_source"));
+			assert_near(jd(d, "busy_s"), S(30), EPS);
 			assert_int_equal(ji(d, "rank"), 7);
 			assert_string_equal(json_object_get_string(
 				jpath(d, "rank_source")), "environment");
-			assert_int_equal(json_object_array_length(sr), 2);
+			assert_int_equal(json_object_array_length(sr), 1);
 		} else {
 			assert_int_equal(ji(d, "device"), 0);
 			assert_near(jd(d, "busy_s"), S(20), EPS);
 			assert_int_equal(json_object_array_length(sr), 0);
 		}
 	}
-	assert_int_equal(nnull, 1);
-	assert_int_equal(nenv, 1);
+	assert_int_equal(nnull, 2);
+	/* no ordinal 0 by default either: the exporter would read GPU 0 */
+	for (i = 0; i < 3; i++) {
+		struct json_object *p = json_object_array_get_idx(jpath(j, "processes"), i);
+
+		if (ji(p, "pid") == 200)
+			assert_int_equal(ji(p, "ordinal"), 0);
+		else
+			assert_null(jpath(p, "ordinal"));
+	}
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);

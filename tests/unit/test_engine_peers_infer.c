@@ -7,6 +7,8 @@
 #define N	16
 
 static bool grouped;	/* each call inside ncclGroupStart/End */
+static int with_id = -1;	/* the rank whose probes saw its creation */
+#define KNOWN_ID 0xabcdef12345ULL
 
 /* @n calls from sequence @s0: the same signature unless @odd (every
  * third call's bytes differ, as a pattern of two buckets would), the
@@ -104,6 +106,12 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 	s->r[s->n - 1].nc.id = 0;
 	s->r[s->n - 1].nc.nranks = 0;
 	s->r[s->n - 1].nc.peer = -1;
+	if (r == with_id) {	/* its communicator's id, rank and size */
+		s->r[s->n - 1].nc.id = KNOWN_ID;
+		s->r[s->n - 1].nc.nranks = 3;
+		s->r[s->n - 1].nc.rank = r;
+		s->r[s->n - 1].nc.flags &= ~IG_NCF_NO_ID;
+	}
 	if (grouped) {	/* launched at the group's end, 5 us later */
 		t_nccl(s, 100 + r, t + 5 * US, IG_NC_GROUP_END, 0, 0, 0);
 		t += 5 * US;
@@ -277,6 +285,52 @@ static void test_joins_later(void **state)
 	ts_free(&s);
 }
 
+/* The probes came while ranks 0 and 1 were inside ncclCommInitRank,
+ * waiting for rank 2, whose creation they saw: rank 2's calls have the
+ * id, a size of 3 and its rank, the others' none.  Ranks 0 and 1 join
+ * its communicator (its id, a rank slot each) from their first calls
+ * held: every collective meets, and each fast rank's 40 ms a collective
+ * waiting for rank 2 is peer wait, not busy. */
+static void test_joins_known(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a, *st;
+	char want[24];
+	size_t i;
+
+	(void)state;
+	with_id = 2;
+	job(&s, 0, false);
+	with_id = -1;
+	ts_feed(&s, e);
+	j = report(e);
+	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (ji(x, "pid") != 102)
+			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
+				    0.040, 1e-6);
+	}
+	st = jpath(j, "stragglers");
+	assert_true(json_object_array_length(st) >= 1);
+	assert_int_equal(ji(json_object_array_get_idx(st, 0), "pid"), 102);
+	assert_int_equal(ji(json_object_array_get_idx(st, 0), "rank"), 2);
+	/* one communicator, the id the probes saw, in every rank */
+	snprintf(want, sizeof(want), "%016llx", (unsigned long long)KNOWN_ID);
+	a = jpath(j, "collectives.by_communicator");
+	assert_int_equal(json_object_array_length(a), 3);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(json_object_get_string(jpath(
+			json_object_array_get_idx(a, i), "communicator")), want);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 /* Each call inside a group: launched at the group's end. */
 static void test_grouped(void **state)
 {
@@ -321,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_rank_known),
 		cmocka_unit_test(test_waits_for_a_rank),
 		cmocka_unit_test(test_joins_later),
+		cmocka_unit_test(test_joins_known),
 		cmocka_unit_test(test_grouped),
 	};
 

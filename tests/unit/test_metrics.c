@@ -342,6 +342,71 @@ static void test_no_identity(void **state)
 	ig_metrics_free(m);
 }
 
+/* Processes whose GPU nothing placed (no context seen, no NVML: a
+ * gpu.devices entry each, "device": null, with its pid): each on
+ * /metrics under gpu="unknown" with its pid and comm, never under
+ * another's GPU 0, counted once each in
+ * idlegap_gpu_processes_unknown_device_total and among the processes;
+ * its RANK stays the rank label. */
+#define UNK_PROCS "[{\"pid\": 20, \"comm\": \"python3\", \"device\": null, \"ordinal\": null}," \
+	" {\"pid\": 21, \"comm\": \"python3\", \"device\": null, \"ordinal\": null}," \
+	" {\"pid\": 22, \"comm\": \"worker\", \"device\": null, \"ordinal\": null}]"
+#define UNK_DEVS "[{\"device\": null, \"pid\": 20, \"busy_s\": 1.0, \"idle_s\": 4.0," \
+	" \"peer_wait_s\": 0.5, \"causes\": [{\"cause\": \"storage\", \"seconds\": 4.0}]}," \
+	" {\"device\": null, \"pid\": 21, \"busy_s\": 3.0, \"idle_s\": 2.0," \
+	" \"causes\": [{\"cause\": \"gil\", \"seconds\": 2.0}]}]"
+
+static void test_unknown_device(void **state)
+{
+	struct ig_metrics *m = ig_metrics_new(NULL);
+	struct ig_pid_identity ids[2] = { { .pid = 20 }, { .pid = 21 } };
+	struct json_object *w = window(UNK_PROCS, UNK_DEVS, "[]");
+	char *t;
+
+	(void)state;
+	strcpy(ids[0].id.comm, "python3");
+	strcpy(ids[0].id.rank, "2");
+	strcpy(ids[0].id.local_rank, "2");
+	ids[0].id.self = IG_SELF_RANK;
+	strcpy(ids[1].id.comm, "python3");
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	has(t, "\nidlegap_gpu_seconds_total{gpu=\"unknown\",rank=\"2\",comm=\"python3\","
+	    "pid=\"20\",self_reported=\"rank\",state=\"idle\"} 8\n");
+	has(t, "\nidlegap_gpu_seconds_total{gpu=\"unknown\",rank=\"2\",comm=\"python3\","
+	    "pid=\"20\",self_reported=\"rank\",state=\"peer_wait\"} 1\n");
+	has(t, "\nidlegap_gpu_idle_seconds_total{gpu=\"unknown\",rank=\"2\",comm=\"python3\","
+	    "pid=\"20\",self_reported=\"rank\",cause=\"storage\"} 8\n");
+	has(t, "\nidlegap_gpu_seconds_total{gpu=\"unknown\",comm=\"python3\","
+	    "pid=\"21\",state=\"busy\"} 6\n");
+	hasnt(t, "gpu=\"0\"");
+	hasnt(t, "pid=\"22\"");
+	has(t, "\nidlegap_gpu_processes_unknown_device_total 2\n");
+	has(t, "\nidlegap_processes 2\n");
+	free(t);
+	json_object_put(w);
+	/* gone: its series go IG_METRICS_PID_KEEP windows later, not ten
+	 * (a host may start such processes by the thousand); it is not
+	 * counted again while it was seen within the registry's keep */
+	w = window("[]", "[]", "[]");
+	for (int i = 0; i < IG_METRICS_PID_KEEP; i++)
+		assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	has(t, "pid=\"20\"");
+	free(t);
+	assert_int_equal(ig_metrics_add_window(m, w, ids, 2), 0);
+	t = render(m);
+	hasnt(t, "pid=\"20\"");
+	hasnt(t, "pid=\"21\"");
+	has(t, "\nidlegap_series_dropped_total{reason=\"stale\"} 2\n");
+	has(t, "\nidlegap_gpu_processes_unknown_device_total 2\n");
+	has(t, "\nidlegap_processes 0\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
 /* Labels only the process vouches for are named in self_reported: its
  * rank, a Slurm job from its environment, a GPU UUID it names itself. */
 static void test_self_reported(void **state)
@@ -508,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_shared_labels_only),
 		cmocka_unit_test(test_causes_per_gpu),
 		cmocka_unit_test(test_no_identity),
+		cmocka_unit_test(test_unknown_device),
 		cmocka_unit_test(test_self_reported),
 		cmocka_unit_test(test_stale_and_limit),
 		cmocka_unit_test(test_bad_input),

@@ -461,7 +461,7 @@ static inline bool ig_gpu_dev_unknown(int key)
  * IG_REC_GPUDEV names, else a device of its own, unknown. */
 int ig_gpu_proc_device(const struct ig_process *p);
 /* Where that device comes from: "context", "nvml", "device_node",
- * "local_rank", "cuda_visible_devices", "gpumap" or NULL (unknown). */
+ * "cuda_visible_devices", "gpumap" or NULL (unknown). */
 const char *ig_gpu_proc_device_source(const struct ig_process *p);
 /* The host GPU the node's own evidence (NVML's one GPU, the one device
  * node it holds open) places @p on, whatever its context said; -1 when

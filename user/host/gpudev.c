@@ -2,8 +2,8 @@
 /*
  * The host GPU a process is on, from evidence that outlives its set-up
  * (docs/design.md §4.2): NVML's per-GPU lists of compute processes, else
- * the one /dev/nvidiaN it holds open, else what its environment says
- * (LOCAL_RANK, CUDA_VISIBLE_DEVICES), labelled as such.
+ * the one /dev/nvidiaN it holds open, else the one GPU its
+ * CUDA_VISIBLE_DEVICES names, labelled as such.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 
 static struct ig_nvml *nv;
 static bool nv_tried;
+static const char *nv_why;
 
 /* Processes looked at: whether their GPU is known, and when to look
  * again if not. */
@@ -38,8 +39,15 @@ static struct ig_nvml *nvml(void)
 	if (!nv_tried) {
 		nv_tried = true;
 		nv = ig_nvml_open(&why);
+		nv_why = nv ? NULL : why ? why : "NVML cannot be used";
 	}
 	return nv;
+}
+
+const char *ig_gpudev_no_nvml(void)
+{
+	nvml();
+	return nv_why;
 }
 
 static struct watch *watch_of(pid_t pid, bool add)
@@ -137,26 +145,22 @@ int ig_gpudev_index_of(const char *uuid)
 	return ig_nvml_index_of(nvml(), uuid);
 }
 
-/* The GPU the environment points at: LOCAL_RANK's ordinal, else the one
- * GPU CUDA_VISIBLE_DEVICES names; through CUDA_VISIBLE_DEVICES and
- * NVIDIA_VISIBLE_DEVICES to the host's index.  -1 when it says none. */
+/* The GPU the environment points at: the one GPU CUDA_VISIBLE_DEVICES
+ * names, through NVIDIA_VISIBLE_DEVICES to the host's index.  -1 when it
+ * names none or several.  LOCAL_RANK and RANK name a rank, not a GPU: a
+ * launcher's rank r is on GPU r only by the job's own convention, which
+ * nothing on the node vouches for (docs/design.md §4.2). */
 static int from_env(const struct ig_identity *id, __u32 *src)
 {
 	char tok[80];
-	unsigned int ord = 0;
 
-	if (*id->local_rank) {
-		ord = (unsigned int)atoi(id->local_rank);
-		*src = IG_GD_LOCAL_RANK;
-	} else if (*id->cuda_visible) {
-		ig_identity_gpu_token(id, 1, tok, sizeof(tok));
-		if (tok[0])
-			return -1;	/* several GPUs, none chosen */
-		*src = IG_GD_CVD;
-	} else {
+	if (!*id->cuda_visible)
 		return -1;
-	}
-	ig_identity_gpu_token(id, ord, tok, sizeof(tok));
+	ig_identity_gpu_token(id, 1, tok, sizeof(tok));
+	if (tok[0])
+		return -1;	/* several GPUs, none chosen */
+	*src = IG_GD_CVD;
+	ig_identity_gpu_token(id, 0, tok, sizeof(tok));
 	if (tok[0] == '#')
 		return atoi(tok + 1);
 	if (!strncmp(tok, "GPU-", 4))

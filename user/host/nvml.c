@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -97,18 +98,54 @@ static void optional(struct ig_nvml *n)
 		n->gpm_support = NULL;
 }
 
+/* nvmlInit's failures a node shows, by the name NVML's header gives
+ * them (docs/design.md §4.2, "Without NVML"). */
+static const char *init_error_name(nvml_ret r)
+{
+	switch (r) {
+	case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
+	case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+	case 4: return "NVML_ERROR_NO_PERMISSION";
+	case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
+	case 19: return "NVML_ERROR_GPU_IS_LOST";
+	default: return NULL;
+	}
+}
+
+static char why_buf[256];
+
+static const char *init_why(void *lib, nvml_ret r)
+{
+	const char *(*str)(nvml_ret) = (const char *(*)(nvml_ret))
+		dlsym(lib, "nvmlErrorString");
+	const char *name = init_error_name(r), *s = str ? str(r) : NULL;
+
+	size_t n;
+
+	snprintf(why_buf, sizeof(why_buf), "%s", s ? s : "error");
+	n = strlen(why_buf);
+	if (n && why_buf[n - 1] == '.')	/* "... version mismatch." */
+		why_buf[--n] = '\0';
+	snprintf(why_buf + n, sizeof(why_buf) - n, " (%s%s%d)",
+		 name ? name : "", name ? ", " : "error ", (int)r);
+	memmove(why_buf + 27, why_buf, strlen(why_buf) + 1);
+	memcpy(why_buf, "NVML failed to initialise: ", 27);
+	return why_buf;
+}
+
 struct ig_nvml *ig_nvml_open(const char **why)
 {
 	nvml_ret (*init)(void), (*count)(unsigned int *);
 	nvml_ret (*handle)(unsigned int, nvml_device *);
 	struct ig_nvml *n = calloc(1, sizeof(*n));
 	unsigned int i, cnt = 0;
+	nvml_ret r;
 
 	if (!n)
 		return NULL;
 	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!n->lib) {
-		*why = "NVML (libnvidia-ml.so.1) not found";
+		*why = "NVML cannot be loaded (no libnvidia-ml.so.1 where the loader looks)";
 		goto fail;
 	}
 	init = (nvml_ret (*)(void))dlsym(n->lib, "nvmlInit_v2");
@@ -124,8 +161,8 @@ struct ig_nvml *ig_nvml_open(const char **why)
 		*why = "NVML lacks the utilization API";
 		goto fail;
 	}
-	if (init()) {
-		*why = "NVML failed to initialise (no NVIDIA driver loaded?)";
+	if ((r = init())) {
+		*why = init_why(n->lib, r);
 		n->shutdown = NULL;
 		goto fail;
 	}

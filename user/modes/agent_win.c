@@ -426,6 +426,25 @@ static struct json_object *gpu_processes(const struct win_out *w,
 	return o;
 }
 
+/* The followed processes whose GPU nothing placed (docs/design.md
+ * §4.2): each is a gpu.devices entry of its own, "device": null. */
+static int64_t unknown_devices(struct json_object *j)
+{
+	struct json_object *g, *d, *v;
+	size_t i, n;
+	int64_t k = 0;
+
+	if (!json_object_object_get_ex(j, "gpu", &g) ||
+	    !json_object_object_get_ex(g, "devices", &d) ||
+	    !json_object_is_type(d, json_type_array))
+		return 0;
+	n = json_object_array_length(d);
+	for (i = 0; i < n; i++)
+		k += json_object_object_get_ex(json_object_array_get_idx(d, i),
+					       "device", &v) && !v;
+	return k;
+}
+
 /* "window": how long the window waited past its END for a gap's end,
  * beside what the engine says it carried in and out. */
 static int window_json(struct json_object *j, __u64 extended)
@@ -469,6 +488,8 @@ static int amend(struct agent *a, const struct win_out *w, struct json_object *j
 	gp = gpu_processes(w, &missed);
 	if (!gp || window_json(j, w->extended))
 		return -ENOMEM;
+	json_object_object_add(gp, "unknown_device",
+			       json_object_new_int64(unknown_devices(j)));
 	json_object_object_add(j, "gpu_processes", gp);
 	if (missed)
 		ig_debug("window %llu: %llu GPU processes ended before they were followed",

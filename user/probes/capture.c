@@ -40,10 +40,19 @@ static void emit_ident(struct ig_capture *c, pid_t pid, __u64 ts)
 static void emit_gpudev(struct ig_capture *c, pid_t pid, __u64 ts,
 			bool at_work)
 {
+	static bool said;
 	struct ig_gpudev r;
+	const char *why;
 
 	if (!ig_gpudev_record(&r, pid, ts, at_work))
 		emit(c, &r.h);
+	/* once, at the first GPU work seen: a job on a node without NVML
+	 * is still traced, its GPU known only from its context */
+	if (at_work && !said && (why = ig_gpudev_no_nvml())) {
+		said = true;
+		ig_warn("%s: a GPU process whose context creation is not seen "
+			"is reported on an unknown GPU", why);
+	}
 }
 
 /* Records discovery makes go in the stream as the kernel's do; the

@@ -126,15 +126,16 @@ struct ig_ident {
 
 /* The host GPU a process is on, from evidence that outlives its set-up
  * (docs/design.md §4.2): NVML's list of the processes on each GPU, else
- * the one /dev/nvidiaN it holds open, else its environment (LOCAL_RANK,
- * CUDA_VISIBLE_DEVICES: self-reported).  Written when a process is
+ * the one /dev/nvidiaN it holds open, else the one GPU its
+ * CUDA_VISIBLE_DEVICES names (self-reported).  Written when a process is
  * followed and again while its GPU is not known; with the RANK of its
  * environment (self-reported). */
 enum ig_gpudev_src {
 	IG_GD_NONE = 0,		/* nothing found: dev -1 */
 	IG_GD_NVML = 1,		/* NVML lists it on dev alone */
 	IG_GD_DEVNODE = 2,	/* it holds /dev/nvidia<dev> open, no other */
-	IG_GD_LOCAL_RANK = 3,	/* LOCAL_RANK (through CUDA_VISIBLE_DEVICES) */
+	IG_GD_LOCAL_RANK = 3,	/* LOCAL_RANK: no longer written (a rank, not
+				 * a GPU); an older recording's places nothing */
 	IG_GD_CVD = 4,		/* CUDA_VISIBLE_DEVICES names one GPU */
 	IG_GD_NVML_MANY = 5,	/* NVML lists it on several GPUs: dev -1 */
 };

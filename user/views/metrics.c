@@ -105,6 +105,7 @@ void ig_metrics_free(struct ig_metrics *m)
 		target_free(m->targets[i]);
 	free(m->targets);
 	ig_metrics_coll_free(m);
+	free(m->unknown);
 	free(m->refused);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -432,6 +433,88 @@ static void add_cause_series(struct ig_target *t, struct json_object *o,
 	t->has_causes = true;
 }
 
+/* The processes[] entry of @pid, or NULL. */
+static struct json_object *proc_of(struct json_object *procs, int64_t pid)
+{
+	size_t i, n = procs ? json_object_array_length(procs) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+
+		if (jint(p, "pid", -1) == pid)
+			return p;
+	}
+	return NULL;
+}
+
+/* Whether @pid's GPU is one nothing placed: a gpu.devices entry of its
+ * own, "device": null (docs/design.md §4.2). */
+static bool dev_unknown(struct json_object *gpu, int64_t pid)
+{
+	struct json_object *devs = ig_metrics_jget(gpu, "devices", json_type_array);
+	size_t i, n = devs ? json_object_array_length(devs) : 0;
+
+	for (i = 0; pid >= 0 && i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(devs, i);
+
+		if (jint(d, "device", -1) < 0 && jint(d, "pid", -1) == pid)
+			return true;
+	}
+	return false;
+}
+
+/* The labels of a process whose GPU nothing placed: its own workload
+ * labels, gpu="unknown", and its pid and comm, so that two such
+ * processes are two series and none is taken for another's GPU. */
+static void unknown_lset(struct json_object *procs,
+			 const struct ig_pid_identity *ids, size_t nids,
+			 int64_t pid, struct ig_lset *s)
+{
+	struct ig_identity none = { 0 };
+	const struct ig_identity *id = who(ids, nids, pid);
+	struct json_object *p = proc_of(procs, pid), *c;
+
+	lset_of(id ? id : &none, -1, s);
+	snprintf(s->v[IG_MK_GPU], sizeof(s->v[IG_MK_GPU]), "unknown");
+	snprintf(s->v[IG_MK_PID], sizeof(s->v[IG_MK_PID]), "%lld", (long long)pid);
+	if (!s->v[IG_MK_COMM][0] && (c = ig_metrics_jget(p, "comm", json_type_string)))
+		snprintf(s->v[IG_MK_COMM], sizeof(s->v[IG_MK_COMM]), "%s",
+			 json_object_get_string(c));
+}
+
+/* Counts @pid among the processes followed without a known GPU, once
+ * while it is seen in one window of every keep. */
+static void count_unknown(struct ig_metrics *m, int64_t pid)
+{
+	size_t i;
+	void *v;
+
+	for (i = 0; i < m->nunknown; i++)
+		if (m->unknown[i].pid == pid) {
+			m->unknown[i].last = m->windows;
+			return;
+		}
+	m->gpu_unknown++;
+	if (m->nunknown == m->max)
+		return;
+	v = realloc(m->unknown, (m->nunknown + 1) * sizeof(*m->unknown));
+	if (!v)
+		return;
+	m->unknown = v;
+	m->unknown[m->nunknown].pid = pid;
+	m->unknown[m->nunknown++].last = m->windows;
+}
+
+static void expire_unknown(struct ig_metrics *m)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < m->nunknown; i++)
+		if (m->windows - m->unknown[i].last <= m->keep)
+			m->unknown[j++] = m->unknown[i];
+	m->nunknown = j;
+}
+
 /* Each GPU's series under the labels its processes share; false when the
  * report has no cause time per GPU (then the window's whole goes under
  * the labels all its processes share). */
@@ -449,16 +532,22 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 
 	for (i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
-		int64_t ord = jint(d, "device", -1);
+		int64_t ord = jint(d, "device", -1), pid = jint(d, "pid", -1);
 		struct ig_target *t;
 		struct ig_lset s;
 
-		if (ord < 0 || ord > IG_MAX_DEVICE_ID)
+		if (ord < 0 && pid > 0) {	/* a GPU nothing placed */
+			unknown_lset(procs, ids, nids, pid, &s);
+			count_unknown(m, pid);
+		} else if (ord < 0 || ord > IG_MAX_DEVICE_ID) {
 			continue;
-		window_lset(procs, ids, nids, ord, &s);
+		} else {
+			window_lset(procs, ids, nids, ord, &s);
+		}
 		t = target_get(m, &s);
 		if (!t)
 			continue;
+		t->per_pid = s.v[IG_MK_PID][0] != '\0';
 		t->state[IG_ST_BUSY] += ig_metrics_jsec(d, "busy_s");
 		t->state[IG_ST_IDLE] += ig_metrics_jsec(d, "idle_s");
 		t->state[IG_ST_UNRES_HOST] += ig_metrics_jsec(d, "unresolved_host_bound_s");
@@ -544,7 +633,10 @@ static void add_collectives(struct ig_metrics *m, struct json_object *r,
 		struct ig_lset s;
 		char *labels;
 
-		lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
+		if (dev_unknown(ig_metrics_jget(r, "gpu", json_type_object), pid))
+			unknown_lset(procs, ids, nids, pid, &s);
+		else
+			lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
 		labels = ig_metrics_lset_text(&s);
 		if (labels)
 			ig_metrics_coll_add(m, labels, c);
@@ -558,7 +650,8 @@ static void drop_stale(struct ig_metrics *m)
 	size_t i, j;
 
 	for (i = j = 0; i < m->ntargets; i++) {
-		if (m->windows - m->targets[i]->last > m->keep) {
+		if (m->windows - m->targets[i]->last >
+		    (m->targets[i]->per_pid ? IG_METRICS_PID_KEEP : m->keep)) {
 			target_free(m->targets[i]);
 			m->dropped_stale++;
 		} else {
@@ -589,9 +682,13 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 
 		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
 	}
-	for (m->processes = 0, i = 0; i < n; i++)
-		m->processes += jint(json_object_array_get_idx(procs, i),
-				     "device", -1) >= 0;
+	/* on a GPU: placed, or on one of its own nothing placed */
+	for (m->processes = 0, i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(procs, i);
+
+		m->processes += jint(p, "device", -1) >= 0 ||
+				dev_unknown(gpu, jint(p, "pid", -1));
+	}
 	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
 	add_collectives(m, r, procs, ids, nids);
 	if (!add_devices(m, gpu, procs, ids, nids)) {
@@ -601,6 +698,7 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 			add_cause_series(t, r, gpu);
 	}
 	drop_stale(m);
+	expire_unknown(m);
 }
 
 int ig_metrics_add_window(struct ig_metrics *m, struct json_object *report,

@@ -16,7 +16,7 @@
 	X(IG_MK_NAMESPACE, "namespace") X(IG_MK_POD, "pod") \
 	X(IG_MK_POD_UID, "pod_uid") X(IG_MK_CONTAINER, "container") \
 	X(IG_MK_SLURM_JOB, "slurm_job") X(IG_MK_RANK, "rank") \
-	X(IG_MK_COMM, "comm") X(IG_MK_SELF, "self_reported")
+	X(IG_MK_COMM, "comm") X(IG_MK_PID, "pid") X(IG_MK_SELF, "self_reported")
 
 enum ig_metric_key {
 #define IG_MK_ENUM(e, name) e,
@@ -71,11 +71,19 @@ struct ig_coll_sum {
 	double ended, lead_s;
 };
 
+/* A series of one process (gpu="unknown", its pid) is dropped this many
+ * windows after its process was last seen, not the registry's keep: a
+ * host that starts GPU processes by the thousand would otherwise hold
+ * one series per process for ten windows. */
+#define IG_METRICS_PID_KEEP	2
+
 /* One label set and its counters. */
 struct ig_target {
 	char *key;		/* its labels as exposed: k="v",... */
 	uint64_t last;		/* window it was last seen in */
 	bool has_state, has_causes, has_hist;
+	bool per_pid;		/* one process's GPU nothing placed: kept
+				 * IG_METRICS_PID_KEEP windows unseen */
 	double state[IG_ST__MAX];
 	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
 	uint32_t nidle, nunres;
@@ -103,6 +111,12 @@ struct ig_metrics {
 	uint64_t windows, partial, lost, dropped_stale, dropped_limit;
 	uint64_t gpu_missed;	/* GPU processes gone before they were followed */
 	uint64_t processes;
+	/* GPU processes followed on a GPU nothing placed (docs/design.md
+	 * §4.2), each counted once: the pids counted, and the window each
+	 * was last seen in (forgotten after keep windows) */
+	uint64_t gpu_unknown;
+	struct { int64_t pid; uint64_t last; } *unknown;
+	size_t nunknown;
 	char *refused;		/* the last label set over the limit */
 	uint64_t refused_at;	/* and its window */
 	double observed;

@@ -297,6 +297,9 @@ static void agent(struct out *o)
 		{ "idlegap_gpu_processes_missed_total", "counter",
 		  "GPU processes that mapped libcuda in a window and ended before they were followed.",
 		  (double)m->gpu_missed },
+		{ "idlegap_gpu_processes_unknown_device_total", "counter",
+		  "GPU processes followed whose GPU nothing placed (no context seen, no NVML).",
+		  (double)m->gpu_unknown },
 		{ "idlegap_processes", "gauge", "GPU processes in the last window.",
 		  (double)m->processes },
 	};

@@ -79,7 +79,9 @@ static int proc_host_gpu(const struct ig_process *p, const char **src)
 		*src = "gpumap";
 		return p->gpumap[0];
 	}
-	if (p->gd_seen && p->gd_dev >= 0) {
+	/* what its environment names; LOCAL_RANK (an older recording's)
+	 * names a rank, not a GPU */
+	if (p->gd_seen && p->gd_dev >= 0 && p->gd_src != IG_GD_LOCAL_RANK) {
 		*src = ig_rec_gpudev_src_name(p->gd_src);
 		return p->gd_dev;
 	}

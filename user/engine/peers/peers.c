@@ -374,6 +374,9 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 		ps->no_id++;
 		return;
 	}
+	/* evidence for ranks of its communicator here without its id */
+	if (!(r->flags & IG_NCF_INFERRED))
+		ig_peers_infer_known(e, r);
 	if (!(g = slot(ps, r->id, r->seq, (uint32_t)r->nranks, (uint32_t)r->rank)))
 		return;
 	c = &g->c[r->rank];

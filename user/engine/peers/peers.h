@@ -170,6 +170,11 @@ bool ig_peers_infer_next(struct ig_engine *e, struct ig_infer_held *out);
  * rank to agree too, are grouped; their held calls follow from
  * ig_peers_infer_next(). */
 void ig_peers_infer_finish(struct ig_engine *e);
+/* A call of a communicator whose creation the probes saw (an id, a
+ * rank, a size): held as evidence while some of its ranks may be here
+ * without the id, their communicator created before their probes came;
+ * one that agrees with it joins it (peers_infer.c). */
+void ig_peers_infer_known(struct ig_engine *e, const struct ig_nccl *r);
 void ig_peers_infer_group_end(struct ig_engine *e, const struct ig_nccl *r);
 uint64_t ig_peers_infer_keep_from(const struct ig_engine *e);
 void ig_peers_infer_free(struct ig_engine *e);
@@ -205,6 +210,9 @@ void ig_peers_local_inferred(struct ig_engine *e, const struct ig_nccl *r,
 void ig_peers_local_member(struct ig_engine *e, uint32_t tgid, uint64_t id,
 			   int32_t rank);
 void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r);
+/* Another collective of @tgid goes to @stream: the one open there is
+ * timed now, before the stream forgets its end. */
+void ig_peers_local_close(struct ig_engine *e, uint32_t tgid, uint64_t stream);
 void ig_peers_local_finish(struct ig_engine *e);
 /* ---- peers_charge.c ---- */
 /* Where @c's GPU stood at its launch: since when earlier work was pending

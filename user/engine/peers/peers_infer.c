@@ -17,6 +17,15 @@
  * rank found to agree later joins from the next collective.  The size is
  * not known: a rank not traced here is not waited for, so the waits are
  * lower bounds.
+ *
+ * A communicator whose creation some ranks' probes saw and others' did
+ * not (the probes attached while those ranks were inside
+ * ncclCommInitRank, waiting for the last one) has an id, a size and a
+ * rank in the first and none in the others: its calls with an id are
+ * held as evidence too, and an id-less communicator that agrees with
+ * one of them takes that id, its sequence and a rank slot no rank with
+ * the id holds (a known group: its size is the creation's), so that
+ * every rank's part of each collective meets in one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +50,8 @@ struct infer_call {
 
 struct infer_comm {
 	uint32_t tgid;
+	bool has_id;		/* the probes saw it created: evidence only,
+				 * its calls go to the matcher as they are */
 	int32_t rank;		/* as the probes know it, -1: unknown */
 	uint64_t comm;		/* the process's handle */
 	uint64_t last_seq;	/* of its newest call */
@@ -59,7 +70,10 @@ struct infer_comm {
  * joins from a sequence on (a generation of one more size). */
 struct infer_group {
 	uint64_t id;
-	uint32_t n;		/* ranks now */
+	uint32_t n;		/* ranks now (a known group's: its size) */
+	bool known;		/* a communicator the probes saw created */
+	uint32_t nid;		/* ... the processes that have its id */
+	uint64_t taken[(IG_PEERS_MAX_RANKS + 63) / 64];	/* its rank slots held */
 	uint32_t ngen;
 	struct {
 		int64_t from;	/* the group's sequence from which */
@@ -213,7 +227,12 @@ static void launch(struct ig_engine *e, struct peers_infer *pi,
 	x->c.launch = x->o.launch = ts;
 	x->c.prev_launch = C->prev_launch;
 	C->prev_launch = ts;
-	ig_peers_at_launch(e, &x->c);
+	/* a call with an id: the matcher notes its place on the GPU */
+	if (!C->has_id)
+		ig_peers_at_launch(e, &x->c);
+	/* the collective before on this stream ends where it ends, in
+	 * collectives.by_communicator too, before its end is forgotten */
+	ig_peers_local_close(e, C->tgid, x->c.stream);
 	s = ig_tasks_stream_find(e, C->tgid, x->c.stream);
 	if (s) {
 		s->coll_at = ts;
@@ -384,7 +403,8 @@ static bool component(struct ig_engine *e, struct peers_infer *pi,
 }
 
 /* Whether @A's component @m (@n) can be made an inferred communicator
- * now: every process here whose calls look like @A's agrees, or
+ * now: every process here whose calls look like @A's (one whose
+ * communicator has an id among them) agrees, or
  * INFER_SETTLE_MAX calls or half the hold passed since @A first agreed.
  * A rank that joins later is matched only from then on, and its peers'
  * waits for it before are lost, so a rank whose exact ends are few yet
@@ -403,7 +423,9 @@ static bool settled(struct ig_engine *e, struct peers_infer *pi,
 	for (j = 0; j < pi->nc; j++) {
 		const struct infer_comm *Y = &pi->c[j];
 
-		if (Y->group >= 0)
+		/* one with an id too: the ranks that look like it may be
+		 * its communicator's, whose id they would take */
+		if (Y->group >= 0 && !Y->has_id)
 			continue;
 		for (i = 0; i < n && m[i]->tgid != Y->tgid; i++)
 			;
@@ -452,6 +474,50 @@ static void join(struct peers_infer *pi, int gi, struct infer_comm **m,
 	G->gen[G->ngen++].n = G->n;
 }
 
+static bool slot_taken(const struct infer_group *G, uint32_t i)
+{
+	return G->taken[i / 64] & (1ULL << (i % 64));
+}
+
+static void slot_take(struct infer_group *G, uint32_t i)
+{
+	G->taken[i / 64] |= 1ULL << (i % 64);
+}
+
+/* @m (@n) join known group @gi (a communicator whose creation other
+ * ranks' probes saw): each takes a rank slot no rank holds (its own rank
+ * where the probes said it), and its held calls are matched, as those of
+ * a new inferred communicator: the ranks with the id have theirs in the
+ * matcher already. */
+static void join_known(struct ig_engine *e, struct peers_infer *pi, int gi,
+		       struct infer_comm **m, uint32_t n, int64_t shift_a)
+{
+	struct infer_group *G = &pi->g[gi];
+	uint32_t i, slot[INFER_MEMBERS], free_at = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m[i]->rank >= 0 && (uint32_t)m[i]->rank < G->n &&
+		    !slot_taken(G, (uint32_t)m[i]->rank)) {
+			slot[i] = (uint32_t)m[i]->rank;
+		} else {
+			while (free_at < G->n && slot_taken(G, free_at))
+				free_at++;
+			if (free_at == G->n)
+				return;	/* more ranks than it has: refused */
+			slot[i] = free_at;
+		}
+		slot_take(G, slot[i]);
+	}
+	for (i = 0; i < n; i++) {
+		m[i]->group = gi;
+		m[i]->member = slot[i];
+		m[i]->shift = shift_a - m[i]->k;
+	}
+	e->peers->inferred_comms += !G->ngen;
+	G->ngen = 1;
+	replay(e, pi, G, m, n);
+}
+
 /* The communicators that agree with @A: a new inferred communicator, its
  * held calls matched, or ranks joining one. */
 static void grow(struct ig_engine *e, struct peers_infer *pi,
@@ -468,6 +534,10 @@ static void grow(struct ig_engine *e, struct peers_infer *pi,
 		return;
 	if (gi < 0 && !settled(e, pi, A, m, n))
 		return;		/* another rank may agree yet */
+	if (gi >= 0 && pi->g[gi].known) {
+		join_known(e, pi, gi, m, n, shift_a);
+		return;
+	}
 	if (gi >= 0) {
 		join(pi, gi, m, n, shift_a);
 		return;
@@ -505,17 +575,17 @@ static bool translate(struct ig_engine *e, const struct peers_infer *pi,
 {
 	const struct infer_group *G = &pi->g[C->group];
 	int64_t seq = (int64_t)r->seq + C->shift;
-	uint32_t g = G->ngen - 1;
+	uint32_t g = G->ngen ? G->ngen - 1 : 0;
 
 	while (g && seq < G->gen[g].from)
 		g--;
-	if (seq < 1 || C->member >= G->gen[g].n)
+	if (seq < 1 || C->member >= (G->known ? G->n : G->gen[g].n))
 		return false;
 	*out = *r;
 	out->id = G->id;
 	out->seq = (uint64_t)seq;
 	out->rank = (int32_t)C->member;
-	out->nranks = (int32_t)G->gen[g].n;
+	out->nranks = (int32_t)(G->known ? G->n : G->gen[g].n);
 	out->flags = (r->flags & ~IG_NCF_NO_ID) | IG_NCF_INFERRED;
 	e->peers->inferred_calls++;
 	ig_peers_local_inferred(e, out, C->rank);
@@ -566,6 +636,77 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 			C->paired_at = r->seq, C->paired_ts = r->h.ts;
 	}
 	return false;
+}
+
+/* The known group of communicator @id of @n ranks, made if new; -1 when
+ * it cannot be. */
+static int known_group(struct peers_infer *pi, uint64_t id, uint32_t n)
+{
+	struct infer_group *G;
+	size_t i;
+
+	for (i = 0; i < pi->ng; i++)
+		if (pi->g[i].known && pi->g[i].id == id)
+			return pi->g[i].n == n ? (int)i : -1;
+	if (n > IG_PEERS_MAX_RANKS ||
+	    !ig_grow((void **)&pi->g, &pi->capg, pi->ng, sizeof(*G)))
+		return -1;
+	G = &pi->g[pi->ng];
+	memset(G, 0, sizeof(*G));
+	G->id = id;
+	G->n = n;
+	G->known = true;
+	G->gen[0].from = INT64_MIN;
+	G->gen[0].n = n;
+	return (int)pi->ng++;
+}
+
+void ig_peers_infer_known(struct ig_engine *e, const struct ig_nccl *r)
+{
+	struct peers_infer *pi = infer_get(e->peers);
+	struct infer_comm *C;
+	struct infer_call *x;
+	struct infer_group *G;
+	int gi;
+	size_t i;
+
+	if (!pi || r->nranks < 2 || r->rank < 0 || r->rank >= r->nranks || !r->seq)
+		return;
+	for (i = 0; i < pi->nc; i++)
+		if (pi->c[i].tgid == r->h.tgid && pi->c[i].comm == r->comm)
+			break;
+	if (i == pi->nc) {
+		/* every rank has the id here: nothing to infer for it; and
+		 * half the room stays for the communicators without one */
+		gi = known_group(pi, r->id, (uint32_t)r->nranks);
+		if (gi < 0 || pi->g[gi].nid == pi->g[gi].n || pi->nc >= INFER_COMMS / 2 ||
+		    slot_taken(&pi->g[gi], (uint32_t)r->rank) ||
+		    !(C = comm_get(pi, r->h.tgid, r->comm)))
+			return;
+		G = &pi->g[gi];
+		C->has_id = true;
+		C->group = gi;
+		C->member = (uint32_t)r->rank;
+		C->shift = 0;
+		slot_take(G, (uint32_t)r->rank);
+		G->nid++;
+	}
+	C = &pi->c[i];		/* found, or just added at the end */
+	if (!C->has_id || pi->g[C->group].nid == pi->g[C->group].n)
+		return;
+	C->rank = r->rank;
+	x = &C->ring[r->seq % INFER_RING];
+	memset(x, 0, sizeof(*x));
+	C->last_seq = r->seq;
+	x->o.seq = r->seq;
+	x->o.sig = sig_of(r);
+	x->c.tid = r->h.tid;
+	x->c.tgid = r->h.tgid;
+	x->c.stream = r->stream;
+	x->c.api = r->api;
+	if (!(r->flags & IG_NCF_GROUPED))
+		launch(e, pi, C, x, r->h.ts);
+	ends_of_process(e, pi, C->tgid);
 }
 
 void ig_peers_infer_finish(struct ig_engine *e)
@@ -619,16 +760,20 @@ uint64_t ig_peers_infer_keep_from(const struct ig_engine *e)
 	const struct peers_infer *pi = e->peers ? e->peers->infer : NULL;
 	uint64_t keep = IG_NS_INF;
 	uint32_t tgid = 0;
+	bool need = false;
 	size_t i, j;
 
 	/* held calls are matched only when a new inferred communicator is
-	 * made, of two processes at least (one joining replays none) */
-	for (i = 0; pi && i < pi->nc; i++)
+	 * made, of two processes at least (one joining replays none), or
+	 * when one joins a communicator whose creation was seen */
+	for (i = 0; pi && i < pi->nc && !need; i++)
 		if (pi->c[i].group < 0 && tgid && pi->c[i].tgid != tgid)
-			break;
+			need = true;
 		else if (pi->c[i].group < 0)
 			tgid = pi->c[i].tgid;
-	if (!pi || i == pi->nc)
+	for (i = 0; pi && tgid && i < pi->ng && !need; i++)
+		need = pi->g[i].known;
+	if (!need)
 		return keep;
 	for (i = 0; i < pi->nc; i++) {
 		const struct infer_comm *C = &pi->c[i];

@@ -154,6 +154,18 @@ void ig_peers_local_feed(struct ig_engine *e, const struct ig_nccl *r)
 		on_group_end(e, r);
 }
 
+void ig_peers_local_close(struct ig_engine *e, uint32_t tgid, uint64_t stream)
+{
+	uint32_t i;
+
+	for (i = 0; e->peers && i < e->peers->nlocal; i++) {
+		struct peers_local *L = &e->peers->local[i];
+
+		if (L->tgid == tgid && L->open_at && L->open_stream == stream)
+			close_open(e, L);
+	}
+}
+
 void ig_peers_local_finish(struct ig_engine *e)
 {
 	uint32_t i;
@@ -182,7 +194,9 @@ jo *ig_peers_local_json(const struct ig_engine *e)
 				       json_object_new_int(L->size) : NULL);
 		json_object_object_add(o, "inferred", json_object_new_boolean(L->inferred));
 		json_object_object_add(o, "pid", json_object_new_int64(L->tgid));
-		json_object_object_add(o, "device", L->device >= 0 ?
+		/* null also for a GPU nothing placed (its key, not a GPU) */
+		json_object_object_add(o, "device", L->device >= 0 &&
+				       !ig_gpu_dev_unknown(L->device) ?
 				       json_object_new_int(L->device) : NULL);
 		json_object_object_add(o, "calls", ju64(L->calls));
 		json_object_object_add(o, "ended", ju64(L->ended));

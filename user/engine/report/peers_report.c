@@ -132,7 +132,8 @@ static jo *ranks_json(const struct ig_engine *e)
 		if (e->merge)
 			json_object_object_add(o, "host", jstr(ig_merge_host_of(e, R->pid)));
 		ig_engine_ident_json(e, o, R->pid);
-		json_object_object_add(o, "device", json_object_new_int(R->device));
+		json_object_object_add(o, "device", R->device >= 0 && !ig_gpu_dev_unknown(R->device) ?
+				       json_object_new_int(R->device) : NULL);
 		json_object_object_add(o, "collective_s", jsec(R->coll_ns));
 		json_object_object_add(o, "peer_wait_s", jsec(R->wait_ns));
 		json_object_object_add(o, "late_s", jsec(R->late_ns));

@@ -57,8 +57,10 @@ static jo *processes_json(const struct ig_engine *e)
 		add(o, "device", p->on_gpu && !ig_gpu_dev_unknown(ig_gpu_proc_device(p)) ?
 			json_object_new_int(ig_gpu_proc_device(p)) : NULL);
 		/* its own number for its GPU: 0 until a context says (the
-		 * exporter reads its labels through its environment) */
-		add(o, "ordinal", p->on_gpu ?
+		 * exporter reads its labels through its environment); null
+		 * where nothing placed it: no GPU 0 by default */
+		add(o, "ordinal", p->on_gpu && (p->device_set ||
+			!ig_gpu_dev_unknown(ig_gpu_proc_device(p))) ?
 			ju64(p->device_set ? (uint64_t)p->device : 0) : NULL);
 		add(o, "device_source", p->on_gpu && ig_gpu_proc_device_source(p) ?
 			jstr(ig_gpu_proc_device_source(p)) : NULL);
