@@ -350,7 +350,7 @@ static int finish_stream(struct session *s, enum ig_stop_reason why)
 	/* what the kernel still holds */
 	while (ig_tracer_poll(s->cap.tracer, 0) > 0)
 		;
-	st.h.ts = end.h.ts = now_ns(CLOCK_MONOTONIC);
+	st.h.ts = end.h.ts = s->t_end = now_ns(CLOCK_MONOTONIC);
 	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
 	st.user_lost = ig_reorder_late(s->reorder);
@@ -551,6 +551,7 @@ static int trace_and_report(struct session *s, __u64 t0)
 	if (s->nvml && why != IG_STOP_ERROR)
 		sample_nvml(s, now_ns(CLOCK_MONOTONIC));
 	rc = finish_stream(s, why);
+	ig_session_days_last_piece(s, s->t_end);
 	werr = ig_rec_writer_close(s->writer);
 	s->writer = NULL;
 	rc |= ig_session_write_reports(s, &o->out);

@@ -426,6 +426,8 @@ int ig_session_days_end(struct session *s, const struct ig_stats *st)
 	struct ig_stats d = *st;
 	size_t i;
 
+	/* a report of the run so far under way comes out before the run's */
+	wait_usr1(s);
 	if (!s->o->every_s)
 		return 0;
 	while (s->nbounds)	/* past the last record: nothing after them */
@@ -556,6 +558,20 @@ static void say_lost(struct session *s)
 		ig_warn("recording piece %s lost: %s; the run goes on, and the recording with the next piece",
 			path, ig_outfile_strerror(-err));
 	}
+}
+
+void ig_session_days_last_piece(struct session *s, __u64 now)
+{
+	if (!s->writer || !ig_rec_writer_path(s->writer))
+		return;
+	/* the end of the stream, in pieces of their size too */
+	if (!s->write_err)
+		s->write_err = ig_rec_writer_flush(s->writer);
+	while (ig_rec_writer_due(s->writer) && !s->write_err) {
+		next_piece(s, now);
+		say_lost(s);
+	}
+	say_lost(s);
 }
 
 void ig_session_days_tick(struct session *s, __u64 now)

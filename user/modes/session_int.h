@@ -56,7 +56,7 @@ struct session {
 	__u64 next_lost_read, lost;	/* for a view's tick */
 	/* a long run (session_days.c): periods, SIGUSR1, pieces */
 	struct ig_meta meta;		/* the run's, restated at each start */
-	__u64 t0;
+	__u64 t0, t_end;		/* the stream's META and END */
 	struct ig_facts facts;
 	int route;			/* IG_ROUTE_*: where emit() sends */
 	struct ig_period cur, held;
@@ -102,6 +102,8 @@ void ig_session_days_route(struct session *s, const struct ig_hdr *rec);
 void ig_session_days_signals(const struct session *s);
 /* each turn of the live loop: a piece due, a period's end, SIGUSR1 */
 void ig_session_days_tick(struct session *s, __u64 now);
+/* the stream's end written: the last pieces of the recording */
+void ig_session_days_last_piece(struct session *s, __u64 now);
 /* the stream ended (@st: the run's counters): the last periods'
  * reports; 1 after a line when one was lost */
 int ig_session_days_end(struct session *s, const struct ig_stats *st);
