@@ -40,11 +40,23 @@ usage "--output-max-mb 0" "invalid --output-max-mb" "$IG" run -o "$TMP/r" --outp
 
 # --- --every 2 on a 7 s job -------------------------------------------------
 mkdir "$TMP/p"
-"$IG" run --every 2 --json "$TMP/p/run.json" -- env LD_LIBRARY_PATH="$SIM" "$TS" -s storage -t 7 -q \
+"$IG" run --every 2 --json "$TMP/p/run.json" --perfetto "$TMP/p/run.pf" -- env LD_LIBRARY_PATH="$SIM" "$TS" -s storage -t 7 -q \
 	> "$TMP/p/out.txt" 2> "$TMP/p/err.txt"
 is "$?" 0 "run --every 2 exits 0"
 n=$(grep -c '^=== period [0-9]*: ' "$TMP/p/out.txt")
 ok "a text report each period ($n)" -- [ "$n" -ge 3 ]
+is "$(ls "$TMP"/p/run.pf.period-* | wc -l)" "$n" "a Perfetto trace each period"
+SCHEMA=$IG_TOP/tests/perfetto
+if command -v protoc > /dev/null; then
+	bad=0
+	for f in "$TMP"/p/run.pf.period-*; do
+		protoc --proto_path="$SCHEMA" --decode=perfetto.protos.Trace \
+			"$SCHEMA/perfetto-subset.proto" < "$f" > /dev/null 2>&1 || bad=$((bad + 1))
+	done
+	is "$bad" 0 "each period's trace decodes"
+else
+	skip "each period's trace decodes" "no protoc"
+fi
 pychecks "$TMP/p" <<'PY'
 import glob, json, sys
 from tap import check
