@@ -259,6 +259,18 @@ static void wait_usr1(struct session *s)
 	}
 }
 
+/* The wall-clock time of @ts, from the run's metadata: a run of days
+ * is read by the time of day. */
+static void utc(const struct session *s, __u64 ts, char *out, size_t n)
+{
+	time_t t = (time_t)((s->meta.realtime_ns + (ts - s->meta.h.ts)) / 1000000000ULL);
+	struct tm tm;
+
+	if (!s->meta.realtime_ns || !gmtime_r(&t, &tm) ||
+	    !strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(out, n, "?");
+}
+
 /* A period's reports: its text, its JSON and its timeline. */
 static void report_period(struct session *s, struct ig_period *p, __u64 extended)
 {
@@ -273,8 +285,12 @@ static void report_period(struct session *s, struct ig_period *p, __u64 extended
 	ig_engine_finish(p->engine);
 	wait_usr1(s);
 	if (!out->quiet && !json_stdout && !pf_stdout) {
-		printf("=== period %llu: %.1f s to %.1f s of the run ===\n", p->n,
-		       (p->start - s->t0) / 1e9, (p->end - s->t0) / 1e9);
+		char a[32], b[32];
+
+		utc(s, p->start, a, sizeof(a));
+		utc(s, p->end, b, sizeof(b));
+		printf("=== period %llu: %.1f s to %.1f s of the run (%s to %s) ===\n", p->n,
+		       (p->start - s->t0) / 1e9, (p->end - s->t0) / 1e9, a, b);
 		ig_engine_report_text(p->engine, stdout);
 		if (fflush(stdout))
 			s->period_failed++;
