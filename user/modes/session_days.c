@@ -129,8 +129,10 @@ static void restate(struct session *s, __u64 ts, int route)
 	int i;
 
 	s->route = route;
-	if (s->child > 0)
-		tasks_one(s->child, &t), ig_proc_for_each_descendant(s->child, tasks_one, &t);
+	if (s->child > 0) {
+		tasks_one(s->child, &t);
+		ig_proc_for_each_descendant(s->child, tasks_one, &t);
+	}
 	for (i = 0; i < s->o->npids; i++) {
 		tasks_one(s->o->pids[i], &t);
 		ig_proc_for_each_descendant(s->o->pids[i], tasks_one, &t);
