@@ -357,6 +357,124 @@ static void reorder_sorts(void **state)
 	ig_reorder_free(r);
 }
 
+/* Pieces (docs/design.md §6.4): each at most its size, each a
+ * recording of its own that starts with its META (piece, run id, the
+ * records restating the state) and ends with END; the last @nfiles kept;
+ * no record lost or repeated across them. */
+struct piece_count {
+	size_t offcpu, meta, start_nrec;
+	__u32 piece;
+	__u64 run_id, last_ts;
+	bool sorted;
+};
+
+static int count_piece(const struct ig_hdr *rec, void *ctx)
+{
+	struct piece_count *c = ctx;
+
+	if (rec->type == IG_REC_META) {
+		const struct ig_meta *m = (const void *)rec;
+
+		c->meta++;
+		c->piece = m->piece;
+		c->run_id = m->run_id;
+		c->start_nrec = m->start_nrec;
+	}
+	if (rec->type == IG_REC_OFFCPU) {
+		c->offcpu++;
+		if (rec->ts < c->last_ts)
+			c->sorted = false;
+		c->last_ts = rec->ts;
+	}
+	return 0;
+}
+
+static unsigned int write_pieces(const char *base, __u64 max, unsigned int nfiles, int n)
+{
+	struct ig_rec_writer *w = ig_rec_writer_open_pieces(base, max, nfiles);
+	struct ig_meta m = { .h = { IG_REC_META, sizeof(m), 0, 0, 0, 1000 },
+			     .version = IG_FORMAT_VERSION, .realtime_ns = 5 };
+	struct ig_task t = { .h = { IG_REC_TASK, sizeof(t), 0, 7, 7, 1000 } };
+	struct ig_offcpu o = { .h = { IG_REC_OFFCPU, sizeof(o), 0, 7, 7, 0 } };
+	struct ig_stats st = { .h = { IG_REC_STATS, sizeof(st), 0, 0, 0, 0 } };
+	struct ig_end e = { .h = { IG_REC_END, sizeof(e), 0, 0, 0, 0 } };
+	const struct ig_hdr *tail[] = { &st.h, &e.h };
+	unsigned int pieces = 1;
+	int i;
+
+	assert_non_null(w);
+	assert_int_equal(ig_rec_writer_put(w, &m.h), 0);
+	assert_int_equal(ig_rec_writer_put(w, &t.h), 0);
+	for (i = 0; i < n; i++) {
+		o.h.ts = 2000 + i;
+		o.t_off = 1990 + i;
+		assert_int_equal(ig_rec_writer_put(w, &o.h), 0);
+		if (i % 16 != 15)
+			continue;
+		assert_int_equal(ig_rec_writer_flush(w), 0);
+		if (!ig_rec_writer_due(w))
+			continue;
+		st.h.ts = e.h.ts = o.h.ts;
+		e.reason = IG_STOP_PIECE;
+		assert_int_equal(ig_rec_writer_next(w, tail, 2), 0);
+		m.h.ts = t.h.ts = o.h.ts;
+		assert_int_equal(ig_rec_writer_put(w, &m.h), 0);
+		assert_int_equal(ig_rec_writer_put(w, &t.h), 0);
+		assert_int_equal(ig_rec_writer_started(w), 0);
+		pieces++;
+	}
+	e.h.ts = o.h.ts;
+	e.reason = IG_STOP_TARGET_EXIT;
+	assert_int_equal(ig_rec_writer_put(w, &e.h), 0);
+	assert_int_equal(ig_rec_writer_close(w), 0);
+	return pieces;
+}
+
+static void pieces(void **state)
+{
+	char dir[] = "/tmp/ig-pieces.XXXXXX", base[128], p[160];
+	struct ig_read_result res;
+	const int n = 20000;
+	unsigned int np, k, kept = 0;
+	size_t total = 0;
+	int round;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(base, sizeof(base), "%s/rec", dir);
+	for (round = 0; round < 2; round++) {
+		/* round 0: every piece kept; round 1: the last 3 */
+		np = write_pieces(base, 100000, round ? 3 : 0, n);
+		assert_true(np > 3);
+		total = kept = 0;
+		for (k = 1; k <= np; k++) {
+			struct piece_count c = { .sorted = true };
+
+			snprintf(p, sizeof(p), "%s.%06u", base, k);
+			if (access(p, F_OK)) {
+				assert_true(round && k <= np - 3);
+				continue;
+			}
+			kept++;
+			assert_true(file_size(p) <= 100000);
+			assert_int_equal(ig_recording_read(p, false, count_piece, &c, &res), 0);
+			assert_true(res.complete);
+			assert_true(c.sorted);
+			assert_int_equal(c.meta, 1);
+			assert_int_equal(c.piece, k);
+			assert_int_equal(c.run_id, 5);
+			assert_int_equal(c.start_nrec, k == 1 ? 0 : 1);
+			total += c.offcpu;
+			unlink(p);
+		}
+		if (round)
+			assert_int_equal(kept, 3);
+		else
+			assert_int_equal(total, n);	/* none lost, none twice */
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +486,7 @@ int main(void)
 		cmocka_unit_test(time_outside_refused),
 		cmocka_unit_test(fifo_refused),
 		cmocka_unit_test(reorder_sorts),
+		cmocka_unit_test(pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

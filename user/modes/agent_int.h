@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include "modes/agent.h"
+#include "modes/facts.h"
 #include "probes/capture.h"
 #include "views/metrics.h"
 #include "engine/engine.h"
@@ -40,7 +41,6 @@ struct agent_held {
 					 * (a duty cycle's) */
 };
 
-struct ig_agent_fact;
 
 struct agent {
 	const struct ig_agent_opts *o;
@@ -90,8 +90,7 @@ struct agent {
 	size_t npending;
 	bool track_at_mapping;		/* the kernel does (ig_tracer_gpulib_track) */
 	/* set-up facts kept across windows (agent_setup.c) */
-	struct ig_agent_fact *facts;
-	size_t nfacts, capfacts;
+	struct ig_facts facts;
 };
 
 /* GPU processes a window's report lists by pid among those it missed */

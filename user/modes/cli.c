@@ -18,7 +18,7 @@ enum {
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
 	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT, OPT_EST_BLOCK,
-	OPT_STEP,
+	OPT_STEP, OPT_EVERY, OPT_OUTPUT_MAX_MB, OPT_OUTPUT_FILES,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -30,6 +30,7 @@ static const char doc[] =
 "USAGE:\n"
 "  idlegap check [-p PID] [--libcuda PATH]\n"
 "  idlegap attach -p PID[,PID...] [-d SECONDS] [--json FILE] [-o RECORDING]\n"
+"                 [--every SECONDS] [--output-max-mb N [--output-files K]]\n"
 "  idlegap run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  idlegap report [--json FILE] RECORDING [RECORDING...]\n"
 "  idlegap top [-p PID[,PID...]] [-d SECONDS]\n"
@@ -40,6 +41,8 @@ static const char doc[] =
 "  sudo idlegap attach -p 4242 -d 30   # trace a running job for 30 s\n"
 "  sudo idlegap run --json out.json -- python3 train.py\n"
 "  sudo idlegap attach -p 4242 -o job.igrec; idlegap report job.igrec\n"
+"  sudo idlegap attach -p 4242 --every 3600 --json job.json \\\n"
+"       -o job.igrec --output-max-mb 1024 --output-files 24  # for days\n"
 "  idlegap report node1.igrec node2.igrec  # two hosts' ranks, clocks aligned\n"
 "  sudo idlegap run --perfetto job.pftrace -- python3 train.py  # ui.perfetto.dev\n"
 "  sudo idlegap top                    # every GPU process on the host, live\n"
@@ -51,6 +54,9 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: Ctrl-C or the targets' exit)", 0 },
 	{ "json", 'j', "FILE", 0, "Write the JSON report to FILE ('-': stdout)", 0 },
 	{ "output", 'o', "RECORDING", 0, "Also write a recording for `idlegap report`", 0 },
+	{ "output-max-mb", OPT_OUTPUT_MAX_MB, "N", 0, "Write the recording in pieces of at most N MB each (RECORDING.000001, ...)", 0 },
+	{ "output-files", OPT_OUTPUT_FILES, "K", 0, "Keep the last K pieces of the recording (default: all)", 0 },
+	{ "every", OPT_EVERY, "SECONDS", 0, "attach, run: a report of each period of this length as the job goes (--json FILE: FILE.period-N)", 0 },
 	{ "libcuda", OPT_LIBCUDA, "PATH", 0, "Probe this libcuda instead of the one found", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
 	{ "partial", OPT_PARTIAL, NULL, 0, "report: analyse a truncated recording anyway", 0 },
@@ -238,6 +244,14 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 		usage_error(st, "--partial and --dump apply to report");
 	else if (c->cmd == IG_CMD_RUN && c->s.npids)
 		usage_error(st, "-p applies to attach, check and top");
+	else if (c->s.every_s && c->cmd != IG_CMD_ATTACH && c->cmd != IG_CMD_RUN)
+		usage_error(st, "--every applies to attach and run");
+	else if (c->s.output_max_bytes && !c->s.record_path)
+		usage_error(st, "--output-max-mb applies to a recording: give -o RECORDING");
+	else if (c->s.output_files && !c->s.output_max_bytes)
+		usage_error(st, "--output-files needs --output-max-mb (the size at which a piece ends)");
+	else if (c->s.output_max_bytes && !strcmp(c->s.record_path, "-"))
+		usage_error(st, "--output-max-mb writes files: -o names one, not standard output");
 	else if (c->cmd != IG_CMD_RUN && (c->s.run_user || c->s.as_root))
 		usage_error(st, "--user and --as-root apply to run");
 	else if (c->s.run_user && c->s.as_root)
@@ -286,6 +300,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_STEP:
 		parse_step(st, c, arg);
+		break;
+	case OPT_EVERY:
+		if (!ig_cli_seconds(arg, IG_MAX_DURATION_S, false, &c->s.every_s) ||
+		    c->s.every_s < 1)
+			ig_cli_error(st, "invalid --every: '%s' (seconds, at least 1 and at most %d)",
+				     arg, IG_MAX_DURATION_S);
+		break;
+	case OPT_OUTPUT_MAX_MB:
+		c->s.output_max_bytes = (unsigned long long)parse_long(st, "--output-max-mb",
+								       arg, 1, 1L << 20) << 20;
+		break;
+	case OPT_OUTPUT_FILES:
+		c->s.output_files = (unsigned int)parse_long(st, "--output-files", arg, 1, 1000000);
 		break;
 	case OPT_EST_BLOCK:
 		c->s.out.engine.est_block = (uint32_t)parse_long(st, "--estimate-block", arg,

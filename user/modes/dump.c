@@ -146,6 +146,9 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 		fprintf(f, " version=%u host=%s kernel=%s ncpus=%u", m->version,
 			ESC(0, m->host), ESC(1, m->kernel), m->ncpus);
 		fprintf(f, " command=%s", ESC(0, m->command));
+		if (r->size >= sizeof(*m) && m->piece)
+			fprintf(f, " piece=%u start_nrec=%u run_id=%llu", m->piece,
+				m->start_nrec, (unsigned long long)m->run_id);
 		break;
 	}
 	case IG_REC_TASK: {

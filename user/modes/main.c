@@ -48,6 +48,10 @@ int main(int argc, char **argv)
 	case IG_CMD_CHECK:
 		return ig_check(c.check_pid, c.s.libcuda_path);
 	case IG_CMD_REPORT:
+		if (c.nrecordings > 1 &&
+		    (rc = ig_session_report_pieces(c.recordings, c.nrecordings, c.partial,
+						   &c.s.out)) >= 0)
+			return rc;
 		if (c.nrecordings > 1)
 			return ig_merge_report(c.recordings, c.nrecordings, c.partial,
 					       c.offsets, c.noffsets, &c.s.out);

@@ -48,6 +48,15 @@ static void on_signal(int sig)
 
 static void emit(struct session *s, const struct ig_hdr *rec)
 {
+	if (s->route) {
+		ig_session_days_route(s, rec);
+		return;
+	}
+	if (rec->type == IG_REC_META && !s->meta.h.type)
+		memcpy(&s->meta, rec, rec->size < sizeof(s->meta) ? rec->size : sizeof(s->meta));
+	/* what a period's engine or a recording's piece is told at its start */
+	if (s->o->every_s || s->o->output_max_bytes)
+		ig_facts_seen(&s->facts, rec);
 	s->nrecords++;
 	if (s->writer && !s->write_err)
 		s->write_err = ig_rec_writer_put(s->writer, rec);
@@ -87,6 +96,14 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 static void emit_cb(const struct ig_hdr *rec, void *ctx)
 {
 	emit(ctx, rec);
+}
+
+/* A process's exec or exit: its set-up facts are gone. */
+static void on_changed(pid_t pid, void *ctx)
+{
+	struct session *s = ctx;
+
+	ig_facts_forget(&s->facts, pid);
 }
 
 static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
@@ -290,6 +307,8 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			ig_rec_writer_flush(s->writer);
 			flushed = s->nrecords;
 		}
+		/* a piece due, a period's end, SIGUSR1 */
+		ig_session_days_tick(s, now);
 		if (s->nvml && now >= next_nvml) {
 			sample_nvml(s, now);
 			next_nvml = now + NVML_EVERY_NS;
@@ -319,7 +338,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 	}
 }
 
-static void finish_stream(struct session *s, enum ig_stop_reason why)
+static int finish_stream(struct session *s, enum ig_stop_reason why)
 {
 	struct ig_stats st = {
 		.h = { .type = IG_REC_STATS, .size = sizeof(st) },
@@ -332,7 +351,7 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	/* what the kernel still holds */
 	while (ig_tracer_poll(s->cap.tracer, 0) > 0)
 		;
-	st.h.ts = end.h.ts = now_ns(CLOCK_MONOTONIC);
+	st.h.ts = end.h.ts = s->t_end = now_ns(CLOCK_MONOTONIC);
 	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
 	st.user_lost = ig_reorder_late(s->reorder);
@@ -341,6 +360,8 @@ static void finish_stream(struct session *s, enum ig_stop_reason why)
 	emit(s, &end.h);
 	ig_reorder_flush(s->reorder);
 	ig_engine_finish(s->engine);
+	/* the last periods' reports, before the run's */
+	return ig_session_days_end(s, &st);
 }
 
 static int start_tracing(struct session *s, __u64 *t0)
@@ -352,6 +373,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 		.libcuda_path = o->libcuda_path,
 		.emit = emit_cb,
 		.event = on_disc_event,
+		.changed = on_changed,
 		.ctx = s,
 	};
 	struct track_ctx c = { .s = s, .named = true };
@@ -367,6 +389,10 @@ static int start_tracing(struct session *s, __u64 *t0)
 	}
 	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
+	if (ig_session_days_start(s, c.ts)) {
+		ig_err("out of memory");
+		return 1;
+	}
 	/* on disk before the targets are probed, which can take seconds: a
 	 * tracer killed meanwhile leaves a recording --partial reads */
 	if (s->writer && !s->write_err)
@@ -517,17 +543,25 @@ static int trace_and_report(struct session *s, __u64 t0)
 {
 	const struct ig_session_opts *o = s->o;
 	enum ig_stop_reason why = trace_loop(s, t0);
+	const char *piece = ig_rec_writer_path(s->writer);
+	char last[4096];
 	int rc, werr;
 
+	snprintf(last, sizeof(last), "%s", piece ? piece : o->record_path ? o->record_path : "");
 	/* the counters' windows that ended since the last second's */
 	if (s->nvml && why != IG_STOP_ERROR)
 		sample_nvml(s, now_ns(CLOCK_MONOTONIC));
-	finish_stream(s, why);
+	rc = finish_stream(s, why);
+	ig_session_days_last_piece(s, s->t_end);
 	werr = ig_rec_writer_close(s->writer);
 	s->writer = NULL;
-	rc = ig_session_write_reports(s, &o->out);
+	rc |= ig_session_write_reports(s, &o->out);
 	if (werr) {
-		ig_err("recording %s is incomplete: %s", o->record_path, strerror(-werr));
+		ig_err("recording %s is incomplete: %s", last, strerror(-werr));
+		rc = 1;
+	} else if (s->pieces_lost) {
+		ig_err("recording %s: %u piece%s lost (see above)", o->record_path,
+		       s->pieces_lost, s->pieces_lost == 1 ? "" : "s");
 		rc = 1;
 	}
 	if (why == IG_STOP_ERROR)
@@ -558,6 +592,8 @@ int ig_session_trace(const struct ig_session_opts *o)
 	    ig_session_setup_outputs(&s, &o->out, o->record_path))
 		goto out;
 	ig_on_stop_signals(on_signal);
+	if (!o->tick)
+		ig_session_days_signals(&s);
 	if (o->argv) {
 		int err = ig_spawn_paused(o->argv, &s.run_as, &child);
 
@@ -591,6 +627,7 @@ out:
 		ig_rec_writer_abandon(s.writer, o->record_path);
 	else if (s.writer)
 		ig_rec_writer_close(s.writer);
+	ig_session_days_free(&s);
 	ig_session_teardown(&s);
 	free(pids);
 	return rc;

@@ -36,7 +36,10 @@ struct ig_session_opts {
 	const char *run_user;		/* run: --user */
 	bool as_root;			/* run: --as-root */
 	double duration_s;		/* 0: until stopped */
+	double every_s;			/* --every: a report each period (0: none) */
 	const char *record_path;	/* -o */
+	unsigned long long output_max_bytes;	/* --output-max-mb: -o in pieces */
+	unsigned int output_files;	/* --output-files: pieces kept (0: all) */
 	const char *libcuda_path;	/* --libcuda */
 	__u64 min_offcpu_ns;
 	unsigned int ringbuf_mb;
@@ -56,5 +59,12 @@ struct ig_session_opts {
 int ig_session_trace(const struct ig_session_opts *o);
 int ig_session_report(const char *path, bool partial,
 		      const struct ig_output_opts *out);
+/* Several recordings that are pieces of one run (-o with --output-max-mb):
+ * read in the order of their pieces, as one.  -1 when none of them are
+ * pieces of one run (recordings of several hosts: ig_merge_report); 2
+ * after one line when some are and the others are not, or one is
+ * missing between them. */
+int ig_session_report_pieces(const char *const *paths, int n, bool partial,
+			     const struct ig_output_opts *out);
 
 #endif

@@ -5,9 +5,34 @@
 #define IG_SESSION_INT_H
 
 #include <stdio.h>
+#include "modes/facts.h"
 #include "modes/session.h"
 #include "probes/capture.h"
 #include "probes/spawn.h"
+
+/* --every: one period's engine (session_days.c). */
+struct ig_period {
+	struct ig_engine *engine;
+	struct ig_tlb *tlb;		/* --perfetto's for the period */
+	unsigned long long n;		/* from 1 */
+	__u64 start, end;		/* end: 0 while it is counted */
+	__u64 until;			/* held past end: at most until then */
+};
+
+/* A period's end, decided in the live loop, waiting for the records
+ * before it to leave the reorder stage: what the next period's engine is
+ * told first (the processes, their mappings and set-up facts). */
+struct ig_period_end {
+	__u64 at;
+	unsigned char *recs;
+	size_t len, cap;
+	struct ig_stats st;		/* the period's kernel counters */
+};
+
+#define IG_SESSION_BOUNDS	4
+#define IG_SESSION_CARRY	64
+
+enum { IG_ROUTE_ALL, IG_ROUTE_BOUND, IG_ROUTE_FILE };
 
 struct session {
 	const struct ig_session_opts *o;
@@ -29,6 +54,24 @@ struct session {
 	bool child_reaped;
 	struct ig_nvml *nvml;
 	__u64 next_lost_read, lost;	/* for a view's tick */
+	/* a long run (session_days.c): periods, SIGUSR1, pieces */
+	struct ig_meta meta;		/* the run's, restated at each start */
+	__u64 t0, t_end;		/* the stream's META and END */
+	struct ig_facts facts;
+	int route;			/* IG_ROUTE_*: where emit() sends */
+	struct ig_period cur, held;
+	struct ig_period_end bounds[IG_SESSION_BOUNDS];
+	unsigned int nbounds;
+	__u64 next_period;
+	unsigned long long nperiods;
+	struct ig_open_gap carry[IG_SESSION_CARRY];
+	size_t ncarry;
+	struct ig_stats period_base;
+	unsigned int period_failed;
+	unsigned int nusr1;
+	pid_t usr1_child;
+	bool in_child;			/* the SIGUSR1 report's process */
+	unsigned int pieces_lost;
 };
 
 /* Opens the engine (or the record dump), the recording and the --json
@@ -44,5 +87,26 @@ int ig_session_close_timeline(struct session *s, const struct ig_output_opts *ou
  * naming @what when not all got there (@werr: errno of an earlier write). */
 int ig_session_close_output(FILE *f, const char *what, const char *path, int werr);
 void ig_session_teardown(struct session *s);
+/* Writes @buf[@len] to @path ("-": stdout); 1 after one line. */
+int ig_session_write_file(const char *path, const char *what, const char *buf, size_t len);
+
+/* A long run (session_days.c, docs/design.md §7.10): */
+/* at the run's start, right after its META: the first period */
+int ig_session_days_start(struct session *s, __u64 t0);
+/* the reorder stage's output: the run's engine, its timeline, the
+ * period's engines */
+void ig_session_days_feed(const struct ig_hdr *rec, void *ctx);
+/* a record emitted while a period's or a piece's start is made */
+void ig_session_days_route(struct session *s, const struct ig_hdr *rec);
+/* SIGUSR1: a report of the run so far at the next turn */
+void ig_session_days_signals(const struct session *s);
+/* each turn of the live loop: a piece due, a period's end, SIGUSR1 */
+void ig_session_days_tick(struct session *s, __u64 now);
+/* the stream's end written: the last pieces of the recording */
+void ig_session_days_last_piece(struct session *s, __u64 now);
+/* the stream ended (@st: the run's counters): the last periods'
+ * reports; 1 after a line when one was lost */
+int ig_session_days_end(struct session *s, const struct ig_stats *st);
+void ig_session_days_free(struct session *s);
 
 #endif

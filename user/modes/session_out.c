@@ -59,6 +59,31 @@ int ig_session_close_output(FILE *f, const char *what, const char *path, int wer
 	return 1;
 }
 
+int ig_session_write_file(const char *path, const char *what, const char *buf, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		f = stdout;
+	} else {
+		fd = ig_outfile_open(path);
+		if (fd < 0) {
+			ig_err("cannot write %s: %s", path, ig_outfile_strerror(fd));
+			return 1;
+		}
+		f = fdopen(fd, "w");
+		if (!f) {
+			ig_err("cannot write %s: %s", path, strerror(errno));
+			ig_outfile_discard(path, fd);
+			close(fd);
+			return 1;
+		}
+	}
+	fwrite(buf, 1, len, f);
+	return ig_session_close_output(f, what, f == stdout ? NULL : path, 0);
+}
+
 /* An output opened but never written (the run or the read failed first). */
 static void abandon_output(FILE *f, const char *path)
 {
@@ -195,14 +220,19 @@ int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out
 		return 1;
 	if (out->obs.span)
 		ig_engine_observe(s->engine, &out->obs);
+	/* a live run: its periods and the run so far (session_days.c) */
 	s->reorder = out->dump ? ig_feed_new(to_dump, stdout) :
+		     s->o ? ig_feed_new(ig_session_days_feed, s) :
 		     s->tlb ? ig_feed_new(to_timeline, s) : ig_feed_engine(s->engine);
 	if (!s->reorder) {
 		ig_err("out of memory");
 		return 1;
 	}
 	if (record_path) {
-		s->writer = ig_rec_writer_open(record_path);
+		s->writer = s->o && s->o->output_max_bytes ?
+			    ig_rec_writer_open_pieces(record_path, s->o->output_max_bytes,
+						      s->o->output_files) :
+			    ig_rec_writer_open(record_path);
 		if (!s->writer) {
 			ig_err("cannot write recording %s: %s", record_path,
 			       ig_outfile_strerror(-errno));
@@ -235,11 +265,22 @@ struct replay {
 	bool oom;
 	struct ig_progress prog;
 	uint64_t bytes, records;
+	/* pieces of one recording read in order: what a later piece
+	 * restates at its start, and an earlier one's END, are left out */
+	bool later, last;
+	uint64_t nth, skip;	/* records of this piece so far, to leave out */
 };
 
 static int replay_cb(const struct ig_hdr *rec, void *ctx)
 {
 	struct replay *r = ctx;
+
+	r->nth++;
+	if (r->later && r->nth == 1 && rec->type == IG_REC_META &&
+	    rec->size >= sizeof(struct ig_meta))
+		r->skip = 1 + ((const struct ig_meta *)rec)->start_nrec;
+	if (r->nth <= r->skip || (!r->last && rec->type == IG_REC_END))
+		return 0;
 
 	if (ig_reorder_push(r->reorder, rec)) {
 		r->oom = true;
@@ -251,14 +292,124 @@ static int replay_cb(const struct ig_hdr *rec, void *ctx)
 	return 0;
 }
 
+/* One recording, or the pieces of one in order, into the session's
+ * reorder stage; 0, or 1 after its line. */
+static int replay_one(struct replay *r, const char *path, bool partial, bool later,
+		      bool last)
+{
+	struct ig_read_result res;
+	struct stat sb;
+	int err;
+
+	r->later = later;
+	r->last = last;
+	r->nth = r->skip = 0;
+	ig_progress_init(&r->prog, STDERR_FILENO, path,
+			 stat(path, &sb) ? 0 : (uint64_t)sb.st_size);
+	err = ig_recording_read(path, partial, replay_cb, r, &res);
+	ig_progress_end(&r->prog);
+	if (err) {
+		ig_err("%s%s", res.error, partial || r->oom || !res.records ? "" :
+		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
+		       "; --partial analyses what is there");
+		return 1;
+	}
+	if (res.skipped_blocks)
+		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
+			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
+			res.skipped_bytes);
+	if (!res.complete)
+		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
+	return 0;
+}
+
+static int first_meta(const struct ig_hdr *rec, void *ctx)
+{
+	struct ig_meta *m = ctx;
+
+	if (rec->type == IG_REC_META)
+		memcpy(m, rec, rec->size < sizeof(*m) ? rec->size : sizeof(*m));
+	return -ECANCELED;	/* the first record is all it takes */
+}
+
+struct piece {
+	const char *path;
+	struct ig_meta m;
+};
+
+static int by_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	return x->m.piece < y->m.piece ? -1 : x->m.piece > y->m.piece;
+}
+
+int ig_session_report_pieces(const char *const *paths, int n, bool partial,
+			     const struct ig_output_opts *out)
+{
+	struct piece *v = calloc(n, sizeof(*v));
+	struct session s = {};
+	struct ig_read_result res;
+	struct replay r;
+	int i, j, rc = -1, same = 0;
+
+	if (!v) {
+		ig_err("out of memory");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		v[i].path = paths[i];
+		ig_recording_read(paths[i], true, first_meta, &v[i].m, &res);
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			same += v[i].m.run_id && v[i].m.run_id == v[j].m.run_id;
+	if (!same)
+		goto out;	/* recordings of several hosts */
+	rc = 2;
+	for (i = 1; i < n; i++)
+		if (!v[i].m.run_id || v[i].m.run_id != v[0].m.run_id) {
+			ig_err("%s and %s are not pieces of one recording: give the pieces of one "
+			       "alone, or one recording per host", paths[0], paths[i]);
+			goto out;
+		}
+	qsort(v, n, sizeof(*v), by_piece);
+	for (i = 1; i < n; i++)
+		if (v[i].m.piece != v[i - 1].m.piece + 1) {
+			ig_err("%s and %s are pieces %u and %u of one recording: %s; give "
+			       "pieces that follow one another", v[i - 1].path, v[i].path,
+			       v[i - 1].m.piece, v[i].m.piece, v[i].m.piece == v[i - 1].m.piece ?
+			       "the same piece twice" : "the pieces between them are missing");
+			goto out;
+		}
+	rc = 1;
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	if (ig_session_setup_outputs(&s, out, NULL))
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.reorder = s.reorder;
+	for (i = 0; i < n; i++)
+		if (replay_one(&r, v[i].path, partial, i > 0, i == n - 1))
+			goto out;
+	ig_reorder_flush(s.reorder);
+	if (out->dump) {
+		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
+		goto out;
+	}
+	ig_engine_finish(s.engine);
+	rc = ig_session_write_reports(&s, out);
+out:
+	ig_session_teardown(&s);
+	free(v);
+	return rc;
+}
+
 int ig_session_report(const char *path, bool partial,
 		      const struct ig_output_opts *out)
 {
 	struct session s = {};
-	struct ig_read_result res;
 	struct replay r;
-	struct stat sb;
-	int err, rc = 1;
+	int rc = 1;
 
 	/* A batch run that ends soon: the heap the engine's buffers free is
 	 * kept for their next growth, not given back at each shrink and
@@ -269,22 +420,8 @@ int ig_session_report(const char *path, bool partial,
 		goto out;
 	memset(&r, 0, sizeof(r));
 	r.reorder = s.reorder;
-	ig_progress_init(&r.prog, STDERR_FILENO, path,
-			 stat(path, &sb) ? 0 : (uint64_t)sb.st_size);
-	err = ig_recording_read(path, partial, replay_cb, &r, &res);
-	ig_progress_end(&r.prog);
-	if (err) {
-		ig_err("%s%s", res.error, partial || r.oom || !res.records ? "" :
-		       err == -EBADMSG ? "; --partial leaves the corrupt part out" :
-		       "; --partial analyses what is there");
+	if (replay_one(&r, path, partial, false, true))
 		goto out;
-	}
-	if (res.skipped_blocks)
-		ig_warn("%s: left out %zu corrupt block%s (%zu bytes)", path,
-			res.skipped_blocks, res.skipped_blocks == 1 ? "" : "s",
-			res.skipped_bytes);
-	if (!res.complete)
-		ig_warn("%s; analysing the %zu records before it", res.error, res.records);
 	ig_reorder_flush(s.reorder);
 	if (out->dump) {
 		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);

@@ -58,6 +58,34 @@ int ig_rec_writer_close(struct ig_rec_writer *w);
  * removes its file at @path. */
 void ig_rec_writer_abandon(struct ig_rec_writer *w, const char *path);
 
+/*
+ * A recording in pieces (-o with --output-max-mb, docs/design.md §6.4):
+ * PATH.000001, PATH.000002, ..., each at most @max_bytes (one block more
+ * when its start alone passes that), each a recording of its own; with
+ * @nfiles, a piece is removed when the one @nfiles after it starts.  A
+ * piece that cannot be written (a full disk) is removed and its records
+ * dropped until the next piece is due; ig_rec_writer_lost() says so.
+ * NULL and errno set when the first piece cannot be made.
+ */
+struct ig_rec_writer *ig_rec_writer_open_pieces(const char *path, __u64 max_bytes,
+						unsigned int nfiles);
+/* The piece being written (NULL: not in pieces). */
+const char *ig_rec_writer_path(const struct ig_rec_writer *w);
+/* The next record block would take the piece past its size: the blocks
+ * wait in memory until ig_rec_writer_next() starts the next piece. */
+bool ig_rec_writer_due(const struct ig_rec_writer *w);
+/* Ends the piece with @tail (STATS, END) and opens the next: the records
+ * put until ig_rec_writer_started() are its start, META first (the
+ * writer sets its piece, run_id and start_nrec), then the blocks that
+ * waited follow.  0, or -errno (out of memory). */
+int ig_rec_writer_next(struct ig_rec_writer *w, const struct ig_hdr *const *tail,
+		       int ntail);
+int ig_rec_writer_started(struct ig_rec_writer *w);
+/* A piece lost since the last call: its path, the errno, the count of
+ * pieces lost in all; false when none. */
+bool ig_rec_writer_lost(struct ig_rec_writer *w, char *path, size_t n, int *err,
+			unsigned int *total);
+
 typedef int (*ig_rec_cb)(const struct ig_hdr *rec, void *ctx);
 
 struct ig_read_result {

@@ -123,6 +123,8 @@ const char *ig_rec_stop_reason_name(unsigned int reason)
 	case IG_STOP_SIGNAL: return "signal";
 	case IG_STOP_TARGET_EXIT: return "target_exit";
 	case IG_STOP_ERROR: return "error";
+	case IG_STOP_PIECE: return "next_piece";
+	case IG_STOP_SO_FAR: return "running";
 	}
 	return NULL;
 }

@@ -27,6 +27,13 @@ struct ig_meta {
 	char host[64];
 	char kernel[64];
 	char command[256];	/* the idlegap command line */
+	/* a recording cut into pieces (-o with --output-max-mb, docs/design.md
+	 * §6.4); all 0 in one that is not */
+	__u32 piece;		/* 1, 2, ...: this file's place in the run */
+	__u32 start_nrec;	/* records after this one that restate what the
+				 * earlier pieces set up (processes, mappings,
+				 * contexts), stamped at ts */
+	__u64 run_id;		/* the same in every piece of one run */
 };
 
 /* A task known at attach time or named later (comm, exe). */
@@ -218,6 +225,8 @@ enum ig_stop_reason {
 	IG_STOP_SIGNAL,
 	IG_STOP_TARGET_EXIT,
 	IG_STOP_ERROR,
+	IG_STOP_PIECE,		/* a piece's end: the run goes on in the next */
+	IG_STOP_SO_FAR,		/* a report of a run still going (SIGUSR1) */
 };
 
 /* Room for any one record, by its type's struct. */
