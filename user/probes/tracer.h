@@ -139,6 +139,10 @@ bool ig_tracer_hook_optional(size_t i);
  * probe runs once per process. */
 bool ig_probe_uprobe_multi(void);
 bool ig_tracer_use_uprobe_multi(void);
+/* Drops the link ig_probe_uprobe_multi() made, kept until the probes are
+ * attached (ig_tracer_close() drops it too): its drop waits for the
+ * kernel's grace periods. */
+void ig_probe_drop_link(void);
 
 /*
  * The kernel helpers the main BPF object calls, with the kernel that
