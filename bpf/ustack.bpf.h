@@ -471,6 +471,10 @@ static long ustack_frame_step(__u64 i, void *arg)
 	 * that register (unknown: its code page is out, go on) */
 	if (!after_call(frame[1]))
 		return 1;
+	/* 6.1's verifier loses the bound above once n is spilled across
+	 * the calls: the mask (behind a barrier clang cannot see through)
+	 * restores it */
+	asm volatile("" : "+r"(n));
 	r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
 	r->nips = n + 1;
 	if (!frame[0])
