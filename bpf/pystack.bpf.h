@@ -108,11 +108,36 @@ static __always_inline __u8 py_fld8(const __u8 *buf, __u32 off)
 	return buf[off];
 }
 
+/* The interpreter's thread list, one thread state per bpf_loop() round:
+ * a callback is verified as one body, not once per thread.  The answer is
+ * kept in map memory (pt->tstate), never a value the verifier could take
+ * as known from one round, as kernels before 6.7 verify a callback as if
+ * it ran once. */
+struct py_tstate_walk {
+	const struct ig_py_offsets *o;
+	struct py_thread *pt;
+	__u64 ts, want;
+};
+
+static long py_tstate_step(__u64 i, void *arg)
+{
+	struct py_tstate_walk *c = arg;
+
+	if (!c->ts)
+		return 1;
+	if (py_read64(c->ts + c->o->ts_match) == c->want) {
+		c->pt->tstate = c->ts;
+		return 1;
+	}
+	c->ts = py_read64(c->ts + c->o->ts_next);
+	return 0;
+}
+
 static __always_inline __u64 py_find_tstate(const struct ig_py_offsets *o,
 					    struct py_thread *pt, __u64 want)
 {
+	struct py_tstate_walk c = { .o = o, .pt = pt, .want = want };
 	__u64 ts = pt->tstate;
-	int i;
 
 	if (ts && py_read64(ts + o->ts_match) == want)
 		return ts;
@@ -120,15 +145,9 @@ static __always_inline __u64 py_find_tstate(const struct ig_py_offsets *o,
 	ts = py_read64(o->runtime + o->rt_interp_head);
 	if (!ts)
 		return 0;
-	ts = py_read64(ts + o->is_threads_head);
-	for (i = 0; i < PY_MAX_THREADS && ts; i++) {
-		if (py_read64(ts + o->ts_match) == want) {
-			pt->tstate = ts;
-			return ts;
-		}
-		ts = py_read64(ts + o->ts_next);
-	}
-	return 0;
+	c.ts = py_read64(ts + o->is_threads_head);
+	bpf_loop(PY_MAX_THREADS, py_tstate_step, &c, 0);
+	return pt->tstate;
 }
 
 /* Where the bytecode the frame at s->frame runs begins, less the code
@@ -185,16 +204,36 @@ static __always_inline __u64 py_frame(const struct ig_py_offsets *o,
 	return py_fld64(s->frame, o->fr_back);
 }
 
+/* The frame chain, one frame per bpf_loop() round; the frames and their
+ * hash are kept in the scratch record (s->r.id), map memory. */
+struct py_frame_walk {
+	const struct ig_py_offsets *o;
+	struct py_scratch *s;
+	__u64 fr;
+};
+
+static long py_frame_step(__u64 i, void *arg)
+{
+	struct py_frame_walk *c = arg;
+
+	if (!c->fr)
+		return 1;
+	c->fr = py_frame(c->o, c->s, c->fr, &c->s->r.id);
+	return 0;
+}
+
 static __always_inline void py_walk(const struct ig_py_offsets *o,
 				    struct py_scratch *s, __u64 tstate, __u64 *h)
 {
+	struct py_frame_walk c = { .o = o, .s = s };
 	__u64 fr = py_read64(tstate + o->ts_frame);
-	int i;
 
 	if (o->cf_current != IG_PYO_NONE)
 		fr = py_read64(fr ? fr + o->cf_current : 0);
-	for (i = 0; i < IG_PY_DEPTH + PY_MAX_SHIMS && fr; i++)
-		fr = py_frame(o, s, fr, h);
+	c.fr = fr;
+	s->r.id = *h;
+	bpf_loop(IG_PY_DEPTH + PY_MAX_SHIMS, py_frame_step, &c, 0);
+	*h = s->r.id;
 }
 
 /* Sends @r, header filled, frames only when @tgid has not seen its id. */

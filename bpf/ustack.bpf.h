@@ -53,19 +53,32 @@ struct {
 
 #define IG_USTACK_HDR	(sizeof(struct ig_ustack) - IG_USTACK_DEPTH * 8)
 
+/* One address into the stack's hash, one bpf_loop() round: the
+ * callback is verified once, not once per frame. */
+struct ustack_hash_c {
+	const struct ig_ustack *r;
+	__u64 h;
+};
+
+static long ustack_hash_step(__u64 i, void *arg)
+{
+	struct ustack_hash_c *c = arg;
+
+	if (i >= IG_USTACK_DEPTH)
+		return 1;
+	c->h = (c->h ^ c->r->ips[i]) * 0x100000001b3ULL;
+	c->h ^= c->h >> 29;
+	return 0;
+}
+
+/* The hash of the first @n addresses of @r. */
 static __always_inline __u64 ustack_hash(const struct ig_ustack *r, __u32 n,
 					 __u32 tgid)
 {
-	__u64 h = 0xcbf29ce484222325ULL ^ tgid;
-	__u32 i;
+	struct ustack_hash_c c = { .r = r, .h = 0xcbf29ce484222325ULL ^ tgid };
 
-	for (i = 0; i < IG_USTACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ r->ips[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return h ? h : 1;
+	bpf_loop(n < IG_USTACK_DEPTH ? n : IG_USTACK_DEPTH, ustack_hash_step, &c, 0);
+	return c.h ? c.h : 1;
 }
 
 /* The header as rec_reserve() fills it, for a record sent by copy;
@@ -304,18 +317,29 @@ struct {
 	__type(value, struct ustack_memo);
 } ustack_memos SEC(".maps");
 
+/* One word into the scan's hash, one bpf_loop() round. */
+struct words_hash_c {
+	const struct ustack_scan *s;
+	__u64 h;
+};
+
+static long words_hash_step(__u64 i, void *arg)
+{
+	struct words_hash_c *c = arg;
+
+	if (i >= USTACK_SCAN)
+		return 1;
+	c->h = (c->h ^ c->s->w[i]) * 0xff51afd7ed558ccdULL;
+	c->h ^= c->h >> 32;
+	return 0;
+}
+
 static __always_inline __u64 words_hash(const struct ustack_scan *s, __u32 m)
 {
-	__u64 h = 0x9e3779b97f4a7c15ULL;
-	__u32 i;
+	struct words_hash_c c = { .s = s, .h = 0x9e3779b97f4a7c15ULL };
 
-	for (i = 0; i < USTACK_SCAN; i++) {
-		if (i >= m)
-			break;
-		h = (h ^ s->w[i]) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	return h ^ m;
+	bpf_loop(m < USTACK_SCAN ? m : USTACK_SCAN, words_hash_step, &c, 0);
+	return c.h ^ m;
 }
 
 /*
@@ -418,6 +442,49 @@ static __always_inline __u64 ustack_leaf_arch(struct pt_regs *regs, __u32 tid,
 }
 #endif
 
+/* The frame-pointer walk, one frame per bpf_loop() round: a callback is
+ * verified as one body, not once per frame.  What the rounds count (how
+ * many addresses, the flags) is kept in the record, map memory, and read
+ * back from there: never a value the verifier could take as known from
+ * one round, as kernels before 6.7 verify a callback as if it ran once. */
+struct ustack_fp_walk {
+	struct ig_ustack *r;
+	__u64 fp;
+};
+
+/* The frame record at c->fp: its return address into c->r; 1 when the
+ * walk ends there. */
+static long ustack_frame_step(__u64 i, void *arg)
+{
+	struct ustack_fp_walk *c = arg;
+	struct ig_ustack *r = c->r;
+	__u64 frame[2], fp = c->fp;
+	__u32 n = r->nips;
+
+	if (!fp || n >= IG_USTACK_DEPTH || (fp & 7))
+		return 1;
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
+	    !frame[1])
+		return 1;
+	/* no call before it: no return address, so fp was no frame
+	 * record but whatever code without frame pointers kept in
+	 * that register (unknown: its code page is out, go on) */
+	if (!after_call(frame[1]))
+		return 1;
+	/* 6.1's verifier loses the bound above once n is spilled across
+	 * the calls: the mask (behind a barrier clang cannot see through)
+	 * restores it */
+	asm volatile("" : "+r"(n));
+	r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
+	r->nips = n + 1;
+	if (!frame[0])
+		r->flags |= IG_USF_END;	/* the outermost frame */
+	if (frame[0] <= fp || frame[0] - fp >= USTACK_SPAN)
+		return 1;
+	c->fp = frame[0];
+	return 0;
+}
+
 /* The user stack of the current task by its frame pointers, innermost
  * first, into r->ips; returns how many.  The chain is trusted only while
  * it looks like one: each frame record 8-byte aligned, above the last
@@ -430,8 +497,9 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u64 sp = PT_REGS_SP_CORE(regs), fp = PT_REGS_FP_CORE(regs);
-	__u64 frame[2], ret;
-	__u32 n = 0, i;
+	struct ustack_fp_walk c = { .r = r };
+	__u64 ret;
+	__u32 n = 0;
 
 	r->ips[n++] = PT_REGS_IP_CORE(regs);
 	ret = ustack_leaf_arch(regs, tid, sp, &fp, *flags & IG_USF_SAMPLE);
@@ -441,26 +509,13 @@ static __always_inline __u32 ustack_walk(struct ig_ustack *r, __u32 tid,
 	} else if (fp - sp >= USTACK_SPAN) {
 		return n;
 	}
-	for (i = 0; i < IG_USTACK_DEPTH; i++) {
-		if (!fp || n >= IG_USTACK_DEPTH || (fp & 7))
-			break;
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
-		    !frame[1])
-			break;
-		/* no call before it: no return address, so fp was no frame
-		 * record but whatever code without frame pointers kept in
-		 * that register (unknown: its code page is out, go on) */
-		if (!after_call(frame[1]))
-			break;
-		r->ips[n & (IG_USTACK_DEPTH - 1)] = frame[1];
-		n++;
-		if (!frame[0])
-			*flags |= IG_USF_END;	/* the outermost frame */
-		if (frame[0] <= fp || frame[0] - fp >= USTACK_SPAN)
-			break;
-		fp = frame[0];
-	}
-	return n;
+	c.fp = fp;
+	r->nips = n;
+	r->flags = *flags;
+	/* each round adds one address at most: the count stays in bounds */
+	bpf_loop(IG_USTACK_DEPTH - n, ustack_frame_step, &c, 0);
+	*flags = r->flags;
+	return r->nips;
 }
 
 /* Emits the current task's user stack. */

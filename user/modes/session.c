@@ -381,6 +381,8 @@ static int start_tracing(struct session *s, __u64 *t0)
 
 	if (ig_capture_open(&s->cap, &co))
 		return 1;
+	/* released once every probe is in (ig_session_trace) */
+	ig_capture_hold_gpudev(&s->cap);
 	if (o->sample_hz) {
 		err = ig_tracer_attach_sampling(s->cap.tracer, o->sample_hz);
 		if (err)
@@ -582,7 +584,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	pid_t *pids = NULL;
 	int rc = 1;
 	const char *why_nvml = NULL;
-	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0;
+	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0, t_attached;
 	struct ig_session_opts local = *o;
 
 	if (check_privileges(&s))
@@ -605,15 +607,20 @@ int ig_session_trace(const struct ig_session_opts *o)
 	}
 	if (start_tracing(&s, &t0))
 		goto out;
+	t_attached = now_ns(CLOCK_MONOTONIC);
 	drop_privileges(&s);
-	if (!o->no_nvml && !(s.nvml = ig_nvml_open(&why_nvml)))
-		ig_debug("%s", why_nvml);
 	if (o->argv && start_child(&s, &child))
 		goto out;
 	ig_info("tracing %s (probes attached in %.0f ms)%s",
 		o->argv ? o->argv[0] : o->host_wide ? "every GPU process on the host" :
 		"the target processes",
-		(t0 - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
+		(t_attached - t_start) / 1e6, o->duration_s > 0 ? "" : "; Ctrl-C to stop");
+	/* What no probe waits for comes after them (docs/design.md §7.1):
+	 * NVML, whose first call can take long, and where each followed
+	 * process's GPU is, before the first kernel record is read. */
+	if (!o->no_nvml && !(s.nvml = ig_nvml_open(&why_nvml)))
+		ig_debug("%s", why_nvml);
+	ig_capture_release_gpudev(&s.cap);
 	rc = trace_and_report(&s, t0);
 out:
 	if (child.go_fd >= 0)

@@ -2,6 +2,7 @@
 /* The capture front end of the live modes (capture.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "probes/capture.h"
 #include "probes/log.h"
@@ -54,6 +55,12 @@ static void emit_gpudev(struct ig_capture *c, pid_t pid, __u64 ts,
 			"is reported on an unknown GPU", why);
 	}
 }
+
+/* A GPUDEV record held (ig_capture_hold_gpudev). */
+struct ig_capture_held {
+	pid_t pid;
+	__u64 ts;
+};
 
 /* Records discovery makes go in the stream as the kernel's do; the
  * interpreter it finds is where the Python reader looks. */
@@ -189,10 +196,13 @@ void ig_capture_close(struct ig_capture *c)
 	ig_discovery_free(c->disc);
 	ig_pyframes_free(c->py);
 	ig_sym_free(c->sym);
+	free(c->held);
 	c->disc = NULL;
 	c->py = NULL;
 	c->tracer = NULL;
 	c->sym = NULL;
+	c->held = NULL;
+	c->nheld = c->capheld = 0;
 }
 
 int ig_capture_track(struct ig_capture *c, pid_t pid)
@@ -230,8 +240,29 @@ void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts)
 	ig_proc_task_record(&r, pid, pid, ts);
 	emit(c, &r.h);
 	emit_ident(c, pid, ts);
-	emit_gpudev(c, pid, ts, false);
+	if (!c->hold_gpudev ||
+	    !ig_grow((void **)&c->held, &c->capheld, c->nheld, sizeof(*c->held)))
+		emit_gpudev(c, pid, ts, false);
+	else
+		c->held[c->nheld++] = (struct ig_capture_held){ pid, ts };
 	ig_proc_for_each_thread(pid, emit_thread, &t);
+}
+
+void ig_capture_hold_gpudev(struct ig_capture *c)
+{
+	c->hold_gpudev = true;
+}
+
+void ig_capture_release_gpudev(struct ig_capture *c)
+{
+	size_t i;
+
+	c->hold_gpudev = false;
+	for (i = 0; i < c->nheld; i++)
+		emit_gpudev(c, c->held[i].pid, c->held[i].ts, false);
+	free(c->held);
+	c->held = NULL;
+	c->nheld = c->capheld = 0;
 }
 
 void ig_capture_scan_host(struct ig_capture *c, __u64 now,

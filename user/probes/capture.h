@@ -56,6 +56,9 @@ struct ig_capture {
 	__u64 next_host_scan;
 	bool scan_failed;		/* said once, until a scan works */
 	char py_refused[PATH_MAX];	/* the interpreter last said unwalkable */
+	bool hold_gpudev;		/* ig_capture_hold_gpudev() */
+	struct ig_capture_held *held;	/* GPUDEV records to write */
+	size_t nheld, capheld;
 };
 
 /* Opens the tracer, attaches the host-wide hooks, starts discovery and
@@ -66,10 +69,22 @@ void ig_capture_close(struct ig_capture *c);
 /* Tracks @pid and its threads in the kernel.  0, -ESRCH when it is gone
  * (a zombie included), or another negative errno.  Nothing is said. */
 int ig_capture_track(struct ig_capture *c, pid_t pid);
-/* The TASK records of @pid and its threads, and its IDENT record when the
- * node names its pod or container, at @ts.  An exec the kernel reports
- * brings a new IDENT record as well. */
+/* The TASK records of @pid and its threads, its IDENT record when the
+ * node names its pod or container, and its GPUDEV record (where its GPU
+ * is, docs/design.md §4.2), at @ts.  An exec the kernel reports brings
+ * new IDENT and GPUDEV records as well. */
 void ig_capture_emit_tasks(struct ig_capture *c, pid_t pid, __u64 ts);
+/*
+ * From now until ig_capture_release_gpudev(), the GPUDEV records of
+ * ig_capture_emit_tasks() wait: finding a process's GPU asks NVML (whose
+ * first call loads the library and starts the driver's side of it) and
+ * reads its descriptors, none of which the probes need.  Released before
+ * the first kernel record is read, they still come before any GPU work
+ * of theirs, stamped as they were asked for.
+ */
+void ig_capture_hold_gpudev(struct ig_capture *c);
+/* The GPUDEV records held, in the order asked for; holds no more. */
+void ig_capture_release_gpudev(struct ig_capture *c);
 
 /* Host-wide: every process mapping a libcuda that discovery does not
  * follow yet, looked for at most once a second.  @found (NULL: discovery

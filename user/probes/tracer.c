@@ -562,6 +562,7 @@ void ig_tracer_close(struct ig_tracer *t)
 	for (i = 0; i < t->nlinks; i++)
 		ig_tracer_unlink(&t->links[i]);
 	ig_tracer_unlink_wait();
+	ig_probe_drop_link();
 	free(t->links);
 	idlegap_bpf__destroy(t->skel);
 	free(t);

@@ -139,6 +139,10 @@ bool ig_tracer_hook_optional(size_t i);
  * probe runs once per process. */
 bool ig_probe_uprobe_multi(void);
 bool ig_tracer_use_uprobe_multi(void);
+/* Drops the link ig_probe_uprobe_multi() made and kept: dropping it
+ * waits for the kernel's grace periods, so ig_tracer_close() does it, not
+ * the start (a process that makes no tracer drops it at exit). */
+void ig_probe_drop_link(void);
 
 /*
  * The kernel helpers the main BPF object calls, with the kernel that

@@ -28,10 +28,16 @@ static int find_loader(const struct ig_map_entry *m, void *ctx)
 	return 1;
 }
 
+/* The probe's link: dropping a uprobe waits for the kernel's grace
+ * periods (44 ms on the project's VM, against 13 ms to make it), which
+ * need not come before the probes are attached. */
+static int probe_link = -1;
+
 /*
  * Multi-uprobe links came in 6.6, but 6.1 loads a program with their attach
  * type without checking it and refuses only the link: so the probe creates
- * a real link, on this process's own loader, and drops it at once.
+ * a real link, on this process's own loader (the program does nothing),
+ * kept until ig_probe_drop_link().
  */
 static bool probe_uprobe_multi(void)
 {
@@ -65,9 +71,16 @@ static bool probe_uprobe_multi(void)
 	if (lfd < 0)
 		ig_debug("multi-uprobe link on %s: %s", ld, strerror(errno));
 	else
-		close(lfd);
-	close(fd);
+		probe_link = lfd;
+	close(fd);	/* the link holds the program */
 	return lfd >= 0;
+}
+
+void ig_probe_drop_link(void)
+{
+	if (probe_link >= 0)
+		close(probe_link);
+	probe_link = -1;
 }
 
 bool ig_probe_uprobe_multi(void)
