@@ -28,6 +28,10 @@
 #define EST_SHORT	(1 << 17)
 #define EST_SOON	(1 << 18)
 #define EST_EXPECT	(1 << 19)	/* EST_EARLY, as a flag */
+/* EST_LAT0 holds the latency at 0: a drained point's delay, the same in
+ * every chain, cannot be fitted as a launch latency that starts every
+ * head late (the low end of the interval, docs/design.md §4.10). */
+#define EST_LAT0	(1 << 20)
 #define EST_WAKE_NS	100000.0	/* a drained point's delay, at most */
 
 /* What identifies a launch's work: process, function (or graph, or the
