@@ -70,9 +70,9 @@ struct est_model {
  * mix of signatures before every sync) are kept near their start value,
  * or, for signature @zero (-1: none), near 0; with @zero EST_EARLY, the
  * syncs' ends are taken as late, by a wakeup's delay, more often than
- * early; with EST_LATE, every head starts at its latency's cap.  The
- * variants bound what the evidence leaves open.  0, or -1
- * when nothing pins a duration. */
+ * early; with EST_LATE, every head starts at its latency's cap, with
+ * EST_LAT0 at its launch.  The variants bound what the evidence leaves
+ * open.  0, or -1 when nothing pins a duration. */
 int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
 /* The most each signature's duration can be (ns, INFINITY: no bound):
