@@ -267,6 +267,77 @@ static void test_per_op_loop(void **state)
 	assert_true(rb <= busy);	/* its busy no more than the truth's */
 }
 
+/* Idle inside [@a, @b) outside the busy intervals @k (in order, disjoint). */
+static double idle_in(const struct est_ival *k, uint32_t nk, uint64_t a,
+		      uint64_t b)
+{
+	double busy = 0;
+	uint32_t i;
+
+	for (i = 0; i < nk; i++) {
+		uint64_t x = k[i].t0 > a ? k[i].t0 : a, y = k[i].t1 < b ? k[i].t1 : b;
+
+		if (y > x)
+			busy += (double)(y - x);
+	}
+	return (double)(b - a) - busy;
+}
+
+/* Drained points late by the same delay at every sync (design §4.10,
+ * "The interval of a fit"): per step a copy (signature 0, 44 us) and 20
+ * kernels (signature 1, 150 us) launched 40 us apart, each op starting
+ * 20 us after its launch where the queue is empty; in every third step
+ * the host stalls 2 ms after the eighth kernel, so the queue runs dry and
+ * a kernel heads the next chain.  Each sync waits, and its drained point
+ * lags the queue's end by 150-210 us, a loaded host's wakeup.  The plain
+ * fit takes that delay as the launch latency and starts every head late:
+ * its replay finds more idle between the first launch and the sync than
+ * there was.  With the latency held at 0 (EST_LAT0) it finds no more. */
+static void test_drained_delay(void **state)
+{
+	static struct job j;
+	static struct est_ival k[4096], tr[4096];
+	struct est_model md, z;
+	uint64_t t = T0, e = 0, span[150][2];
+	double truth = 0, plain = 0, lat0 = 0;
+	uint32_t i, s, nk, nt = 0;
+
+	(void)state;
+	j.nl = j.nm = 0;
+	for (s = 0; s < 150; s++) {
+		span[s][0] = t;
+		for (i = 0; i <= 20; i++) {
+			uint64_t st = t + 20 * US > e ? t + 20 * US : e;
+
+			j.l[j.nl++] = (struct est_launch){ .t = t, .sig = i > 0 };
+			e = st + (i ? 150 : 44) * US;
+			tr[nt++] = (struct est_ival){ st, e };
+			t += 40 * US;
+			if (i == 8 && s % 3 == 0)
+				t = e + 2 * MS;
+		}
+		span[s][1] = t + 30 * US;
+		j.m[j.nm++] = (struct est_mark){ .t_in = t + 30 * US,
+			.t_end = e + (150 + (s * 7919) % 60) * US,
+			.waited = 1, .fold = s % 5 };
+		t = j.m[j.nm - 1].t_end + 500 * US;
+	}
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, -1, &md), 0);
+	assert_int_equal(ig_est_fit(j.l, j.nl, j.m, j.nm, 2, -1, EST_LAT0, &z), 0);
+	assert_true(md.lat > 100e3);	/* the wakeup's delay, as a latency */
+	assert_true(z.lat == 0);
+	for (s = 0; s < 150; s++)
+		truth += idle_in(tr, nt, span[s][0], span[s][1]);
+	ig_est_replay(&md, j.l, j.nl, j.m, j.nm, k, &nk);
+	for (s = 0; s < 150; s++)
+		plain += idle_in(k, nk, span[s][0], span[s][1]);
+	ig_est_replay(&z, j.l, j.nl, j.m, j.nm, k, &nk);
+	for (s = 0; s < 150; s++)
+		lat0 += idle_in(k, nk, span[s][0], span[s][1]);
+	assert_true(plain > truth + 150 * 100 * US);
+	assert_true(lat0 <= truth);
+}
+
 /* No sync waited: nothing pins a duration. */
 static void test_nothing_pinned(void **state)
 {
@@ -289,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_late),
 		cmocka_unit_test(test_nothing_pinned),
 		cmocka_unit_test(test_per_op_loop),
+		cmocka_unit_test(test_drained_delay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -231,6 +231,7 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 		    zero & ~(EST_LATE - 1) : 0;
 	int late = flags & EST_LATE, shrt = flags & EST_SHORT;
 	int soon = flags & EST_SOON, expect = flags & EST_EXPECT;
+	int lat0 = flags & EST_LAT0;
 	double cap[EST_MAX_SIGS];
 
 	if (zero >= EST_LATE)	/* and the signature in the low bits, if any, to 0 */
@@ -282,7 +283,7 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 				if (!equation(&m[j], &ch[j], skip, soon, &rhs))
 					continue;
 				memset(cnt, 0, sizeof(double) * n);
-				cnt[0] = ch[j].lat;
+				cnt[0] = lat0 ? 0 : ch[j].lat;
 				/* EST_LATE: each head's latency is its cap */
 				if (ch[j].lat && late) {
 					cnt[0] = 0;
@@ -349,7 +350,7 @@ int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m
 		}
 		if (solve(a, b, x, n))
 			goto done;
-		if (!late)
+		if (!late && !lat0)
 			out->lat = x[0] < 0 ? 0 : x[0] > EST_MAX_LAT_NS ?
 				   EST_MAX_LAT_NS : x[0];
 		for (i = 1; i < (uint32_t)n; i++) {

@@ -28,6 +28,10 @@
 #define EST_SHORT	(1 << 17)
 #define EST_SOON	(1 << 18)
 #define EST_EXPECT	(1 << 19)	/* EST_EARLY, as a flag */
+/* EST_LAT0 holds the latency at 0: a drained point's delay, the same in
+ * every chain, cannot be fitted as a launch latency that starts every
+ * head late (the low end of the interval, docs/design.md §4.10). */
+#define EST_LAT0	(1 << 20)
 #define EST_WAKE_NS	100000.0	/* a drained point's delay, at most */
 
 /* What identifies a launch's work: process, function (or graph, or the
@@ -66,9 +70,9 @@ struct est_model {
  * mix of signatures before every sync) are kept near their start value,
  * or, for signature @zero (-1: none), near 0; with @zero EST_EARLY, the
  * syncs' ends are taken as late, by a wakeup's delay, more often than
- * early; with EST_LATE, every head starts at its latency's cap.  The
- * variants bound what the evidence leaves open.  0, or -1
- * when nothing pins a duration. */
+ * early; with EST_LATE, every head starts at its latency's cap, with
+ * EST_LAT0 at its launch.  The variants bound what the evidence leaves
+ * open.  0, or -1 when nothing pins a duration. */
 int ig_est_fit(const struct est_launch *l, uint32_t nl, const struct est_mark *m,
 	       uint32_t nm, uint32_t nsig, int skip, int zero, struct est_model *out);
 /* The most each signature's duration can be (ns, INFINITY: no bound):

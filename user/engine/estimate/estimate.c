@@ -384,6 +384,7 @@ static void variants(struct ig_engine *e, struct est_dev *d, int base,
 	sigs[nv++] = (uint32_t)EST_EARLY;	/* and the ends taken as late */
 	sigs[nv++] = (uint32_t)EST_LATE;	/* and each head started late */
 	sigs[nv++] = (uint32_t)(EST_SOON | EST_SHORT);	/* and each queue ended early */
+	sigs[nv++] = (uint32_t)EST_LAT0;	/* and no head started late */
 	if (!base)		/* and the chains of a queue that ran dry */
 		sigs[nv++] = (uint32_t)EST_SHORT;
 	for (v = 0; v < nv0; v++)		/* with each signature short */
@@ -408,8 +409,12 @@ static void variants(struct ig_engine *e, struct est_dev *d, int base,
 		/* a late variant, or the other start, stands where it
 		 * predicts the syncs about as well as the plain fit
 		 * (EST_LATE_FIT); a late one bounds idle from above only:
-		 * the other end, latency 0, is the plain fit's */
-		if ((int)sigs[v] >= EST_LATE) {
+		 * the other end, latency 0, is EST_LAT0's, which stands
+		 * whatever its error: the plain fit takes the drained
+		 * points' delay, the same in every chain, as a latency
+		 * that starts every head late, and under load that alone
+		 * put the low end above the truth */
+		if ((int)sigs[v] >= EST_LATE && !(sigs[v] & EST_LAT0)) {
 			p50 = ig_est_p50(&m, d->l.v, d->l.n, d->m.v, d->m.n);
 			if (p50 > EST_LATE_FIT * p50in + 2)
 				continue;
