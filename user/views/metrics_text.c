@@ -206,32 +206,43 @@ static void causes(struct out *o, int kind)
 	}
 }
 
+/* One label set's histogram @name: its buckets (@le ns, @counts), +Inf,
+ * sum and count. */
+static void hist_series(struct out *o, const char *name, const char *key,
+			const uint64_t *le, const uint64_t *counts, size_t n,
+			uint64_t count, double sum)
+{
+	char bucket[96], buf[32];
+	size_t b;
+
+	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
+	for (b = 0; b < n; b++) {
+		snprintf(buf, sizeof(buf), "%g", (double)le[b] / 1e9);
+		series(o, bucket, key, "le", buf, "%.0f", (double)counts[b]);
+	}
+	series(o, bucket, key, "le", "+Inf", "%.0f", (double)count);
+	snprintf(bucket, sizeof(bucket), "%s_sum", name);
+	series(o, bucket, key, NULL, NULL, "%.9g", sum);
+	snprintf(bucket, sizeof(bucket), "%s_count", name);
+	series(o, bucket, key, NULL, NULL, "%.0f", (double)count);
+}
+
 static void histogram(struct out *o)
 {
 #define IG_LE(ns) ns,
 	static const uint64_t le[] = { IG_GAP_BOUNDS_NS(IG_LE) };
 #undef IG_LE
-	char buf[32];
-	size_t i, b;
+	size_t i;
 
 	family(o, "idlegap_gpu_gap_seconds", "histogram",
 	       "Lengths of the GPU idle gaps, every gap of every window.");
 	for (i = 0; i < o->m->ntargets; i++) {
 		const struct ig_target *t = o->m->targets[i];
 
-		if (!t->has_hist)
-			continue;
-		for (b = 0; b < IG_NBOUNDS; b++) {
-			snprintf(buf, sizeof(buf), "%g", (double)le[b] / 1e9);
-			series(o, "idlegap_gpu_gap_seconds_bucket", t->key, "le",
-			       buf, "%.0f", (double)t->hist[b]);
-		}
-		series(o, "idlegap_gpu_gap_seconds_bucket", t->key, "le", "+Inf",
-		       "%.0f", (double)t->hist_count);
-		series(o, "idlegap_gpu_gap_seconds_sum", t->key, NULL, NULL,
-		       "%.9g", t->hist_sum);
-		series(o, "idlegap_gpu_gap_seconds_count", t->key, NULL, NULL,
-		       "%.0f", (double)t->hist_count);
+		if (t->has_hist)
+			hist_series(o, "idlegap_gpu_gap_seconds", t->key, le,
+				    t->hist, IG_NBOUNDS, t->hist_count,
+				    t->hist_sum);
 	}
 }
 
@@ -242,27 +253,17 @@ static void steps(struct out *o)
 #define IG_LE(ns) ns,
 	static const uint64_t le[] = { IG_STEP_BOUNDS_NS(IG_LE) };
 #undef IG_LE
-	char buf[32];
-	size_t i, b, c;
+	size_t i, c;
 
 	family(o, "idlegap_step_seconds", "histogram",
 	       "Wall time of the training steps found (whole steps inside a window).");
 	for (i = 0; i < o->m->ntargets; i++) {
 		const struct ig_target *t = o->m->targets[i];
 
-		if (!t->has_steps)
-			continue;
-		for (b = 0; b < IG_NSTEP_BOUNDS; b++) {
-			snprintf(buf, sizeof(buf), "%g", (double)le[b] / 1e9);
-			series(o, "idlegap_step_seconds_bucket", t->key, "le",
-			       buf, "%.0f", (double)t->step_hist[b]);
-		}
-		series(o, "idlegap_step_seconds_bucket", t->key, "le", "+Inf",
-		       "%.0f", (double)t->step_count);
-		series(o, "idlegap_step_seconds_sum", t->key, NULL, NULL,
-		       "%.9g", t->step_sum);
-		series(o, "idlegap_step_seconds_count", t->key, NULL, NULL,
-		       "%.0f", (double)t->step_count);
+		if (t->has_steps)
+			hist_series(o, "idlegap_step_seconds", t->key, le,
+				    t->step_hist, IG_NSTEP_BOUNDS, t->step_count,
+				    t->step_sum);
 	}
 	family(o, "idlegap_step_idle_seconds_total", "counter",
 	       "GPU idle time inside the whole steps found, by the host cause.");

@@ -534,7 +534,10 @@ static void keep_best(struct ig_steps_out *o, struct ig_steps_out *t,
 	}
 }
 
-void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
+/* The best steps among the processes on device @dev (-1: any) and of
+ * process @pid (0: any). */
+static void find_best(const struct ig_engine *e, int dev, uint32_t pid,
+		      struct ig_steps_out *o, const char *why)
 {
 	struct ig_steps_out t;
 	uint32_t i;
@@ -542,44 +545,31 @@ void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
 
 	memset(o, 0, sizeof(*o));
 	o->device = dev;
-	none(o, "no sync or collective seen");
+	none(o, why);
 	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
-		if (e->steps->devs[i].dev != dev)
+		const struct st_dev *d = &e->steps->devs[i];
+
+		if ((dev != -1 && d->dev != dev) || (pid && d->tgid != pid))
 			continue;
-		find_one(e, &e->steps->devs[i], &t);
+		find_one(e, d, &t);
 		keep_best(o, &t, &have);
 	}
+}
+
+void ig_steps_find(const struct ig_engine *e, int dev, struct ig_steps_out *o)
+{
+	find_best(e, dev, 0, o, "no sync or collective seen");
 }
 
 void ig_steps_find_pid(const struct ig_engine *e, uint32_t pid,
 		       struct ig_steps_out *o)
 {
-	struct ig_steps_out t;
-	uint32_t i;
-	bool have = false;
-
-	memset(o, 0, sizeof(*o));
-	none(o, "no sync or collective seen");
-	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
-		if (e->steps->devs[i].tgid != pid)
-			continue;
-		find_one(e, &e->steps->devs[i], &t);
-		keep_best(o, &t, &have);
-	}
+	find_best(e, -1, pid, o, "no sync or collective seen");
 }
 
 void ig_steps_find_job(const struct ig_engine *e, struct ig_steps_out *o)
 {
-	struct ig_steps_out t;
-	uint32_t i;
-	bool have = false;
-
-	memset(o, 0, sizeof(*o));
-	none(o, "no GPU work seen");
-	for (i = 0; e->steps && i < e->steps->ndevs; i++) {
-		find_one(e, &e->steps->devs[i], &t);
-		keep_best(o, &t, &have);
-	}
+	find_best(e, -1, 0, o, "no GPU work seen");
 }
 
 void ig_steps_out_free(struct ig_steps_out *o)
