@@ -40,7 +40,7 @@ usage "--output-max-mb 0" "invalid --output-max-mb" "$IG" run -o "$TMP/r" --outp
 
 # --- --every 2 on a 7 s job -------------------------------------------------
 mkdir "$TMP/p"
-"$IG" run --every 2 --json "$TMP/p/run.json" --perfetto "$TMP/p/run.pf" -- env LD_LIBRARY_PATH="$SIM" "$TS" -s storage -t 7 -q \
+"$IG" run --every 2 --json "$TMP/p/run.json" --perfetto "$TMP/p/run.pf" -- env LD_LIBRARY_PATH="$SIM" "$TS" -s storage -n 1000000 -t 7 -q \
 	> "$TMP/p/out.txt" 2> "$TMP/p/err.txt"
 is "$?" 0 "run --every 2 exits 0"
 n=$(grep -c '^=== period [0-9]*: ' "$TMP/p/out.txt")
