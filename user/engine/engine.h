@@ -52,6 +52,9 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec);
 void ig_engine_finish(struct ig_engine *e);
 int ig_engine_report_text(struct ig_engine *e, FILE *out);
 int ig_engine_report_json(struct ig_engine *e, FILE *out);
+/* The JSON report as text in a new buffer (free it) of *@len bytes;
+ * a negative errno, and nothing to free, on failure. */
+int ig_engine_report_json_buf(struct ig_engine *e, char **buf, size_t *len);
 /* Folded stacks (flame graphs) of the idle time, the cause as root frame.
  * 0, -ENOMEM, or -EIO when writing fails. */
 int ig_engine_folded(struct ig_engine *e, FILE *out);

@@ -178,11 +178,12 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 /* The device of @tgid's stream @key (0: its context's), for the steps. */
 static int dev_of(struct ig_engine *e, uint32_t tgid, uint64_t key)
 {
-	struct ig_process *p = ig_tasks_process_find(e, tgid);
-	struct ig_stream *s = p && key ? ig_htab_get(&p->streams, key) : NULL;
+	struct ig_stream *s = key ? ig_tasks_stream_find(e, tgid, key) : NULL;
+	struct ig_process *p;
 
 	if (s && s->dev)
 		return s->dev->ordinal;
+	p = ig_tasks_process_find(e, tgid);
 	return p ? ig_gpu_proc_device(p) : -1;
 }
 

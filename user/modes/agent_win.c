@@ -334,22 +334,6 @@ static void emit_stats(struct agent *a, __u64 ts)
 	ig_agent_emit(a, &st.h);
 }
 
-/* The window's JSON report, as text in a new buffer. */
-static int report_text(struct ig_engine *e, char **buf, size_t *len)
-{
-	FILE *f = open_memstream(buf, len);
-	int err;
-
-	if (!f)
-		return -errno;
-	err = ig_engine_report_json(e, f);
-	if (fclose(f) && !err)
-		err = -ENOMEM;
-	if (err)
-		free(*buf);
-	return err;
-}
-
 static void save_report(struct agent *a, const char *text, size_t len)
 {
 	const struct ig_agent_opts *o = a->o;
@@ -519,7 +503,7 @@ static int report_window(struct agent *a, const struct win_out *w)
 	int err;
 
 	ig_engine_finish(w->engine);
-	err = report_text(w->engine, &text, &len);
+	err = ig_engine_report_json_buf(w->engine, &text, &len);
 	if (err) {
 		ig_err("cannot make window %llu's report: %s", a->nwindows + 1, strerror(-err));
 		return 1;

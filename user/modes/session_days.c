@@ -206,21 +206,6 @@ static int open_period(struct session *s, __u64 at, const struct ig_period_end *
 	return 0;
 }
 
-static int json_text(struct ig_engine *e, char **buf, size_t *len)
-{
-	FILE *f = open_memstream(buf, len);
-	int err;
-
-	if (!f)
-		return -errno;
-	err = ig_engine_report_json(e, f);
-	if (fclose(f) && !err)
-		err = -ENOMEM;
-	if (err)
-		free(*buf);
-	return err;
-}
-
 /* The period's place in the run, added to its JSON report. */
 static char *amend(const struct session *s, const struct ig_period *p, char *text,
 		   size_t *len, __u64 extended)
@@ -298,7 +283,7 @@ static void report_period(struct session *s, struct ig_period *p, __u64 extended
 			s->period_failed++;
 	}
 	if (out->json_path) {
-		err = json_text(p->engine, &text, &len);
+		err = ig_engine_report_json_buf(p->engine, &text, &len);
 		if (err) {
 			ig_warn("period %llu: cannot make the JSON report: %s", p->n, strerror(-err));
 			s->period_failed++;
@@ -503,7 +488,7 @@ static int so_far(struct session *s, unsigned int n)
 			rc = 1;
 	}
 	if (out->json_path) {
-		err = json_text(s->engine, &text, &len);
+		err = ig_engine_report_json_buf(s->engine, &text, &len);
 		if (err) {
 			ig_err("SIGUSR1 %u: cannot make the JSON report: %s", n, strerror(-err));
 			return 1;

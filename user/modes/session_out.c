@@ -344,16 +344,49 @@ static int by_piece(const void *a, const void *b)
 	return x->m.piece < y->m.piece ? -1 : x->m.piece > y->m.piece;
 }
 
+/* Recordings @paths, in order, replayed as one through the outputs. */
+static int replay_paths(const char *const *paths, int n, bool partial,
+			const struct ig_output_opts *out)
+{
+	struct session s = {};
+	struct replay r;
+	int i, rc = 1;
+
+	/* A batch run that ends soon: the heap the engine's buffers free is
+	 * kept for their next growth, not given back at each shrink and
+	 * faulted in again (glibc's 128 KiB trim threshold moves with the
+	 * layout: up to 2 faults per thousand records, a sixth of the time). */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	if (ig_session_setup_outputs(&s, out, NULL))
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.reorder = s.reorder;
+	for (i = 0; i < n; i++)
+		if (replay_one(&r, paths[i], partial, i > 0, i == n - 1))
+			goto out;
+	ig_reorder_flush(s.reorder);
+	if (out->dump) {
+		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
+		goto out;
+	}
+	ig_engine_finish(s.engine);
+	rc = ig_session_write_reports(&s, out);
+out:
+	ig_session_teardown(&s);
+	return rc;
+}
+
 int ig_session_report_pieces(const char *const *paths, int n, bool partial,
 			     const struct ig_output_opts *out)
 {
 	struct piece *v = calloc(n, sizeof(*v));
-	struct session s = {};
+	const char **sorted = calloc(n, sizeof(*sorted));
 	struct ig_read_result res;
-	struct replay r;
 	int i, j, rc = -1, same = 0;
 
-	if (!v) {
+	if (!v || !sorted) {
+		free(v);
+		free(sorted);
 		ig_err("out of memory");
 		return 1;
 	}
@@ -382,24 +415,11 @@ int ig_session_report_pieces(const char *const *paths, int n, bool partial,
 			       "the same piece twice" : "the pieces between them are missing");
 			goto out;
 		}
-	rc = 1;
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	if (ig_session_setup_outputs(&s, out, NULL))
-		goto out;
-	memset(&r, 0, sizeof(r));
-	r.reorder = s.reorder;
 	for (i = 0; i < n; i++)
-		if (replay_one(&r, v[i].path, partial, i > 0, i == n - 1))
-			goto out;
-	ig_reorder_flush(s.reorder);
-	if (out->dump) {
-		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
-		goto out;
-	}
-	ig_engine_finish(s.engine);
-	rc = ig_session_write_reports(&s, out);
+		sorted[i] = v[i].path;
+	rc = replay_paths(sorted, n, partial, out);
 out:
-	ig_session_teardown(&s);
+	free(sorted);
 	free(v);
 	return rc;
 }
@@ -407,29 +427,5 @@ out:
 int ig_session_report(const char *path, bool partial,
 		      const struct ig_output_opts *out)
 {
-	struct session s = {};
-	struct replay r;
-	int rc = 1;
-
-	/* A batch run that ends soon: the heap the engine's buffers free is
-	 * kept for their next growth, not given back at each shrink and
-	 * faulted in again (glibc's 128 KiB trim threshold moves with the
-	 * layout: up to 2 faults per thousand records, a sixth of the time). */
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	if (ig_session_setup_outputs(&s, out, NULL))
-		goto out;
-	memset(&r, 0, sizeof(r));
-	r.reorder = s.reorder;
-	if (replay_one(&r, path, partial, false, true))
-		goto out;
-	ig_reorder_flush(s.reorder);
-	if (out->dump) {
-		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
-		goto out;
-	}
-	ig_engine_finish(s.engine);
-	rc = ig_session_write_reports(&s, out);
-out:
-	ig_session_teardown(&s);
-	return rc;
+	return replay_paths(&path, 1, partial, out);
 }

@@ -592,6 +592,22 @@ static bool translate(struct ig_engine *e, const struct peers_infer *pi,
 	return true;
 }
 
+/* Collective @r of communicator @C, its latest, into C's ring of calls. */
+static struct infer_call *ring_put(struct infer_comm *C, const struct ig_nccl *r)
+{
+	struct infer_call *x = &C->ring[r->seq % INFER_RING];
+
+	memset(x, 0, sizeof(*x));
+	C->last_seq = r->seq;
+	x->o.seq = r->seq;
+	x->o.sig = sig_of(r);
+	x->c.tid = r->h.tid;
+	x->c.tgid = r->h.tgid;
+	x->c.stream = r->stream;
+	x->c.api = r->api;
+	return x;
+}
+
 bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 			 struct ig_nccl *out)
 {
@@ -606,15 +622,7 @@ bool ig_peers_infer_coll(struct ig_engine *e, const struct ig_nccl *r,
 	if (r->rank >= 0)
 		C->rank = r->rank;
 	/* held as evidence also once inferred: a later rank's peers */
-	x = &C->ring[r->seq % INFER_RING];
-	memset(x, 0, sizeof(*x));
-	C->last_seq = r->seq;
-	x->o.seq = r->seq;
-	x->o.sig = sig_of(r);
-	x->c.tid = r->h.tid;
-	x->c.tgid = r->h.tgid;
-	x->c.stream = r->stream;
-	x->c.api = r->api;
+	x = ring_put(C, r);
 	x->c.bytes = ig_nccl_bytes(r);
 	x->c.present = true;
 	if (!(r->flags & IG_NCF_GROUPED))
@@ -695,15 +703,7 @@ void ig_peers_infer_known(struct ig_engine *e, const struct ig_nccl *r)
 	if (!C->has_id || pi->g[C->group].nid == pi->g[C->group].n)
 		return;
 	C->rank = r->rank;
-	x = &C->ring[r->seq % INFER_RING];
-	memset(x, 0, sizeof(*x));
-	C->last_seq = r->seq;
-	x->o.seq = r->seq;
-	x->o.sig = sig_of(r);
-	x->c.tid = r->h.tid;
-	x->c.tgid = r->h.tgid;
-	x->c.stream = r->stream;
-	x->c.api = r->api;
+	x = ring_put(C, r);
 	if (!(r->flags & IG_NCF_GROUPED))
 		launch(e, pi, C, x, r->h.ts);
 	ends_of_process(e, pi, C->tgid);

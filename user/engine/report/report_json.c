@@ -493,3 +493,18 @@ int ig_engine_report_json(struct ig_engine *e, FILE *out)
 	json_object_put(r);
 	return err;
 }
+
+int ig_engine_report_json_buf(struct ig_engine *e, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = ig_engine_report_json(e, f);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err)
+		free(*buf);
+	return err;
+}

@@ -98,35 +98,37 @@ static jo *steps_obj(const struct ig_steps_out *s)
 	return o;
 }
 
+/* @s's object, "device" added where it is not a device's own; @s is
+ * freed. */
+static jo *steps_take(struct ig_steps_out *s, bool device)
+{
+	jo *o = steps_obj(s);
+
+	if (device)
+		add(o, "device", s->found ? json_object_new_int(s->device) : NULL);
+	ig_steps_out_free(s);
+	return o;
+}
+
 struct json_object *ig_report_steps_json(const struct ig_engine *e, int dev,
 					 bool job)
 {
 	struct ig_steps_out s;
-	jo *o;
 
 	if (job)
 		ig_steps_find_job(e, &s);
 	else
 		ig_steps_find(e, dev, &s);
-	o = steps_obj(&s);
-	if (job)
-		add(o, "device", s.found ? json_object_new_int(s.device) : NULL);
-	ig_steps_out_free(&s);
-	return o;
+	return steps_take(&s, job);
 }
 
-/* The slow steps' causes, most first, three at most. */
 struct json_object *ig_report_steps_json_pid(const struct ig_engine *e,
 					     uint32_t pid)
 {
 	struct ig_steps_out s;
-	jo *o;
 
 	ig_steps_find_pid(e, pid, &s);
-	o = steps_obj(&s);
-	add(o, "device", s.found ? json_object_new_int(s.device) : NULL);
-	ig_steps_out_free(&s);
-	return o;
+	return steps_take(&s, true);
 }
 
 static void slow_causes(FILE *out, const struct ig_steps_out *s)

@@ -118,11 +118,6 @@ static struct st_seg *seg(struct st_dev *d, uint32_t i)
 	return (struct st_seg *)d->segs.v + i;
 }
 
-static uint64_t seg_start(const struct st_dev *d, uint32_t i)
-{
-	return st_seg_start(d, i);
-}
-
 /* The open segment ends at @t with a boundary candidate. */
 static void cut(struct ig_engine *e, int dev, uint32_t tgid, uint64_t t,
 		enum ig_step_kind kind, unsigned int api, uint64_t extra)
@@ -133,7 +128,7 @@ static void cut(struct ig_engine *e, int dev, uint32_t tgid, uint64_t t,
 	if (!d)
 		return;
 	g = seg(d, d->segs.n - 1);
-	if (t <= seg_start(d, d->segs.n - 1))
+	if (t <= st_seg_start(d, d->segs.n - 1))
 		return;		/* out of order: not a boundary */
 	if (d->segs.n >= ST_LIVE_MAX && d->segs.n >= d->fold_at) {
 		ig_steps_fold(e->steps, d);
@@ -174,7 +169,7 @@ static struct st_seg *seg_of(struct st_dev *d, uint64_t t)
 	uint32_t i = d->segs.n;
 
 	while (i-- > 0)
-		if (seg_start(d, i) <= t)
+		if (st_seg_start(d, i) <= t)
 			return t < seg(d, i)->t_end ? seg(d, i) : NULL;
 	return NULL;
 }
@@ -210,8 +205,8 @@ void ig_steps_launches(struct ig_engine *e, int dev, uint32_t tgid,
 /* Each segment [t0, t1) overlaps, of each process's steps on device
  * @dev (the device's time is theirs alike): @fn with the part's share. */
 static void charge(struct ig_engine *e, int dev, uint64_t t0, uint64_t t1,
-		   void (*fn)(struct st_seg *g, uint64_t ns, uint64_t part,
-			      uint64_t len, const void *arg),
+		   void (*fn)(struct st_seg *g, uint64_t part, uint64_t len,
+			      const void *arg),
 		   const void *arg)
 {
 	struct ig_steps *s = e->steps;
@@ -227,27 +222,26 @@ static void charge(struct ig_engine *e, int dev, uint64_t t0, uint64_t t1,
 		if (t1 > d->t_last)
 			d->t_last = t1;
 		i = d->cur < d->segs.n ? d->cur : d->segs.n - 1;
-		while (i > 0 && seg_start(d, i) > t0)
+		while (i > 0 && st_seg_start(d, i) > t0)
 			i--;
 		while (i + 1 < d->segs.n && seg(d, i)->t_end <= t0)
 			i++;
-		for (; i < d->segs.n && seg_start(d, i) < t1; i++) {
-			uint64_t a = seg_start(d, i) > t0 ? seg_start(d, i) : t0;
+		for (; i < d->segs.n && st_seg_start(d, i) < t1; i++) {
+			uint64_t a = st_seg_start(d, i) > t0 ? st_seg_start(d, i) : t0;
 			uint64_t b = seg(d, i)->t_end < t1 ? seg(d, i)->t_end : t1;
 
 			if (b > a)
-				fn(seg(d, i), b - a, b - a, t1 - t0, arg);
+				fn(seg(d, i), b - a, t1 - t0, arg);
 			d->cur = i;
 		}
 	}
 }
 
-static void add_state(struct st_seg *g, uint64_t ns, uint64_t part,
-		      uint64_t len, const void *arg)
+static void add_state(struct st_seg *g, uint64_t part, uint64_t len,
+		      const void *arg)
 {
-	(void)part;
 	(void)len;
-	g->ns[*(const enum ig_step_state *)arg] += ns;
+	g->ns[*(const enum ig_step_state *)arg] += part;
 }
 
 void ig_steps_span(struct ig_engine *e, int dev, enum ig_step_state state,
@@ -259,13 +253,13 @@ void ig_steps_span(struct ig_engine *e, int dev, enum ig_step_state state,
 /* A gap's causes are not known instant by instant: a part of the gap
  * gets each cause's share of it.  The parts are the gap's ends, a sync's
  * return inside it: the drained point lies a wakeup before it. */
-static void add_idle(struct st_seg *g, uint64_t ns, uint64_t part,
-		     uint64_t len, const void *arg)
+static void add_idle(struct st_seg *g, uint64_t part, uint64_t len,
+		     const void *arg)
 {
 	const uint64_t *cause_ns = arg;
 	unsigned int c;
 
-	g->ns[IG_SS_IDLE] += ns;
+	g->ns[IG_SS_IDLE] += part;
 	for (c = 0; c < IG_C__MAX; c++)
 		if (cause_ns[c])
 			g->cause_ns[c] += part == len ? cause_ns[c] :
@@ -282,16 +276,15 @@ struct peer_arg {
 	int late_rank, late_cause;
 };
 
-static void add_peer(struct st_seg *g, uint64_t ns, uint64_t part,
-		     uint64_t len, const void *arg)
+static void add_peer(struct st_seg *g, uint64_t part, uint64_t len,
+		     const void *arg)
 {
 	const struct peer_arg *p = arg;
 
-	(void)part;
 	(void)len;
-	g->ns[IG_SS_PEER] += ns;
-	if (ns > g->late_ns) {
-		g->late_ns = ns;
+	g->ns[IG_SS_PEER] += part;
+	if (part > g->late_ns) {
+		g->late_ns = part;
 		g->late_rank = p->late_rank;
 		g->late_cause = (int8_t)p->late_cause;
 	}
