@@ -263,6 +263,8 @@ for c in cmds:
         continue
     for w in sc:
         w = strip_prefix(w)
+        if is_idlegap(w[0] if w else "") and "--" in w:	# run's command too
+            sc.append(w[w.index("--") + 1:])
         if not w:
             continue
         checked += 1
