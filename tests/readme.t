@@ -1,7 +1,8 @@
 #!/bin/sh
 # The front page and the reference pages hold: README.md is at most 250
 # lines; every relative link in README.md and docs/*.md names a file of
-# the repository, and an anchor that the page has; every command in
+# the repository, and an anchor that the page has, and every path of the
+# repository they name exists; every command in
 # README.md's code blocks can run as shown (idlegap's subcommands and
 # options are in its --help, trainsim's in its own, make's targets in the
 # Makefile, any other program on this machine); every idlegap command
@@ -98,6 +99,21 @@ for p in pages:
 check(nlinks > 20 and not bad,
       "every relative link of README.md and docs/*.md resolves, anchors included (%d links)" % nlinks,
       "; ".join(bad))
+
+# ---- the repository's files that the pages name -----------------------------
+PATH_RE = re.compile(r"(?<![\w./-])((?:bpf|deploy|docs|tests|tools|user|workload|simgpu|vmlinux|\.ci)/[\w./*-]*[\w*])")
+named, bad = 0, []
+for p in pages:
+    for m in PATH_RE.finditer(text[p]):
+        path = m.group(1)
+        if re.search(r"(^|/)[A-Z]{3,}(/|\.|$)", path):
+            continue			# a placeholder: user/FOLDER/FILE.c
+        named += 1
+        if not glob.glob(os.path.join(top, path)) and not glob.glob(os.path.join(top, path) + "*"):
+            bad.append("%s: %s" % (rel(p), path))
+check(named > 100 and not bad,
+      "every file of the repository that README.md and docs/*.md name exists (%d names)" % named,
+      "no such file: " + "; ".join(sorted(set(bad))))
 
 # ---- what the commands may use ---------------------------------------------
 def run(argv):
