@@ -8,8 +8,9 @@
 # Makefile, any other program on this machine); every idlegap command
 # shown in docs/*.md uses a subcommand and options that its --help has,
 # and every make target named there exists; the man page, the user guide's
-# table of options and --help list the same options; .ci/run runs the
-# README's test command.  No root needed.
+# table of options and --help list the same options (and the man page
+# the same commands); .ci/run runs the README's test command.  No root
+# needed.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$IG" ] || diag "no $IG: the checks against --help are skipped (make all)"
@@ -360,6 +361,9 @@ if have_ig:
     man = man.replace("\\-", "-").replace("\\(em", "")
     mlongs = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", man))
     mshorts = set(re.findall(r"^\.(?:B|BI|BR)\s+\"?(-[A-Za-z?])(?=[\s,\"])", man, re.M))
+    msubs = set(re.findall(r"^\.TP\n\.B ([a-z]+)\n", man, re.M))
+    check(msubs == set(subs), "the man page's COMMANDS are --help's subcommands",
+          "man page: %s; --help: %s" % (sorted(msubs), sorted(subs)))
     check(mlongs == longs, "the man page's long options are --help's",
           "only in the man page: %s; only in --help: %s" %
           (sorted(mlongs - longs), sorted(longs - mlongs)))
