@@ -9,8 +9,9 @@
 # shown in docs/*.md uses a subcommand and options that its --help has,
 # and every make target named there exists; the man page, the user guide's
 # table of options and --help list the same options (and the man page
-# the same commands); .ci/run runs the README's test command.  No root
-# needed.
+# the same commands); .ci/run runs the README's test command.  As root,
+# the README's run example runs as shown on the simulated GPU and prints
+# the report lines the README shows, numbers aside.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$IG" ] || diag "no $IG: the checks against --help are skipped (make all)"
@@ -307,6 +308,48 @@ for c in cmds:
             problems.append("%s: no program %s on this machine" % (where, prog))
 check(checked >= 5 and not problems,
       "README.md's commands can run as shown (%d commands)" % checked, "; ".join(problems))
+
+# The run example runs as shown (root; on the simulated GPU), and its report
+# has the lines the README shows, numbers aside, and the README's first cause.
+def example(block):
+    for i, l in enumerate(block):
+        if l.startswith("$ ") and re.search(r"idlegap run\b", l):
+            out = []
+            for o in block[i + 1:]:
+                if o.startswith("$ "):
+                    break
+                out.append(o)
+            return l[2:], out
+    return None, None
+ex = [e for e in (example(b) for b in code) if e[0]]
+shape = lambda l: re.sub(r"\d+(\.\d+)?", "#", l.rstrip())
+if not ex:
+    check(False, "README.md shows an idlegap run example")
+elif os.geteuid() != 0:
+    skip("README.md's run example runs as shown", "needs root (BPF)")
+elif not os.path.exists(os.path.join(top, "build", "simgpu", "libcuda.so.1")):
+    skip("README.md's run example runs as shown", "no build/simgpu (make all)")
+else:
+    cmd, shown = ex[0]
+    argv = strip_prefix(words(cmd))
+    envs = dict(t.split("=", 1) for t in words(cmd) if re.match(r"[A-Za-z_]\w*=", t))
+    env = dict(os.environ, **envs)
+    try:
+        r = subprocess.run(argv, cwd=top, env=env, capture_output=True, text=True, timeout=300)
+        got, rc = r.stdout, r.returncode
+    except subprocess.TimeoutExpired:
+        got, rc = "", "timeout"
+    tops = [l for l in shown if l and not l.startswith((" ", "...", "$"))]
+    gots = {shape(l) for l in got.split("\n")}
+    missing = [l for l in tops if shape(l) not in gots]
+    first = re.search(r"^  (\w+) +[\d.]+ +[\d.]+$", "\n".join(shown), re.M)
+    why = got.split("Why the GPU was idle", 1)[-1].split("\n\n", 1)[0]
+    check(rc == 0 and len(tops) >= 3 and not missing,
+          "README.md's run example runs as shown: exit 0, its report has the lines shown (%d)" % len(tops),
+          "exit %s; lines not in the report: %s; got: %s" % (rc, missing, got[:2000]))
+    check(first is not None and re.search(r"^  %s " % first.group(1), why, re.M) is not None,
+          "its report names the README's first cause (%s) among the causes" %
+          (first.group(1) if first else "none"), why)
 
 setup = [c for c in cmds if re.search(r"\bmake\s+test\b", c)]
 ci = open(os.path.join(top, ".ci", "run"), encoding="utf-8").read()
