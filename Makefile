@@ -127,7 +127,7 @@ $(ARM64_DIR)/sysroot/.done: tools/arm64-sysroot.sh
 	$(Q)tools/arm64-sysroot.sh $(ARM64_DIR)
 	$(Q)touch $@
 
-# ---- the container image (deploy/mkimage.py; README "The image") -------------
+# ---- the container image (deploy/mkimage.py; docs/fleet.md, "The image") ----
 IMAGE_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
 IMAGE      := $(BUILD)/idlegap-image-$(IG_VERSION)-$(IMAGE_ARCH).oci.tar
 # file times in the image: the last commit's, so a rebuild gives the same bytes
@@ -144,7 +144,7 @@ $(IMAGE): $(BUILD)/idlegap docs/idlegap.8 deploy/mkimage.py VERSION
 		$(BUILD)/idlegap:/usr/sbin/idlegap docs/idlegap.8:/usr/share/man/man8/idlegap.8 \
 		$(if $(V),,> /dev/null)
 
-# ---- arm64 under emulation (tools/test-arm64.sh; README "arm64") --------------
+# ---- arm64 under emulation (tools/test-arm64.sh; docs/kernels.md, "arm64") ----
 # Debian's arm64 kernel under qemu-system-aarch64 (TCG), an arm64 Debian
 # userland, the cross-built tree inside: check, a storage run, a GIL run
 # and a Python program with their Python stacks, the unit tests.

@@ -9,7 +9,7 @@ plan 6
 
 ok "promtool check rules" -- sh -c "promtool check rules '$D/prometheus/idlegap.rules.yml' > '$TMP/check' 2>&1"
 sed 's/^/# /' "$TMP/check"
-ok "promtool test rules (recording rules, README queries, alerts)" -- \
+ok "promtool test rules (recording rules, docs/fleet.md's queries, alerts)" -- \
 	sh -c "cd '$D/prometheus' && promtool test rules idlegap.rules.test.yml > '$TMP/test' 2>&1"
 sed 's/^/# /' "$TMP/test"
 ok "promtool test rules (a job's late rank across nodes, and its causes)" -- \
