@@ -1,0 +1,87 @@
+#!/bin/sh
+# `--html FILE`: the page, as headless Chromium shows it from a file.
+# A synthetic 10-minute run on 8 GPUs (every state in every 20 ms) makes a
+# page under 5 MB, whose strips' coloured areas are the shares fed in; a
+# page with a script error, or with a strip drawn in the wrong colour,
+# fails the same checks.  As root: a storage job under `idlegap run
+# --html`, and its recording under `idlegap report --html`: nothing on
+# the console, no script error, each GPU strip's colours in the report's
+# shares to 1% and the flame graph's roots as wide as the causes' seconds,
+# measured in the screenshot's pixels (tests/html/check_page.py).
+. "$(dirname "$0")/lib.sh"
+SYNTH=$IG_TOP/build/tests/view/html_synth
+CHECK=$IG_TOP/tests/html/check_page.py
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$CHROMIUM" ] || skip_all "$CHROMIUM not found (Debian chromium: make deps)"
+[ -x "$SYNTH" ] || skip_all "$SYNTH not built (make test-progs)"
+MAX_BYTES=5000000
+
+# shot PAGE: PAGE.png (the screenshot), PAGE.dom (the DOM after the
+# script), PAGE.log (the console); each run with a profile of its own and
+# nothing to reach: the network is closed here, and the page asks none
+shot() {
+	for what in --screenshot="$1.png" --dump-dom; do
+		prof=$(mktemp -d "$TMP/chromium.XXXXXX")
+		timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+			--no-first-run --disable-background-networking --disable-component-update \
+			--disable-sync --user-data-dir="$prof" --hide-scrollbars \
+			--force-device-scale-factor=1 --window-size=1280,2400 \
+			--enable-logging=stderr --v=0 "$what" "file://$1" > "$1.out" 2>> "$1.log" || return 1
+		[ "$what" = --dump-dom ] && mv "$1.out" "$1.dom"
+		rm -rf "$prof"
+	done
+	return 0
+}
+
+# check PAGE NAME ARGS...: its checks, numbered on with the shell's
+check() {
+	_page=$1 _name=$2
+	shift 2
+	pychecks "$_page" "$_page.png" "$_page.dom" "$_page.log" --name "$_name" "$@" < "$CHECK"
+}
+
+ok "a synthetic 10-minute run on 8 GPUs: its page is written" -- \
+	sh -c "'$SYNTH' '$TMP/long.html' 600 8 > '$TMP/long.stats'"
+diag "$(cat "$TMP/long.stats")"
+size=$(stat -c %s "$TMP/long.html")
+ok "the 10-minute page is under 5 MB ($size bytes)" -- test "$size" -lt "$MAX_BYTES"
+ok "Chromium renders it" -- shot "$TMP/long.html"
+check "$TMP/long.html" "10-minute synthetic page" --synth
+
+# the checks can fail: a script error, a strip drawn in the wrong colour
+sed 's|^\tbuildSteps();$|\tbuildSteps(); no_such_function();|' "$TMP/long.html" > "$TMP/bad.html"
+sed 's|busy: "#2e7d32"|busy: "#e53935"|' "$TMP/long.html" > "$TMP/recolour.html"
+shot "$TMP/bad.html" && shot "$TMP/recolour.html"
+PYTHONPATH=$IG_TOP/tests/lib python3 "$CHECK" "$TMP/bad.html" "$TMP/bad.html.png" \
+	"$TMP/bad.html.dom" "$TMP/bad.html.log" --synth > "$TMP/bad.tap" 2>&1
+ok "a page that logs to the console fails" -- grep -q '^not ok .*nothing on the console' "$TMP/bad.tap"
+ok "a page whose script throws fails" -- grep -q '^not ok .*no script error' "$TMP/bad.tap"
+PYTHONPATH=$IG_TOP/tests/lib python3 "$CHECK" "$TMP/recolour.html" "$TMP/recolour.html.png" \
+	"$TMP/recolour.html.dom" "$TMP/recolour.html.log" --synth > "$TMP/recolour.tap" 2>&1
+ok "a strip in the wrong colour fails the shares" -- grep -q "^not ok .*coloured shares" "$TMP/recolour.tap"
+
+# usage
+"$IG" check --html "$TMP/x.html" > /dev/null 2>&1
+is "$?" 2 "--html with check: usage error"
+"$IG" report --html - --json - "$TMP/none.igrec" > /dev/null 2>&1
+is "$?" 2 "--html and --json both to standard output: usage error"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "a storage job's page" "needs root"
+	done_testing
+	exit
+fi
+export LD_LIBRARY_PATH=$IG_TOP/build/simgpu
+"$IG" run -q --json "$TMP/run.json" --html "$TMP/run.html" -o "$TMP/run.igrec" \
+	-- "$IG_TOP/build/trainsim" -s storage -t 3 -q 2> "$TMP/run.err"
+is "$?" 0 "idlegap run --html traces a storage job"
+sed 's/^/# /' "$TMP/run.err"
+diag "the run's page: $(stat -c %s "$TMP/run.html") bytes"
+ok "Chromium renders the run's page" -- shot "$TMP/run.html"
+check "$TMP/run.html" "the run's page" --report "$TMP/run.json"
+
+"$IG" report -q --json "$TMP/rep.json" --html "$TMP/rep.html" "$TMP/run.igrec" 2> "$TMP/rep.err"
+is "$?" 0 "idlegap report --html replays the recording"
+ok "Chromium renders the replay's page" -- shot "$TMP/rep.html"
+check "$TMP/rep.html" "the replay's page" --report "$TMP/rep.json"
+done_testing
