@@ -24,7 +24,7 @@ import zlib
 from tap import check
 
 COLORS = {
-    "busy": "#2e7d32", "unresolved": "#9e9e9e", "peer_wait": "#7e57c2",
+    "busy": "#2e7d32", "unresolved": "#9e9e9e", "peer_wait": "#7e57c2", "idle": "#f48fb1",
     "storage": "#e53935", "page_fault": "#f4511e", "cpu_starvation": "#fb8c00",
     "gil": "#fdd835", "lock": "#c0ca33", "network": "#1e88e5", "host_compute": "#8d6e63",
     "cuda_api": "#00acc1", "sleep": "#5c6bc0", "wait_untracked": "#d81b60",
@@ -96,6 +96,8 @@ def device_truth(report, key):
                  "peer_wait": d.get("peer_wait_s", 0.0)}
             for c in d.get("causes", []):
                 t[c["cause"]] = t.get(c["cause"], 0.0) + c["seconds"]
+            # idle time the report gives no cause, if any
+            t["idle"] = max(0.0, d["idle_s"] - sum(c["seconds"] for c in d.get("causes", [])))
             return t
     return None
 
@@ -103,7 +105,7 @@ def device_truth(report, key):
 def synth_truth():
     """tests/html/synth.c's round of 20 ms: busy 4 ms of which 1 waits for
     peers, 1 ms of each cause's idle time, the rest unresolved."""
-    t = {k: 1.0 for k in COLORS if k not in ("busy", "unresolved", "peer_wait")}
+    t = {k: 1.0 for k in COLORS if k not in ("busy", "unresolved", "peer_wait", "idle")}
     t.update({"busy": 3.0, "peer_wait": 1.0, "unresolved": 20.0 - 4.0 - len(t)})
     return t
 

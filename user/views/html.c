@@ -26,6 +26,7 @@ extern const char html_js[] __attribute__((visibility("hidden")));
 #define MARK_DATA	"/*@IG_DATA@*/"
 #define MARK_JS		"/*@IG_SCRIPT@*/"
 #define DETAILS_MAX	64	/* a cause's details on the page */
+#define DETAILS_BYTES	(32 << 10)	/* and their JSON's bytes, at most */
 #define STRING_MAX	1024	/* bytes of a string of the report's */
 #define PROCS_MAX	32
 
@@ -110,21 +111,42 @@ static void trim(jo *v)
 	}
 }
 
-/* A causes list, each cause's details kept to DETAILS_MAX. */
+/* A cause's details, the first DETAILS_MAX of them and DETAILS_BYTES
+ * at most (a stack's frames are many and long); how many were left out. */
+static size_t details(jo *d)
+{
+	size_t n = json_object_array_length(d), cut = 0;
+
+	if (n > DETAILS_MAX) {
+		json_object_array_del_idx(d, DETAILS_MAX, n - DETAILS_MAX);
+		cut = n - DETAILS_MAX;
+		n = DETAILS_MAX;
+	}
+	trim(d);
+	while (n && strlen(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN)) >
+	       DETAILS_BYTES) {
+		json_object_array_del_idx(d, --n, 1);
+		cut++;
+	}
+	return cut;
+}
+
+/* A causes list, bounded (details()); "details_omitted" counts what the
+ * page leaves out too. */
 static jo *causes(jo *report, const char *key)
 {
-	jo *c = take(report, key), *d;
-	size_t i, n;
+	jo *c = take(report, key), *d, *om;
+	size_t i, n, cut;
 
 	for (i = 0, n = c ? json_object_array_length(c) : 0; i < n; i++) {
 		jo *x = json_object_array_get_idx(c, i);
 
-		if (json_object_object_get_ex(x, "details", &d) &&
-		    json_object_array_length(d) > DETAILS_MAX)
-			json_object_array_del_idx(d, DETAILS_MAX,
-						  json_object_array_length(d) - DETAILS_MAX);
+		if (!json_object_object_get_ex(x, "details", &d))
+			continue;
+		cut = details(d);
+		if (cut && json_object_object_get_ex(x, "details_omitted", &om))
+			json_object_set_int64(om, json_object_get_int64(om) + (int64_t)cut);
 	}
-	trim(c);
 	return c;
 }
 
@@ -203,6 +225,7 @@ static jo *bounds(void)
 	add(o, "bins_per_gpu", json_object_new_int(IG_HTML_BINS));
 	add(o, "bins_all", json_object_new_int(IG_HTML_BINS_ALL));
 	add(o, "step_points", json_object_new_int(IG_HTML_STEP_POINTS));
+	add(o, "step_points_all", json_object_new_int(IG_HTML_STEP_POINTS_ALL));
 	add(o, "flame_nodes", json_object_new_int(IG_HTML_FLAME_NODES));
 	add(o, "details_per_cause", json_object_new_int(DETAILS_MAX));
 	return o;
@@ -211,7 +234,7 @@ static jo *bounds(void)
 static jo *data(struct ig_html *h, struct ig_engine *e, jo *report)
 {
 	jo *d = json_object_new_object(), *strips, *steps = json_object_new_array();
-	size_t i, n;
+	size_t i, n, points;
 
 	add(d, "version", json_object_new_int(1));
 	add(d, "meta", take(report, "meta"));
@@ -225,10 +248,15 @@ static jo *data(struct ig_html *h, struct ig_engine *e, jo *report)
 	add(d, "unresolved_causes", causes(report, "unresolved_causes"));
 	add(d, "events", take(report, "events"));
 	strips = ig_html_strip_json(h->strip);
-	for (i = 0, n = strips ? json_object_array_length(strips) : 0; i < n; i++) {
+	n = strips ? json_object_array_length(strips) : 0;
+	points = n ? IG_HTML_STEP_POINTS_ALL / n : 0;
+	points = points > IG_HTML_STEP_POINTS ? IG_HTML_STEP_POINTS :
+		 points < 100 ? 100 : points;
+	for (i = 0; i < n; i++) {
 		jo *key = json_object_object_get(json_object_array_get_idx(strips, i), "key");
 
-		json_object_array_add(steps, ig_html_steps_json(e, json_object_get_int(key)));
+		json_object_array_add(steps, ig_html_steps_json(e, json_object_get_int(key),
+								(unsigned int)points));
 	}
 	add(d, "strips", strips);
 	add(d, "strips_left_out", json_object_new_int((int)ig_html_strip_dropped(h->strip)));

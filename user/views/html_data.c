@@ -55,7 +55,7 @@ static jo *point(const struct ig_steps_out *o, uint32_t i, uint32_t j)
 	return p;
 }
 
-jo *ig_html_steps_json(const struct ig_engine *e, int dev)
+jo *ig_html_steps_json(const struct ig_engine *e, int dev, unsigned int points)
 {
 	struct ig_steps_out o;
 	jo *s = json_object_new_object(), *pts;
@@ -69,7 +69,7 @@ jo *ig_html_steps_json(const struct ig_engine *e, int dev)
 		ig_steps_out_free(&o);
 		return s;
 	}
-	group = (o.n + IG_HTML_STEP_POINTS - 1) / IG_HTML_STEP_POINTS;
+	group = (o.n + points - 1) / points;
 	if (!group)
 		group = 1;
 	add(s, "pid", ju64(o.pid));

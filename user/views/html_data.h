@@ -11,7 +11,8 @@
 #include <json-c/json.h>
 
 #define IG_HTML_STEP_POINTS	2000	/* per GPU; more steps are grouped */
-#define IG_HTML_FLAME_NODES	4096	/* frames of the tree, in all */
+#define IG_HTML_STEP_POINTS_ALL	8000	/* all GPUs together (100 a GPU at least) */
+#define IG_HTML_FLAME_NODES	2048	/* frames of the tree, in all */
 #define IG_HTML_NAME_MAX	256	/* bytes of a frame's name */
 
 struct ig_engine;
@@ -19,9 +20,10 @@ struct ig_engine;
 /* Device @dev's steps: the figures of the report's steps object and
  * "points": [first index, last index, the longest wall ms, mean wall ms,
  * its cause or null, slow (0/1), partial (0/1)], one a step, or one a
- * group of consecutive steps where there are more than
- * IG_HTML_STEP_POINTS ("grouped": steps a point).  NULL without memory. */
-struct json_object *ig_html_steps_json(const struct ig_engine *e, int dev);
+ * group of consecutive steps where there are more than @points
+ * ("grouped": steps a point).  NULL without memory. */
+struct json_object *ig_html_steps_json(const struct ig_engine *e, int dev,
+				       unsigned int points);
 /* The folded stacks @text ("cause;outer;...;inner ns" lines) as a tree:
  * {"n": name, "v": ns, "c": [children]}, the root nameless, the causes
  * under it; past IG_HTML_FLAME_NODES a stack's time stays with the

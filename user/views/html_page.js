@@ -5,7 +5,7 @@ const CHECK = { errors: [] };
 window.addEventListener("error", (e) => CHECK.errors.push(String(e.message)));
 
 const COLORS = {
-	busy: "#2e7d32", unresolved: "#9e9e9e", peer_wait: "#7e57c2",
+	busy: "#2e7d32", unresolved: "#9e9e9e", peer_wait: "#7e57c2", idle: "#f48fb1",
 	storage: "#e53935", page_fault: "#f4511e", cpu_starvation: "#fb8c00",
 	gil: "#fdd835", lock: "#c0ca33", network: "#1e88e5", host_compute: "#8d6e63",
 	cuda_api: "#00acc1", sleep: "#5c6bc0", wait_untracked: "#d81b60",
@@ -26,7 +26,7 @@ function causeOf(state) { return state.startsWith("idle:") ? state.slice(5) : st
 function colorOf(state) { return COLORS[causeOf(state)] || "#000000"; }
 function label(state) {
 	return state.startsWith("idle:") ? "idle: " + state.slice(5).replace(/_/g, " ") :
-		state.replace(/_/g, " ");
+		state === "idle" ? "idle, no cause given" : state.replace(/_/g, " ");
 }
 function pct(x) { return (100 * x).toFixed(1) + "%"; }
 function fmtS(s) {
@@ -93,7 +93,7 @@ const strips = (D.strips || []).map((s) => {
 });
 const T0 = strips.length ? Math.min(...strips.map((s) => s.t0)) : 0;
 const T1 = strips.length ? Math.max(...strips.map((s) => s.t0 + s.nbins * s.bin)) : 1;
-const ORDER = ["busy", "peer_wait", "unresolved"];
+const ORDER = ["busy", "peer_wait", "unresolved", "idle"];
 function stateOrder(a, b) {
 	const i = ORDER.indexOf(a), j = ORDER.indexOf(b);
 	if (i >= 0 || j >= 0) return (i < 0 ? 9 : i) - (j < 0 ? 9 : j);

@@ -161,13 +161,13 @@ static void idle(struct dev *d, const struct ig_obs_span *s)
 	for (i = 0; i < s->nall; i++) {
 		c = cause_of(s->all[i].name);
 		if (c < 0)
-			c = IG_C_UNKNOWN;
+			continue;
 		spread(d, IG_HS_IDLE + c, s->t0, s->t1, (double)s->all[i].ns / len);
 		sum += (double)s->all[i].ns;
 	}
-	/* time the walk did not charge (none when attribution is whole) */
+	/* time given no cause (none where attribution is whole) */
 	if (sum < len)
-		spread(d, IG_HS_IDLE + IG_C_UNKNOWN, s->t0, s->t1, (len - sum) / len);
+		spread(d, IG_HS_IDLE_ANY, s->t0, s->t1, (len - sum) / len);
 }
 
 void ig_html_strip_span(struct ig_html_strip *st, const struct ig_obs_span *s)
@@ -196,7 +196,7 @@ void ig_html_strip_span(struct ig_html_strip *st, const struct ig_obs_span *s)
 
 static const char *state_name(int k, char *buf, size_t n)
 {
-	static const char *const fixed[] = { "busy", "unresolved", "peer_wait" };
+	static const char *const fixed[] = { "busy", "unresolved", "peer_wait", "idle" };
 
 	if (k < IG_HS_IDLE)
 		return fixed[k];

@@ -20,8 +20,10 @@
 #define IG_HTML_BINS_ALL	16384	/* all devices together, in the page */
 #define IG_HTML_DEVS		64	/* devices drawn; more are counted */
 
-/* A bin's states: then the idle time of each enum ig_cause. */
-enum { IG_HS_BUSY, IG_HS_UNRES, IG_HS_PEER, IG_HS_IDLE, IG_HS_N = IG_HS_IDLE + IG_C__MAX };
+/* A bin's states: idle time the observer gave no cause ("idle"), then
+ * the idle time of each enum ig_cause ("idle:storage", ...). */
+enum { IG_HS_BUSY, IG_HS_UNRES, IG_HS_PEER, IG_HS_IDLE_ANY, IG_HS_IDLE,
+       IG_HS_N = IG_HS_IDLE + IG_C__MAX };
 
 struct ig_html_strip;
 
@@ -31,7 +33,8 @@ void ig_html_strip_span(struct ig_html_strip *st, const struct ig_obs_span *s);
 /* The devices' strips for the page, merged until all of them together
  * hold at most IG_HTML_BINS_ALL bins: [{"key", "t0_ns", "bin_ns",
  * "nbins", "states": {name: [per mille of each bin]}, "seconds": {name:
- * s}}], "busy", "unresolved", "peer_wait" and "idle:CAUSE" the names;
+ * s}}], "busy", "unresolved", "peer_wait", "idle" and "idle:CAUSE" the
+ * names;
  * NULL without memory. */
 struct json_object *ig_html_strip_json(struct ig_html_strip *st);
 /* Devices seen beyond IG_HTML_DEVS. */
