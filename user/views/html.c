@@ -29,6 +29,11 @@ extern const char html_js[] __attribute__((visibility("hidden")));
 #define DETAILS_BYTES	(32 << 10)	/* and their JSON's bytes, at most */
 #define STRING_MAX	1024	/* bytes of a string of the report's */
 #define PROCS_MAX	32
+/* The embedded JSON's bytes at most: the parts' own bounds keep it near
+ * 3.3 MB at worst (docs/design.md §7.8); strings full of characters that
+ * JSON escapes could pass that, and then the details go, then the
+ * stacks, and the page says so. */
+#define DATA_MAX	(4500u << 10)
 
 struct ig_html {
 	struct ig_html_strip *strip;
@@ -284,6 +289,37 @@ static size_t put_json(FILE *f, const char *s)
 	return n;
 }
 
+static void drop_details(jo *list)
+{
+	size_t i, n = list ? json_object_array_length(list) : 0;
+
+	for (i = 0; i < n; i++)
+		json_object_object_del(json_object_array_get_idx(list, i), "details");
+}
+
+/* The page's text: DATA_MAX bytes at most (escapes of '<' not counted:
+ * at most 5 bytes more for each). */
+static const char *bounded(jo *d)
+{
+	jo *b = json_object_object_get(d, "bounds"), *left = json_object_new_array();
+	const char *s;
+
+	add(b, "left_out", left);
+	s = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN);
+	if (strlen(s) > DATA_MAX) {
+		drop_details(json_object_object_get(d, "causes"));
+		drop_details(json_object_object_get(d, "unresolved_causes"));
+		json_object_array_add(left, json_object_new_string("details"));
+		s = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN);
+	}
+	if (strlen(s) > DATA_MAX) {
+		json_object_object_del(d, "flame");
+		json_object_array_add(left, json_object_new_string("stacks"));
+		s = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN);
+	}
+	return s;
+}
+
 int ig_html_write(struct ig_html *h, struct ig_engine *e, FILE *f,
 		  struct ig_html_stats *st)
 {
@@ -311,7 +347,7 @@ int ig_html_write(struct ig_html *h, struct ig_engine *e, FILE *f,
 	st->devices = (unsigned int)json_object_array_length(json_object_object_get(d, "strips"));
 	st->devices_left_out = ig_html_strip_dropped(h->strip);
 	st->bytes = fwrite(html_page, 1, (size_t)(at_data - html_page), f);
-	st->data_bytes = put_json(f, json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
+	st->data_bytes = put_json(f, bounded(d));
 	at_data += strlen(MARK_DATA);
 	st->bytes += st->data_bytes + fwrite(at_data, 1, (size_t)(at_js - at_data), f);
 	st->bytes += fwrite(html_js, 1, strlen(html_js), f);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * `--html FILE`: one self-contained page of a run (docs/design.md §7.8a):
+ * `--html FILE`: one self-contained page of a run (docs/design.md §7.8, the HTML page):
  * per GPU a strip of its states over time, which zooms; the causes with
  * their details; a flame graph of the idle time with the cause as root;
  * the step-time chart.  Style and script are inline, the data embedded

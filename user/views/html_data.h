@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The parts of the `--html` page built from the engine at the report
- * (docs/design.md §7.8a): each GPU's steps for the step-time chart, and
+ * (docs/design.md §7.8, the HTML page): each GPU's steps for the step-time chart, and
  * the flame graph's tree from the folded stacks of the idle time.  Both
  * are bounded, so that the page is however long the run.
  */

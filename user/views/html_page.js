@@ -1,4 +1,4 @@
-// The page of `idlegap --html` (docs/design.md §7.8a): draws the run's
+// The page of `idlegap --html` (docs/design.md §7.8, the HTML page): draws the run's
 // data, embedded as JSON above, with no request and no library.
 "use strict";
 const CHECK = { errors: [] };
@@ -247,7 +247,9 @@ function buildStrips() {
 	$("strip-note").textContent = "Each GPU's time is kept in at most " + b.bins_per_gpu +
 		" bins (" + b.bins_all + " for all GPUs together), so that the page stays small however long the run: here one bin is " +
 		widths.join(", ") + ". A column shows the mix of states in its time, stacked by share (busy at the bottom); zooming in shows no detail finer than a bin." +
-		(D.strips_left_out ? " " + D.strips_left_out + " more GPUs are left out of the page." : "");
+		(D.strips_left_out ? " " + D.strips_left_out + " more GPUs are left out of the page." : "") +
+		((b.left_out || []).length ? " To stay small the page leaves out the " + b.left_out.join(" and ") +
+			" (the JSON report and --folded have them)." : "");
 }
 
 // ---- the causes -----------------------------------------------------------

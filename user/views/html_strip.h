@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The GPU strips of `--html` (docs/design.md §7.8a): each device's time
+ * The GPU strips of `--html` (docs/design.md §7.8, the HTML page): each device's time
  * from the engine's observer, kept in at most IG_HTML_BINS bins of equal
  * width per device, each holding the nanoseconds of every state (busy,
  * unresolved, peer wait, idle by cause) that fell in it.  When a stretch
