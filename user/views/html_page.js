@@ -141,10 +141,10 @@ function drawStrip(s) {
 		let y = STRIP_H;
 		for (const n of names) {
 			carry[n] += (s.cols[x][n] || 0) * STRIP_H;
-			let h = Math.round(carry[n]) - drawn[n];
-			drawn[n] += h;
-			h = Math.min(h, y);
+			// rows a full column cannot take are owed to the next ones
+			const h = Math.min(Math.round(carry[n]) - drawn[n], y);
 			if (h <= 0) continue;
+			drawn[n] += h;
 			g.fillStyle = colorOf(n);
 			g.fillRect(x, y - h, 1, h);
 			y -= h;
