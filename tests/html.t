@@ -7,7 +7,8 @@
 # --html`, and its recording under `idlegap report --html`: nothing on
 # the console, no script error, each GPU strip's colours in the report's
 # shares to 1% and the flame graph's roots as wide as the causes' seconds,
-# measured in the screenshot's pixels (tests/html/check_page.py).
+# measured in the screenshot's pixels (tests/html/check_page.py); and 4
+# ranks of an NCCL job, three waiting for the starved one.
 . "$(dirname "$0")/lib.sh"
 SYNTH=$IG_TOP/build/tests/view/html_synth
 CHECK=$IG_TOP/tests/html/check_page.py
@@ -84,4 +85,17 @@ check "$TMP/run.html" "the run's page" --report "$TMP/run.json"
 is "$?" 0 "idlegap report --html replays the recording"
 ok "Chromium renders the replay's page" -- shot "$TMP/rep.html"
 check "$TMP/rep.html" "the replay's page" --report "$TMP/rep.json"
+
+# 4 ranks on 4 GPUs, rank 2 starved by storage: the others wait for it,
+# and each strip's peer wait is the report's
+if [ -f "$IG_TOP/build/simgpu/libnccl.so.2" ]; then
+	"$IG" run -q --json "$TMP/ranks.json" --html "$TMP/ranks.html" -- \
+		"$IG_TOP/build/trainsim" ranks --world 4 -s storage --steps 60 > "$TMP/ranks.out" 2>&1
+	is "$?" 0 "idlegap run --html traces 4 ranks"
+	ok "Chromium renders the ranks' page" -- shot "$TMP/ranks.html"
+	check "$TMP/ranks.html" "the ranks' page" --report "$TMP/ranks.json"
+	ok "the ranks' page draws 4 GPUs" -- sh -c "grep -o '\"key\":[0-9]*' '$TMP/ranks.html.dom' | sort -u | wc -l | grep -qx 4"
+else
+	skip "4 ranks' page" "build/simgpu/libnccl.so.2 not built (make all)"
+fi
 done_testing

@@ -90,7 +90,7 @@ const strips = (D.strips || []).map((s) => {
 	const dev = (D.devices || []).find((d) => d.device === s.key) || {};
 	return Object.assign({}, s, { dev: dev,
 		t0: s.t0_ns / 1e9, bin: s.bin_ns / 1e9, names: Object.keys(s.states) });
-});
+}).sort((a, b) => a.key - b.key);
 const T0 = strips.length ? Math.min(...strips.map((s) => s.t0)) : 0;
 const T1 = strips.length ? Math.max(...strips.map((s) => s.t0 + s.nbins * s.bin)) : 1;
 const ORDER = ["busy", "peer_wait", "unresolved", "idle"];
