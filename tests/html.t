@@ -7,7 +7,8 @@
 # --html`, and its recording under `idlegap report --html`: nothing on
 # the console, no script error, each GPU strip's colours in the report's
 # shares to 1% and the flame graph's roots as wide as the causes' seconds,
-# measured in the screenshot's pixels (tests/html/check_page.py); and 4
+# measured in the screenshot's pixels (tests/html/check_page.py); the
+# strip zooms, pans and comes back to the whole run; and 4
 # ranks of an NCCL job, three waiting for the starved one.
 . "$(dirname "$0")/lib.sh"
 SYNTH=$IG_TOP/build/tests/view/html_synth
@@ -80,6 +81,30 @@ sed 's/^/# /' "$TMP/run.err"
 diag "the run's page: $(stat -c %s "$TMP/run.html") bytes"
 ok "Chromium renders the run's page" -- shot "$TMP/run.html"
 check "$TMP/run.html" "the run's page" --report "$TMP/run.json"
+
+# the strip zooms and pans through its own handlers: the page, opened as
+# PAGE#ig-zoom-test, turns the wheel 5 times over the first strip, drags it
+# 200 px right and double-clicks it, noting each view
+prof=$(mktemp -d "$TMP/chromium.XXXXXX")
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$prof" --window-size=1280,2400 --enable-logging=stderr --v=0 \
+	--dump-dom "file://$TMP/run.html#ig-zoom-test" > "$TMP/zoom.dom" 2> "$TMP/zoom.log"
+pychecks "$TMP/zoom.dom" "$TMP/zoom.log" <<'PY'
+import html, json, re, sys
+from tap import check
+m = re.search(r'<pre id="ig-check"[^>]*>(.*?)</pre>', open(sys.argv[1]).read(), re.S)
+c = json.loads(html.unescape(m.group(1))) if m else {}
+z = c.get("zoom") or [[0, 1]] * 4
+span = [b - a for a, b in z]
+print("# views (s): %s" % z)
+check(not [l for l in open(sys.argv[2]) if ":CONSOLE" in l] and c.get("errors") == [],
+      "zooming: no console output, no script error", str(c.get("errors")))
+check(span[1] < 0.5 * span[0], "the wheel zooms in (%.3f s of %.3f s)" % (span[1], span[0]))
+check(z[2][0] < z[1][0] and abs(span[2] - span[1]) < 1e-6 * span[0],
+      "a drag to the right shows earlier time, as wide")
+check(z[3] == z[0], "a double click shows the whole run again")
+PY
 
 "$IG" report -q --json "$TMP/rep.json" --html "$TMP/rep.html" "$TMP/run.igrec" 2> "$TMP/rep.err"
 is "$?" 0 "idlegap report --html replays the recording"

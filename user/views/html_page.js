@@ -486,6 +486,23 @@ function buildSteps() {
 }
 
 // ---- the page, and what it checked of itself --------------------------------
+// Opened as PAGE#ig-zoom-test (tests/html.t): the first strip is zoomed
+// with the wheel and dragged, through its own handlers, and the views
+// it went through are noted.
+function zoomTest() {
+	const s = strips[0], r = s.canvas.getBoundingClientRect(), at = { clientX: r.left + W / 2, clientY: r.top + 5 };
+	const views = [view.slice()];
+	for (let i = 0; i < 5; i++)
+		s.canvas.dispatchEvent(new WheelEvent("wheel", Object.assign({ deltaY: -100, cancelable: true }, at)));
+	views.push(view.slice());
+	s.canvas.dispatchEvent(new MouseEvent("mousedown", at));
+	s.canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: at.clientX + 200, clientY: at.clientY }));
+	window.dispatchEvent(new MouseEvent("mouseup", at));
+	views.push(view.slice());
+	s.canvas.dispatchEvent(new MouseEvent("dblclick", at));
+	views.push(view.slice());
+	CHECK.zoom = views.map((v) => [v[0] - T0, v[1] - T0]);
+}
 function selfCheck() {
 	CHECK.strips = strips.map((s) => ({ key: s.key, rect: docRect(s.canvas), seconds: s.seconds,
 		bin_s: s.bin, nbins: s.nbins }));
@@ -501,6 +518,7 @@ try {
 	causesTable(D.unresolved_causes, g.unresolved_s, "unresolved");
 	buildFlame();
 	buildSteps();
+	if (location.hash === "#ig-zoom-test" && strips.length) zoomTest();
 } catch (e) {
 	CHECK.errors.push(String(e && e.stack || e));
 	console.error(e);
