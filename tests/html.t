@@ -19,20 +19,19 @@ CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 MAX_BYTES=5000000
 
 # shot PAGE: PAGE.png (the screenshot), PAGE.dom (the DOM after the
-# script), PAGE.log (the console); each run with a profile of its own and
-# nothing to reach: the network is closed here, and the page asks none
+# script), PAGE.log (the console), from one run with a profile of its own
+# and nothing to reach: the network is closed here, and the page asks none
 shot() {
-	for what in --screenshot="$1.png" --dump-dom; do
-		prof=$(mktemp -d "$TMP/chromium.XXXXXX")
-		timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
-			--no-first-run --disable-background-networking --disable-component-update \
-			--disable-sync --user-data-dir="$prof" --hide-scrollbars \
-			--force-device-scale-factor=1 --window-size=1280,2400 \
-			--enable-logging=stderr --v=0 "$what" "file://$1" > "$1.out" 2>> "$1.log" || return 1
-		[ "$what" = --dump-dom ] && mv "$1.out" "$1.dom"
-		rm -rf "$prof"
-	done
-	return 0
+	prof=$(mktemp -d "$TMP/chromium.XXXXXX")
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+		--no-first-run --disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir="$prof" --hide-scrollbars \
+		--force-device-scale-factor=1 --window-size=1280,2400 \
+		--enable-logging=stderr --v=0 --screenshot="$1.png" --dump-dom \
+		"file://$1" > "$1.dom" 2> "$1.log"
+	_rc=$?
+	rm -rf "$prof"
+	[ $_rc = 0 ] && [ -s "$1.png" ] && [ -s "$1.dom" ]
 }
 
 # check PAGE NAME ARGS...: its checks, numbered on with the shell's
@@ -61,6 +60,18 @@ ok "a page whose script throws fails" -- grep -q '^not ok .*no script error' "$T
 PYTHONPATH=$IG_TOP/tests/lib python3 "$CHECK" "$TMP/recolour.html" "$TMP/recolour.html.png" \
 	"$TMP/recolour.html.dom" "$TMP/recolour.html.log" --synth > "$TMP/recolour.tap" 2>&1
 ok "a strip in the wrong colour fails the shares" -- grep -q "^not ok .*coloured shares" "$TMP/recolour.tap"
+
+# a run with no GPU time: the page says so, with no error
+ok "a page of no GPU time is written" -- sh -c "'$SYNTH' '$TMP/empty.html' 0 0 > /dev/null"
+prof=$(mktemp -d "$TMP/chromium.XXXXXX")
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$prof" --window-size=1280,1200 --enable-logging=stderr --v=0 \
+	--dump-dom "file://$TMP/empty.html" > "$TMP/empty.dom" 2> "$TMP/empty.log"
+ok "no GPU time: nothing on the console" -- sh -c "! grep -q ':CONSOLE' '$TMP/empty.log'"
+ok "no GPU time: the script ran to the end, with no error" -- \
+	grep -q '"errors":\[\],"strips":\[\],.*"drawn":true' "$TMP/empty.dom"
+ok "no GPU time: the page says so" -- grep -q 'No GPU time was seen' "$TMP/empty.dom"
 
 # usage
 "$IG" check --html "$TMP/x.html" > /dev/null 2>&1
