@@ -70,7 +70,8 @@ $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/pf_synth
 -include $(BUILD)/tests/view/pf_synth.d
-# The --html page of a long synthetic run (tests/html.t).
+# The --html page of a long synthetic run (tests/html.t), and its strips.
+$(BUILD)/tests/test_html_strip: $(BUILD)/user/views/html_strip.o
 HTML_OBJS := $(addprefix $(BUILD)/user/,views/html.o views/html_strip.o views/html_data.o)
 $(BUILD)/tests/view/html_synth: tests/html/synth.c $(HTML_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)

@@ -21,9 +21,12 @@ struct dev {
 	double (*ns)[IG_HS_N];	/* IG_HTML_BINS */
 };
 
+#define DROPPED_MAX	256	/* devices left out, told apart */
+
 struct ig_html_strip {
 	struct dev dev[IG_HTML_DEVS];
 	unsigned int ndev, dropped;
+	int dropped_key[DROPPED_MAX];
 };
 
 struct ig_html_strip *ig_html_strip_new(void)
@@ -56,7 +59,11 @@ static struct dev *dev_get(struct ig_html_strip *st, int key, uint64_t t0)
 		if (st->dev[i].key == key)
 			return &st->dev[i];
 	if (st->ndev == IG_HTML_DEVS) {
-		st->dropped++;
+		for (i = 0; i < st->dropped; i++)
+			if (st->dropped_key[i] == key)
+				return NULL;
+		if (st->dropped < DROPPED_MAX)
+			st->dropped_key[st->dropped++] = key;
 		return NULL;
 	}
 	d = &st->dev[st->ndev];

@@ -37,7 +37,7 @@ void ig_html_strip_span(struct ig_html_strip *st, const struct ig_obs_span *s);
  * names;
  * NULL without memory. */
 struct json_object *ig_html_strip_json(struct ig_html_strip *st);
-/* Devices seen beyond IG_HTML_DEVS. */
+/* Devices seen beyond IG_HTML_DEVS (256 at most are told apart). */
 unsigned int ig_html_strip_dropped(const struct ig_html_strip *st);
 void ig_html_strip_free(struct ig_html_strip *st);
 
