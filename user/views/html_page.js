@@ -425,17 +425,19 @@ function stepChart(st, box) {
 		g.fillRect(x, y(p[2]), w, H - 14 - y(p[2]));
 	});
 	g.font = "10px DejaVu Sans, sans-serif";
-	const line = (ms, color, text) => {
+	// each line's label on a side of its own: the two lines are close
+	const line = (ms, color, text, left) => {
 		const yy = Math.round(y(ms)), tw = g.measureText(text).width;
+		const x = left ? PAD + 3 : W + 130 - tw - 3;
 		g.fillStyle = color;
 		g.fillRect(PAD, yy, CW, 1);
 		g.fillStyle = "rgba(255,255,255,.85)";
-		g.fillRect(W + 130 - tw - 6, yy - 12, tw + 6, 11);
+		g.fillRect(x - 3, yy - 12, tw + 6, 11);
 		g.fillStyle = color;
-		g.fillText(text, W + 130 - tw - 3, yy - 3);
+		g.fillText(text, x, yy - 3);
 	};
-	line(st.p50_s * 1e3, "#000", "p50 " + (st.p50_s * 1e3).toFixed(2) + " ms");
-	line(st.slow_factor * st.p50_s * 1e3, "#c00", "slow: over " + st.slow_factor + " x p50");
+	line(st.p50_s * 1e3, "#000", "p50 " + (st.p50_s * 1e3).toFixed(2) + " ms", true);
+	line(st.slow_factor * st.p50_s * 1e3, "#c00", "slow: over " + st.slow_factor + " x p50", false);
 	g.fillStyle = "#444";
 	g.fillText(top.toFixed(top < 10 ? 2 : 0) + " ms", 0, 10);
 	g.fillText("0", 0, H - 14);
