@@ -51,7 +51,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	    libclang-rt-dev protobuf-compiler tmux libmicrohttpd-dev prometheus \
 	    curl python3-yaml qemu-system-x86 busybox-static kmod podman runc \
 	    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-user-static \
-	    binfmt-support debootstrap e2fsprogs cpio strace libffi-dev
+	    binfmt-support debootstrap e2fsprogs cpio strace libffi-dev chromium
 
 all: $(BUILD)/idlegap
 
@@ -115,6 +115,10 @@ $(ENGINE_LIB): $(ENGINE_OBJS)
 $(BUILD)/idlegap: $(filter-out $(ENGINE_OBJS),$(USER_OBJS)) $(ENGINE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
+# The --html page's markup and script, which the assembler builds into
+# the object (.incbin in user/views/html.c).
+$(BUILD)/user/views/html.o: user/views/html_page.html user/views/html_page.js
 
 # The release: VERSION names the binary's --version and the image's tag.
 IG_VERSION := $(shell cat VERSION)

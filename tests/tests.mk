@@ -70,6 +70,16 @@ $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 
 test-progs: $(BUILD)/tests/view/pf_synth
 -include $(BUILD)/tests/view/pf_synth.d
+# The --html page of a long synthetic run (tests/html.t), and its strips.
+$(BUILD)/tests/test_html_strip: $(BUILD)/user/views/html_strip.o
+HTML_OBJS := $(addprefix $(BUILD)/user/,views/html.o views/html_strip.o views/html_data.o)
+$(BUILD)/tests/view/html_synth: tests/html/synth.c $(HTML_OBJS) $(ENGINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)
+
+test-progs: $(BUILD)/tests/view/html_synth
+-include $(BUILD)/tests/view/html_synth.d
 TOP_OBJS := $(addprefix $(BUILD)/user/,views/top_view.o views/top_term.o)
 $(BUILD)/tests/view/top_feed: tests/top/feed.c $(TOP_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)

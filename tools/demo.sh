@@ -21,7 +21,7 @@ else
 	export SIMGPU_TRACE="$out/simgpu-trace.%p"
 	rm -f "$out"/simgpu-trace.*
 fi
-build/idlegap run --json "$out/report.json" -o "$out/run.igrec" -- \
+build/idlegap run --json "$out/report.json" --html "$out/report.html" -o "$out/run.igrec" -- \
 	build/trainsim -s "$scenario" -q --truth "$out/truth.json"
 echo
 /usr/bin/python3 - "$out/truth.json" "$out/report.json" <<'PY'
@@ -37,4 +37,5 @@ print("== idlegap: GPU idle %.0f%% (unresolved %.0f%%), first cause: %s (%.0f%% 
       % (100 * g["idle_s"] / span if span else 0, 100 * g["unresolved_s"] / span if span else 0,
          first["cause"] if first else "none", 100 * first["share"] if first else 0))
 PY
-echo "== files: $out/report.json (JSON), $out/run.igrec (recording: idlegap report $out/run.igrec)"
+echo "== files: $out/report.json (JSON), $out/report.html (the page: open it in a browser),"
+echo "   $out/run.igrec (recording: idlegap report $out/run.igrec)"

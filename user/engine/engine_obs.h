@@ -64,6 +64,10 @@ struct ig_obs_span {
 	/* IG_OBS_IDLE: */
 	struct ig_obs_cause causes[IG_OBS_CAUSES];
 	unsigned int ncauses;
+	/* every cause with time in the gap, largest first (causes[] is
+	 * the first IG_OBS_CAUSES of them) */
+	const struct ig_obs_cause *all;
+	unsigned int nall;
 	const struct ig_obs_step *steps;	/* in the order walked */
 	unsigned int nsteps;
 	uint64_t steps_dropped;	/* walked beyond IG_OBS_STEPS */

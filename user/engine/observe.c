@@ -178,6 +178,7 @@ void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 		.tid = g->tid, .tgid = g->tgid, .steps = w->steps, .nsteps = w->n,
 		.steps_dropped = w->dropped,
 	};
+	struct ig_obs_cause all[IG_C__MAX];
 	uint64_t ns[IG_C__MAX];
 	unsigned int i, k;
 
@@ -186,7 +187,7 @@ void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 	if (!e->obs_view.span)
 		return;
 	memcpy(ns, w->ns, sizeof(ns));
-	for (k = 0; k < IG_OBS_CAUSES; k++) {
+	for (k = 0; k < IG_C__MAX; k++) {
 		int best = -1;
 
 		for (i = 0; i < IG_C__MAX; i++)
@@ -194,10 +195,13 @@ void ig_observe_gap(struct ig_engine *e, const struct ig_gap *g)
 				best = i;
 		if (best < 0)
 			break;
-		s.causes[k].name = ig_names_cause(best);
-		s.causes[k].ns = ns[best];
-		s.ncauses++;
+		all[k].name = ig_names_cause(best);
+		all[k].ns = ns[best];
+		if (k < IG_OBS_CAUSES)
+			s.causes[s.ncauses++] = all[k];
 		ns[best] = 0;
 	}
+	s.all = all;
+	s.nall = k;
 	e->obs_view.span(e->obs_view.ctx, &s);
 }

@@ -18,7 +18,7 @@ enum {
 	OPT_NO_NVML, OPT_DEPTH, OPT_GAPS, OPT_DUMP, OPT_SAMPLE_HZ,
 	OPT_USER, OPT_AS_ROOT,
 	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT, OPT_EST_BLOCK,
-	OPT_STEP, OPT_EVERY, OPT_OUTPUT_MAX_MB, OPT_OUTPUT_FILES,
+	OPT_STEP, OPT_EVERY, OPT_OUTPUT_MAX_MB, OPT_OUTPUT_FILES, OPT_HTML,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
@@ -74,6 +74,7 @@ static const struct argp_option options[] = {
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
 	{ "as-root", OPT_AS_ROOT, NULL, 0, "run: the command runs as root (not the invoking user)", 0 },
 	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (open it in ui.perfetto.dev)", 0 },
+	{ "html", OPT_HTML, "FILE", 0, "Write one self-contained HTML page: GPU timeline, causes, flame graph, steps", 0 },
 	{ "node-root", OPT_NODE_ROOT, "DIR", 0, "Read the container runtimes' records (pod names) under DIR/run (default /)", 0 },
 	/* stacks */
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks of the idle time (flame graph input), the cause as root", 0 },
@@ -205,18 +206,25 @@ static void parse_clock_offset(struct argp_state *st, struct ig_cli *c, const ch
 	c->offsets[c->noffsets++].seconds = v;
 }
 
-/* The views: --perfetto and top.  1 after a usage error. */
+static bool is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
+/* The views: --perfetto, --html and top.  1 after a usage error. */
 static int check_views(struct argp_state *st, struct ig_cli *c)
 {
 	const struct ig_output_opts *o = &c->s.out;
 
-	if (c->cmd == IG_CMD_TOP && (c->s.record_path || o->json_path || o->perfetto_path || o->dump))
-		usage_error(st, "top is a live view: -o, --json, --perfetto and --dump apply to the other commands");
+	if (c->cmd == IG_CMD_TOP && (c->s.record_path || o->json_path || o->perfetto_path ||
+				     o->html_path || o->dump))
+		usage_error(st, "top is a live view: -o, --json, --perfetto, --html and --dump apply to the other commands");
 	else if (o->perfetto_path && (c->cmd == IG_CMD_CHECK || o->dump))
 		usage_error(st, "--perfetto applies to run, attach and report (not --dump)");
-	else if (o->perfetto_path && o->json_path && !strcmp(o->perfetto_path, "-") &&
-		 !strcmp(o->json_path, "-"))
-		usage_error(st, "--perfetto and --json cannot both go to standard output");
+	else if (o->html_path && (c->cmd == IG_CMD_CHECK || o->dump))
+		usage_error(st, "--html applies to run, attach and report (not --dump)");
+	else if (is_stdout(o->perfetto_path) + is_stdout(o->json_path) + is_stdout(o->html_path) > 1)
+		usage_error(st, "only one of --json, --perfetto and --html can go to standard output");
 	else
 		return 0;
 	return 1;
@@ -289,6 +297,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_USER: c->s.run_user = arg; break;
 	case OPT_AS_ROOT: c->s.as_root = true; break;
 	case OPT_PERFETTO: c->s.out.perfetto_path = arg; break;
+	case OPT_HTML: c->s.out.html_path = arg; break;
 	case OPT_NODE_ROOT:
 		ig_cli_node_root(st, arg);
 		break;

@@ -14,6 +14,7 @@
 struct ig_output_opts {
 	const char *json_path;		/* NULL: none, "-": stdout */
 	const char *perfetto_path;	/* --perfetto: NULL none, "-": stdout */
+	const char *html_path;		/* --html: NULL none, "-": stdout */
 	bool quiet;			/* no text report */
 	const char *folded_path;	/* --folded: NULL: none */
 	bool dump;			/* report: records as text, no analysis */

@@ -44,6 +44,12 @@ struct session {
 	struct ig_tlb *tlb;	/* --perfetto, opened up front */
 	FILE *folded;		/* --folded, opened up front */
 	const char *json_path, *folded_path;	/* theirs, removed when unwritten */
+	struct ig_html *html;	/* --html: what its page shows, gathered */
+	FILE *html_f;		/* --html, opened up front */
+	const char *html_path;
+	/* the views' observers (--perfetto, --html, top's), one engine's */
+	struct ig_engine_obs obs[3];
+	unsigned int nobs;
 	int write_err;
 	bool oom;
 	__u64 nrecords;

@@ -20,6 +20,7 @@
 #include "stream/recording.h"
 #include "modes/feed.h"
 #include "modes/session_int.h"
+#include "views/html.h"
 #include "views/timeline_build.h"
 #include "probes/tracer.h"
 
@@ -113,14 +114,40 @@ static int write_folded(struct session *s, const struct ig_output_opts *out)
 	return ig_session_close_output(f, out->folded_path, out->folded_path, -err);
 }
 
+/* --html: the page, from the engine at its end and what its observer saw. */
+static int write_html(struct session *s, const struct ig_output_opts *out)
+{
+	struct ig_html_stats st;
+	FILE *f = s->html_f;
+	int err;
+
+	if (!f)
+		return 0;
+	s->html_f = NULL;
+	ig_engine_finish(s->engine);
+	err = ig_html_write(s->html, s->engine, f, &st);
+	if (err && !ferror(f)) {
+		ig_err("cannot make the HTML page: %s", strerror(-err));
+		abandon_output(f, out->html_path);
+		return 1;
+	}
+	ig_debug("%s: %llu bytes, %llu of data, %u GPUs", out->html_path,
+		 (unsigned long long)st.bytes, (unsigned long long)st.data_bytes, st.devices);
+	if (st.devices_left_out)
+		ig_warn("%s: %u GPUs left out of the page", out->html_path, st.devices_left_out);
+	return ig_session_close_output(f, strcmp(out->html_path, "-") ? out->html_path :
+				       "the HTML page to standard output", out->html_path, -err);
+}
+
 int ig_session_write_reports(struct session *s, const struct ig_output_opts *out)
 {
 	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
 	bool pf_stdout = out->perfetto_path && !strcmp(out->perfetto_path, "-");
+	bool html_stdout = out->html_path && !strcmp(out->html_path, "-");
 	int rc = 0, err;
 	FILE *f = s->json;
 
-	if (!out->quiet && !json_stdout && !pf_stdout) {
+	if (!out->quiet && !json_stdout && !pf_stdout && !html_stdout) {
 		err = ig_engine_report_text(s->engine, stdout);
 		if (err && !ferror(stdout)) {
 			ig_err("cannot make the report: %s", strerror(-err));
@@ -141,7 +168,8 @@ int ig_session_write_reports(struct session *s, const struct ig_output_opts *out
 					out->json_path, -err);
 		}
 	}
-	return rc | write_folded(s, out) | ig_session_close_timeline(s, out);
+	rc |= write_folded(s, out) | ig_session_close_timeline(s, out);
+	return rc | write_html(s, out);
 }
 
 int ig_session_close_timeline(struct session *s, const struct ig_output_opts *out)
@@ -173,16 +201,50 @@ int ig_session_close_timeline(struct session *s, const struct ig_output_opts *ou
 /* Up front, as the recording: a bad path fails before the run. */
 static int open_timeline(struct session *s, const char *path)
 {
-	struct ig_engine_obs o = { 0 };
 	int err = ig_timeline_open(&s->tlb, path);
 
 	if (err) {
 		ig_err("cannot write %s: %s", path, ig_outfile_strerror(err));
 		return 1;
 	}
-	ig_timeline_observer(s->tlb, &o);
-	ig_engine_observe(s->engine, &o);
+	ig_timeline_observer(s->tlb, &s->obs[s->nobs++]);
 	return 0;
+}
+
+/* The engine has one observer: several views see it through these. */
+static void tee_span(void *ctx, const struct ig_obs_span *sp)
+{
+	struct session *s = ctx;
+	unsigned int i;
+
+	for (i = 0; i < s->nobs; i++)
+		s->obs[i].span(s->obs[i].ctx, sp);
+}
+
+static void tee_estimate(void *ctx, const struct ig_obs_estimate *x)
+{
+	struct session *s = ctx;
+	unsigned int i;
+
+	for (i = 0; i < s->nobs; i++)
+		if (s->obs[i].estimate)
+			s->obs[i].estimate(s->obs[i].ctx, x);
+}
+
+static void observe(struct session *s)
+{
+	struct ig_engine_obs tee = { .span = tee_span, .ctx = s };
+	unsigned int i;
+
+	if (s->nobs == 1) {
+		ig_engine_observe(s->engine, &s->obs[0]);
+		return;
+	}
+	for (i = 0; i < s->nobs; i++)
+		if (s->obs[i].estimate)
+			tee.estimate = tee_estimate;
+	if (s->nobs)
+		ig_engine_observe(s->engine, &tee);
 }
 
 /* Up front, as the recording: a bad --json path fails before the run. */
@@ -218,8 +280,19 @@ int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out
 	}
 	if (out->perfetto_path && !out->dump && open_timeline(s, out->perfetto_path))
 		return 1;
+	if (out->html_path && !out->dump) {
+		s->html_path = out->html_path;
+		if (open_out(&s->html_f, out->html_path))
+			return 1;
+		if (!(s->html = ig_html_new())) {
+			ig_err("out of memory");
+			return 1;
+		}
+		ig_html_observer(s->html, &s->obs[s->nobs++]);
+	}
 	if (out->obs.span)
-		ig_engine_observe(s->engine, &out->obs);
+		s->obs[s->nobs++] = out->obs;
+	observe(s);
 	/* a live run: its periods and the run so far (session_days.c) */
 	s->reorder = out->dump ? ig_feed_new(to_dump, stdout) :
 		     s->o ? ig_feed_new(ig_session_days_feed, s) :
@@ -254,6 +327,8 @@ void ig_session_teardown(struct session *s)
 	abandon_output(s->json, s->json_path);
 	ig_timeline_abandon(s->tlb);
 	abandon_output(s->folded, s->folded_path);
+	abandon_output(s->html_f, s->html_path);
+	ig_html_free(s->html);
 	ig_capture_close(&s->cap);
 	ig_reorder_free(s->reorder);
 	ig_engine_free(s->engine);
