@@ -25,7 +25,7 @@ $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/c
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_emit.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o probes/tracer_unlink.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
