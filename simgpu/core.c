@@ -235,7 +235,7 @@ static void fork_child(void)
 	sim.primary = NULL;
 	sim.next_ctx_id = sim.next_stream_id = 0;
 	reg_reset();
-	mem_reset();
+	/* memory.c forgets its reservations in its own handler */
 }
 
 /* The machine's process lists hold only processes that are alive, but a

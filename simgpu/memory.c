@@ -12,6 +12,7 @@
  * Pinned memory is real, pre-faulted host memory marked MADV_DONTFORK, as
  * the real driver does for page-locked allocations.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -241,11 +242,17 @@ bool host_pinned(const void *p, size_t n)
 }
 
 /* In a forked child: the reservations and pinned pages were not inherited
- * (MADV_DONTFORK), so forget them. */
-void mem_reset(void)
+ * (MADV_DONTFORK), so forget them.  Its own fork handler, beside core.c's
+ * (which resets the rest of the global state): core.c calls nothing here. */
+static void mem_reset(void)
 {
 	memset(&sim.dev_mem, 0, sizeof(sim.dev_mem));
 	memset(&sim.pinned, 0, sizeof(sim.pinned));
 	sim.va_base = sim.va32_base = 0;
 	sim.va_size = sim.va32_size = 0;
+}
+
+__attribute__((constructor)) static void mem_load(void)
+{
+	pthread_atfork(NULL, NULL, mem_reset);
 }

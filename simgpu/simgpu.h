@@ -232,7 +232,6 @@ bool dev_contains(CUdeviceptr p, size_t n);
 CUresult host_alloc(void **out, size_t size);
 CUresult host_free(void *p);
 bool host_pinned(const void *p, size_t n);
-void mem_reset(void);
 
 /* copy.c */
 enum copy_dir { HTOD, DTOH, DTOD, HTOH };

@@ -12,6 +12,11 @@
 # code; a call planted from tasks.c into gpu/ is found); and none between
 # folders, nor between the engine's sub-folders (gpu, attrib, estimate,
 # peers, report).
+# Inside each folder (tools/foldergraph.py): no circle among the files of
+# a folder of user/ or simgpu/ (from the objects' symbols, and a header's
+# static inline functions both ways) nor among tools/'s Python modules
+# (their imports); no file of user/ or tools/ over 600 lines.  Tried on
+# a small tree first; on this one, only the known ones are left.
 # Exported names (tools/prefixes.py): each carries its file's or folder's
 # prefix (design §3.1), checked on small trees, on this one and on a copy
 # with a name planted in it; --rename applies tools/prefixes.map and
@@ -371,4 +376,67 @@ ok "calls: no call cycle between the engine's sub-folders" -- \
 # (between sub-folders: the model's header declares what they call)
 is "$(sort "$TMP/fedges" | grep -v / | comm -23 "$TMP/fcalls" - | grep -v /)" "" \
 	"calls: a folder calls only into folders it includes"
+
+# ---- inside each folder: no circle, no long file (tools/foldergraph.py) -------
+FG=$IG_TOP/tools/foldergraph.py
+t=$TMP/inside
+mkdir -p "$t/user/a" "$t/user/b" "$t/build/user/a" "$t/build/user/b" "$t/tools"
+# a: x.c and y.c call each other; b: a header's inline calls t.c, which
+# calls the inline (model.h and tasks.c's shape), and h.h's inline calls
+# h.c, its own module, which is no circle
+printf 'void y(void);\nvoid x(void) { y(); }\n' > "$t/user/a/x.c"
+printf 'void x(void);\nvoid y(void) { x(); }\n' > "$t/user/a/y.c"
+printf 'int m_add(void);\nstatic inline int m_get(void)\n{\n\treturn m_add();\n}\n' > "$t/user/b/m.h"
+printf '#include "m.h"\nint m_add(void) { return 1; }\nint t_use(void) { return m_get(); }\n' > "$t/user/b/t.c"
+printf 'int h_add(void);\nstatic inline int h_get(void) { return h_add(); }\n' > "$t/user/b/h.h"
+printf '#include "h.h"\nint h_add(void) { return 2; }\nint h_use(void) { return h_get(); }\n' > "$t/user/b/h.c"
+for c in a/x a/y b/t b/h; do
+	cc -c -I"$t/user/b" -o "$t/build/user/$c.o" "$t/user/$c.c" || exit 1
+done
+# tools/: p.py imports q, and q imports p inside a function
+printf 'import os\nimport q\n' > "$t/tools/p.py"
+printf 'def f():\n    import p\n    return p\n' > "$t/tools/q.py"
+# 601 lines is one too many, 600 is not
+seq 601 | sed 's|.*|// line|' > "$t/user/a/long.h"
+seq 600 | sed 's|.*|// line|' > "$t/user/b/fits.h"
+out=$("$FG" "$t" 2>&1 >/dev/null)
+ok "inside: circles and a long file fail the check" -- test $? -eq 1
+for what in 'user/a/: files call one another in a circle: x -> y -> x' \
+	'user/b/: files call one another in a circle: m.h -> t -> m.h' \
+	'tools/: files call one another in a circle: p.py -> q.py -> p.py' \
+	'user/a/long.h: 601 lines, over 600'; do
+	is "$(echo "$out" | grep -cF "$what")" 1 "inside: reports $what"
+done
+is "$(echo "$out" | grep -c 'fits.h\|user/b/: .*h -> h')" 0 \
+	"inside: a header and its own .c file are one module; 600 lines fit"
+is "$(echo "$out" | wc -l)" 4 "inside: nothing else is reported"
+printf 'void x(void) { }\n' > "$t/user/a/x.c"
+cc -c -o "$t/build/user/a/x.o" "$t/user/a/x.c" || exit 1
+printf 'def f():\n    return 0\n' > "$t/tools/q.py"
+sed -i 1d "$t/user/a/long.h"
+printf 'static inline int m_get(void)\n{\n\treturn 0;\n}\n' > "$t/user/b/m.h"
+is "$("$FG" "$t" 2>&1 >/dev/null)" "" "inside: once each circle is broken, the tree passes"
+
+# this tree: each problem left is one of the known ones below, which are
+# being split elsewhere; their test is TODO until none is left
+KNOWN='user/engine/: files call one another in a circle: model.h -> tasks -> model.h
+user/modes/: files call one another in a circle: session_days -> session_out -> session_days
+user/engine/model.h: [0-9]* lines, over 600
+user/modes/session.c: [0-9]* lines, over 600
+user/modes/session_days.c: [0-9]* lines, over 600'
+"$FG" "$IG_TOP" > "$TMP/inedges" 2> "$TMP/inerr"
+sed 's/^foldergraph: //' "$TMP/inerr" > "$TMP/inprob"
+diag "inside folders, still: $(tr '\n' ';' < "$TMP/inprob")"
+is "$(echo "$KNOWN" | sed 's/^/^/; s/$/$/' | grep -vf - "$TMP/inprob")" "" \
+	"inside: no circle inside a folder of user/, simgpu/ or tools/, and no file of user/ or tools/ over 600 lines, but the known ones"
+if [ -s "$TMP/inprob" ]; then
+	_n=$((_n + 1))
+	echo "not ok $_n - inside: none left at all # TODO $(wc -l < "$TMP/inprob") left, each a known one, being split"
+else
+	pass "inside: none left at all"
+fi
+is "$(grep '^tools trainsim\.py trainsim_cuda\.py$' "$TMP/inedges")" "tools trainsim.py trainsim_cuda.py" \
+	"inside: the import graph holds tools/ (trainsim.py imports its driver's part)"
+is "$(grep ' trainsim\.py$' "$TMP/inedges")" "" \
+	"inside: nothing imports trainsim.py (its ranks, its parts and torchloader.py import the parts)"
 done_testing

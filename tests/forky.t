@@ -38,7 +38,7 @@ stacks() {
 import ast, json, re, sys
 tools, path, cause, role, fn = sys.argv[1:]
 span = {}
-for f in ("trainsim.py", "torchloader.py"):
+for f in ("trainsim.py", "trainsim_work.py", "torchloader.py"):
     for n in ast.walk(ast.parse(open("%s/%s" % (tools, f)).read())):
         if isinstance(n, ast.ClassDef):
             for m in n.body:

@@ -30,14 +30,18 @@ TS=$IG_TOP/tools/trainsim.py
 py() { /usr/bin/python3 -c "import sys; sys.exit(0 if $1 else 1)"; }
 
 # stacks JSON CAUSE ROLE FUNCTION: "yes" when a stack of (CAUSE, ROLE) has a
-# frame FUNCTION (tools/trainsim.py:LINE) with LINE inside FUNCTION's body
+# frame FUNCTION (tools/trainsim.py:LINE, or its work's file,
+# tools/trainsim_work.py) with LINE inside FUNCTION's body
 stacks() {
 	/usr/bin/python3 - "$TS" "$@" <<'PY'
-import ast, json, re, sys
+import ast, json, os, re, sys
 ts, path, cause, role, fn = sys.argv[1:]
-span = {n.name: (n.lineno, n.end_lineno) for n in ast.walk(ast.parse(open(ts).read()))
-        if isinstance(n, ast.FunctionDef)}
-lo, hi = span[fn]
+span = {}
+for f in (ts, os.path.join(os.path.dirname(ts), "trainsim_work.py")):
+    span.update({n.name: (f, n.lineno, n.end_lineno)
+                 for n in ast.walk(ast.parse(open(f).read()))
+                 if isinstance(n, ast.FunctionDef)})
+ts, lo, hi = span[fn]
 pat = re.compile(r"^%s \(%s:(\d+)\)$" % (re.escape(fn), re.escape(ts)))
 d = json.load(open(path))
 ok = any(m and lo <= int(m.group(1)) <= hi
@@ -48,8 +52,8 @@ print("yes" if ok else "no")
 PY
 }
 causes() { json "$1" '" ".join("%s=%.2f" % (c["cause"], c["seconds"]) for c in j["causes"])'; }
-# pyframes JSON: how many stacks name a frame of trainsim.py
-pyframes() { json "$1" 'sum(1 for c in j["causes"] for x in c["details"] if x.get("kind") == "stack" and any("trainsim.py:" in f for f in x["frames"]))'; }
+# pyframes JSON: how many stacks name a frame of trainsim.py or its work
+pyframes() { json "$1" 'sum(1 for c in j["causes"] for x in c["details"] if x.get("kind") == "stack" and any(("trainsim.py:" in f or "trainsim_work.py:" in f) for f in x["frames"]))'; }
 
 # --- check -p -----------------------------------------------------------------
 "$PY" "$TS" -s gil -n 1000000 -t 60 -q &

@@ -17,15 +17,15 @@ $(BUILD)/tests/test_merge: $(LIB_OBJS)
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_pycode: $(addprefix $(BUILD)/user/,probes/pylayout.o stacks/pycode.o stacks/pynames.o)
 $(BUILD)/tests/test_identity: $(BUILD)/user/host/identity.o $(BUILD)/user/host/identity_runtime.o $(BUILD)/user/host/identity_rec.o
-$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
-$(BUILD)/tests/test_metrics_coll: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
-$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_metrics_coll: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
+$(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
 	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_probe.o probes/tracer_uprobe.o probes/tracer_unlink.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
-$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
+$(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_emit.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_probe.o \
 	probes/tracer_uprobe.o probes/tracer_unlink.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
@@ -61,7 +61,7 @@ include tests/fakenccl/fakenccl.mk
 # The views: the Perfetto writer and `top`, with programs the .t scripts drive.
 VIEW_OBJS := $(addprefix $(BUILD)/user/,views/pbwire.o views/perfetto.o)
 $(BUILD)/tests/test_pbwire: $(VIEW_OBJS)
-$(BUILD)/tests/test_timeline_peers: $(VIEW_OBJS) $(addprefix $(BUILD)/user/,views/timeline_build.o views/timeline_peers.o)
+$(BUILD)/tests/test_timeline_peers: $(VIEW_OBJS) $(addprefix $(BUILD)/user/,views/timeline_build.o views/timeline_threads.o views/timeline_peers.o)
 $(BUILD)/tests/test_progress: $(BUILD)/user/views/progress.o
 $(BUILD)/tests/view/pf_synth: tests/perfetto/synth.c $(VIEW_OBJS) $(ENGINE_LIB)
 	$(call msg,CC,$@)
@@ -95,7 +95,7 @@ $(BUILD)/tests/test_symbolize: | $(BUILD)/trainsim $(BUILD)/tests/fakecuda/libcu
 # Serves the metrics of recorded window reports (tests/prometheus.t).
 METRICS_SERVE := $(BUILD)/tests/lib/metrics_serve
 $(METRICS_SERVE): tests/lib/metrics_serve.c $(addprefix $(BUILD)/user/,views/httpd.o \
-		views/metrics.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o) $(ENGINE_LIB)
+		views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o) $(ENGINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) $< $(filter %.o,$^) $(ENGINE_LIB) -o $@ $(LIBS)

@@ -39,8 +39,8 @@ import urllib.request
 
 sys.dont_write_bytecode = True
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import bench  # noqa: E402  (its child handling: process groups, stop_all)
+sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
+import common  # noqa: E402  (the bench's child handling: process groups, stop_all)
 
 FLAT_KIB = 4096
 AGENT_PEAK_KIB = 64 * 1024
@@ -70,7 +70,7 @@ def free_port():
 
 def start_agent(log, env, *args):
     port = free_port()
-    p = bench.popen([bench.IG, "agent", "--listen", "127.0.0.1:%d" % port]
+    p = common.popen([common.IG, "agent", "--listen", "127.0.0.1:%d" % port]
                     + list(args), env=env, stdout=subprocess.DEVNULL,
                     stderr=log)
     for _ in range(600):
@@ -147,9 +147,9 @@ def main():
               " --gpus 1 to 8", file=sys.stderr)
         return 2
     settle = 600 if a.seconds >= 1800 else 60
-    bench.guard_children()
-    tmp = bench.scratch()
-    env = dict(bench.SIMENV, SIMGPU_DEVICES=str(a.gpus),
+    common.guard_children()
+    tmp = common.scratch()
+    env = dict(common.SIMENV, SIMGPU_DEVICES=str(a.gpus),
                SIMGPU_MACHINE="soak-%d" % os.getpid(),
                TRAINSIM_NCCL_ID=os.path.join(tmp, "ncclid"))
     logs = {k: tempfile.TemporaryFile() for k in ("duty", "cont")}
@@ -160,17 +160,17 @@ def main():
         duty, duty_port = start_agent(logs["duty"], env)
         cont, cont_port = start_agent(logs["cont"], env, "--window", "10",
                                       "--every", "10")
-        run = bench.popen(
-            bench.traced([bench.TRAINSIM, "-s", "storage", "-q", "-t", secs,
+        run = common.popen(
+            common.traced([common.TRAINSIM, "-s", "storage", "-q", "-t", secs,
                           "-n", "100000000"],
                          "--no-nvml", "--json", os.path.join(tmp, "run.json")),
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ranks = bench.popen(
-            [bench.TRAINSIM, "ranks", "--world", str(a.gpus), "-s",
+        ranks = common.popen(
+            [common.TRAINSIM, "ranks", "--world", str(a.gpus), "-s",
              "balanced", "-q", "-t", secs, "-n", "100000000"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except (OSError, RuntimeError) as e:
-        bench.stop_all()
+        common.stop_all()
         print("soak: cannot start: %s" % e, file=sys.stderr)
         return 2
     samples = {"duty": [], "cont": [], "run": []}
@@ -191,8 +191,8 @@ def main():
         running = [r for r in running if r.poll() is None]
         while started < a.lifecycles and len(running) < 5 and \
                 now >= t0 + started * pace:
-            running.append(bench.popen(
-                [bench.TRAINSIM, "-s", "healthy", "-q", "-t", "1.2", "-n",
+            running.append(common.popen(
+                [common.TRAINSIM, "-s", "healthy", "-q", "-t", "1.2", "-n",
                  "1000000"], env=env, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL))
             started += 1
@@ -223,7 +223,7 @@ def main():
         gone.append("ranks (exit %d)" % ranks.returncode)
     for r in running:
         r.wait()
-    left = bench.stop_all()
+    left = common.stop_all()
     res = [summary(k, samples[k], settle,
                    AGENT_PEAK_KIB if k != "run" else None)
            for k in ("duty", "cont", "run")]

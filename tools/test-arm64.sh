@@ -95,7 +95,7 @@ for f in "$A"/tests/test_*; do
 	case $f in *.d) ;; *) cp "$f" "$G/build/tests/" ;; esac
 done
 cp -a "$TOP/tests/lib.sh" "$TOP/tests/lib" "$TOP/tests/py" "$TOP/tests/arm64" "$TOP/tests/fixtures" "$G/tests/"
-cp "$TOP/tools/trainsim.py" "$TOP/tools/truth.py" "$G/tools/" 2> /dev/null || cp "$TOP/tools/trainsim.py" "$G/tools/"
+cp "$TOP"/tools/trainsim*.py "$TOP"/tools/truth*.py "$G/tools/"
 rm -f "$V/root.img"
 mkfs.ext4 -q -F -d "$S" "$V/root.img" 3G || die "mkfs.ext4 -d failed"
 rm -rf "$S"

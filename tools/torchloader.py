@@ -8,7 +8,7 @@ does; a torch.utils.data.DataLoader with --workers worker processes, started
 by the multiprocessing start method of the Python it runs on (3.14 on Linux:
 forkserver, so the workers are children of the fork server); a training
 loop that drives the GPU through the CUDA driver API by ctypes
-(tools/trainsim.py's Driver and Gpu): per batch a host-to-device copy, a
+(tools/trainsim_cuda.py's Driver and Gpu): per batch a host-to-device copy, a
 kernel and a stream synchronize.  With few workers and cold files the GPU
 waits for the next batch: the expected cause is storage, its blocked stack
 in ColdFiles.__getitem__.
@@ -30,7 +30,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import torch.utils.data  # noqa: E402
-import trainsim  # noqa: E402
+import trainsim_cuda  # noqa: E402
 
 SAMPLE_KB = 256
 
@@ -77,9 +77,9 @@ def make_samples(root, n):
 
 
 def train(args):
-    drv = trainsim.Driver()
-    gpu = trainsim.Gpu(drv)
-    host, dev = trainsim.c_ptr(), trainsim.c_u64()
+    drv = trainsim_cuda.Driver()
+    gpu = trainsim_cuda.Gpu(drv)
+    host, dev = trainsim_cuda.c_ptr(), trainsim_cuda.c_u64()
     nbytes = 1 << 20
     drv("cuMemAllocHost_v2", ctypes.byref(host), nbytes)
     drv("cuMemAlloc_v2", ctypes.byref(dev), nbytes)

@@ -39,7 +39,8 @@ import tempfile
 import threading
 import time
 
-import trainsim as ts
+import trainsim_cuda as cu
+import trainsim_work as work
 import truth
 
 RANKS = {
@@ -69,15 +70,15 @@ class Nccl:
         self.lib = ctypes.CDLL("libnccl.so.2")
         self.lib.ncclGetErrorString.restype = ctypes.c_char_p
         self.lib.ncclCommInitRank.argtypes = [
-            ctypes.POINTER(ts.c_ptr), ctypes.c_int, UniqueId, ctypes.c_int]
+            ctypes.POINTER(cu.c_ptr), ctypes.c_int, UniqueId, ctypes.c_int]
         self.held.ncclAllReduce.argtypes = [
-            ts.c_ptr, ts.c_ptr, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-            ts.c_ptr, ts.c_ptr]
-        self.lib.ncclCommDestroy.argtypes = [ts.c_ptr]
+            cu.c_ptr, cu.c_ptr, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+            cu.c_ptr, cu.c_ptr]
+        self.lib.ncclCommDestroy.argtypes = [cu.c_ptr]
 
     def check(self, r, what):
         if r:
-            raise ts.CudaError("%s: %s" % (
+            raise cu.CudaError("%s: %s" % (
                 what, self.lib.ncclGetErrorString(r).decode()))
 
 
@@ -142,17 +143,17 @@ def rank_main(args, rank, world):
             os.environ.get("TMPDIR") or "/tmp", "trainsim-py-nccl.%p")
     # one simulated GPU per rank, as torchrun jobs use cuda:LOCAL_RANK
     os.environ.setdefault("SIMGPU_DEVICES", str(world))
-    drv = ts.Driver(False)
-    gpu = ts.Gpu(drv, int(os.environ.get("LOCAL_RANK", rank)))
+    drv = cu.Driver(False)
+    gpu = cu.Gpu(drv, int(os.environ.get("LOCAL_RANK", rank)))
     nccl = Nccl()
-    comm = ts.c_ptr()
+    comm = cu.c_ptr()
     nccl.check(nccl.lib.ncclCommInitRank(ctypes.byref(comm), world,
                                          exchange_id(nccl, rank), rank),
                "ncclCommInitRank")
     if rank == 0:
         os.unlink(id_path())
     count = ((args.grad_mb or grad_mb) << 20) // 4
-    host, dev, grad = ts.c_ptr(), ts.c_u64(), ts.c_u64()
+    host, dev, grad = cu.c_ptr(), cu.c_u64(), cu.c_u64()
     nbytes = args.batch_kb << 10
     drv("cuMemAllocHost_v2", ctypes.byref(host), nbytes)
     drv("cuMemAlloc_v2", ctypes.byref(dev), nbytes)
@@ -161,20 +162,20 @@ def rank_main(args, rank, world):
     tids = [0] * GIL_HOGS
     hogs = []
     if straggler and kind == "gil":
-        hogs = [threading.Thread(target=ts.gil_hog, args=(stop, tids, i),
+        hogs = [threading.Thread(target=work.gil_hog, args=(stop, tids, i),
                                  daemon=True) for i in range(GIL_HOGS)]
         for t in hogs:
             t.start()
-    loader = ts.Loader("storage" if straggler and kind == "storage"
+    loader = work.Loader("storage" if straggler and kind == "storage"
                        else "healthy", stop)
     kernels = args.kernels * (4 if straggler and kind == "compute" else 1)
     kernel_ns = int(args.kernel_us * 1000)
-    t0 = ts.mono_ns()
+    t0 = cu.mono_ns()
     steps = []  # (start, end) of each step, for the truth's step_list
     try:
         for step in range(args.steps):
-            t = ts.mono_ns()
-            ts.collate(host, step)
+            t = cu.mono_ns()
+            work.collate(host, step)
             loader.step(step, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
             for _ in range(kernels):
@@ -186,16 +187,16 @@ def rank_main(args, rank, world):
                                                count, 7, 0, comm, None),
                        "ncclAllReduce")
             drv("cuStreamSynchronize", None)
-            steps.append((t, ts.mono_ns()))
+            steps.append((t, cu.mono_ns()))
         drv("cuCtxSynchronize")
     finally:
-        t1 = ts.mono_ns()
+        t1 = cu.mono_ns()
         stop.set()
         for t in hogs:
             t.join()
         loader.close()
     nccl.check(nccl.lib.ncclCommDestroy(comm), "ncclCommDestroy")
-    files, ivs = truth.read_traces([ts.trace_file()])
+    files, ivs = truth.read_traces([cu.trace_file()])
     busy = truth.merge(ivs)
     start, end = (busy[0][0], busy[-1][1]) if busy else (0, 0)
     idle = end - start - truth.total(busy)
@@ -236,7 +237,7 @@ def rank_main(args, rank, world):
         with open("%s.rank%d" % (args.truth, rank), "w") as f:
             json.dump(out, f, indent=2)
     else:  # traces nobody asked for and no truth points to
-        for f, mine in ((ntrace, set_ntrace), (ts.trace_file(),
+        for f, mine in ((ntrace, set_ntrace), (cu.trace_file(),
                                                 drv.set_trace)):
             if mine and os.path.exists(f):
                 os.unlink(f)
@@ -321,6 +322,6 @@ def main(argv):
         if rank is None:
             return launch(args, argv)
         return rank_main(args, int(rank), world)
-    except (ts.CudaError, OSError) as e:
+    except (cu.CudaError, OSError) as e:
         print("trainsim.py: rank %s: %s" % (rank, e), file=sys.stderr)
         return 1

@@ -4,7 +4,6 @@
  * collectives.  Each exported function is a few instructions around an
  * out-of-line implementation, and none is called from inside the library.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,25 +14,6 @@
 #include "simnccl.h"
 
 #define CONFIG_MAGIC 0xcafebeefu
-
-static __thread char last_err[256];
-
-ncclResult_t sn_error(ncclResult_t r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_err, sizeof(last_err), fmt, ap);
-	va_end(ap);
-	if (getenv("SIMNCCL_DEBUG"))
-		fprintf(stderr, "simnccl: %s\n", last_err);
-	return r;
-}
-
-bool sn_comm_ok(const struct ncclComm *c)
-{
-	return c && c->magic == SN_COMM_MAGIC;
-}
 
 /* ---- communicators ------------------------------------------------------ */
 
@@ -333,7 +313,7 @@ NCCL_EXPORT const char *ncclGetErrorString(ncclResult_t result)
 NCCL_EXPORT const char *ncclGetLastError(ncclComm_t comm)
 {
 	(void)comm;
-	return last_err;
+	return sn_last_error();
 }
 
 NCCL_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,

@@ -130,9 +130,11 @@ ncclResult_t sn_group_start(void);
 ncclResult_t sn_group_end(void);
 int sn_group_depth(void);
 
-/* api.c */
+/* error.c: @fmt into the thread's last error (SIMNCCL_DEBUG: printed
+ * too); returns @r */
 ncclResult_t sn_error(ncclResult_t r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+const char *sn_last_error(void);
 bool sn_comm_ok(const struct ncclComm *c);
 
 #endif /* SIMNCCL_H */

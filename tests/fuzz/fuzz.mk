@@ -52,7 +52,7 @@ $(FUZZ_ID_BIN): tests/fuzz/fuzz_identity.c $(BUILD)/fuzz/host/identity.o $(BUILD
 # The metrics registry fed window reports of any shape.
 FUZZ_MX_BIN := $(BUILD)/fuzz/fuzz_metrics
 
-$(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,views/metrics.o \
+$(FUZZ_MX_BIN): tests/fuzz/fuzz_metrics.c $(addprefix $(BUILD)/fuzz/,views/metrics.o views/metrics_labels.o \
 		views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o util/escape.o)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(WARN) $^ -o $@ -ljson-c -lpthread

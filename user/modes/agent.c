@@ -266,7 +266,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 		return 1;
 	n = handover ? ig_discovery_reannounce(a->cap.disc, start) :
 		       ig_discovery_attach_all(a->cap.disc, start);
-	nfacts = ig_agent_setup_announce(a, start);
+	nfacts = ig_agent_setup_announce(a, start, emit_cb);
 	ig_debug("window %llu: %d processes probed in %.0f ms, %d set-up facts announced",
 		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6, nfacts);
 	for (;;) {

@@ -106,8 +106,25 @@ static inline __u64 ig_agent_now(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* A record into the window's stream. */
+/* What goes into a window (agent_track.c).  A record into the window's
+ * stream. */
 void ig_agent_emit(struct agent *a, const struct ig_hdr *rec);
+/* The window's device for a GPU token: the host's index (also for a
+ * UUID NVML numbers, so that the GPU a context names and the one NVML
+ * lists a process on are one device), or one of the GPUs named
+ * otherwise; -1 when too many. */
+int ig_agent_gpu_id(struct agent *a, const char *tok);
+/* Whether @pid is among @ids. */
+static inline bool ig_agent_seen_in(const struct ig_pid_identity *ids, size_t nids,
+				    pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nids; i++)
+		if (ids[i].pid == pid)
+			return true;
+	return false;
+}
 /* Follows @pid in this window: tracked with its threads, TASK records,
  * its identity read.  @ts: the records' time. */
 void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
@@ -118,7 +135,10 @@ void ig_agent_track(struct agent *a, pid_t pid, __u64 ts);
  * (returns how many). */
 void ig_agent_setup_seen(struct agent *a, const struct ig_hdr *rec);
 void ig_agent_setup_forget(struct agent *a, pid_t tgid);
-int ig_agent_setup_announce(struct agent *a, __u64 ts);
+/* Hands each fact kept to @emit (with @a), stamped at @ts: the window's
+ * intake, which this file does not call itself. */
+int ig_agent_setup_announce(struct agent *a, __u64 ts,
+			    void (*emit)(const struct ig_hdr *rec, void *ctx));
 void ig_agent_setup_free(struct agent *a);
 /* Whether @tgid is tracked by the kernel from its libcuda mapping and not
  * yet followed; ig_agent_pending_add/_done as it is announced/followed or

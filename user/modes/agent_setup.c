@@ -30,12 +30,8 @@ void ig_agent_setup_forget(struct agent *a, pid_t tgid)
 	ig_facts_forget(&a->facts, tgid);
 }
 
-static void emit(const struct ig_hdr *rec, void *ctx)
-{
-	ig_agent_emit(ctx, rec);
-}
-
-int ig_agent_setup_announce(struct agent *a, __u64 ts)
+int ig_agent_setup_announce(struct agent *a, __u64 ts,
+			    void (*emit)(const struct ig_hdr *rec, void *ctx))
 {
 	return ig_facts_announce(&a->facts, ts, emit, a);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* One window of the agent: a fresh engine fed by the window's records,
- * closed into its JSON report, which goes into the metrics registry with
- * the identity of each process and, with --reports, into a file. */
+/* One window of the agent: a fresh engine fed by the window's records
+ * (agent_track.c), closed into its JSON report, which goes into the
+ * metrics registry with the identity of each process and, with
+ * --reports, into a file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,138 +25,8 @@
 #include "probes/tracer.h"
 #include "util/util.h"
 
-void ig_agent_emit(struct agent *a, const struct ig_hdr *rec)
-{
-	/* a held window takes what follows its END, to end its gap */
-	if (a->held.reorder && rec->ts >= a->held.at &&
-	    ig_reorder_push(a->held.reorder, rec))
-		a->oom = true;
-	if (!a->in_window)
-		return;
-	a->nrecords++;
-	if (ig_reorder_push(a->reorder, rec))
-		a->oom = true;
-}
-
-struct track_ctx {
-	struct agent *a;
-	__u64 ts;
-};
-
-static bool seen_in(const struct ig_pid_identity *ids, size_t nids, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < nids; i++)
-		if (ids[i].pid == pid)
-			return true;
-	return false;
-}
-
-static bool seen(const struct agent *a, pid_t pid)
-{
-	return seen_in(a->ids, a->nids, pid);
-}
-
-void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
-{
-	const struct ig_gpulib *g = (const struct ig_gpulib *)rec;
-	pid_t pid = (pid_t)rec->tgid;
-	__u64 now = ig_agent_now();
-	size_t i;
-
-	if (!ig_agent_in_scope(a, pid))
-		return;
-	if (a->track_at_mapping)
-		ig_agent_pending_add(a, pid);	/* the kernel tracks it already */
-	ig_discovery_add(a->cap.disc, pid, now);
-	/* the mapping may still be under way: another look soon */
-	ig_discovery_watch(a->cap.disc, pid, now);
-	if (!a->in_window || rec->ts < a->opened_at)
-		return;
-	for (i = 0; i < a->ngpulib; i++)
-		if (a->gpulib[i].pid == pid)
-			return;
-	if (a->ngpulib >= 65536 ||
-	    !ig_grow((void **)&a->gpulib, &a->capgpulib, a->ngpulib, sizeof(*a->gpulib)))
-		return;
-	a->gpulib[a->ngpulib].pid = pid;
-	ig_strcpy(a->gpulib[a->ngpulib].comm, sizeof(a->gpulib[0].comm), g->comm);
-	a->ngpulib++;
-}
-
-/* The window's device for a GPU token: the host's index (also for a
- * UUID NVML numbers, so that the GPU a context names and the one NVML
- * lists a process on are one device), or one of the GPUs named
- * otherwise; -1 when too many. */
-static int gpu_id(struct agent *a, const char *tok)
-{
-	size_t i;
-	int idx;
-
-	if (tok[0] == '#')
-		return atoi(tok + 1);
-	if (!strncmp(tok, "GPU-", 4) && (idx = ig_gpudev_index_of(tok)) >= 0)
-		return idx;
-	for (i = 0; i < a->ngpus; i++)
-		if (!strcmp(a->gpus[i], tok))
-			return IG_GPU_NAMED + (int)i;
-	if (!a->gpus)
-		a->gpus = calloc(IG_GPU_MAX_NAMED, sizeof(*a->gpus));
-	if (!a->gpus || a->ngpus == IG_GPU_MAX_NAMED)
-		return -1;
-	snprintf(a->gpus[a->ngpus], sizeof(a->gpus[0]), "%s", tok);
-	return IG_GPU_NAMED + (int)a->ngpus++;
-}
-
-/* Which of the host's GPUs the process's ordinals are, for the engine:
- * two containers that each call their GPU 0 are two devices. */
-static void emit_gpumap(struct agent *a, pid_t pid, const struct ig_identity *id,
-			__u64 ts)
-{
-	struct ig_gpumap g = {
-		.h = { .type = IG_REC_GPUMAP, .size = sizeof(g), .tid = pid,
-		       .tgid = pid, .ts = ts },
-	};
-	char tok[80];
-	int d;
-
-	for (; g.n < IG_GPUMAP_MAX; g.n++) {
-		ig_identity_gpu_token(id, g.n, tok, sizeof(tok));
-		if (!tok[0] || (d = gpu_id(a, tok)) < 0)
-			break;
-		g.dev[g.n] = d;
-	}
-	ig_agent_emit(a, &g.h);
-}
-
-static bool prev_identity(const struct agent *a, pid_t pid, struct ig_identity *out)
-{
-	size_t i;
-
-	for (i = 0; i < a->nprev; i++)
-		if (a->prev_ids[i].pid == pid) {
-			*out = a->prev_ids[i].id;
-			return true;
-		}
-	return false;
-}
-
-void ig_agent_forget_identity(struct agent *a, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < a->nprev; i++)
-		if (a->prev_ids[i].pid == pid) {
-			a->prev_ids[i] = a->prev_ids[--a->nprev];
-			break;
-		}
-	/* nor the one this window read before */
-	if (a->in_window && seen(a, pid) && a->nchanged < IG_AGENT_MAX_IDS &&
-	    ig_grow((void **)&a->changed, &a->capchanged, a->nchanged, sizeof(*a->changed)))
-		a->changed[a->nchanged++] = pid;
-}
-
+/* Whether @pid's identity changed in this window (exec'd or ended:
+ * ig_agent_forget_identity), so that the next one reads it again. */
 static bool changed(const struct agent *a, pid_t pid)
 {
 	size_t i;
@@ -164,44 +35,6 @@ static bool changed(const struct agent *a, pid_t pid)
 		if (a->changed[i] == pid)
 			return true;
 	return false;
-}
-
-static int track_one(pid_t pid, void *ctx)
-{
-	struct track_ctx *t = ctx;
-	struct agent *a = t->a;
-	struct ig_pid_identity *id;
-	int err = ig_capture_track(&a->cap, pid);
-
-	if (err && err != -ESRCH)
-		ig_debug("cannot track pid %d: %s", pid, strerror(-err));
-	if (!err)
-		ig_agent_pending_done(a, pid);
-	if (!a->in_window || seen(a, pid))
-		return 0;
-	ig_capture_emit_tasks(&a->cap, pid, t->ts);
-	if (a->nids == IG_AGENT_MAX_IDS)
-		return 0;
-	id = &a->ids[a->nids];
-	memset(id, 0, sizeof(*id));
-	id->pid = pid;
-	/* read now: the process may be gone when the window ends; one
-	 * handed over keeps what was read when it was first followed */
-	if (!prev_identity(a, pid, &id->id))
-		ig_identity_read(NULL, pid, &id->id);
-	a->nids++;
-	emit_gpumap(a, pid, &id->id, t->ts);
-	return 0;
-}
-
-/* The process and its descendants (a data loader's workers, started
- * before the agent found the job), as `attach -p` follows them. */
-void ig_agent_track(struct agent *a, pid_t pid, __u64 ts)
-{
-	struct track_ctx c = { a, ts };
-
-	track_one(pid, &c);
-	ig_proc_for_each_descendant(pid, track_one, &c);
 }
 
 static void emit_meta(struct agent *a, __u64 ts)
@@ -238,7 +71,7 @@ static void carry_in(struct agent *a, __u64 now)
 
 	for (i = 0; a->handover && i < a->ncarry; i++) {
 		if (a->carry_tok[i][0]) {
-			d = gpu_id(a, a->carry_tok[i]);
+			d = ig_agent_gpu_id(a, a->carry_tok[i]);
 			if (d < 0)
 				continue;
 			a->carry[i].device = d;
@@ -385,7 +218,7 @@ static struct json_object *gpu_processes(const struct win_out *w,
 	for (i = 0; o && l && i < w->ngpulib; i++) {
 		struct json_object *p;
 
-		if (seen_in(w->ids, w->nids, w->gpulib[i].pid))
+		if (ig_agent_seen_in(w->ids, w->nids, w->gpulib[i].pid))
 			continue;
 		(*missed)++;
 		if (listed == IG_AGENT_MISSED_LISTED)

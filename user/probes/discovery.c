@@ -18,18 +18,6 @@
 #define RESCAN_EVERY_NS		(2000ULL * 1000 * 1000)
 #define RESCAN_SOON_NS		(20ULL * 1000 * 1000)
 
-void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev)
-{
-	if (d->o.event)
-		d->o.event(ev, d->o.ctx);
-}
-
-static void record(struct ig_discovery *d, const struct ig_hdr *rec)
-{
-	if (d->o.record)
-		d->o.record(rec, d->o.ctx);
-}
-
 static struct dproc *proc_get(struct ig_discovery *d, pid_t tgid)
 {
 	struct dproc *p = ig_htab_get(&d->by_tgid, (__u64)tgid);
@@ -142,17 +130,7 @@ static void pyrt_check(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	r.end = info.end;
 	ig_strcpy(r.path, sizeof(r.path), info.path);
 	p->pyrt = r;
-	record(d, &r.h);
-}
-
-void ig_discovery_emit_pyrt(struct ig_discovery *d, struct dproc *p, __u64 ts)
-{
-	struct ig_pyrt r = p->pyrt;
-
-	if (!p->pychecked || !p->python)
-		return;
-	r.h.ts = ts;
-	record(d, &r.h);
+	ig_discovery_record(d, &r.h);
 }
 
 /* A process forked from a Python one runs the same interpreter at the same
@@ -169,44 +147,7 @@ static void pyrt_inherit(struct ig_discovery *d, const struct ig_proc *f)
 	p->pyrt = parent->pyrt;
 	p->pyrt.h.tid = p->pyrt.h.tgid = f->h.tgid;
 	p->pyrt.h.ts = f->h.ts;
-	record(d, &p->pyrt.h);
-}
-
-struct cuda_maps {
-	struct ig_discovery *d;
-	struct dproc *p;
-	__u64 ts;
-	bool found;
-};
-
-static int emit_cuda_map(const struct ig_map_entry *m, void *ctx)
-{
-	struct cuda_maps *c = ctx;
-	pid_t pid = c->p->tgid;
-	struct ig_mapping r = {
-		.h = { .type = IG_REC_MAPPING, .size = sizeof(r), .tid = pid,
-		       .tgid = pid, .ts = c->ts },
-		.start = m->start, .end = m->end, .offset = m->offset,
-	};
-
-	if (m->inode != c->p->lib_ino || m->perms[2] != 'x')
-		return 0;
-	ig_strcpy(r.path, sizeof(r.path), m->path);
-	record(c->d, &r.h);
-	c->found = true;
-	return 0;
-}
-
-/* The driver's code in the process, so samples there count as driver
- * time; once it is mapped (a launched command maps it after exec). */
-void ig_discovery_emit_maps(struct ig_discovery *d, struct dproc *p, __u64 ts)
-{
-	struct cuda_maps c = { d, p, ts, false };
-
-	if (p->mapped)
-		return;
-	ig_proc_for_each_map(p->tgid, emit_cuda_map, &c);
-	p->mapped = c.found;
+	ig_discovery_record(d, &p->pyrt.h);
 }
 
 static int unprobed(struct ig_discovery *d, pid_t pid, const char *name, int err)
@@ -217,20 +158,6 @@ static int unprobed(struct ig_discovery *d, pid_t pid, const char *name, int err
 
 	ig_discovery_event(d, &ev);
 	return err;
-}
-
-void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
-			 const struct ig_libcuda_info *info, __u64 ts)
-{
-	struct ig_libcuda rec = {
-		.h = { .type = IG_REC_LIBCUDA, .size = sizeof(rec),
-		       .tid = pid, .tgid = pid, .ts = ts },
-		.nsyms = info->nsyms, .nattached = info->nattached,
-	};
-
-	ig_strcpy(rec.version, sizeof(rec.version), info->version);
-	ig_strcpy(rec.path, sizeof(rec.path), info->path);
-	record(d, &rec.h);
 }
 
 /* The set-up probes of the libcuda file @dev/@ino (@lib) for every
@@ -375,17 +302,7 @@ static void nccl_look(struct ig_discovery *d, struct dproc *p, __u64 ts)
 	if (r > 0 && p->nccl.probed)
 		p->nccl_rec = rec;
 	if (r != 0)
-		record(d, &rec.h);
-}
-
-void ig_discovery_emit_libnccl(struct ig_discovery *d, struct dproc *p, __u64 ts)
-{
-	struct ig_libnccl rec = p->nccl_rec;
-
-	if (!p->nccl.probed || rec.h.type != IG_REC_LIBNCCL)
-		return;
-	rec.h.ts = ts;
-	record(d, &rec.h);
+		ig_discovery_record(d, &rec.h);
 }
 
 int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts)
@@ -398,7 +315,7 @@ int ig_discovery_add_nccl(struct ig_discovery *d, const char *path, __u64 ts)
 	err = ig_nccl_attach_all(d->o.tracer, path, &d->nccl_all, &rec);
 	rec.h.ts = ts;
 	if (!err)
-		record(d, &rec.h);
+		ig_discovery_record(d, &rec.h);
 	return err;
 }
 

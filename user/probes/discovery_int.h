@@ -73,7 +73,20 @@ struct ig_discovery {
 	} cuda_all;
 };
 
-void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev);
+/* An event to the caller's callback, a record into its stream. */
+static inline void ig_discovery_event(struct ig_discovery *d, const struct ig_disc_event *ev)
+{
+	if (d->o.event)
+		d->o.event(ev, d->o.ctx);
+}
+
+static inline void ig_discovery_record(struct ig_discovery *d, const struct ig_hdr *rec)
+{
+	if (d->o.record)
+		d->o.record(rec, d->o.ctx);
+}
+
+/* discovery_emit.c: the records about a process, said again at ts */
 /* @pid's IG_REC_LIBCUDA record, as probed (@info). */
 void ig_discovery_emit_libcuda(struct ig_discovery *d, pid_t pid,
 			       const struct ig_libcuda_info *info, __u64 ts);

@@ -280,14 +280,6 @@ int ig_tracer_keep_staying(struct ig_tracer *t, struct bpf_link *l, int fd, pid_
 	return err;
 }
 
-void ig_tracer_unlink(struct ig_link *k)
-{
-	if (k->link)
-		bpf_link__destroy(k->link);
-	else if (k->fd >= 0)
-		close(k->fd);
-}
-
 static int attach_prog(struct ig_tracer *t, struct bpf_program *p, char *why,
 		       size_t n)
 {

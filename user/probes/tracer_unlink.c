@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Uprobe links removed in the background (tracer_int.h), and how far the
- * removal has got (tracer.h). */
+/* Links removed: one at once, or uprobe links in the background
+ * (tracer_int.h), and how far that removal has got (tracer.h). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include "probes/tracer_int.h"
 #include "util/util.h"
+
+void ig_tracer_unlink(struct ig_link *k)
+{
+	if (k->link)
+		bpf_link__destroy(k->link);
+	else if (k->fd >= 0)
+		close(k->fd);
+}
 
 /* Links removed in the background.  Without multi-uprobe links each
  * uprobe is a perf event of its own, and the kernel waits for a grace

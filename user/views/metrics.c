@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The Prometheus registry (metrics.h): each window's JSON report folded
- * into counters keyed by label set.  The exposition is metrics_text.c.
+ * into counters keyed by label set (metrics_labels.c).  The exposition
+ * is metrics_text.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,58 +13,6 @@
 #include <json-c/json.h>
 #include "util/escape.h"
 #include "views/metrics_impl.h"
-
-const char *const ig_metrics_keys[IG_MK__MAX] = {
-#define IG_MK_NAME(e, name) [e] = name,
-	IG_METRIC_KEYS(IG_MK_NAME)
-#undef IG_MK_NAME
-};
-
-static bool name_ok(const char *k, size_t n)
-{
-	size_t i;
-
-	if (!n || (k[0] >= '0' && k[0] <= '9') || (n >= 2 && !memcmp(k, "__", 2)))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!(k[i] == '_' || (k[i] >= 'a' && k[i] <= 'z') ||
-		      (k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= '0' && k[i] <= '9')))
-			return false;
-	return true;
-}
-
-static bool reserved(const char *k, size_t n)
-{
-	static const char *const own[] = { "state", "cause", "le", "reason",
-					   "version", "job", "instance", "late_rank",
-					   "communicator", "comm_rank", "comm_size" };
-	size_t i;
-
-	for (i = 0; i < IG_MK__MAX; i++)
-		if (strlen(ig_metrics_keys[i]) == n && !memcmp(k, ig_metrics_keys[i], n))
-			return true;
-	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (strlen(own[i]) == n && !memcmp(k, own[i], n))
-			return true;
-	return false;
-}
-
-int ig_metrics_check_label(const char *kv)
-{
-	const char *eq = kv ? strchr(kv, '=') : NULL;
-	char esc[IG_ESC_SIZE(256)];
-	size_t n;
-
-	if (!eq || !name_ok(kv, (size_t)(eq - kv)))
-		return -EINVAL;
-	n = strlen(eq + 1);
-	if (n > 256)
-		return -E2BIG;
-	/* control characters, backslashes or bytes that are not UTF-8 */
-	if (strcmp(ig_esc(esc, sizeof(esc), eq + 1, n), eq + 1))
-		return -EILSEQ;
-	return reserved(kv, (size_t)(eq - kv)) ? -EEXIST : 0;
-}
 
 struct ig_metrics *ig_metrics_new(const struct ig_metrics_opts *o)
 {
@@ -109,164 +58,6 @@ void ig_metrics_free(struct ig_metrics *m)
 	free(m->refused);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
-}
-
-/* ---- label sets ---------------------------------------------------------- */
-
-/* The labels above whose values only the process vouches for
- * (docs/design.md §7.7), comma-separated in label order. */
-static void self_reported(const struct ig_identity *id, int device,
-			  struct ig_lset *s)
-{
-	char *o = s->v[IG_MK_SELF];
-	size_t n = sizeof(s->v[IG_MK_SELF]), at = 0;
-	bool gpu = device >= 0 && (s->v[IG_MK_GPU][0] || s->v[IG_MK_UUID][0]) &&
-		   ig_identity_gpu_self(id, (unsigned int)device);
-
-#define ADD(cond, k) \
-	if ((cond) && s->v[k][0]) \
-		at += (size_t)snprintf(o + at, n - at, "%s%s", at ? "," : "", ig_metrics_keys[k]);
-	ADD(gpu, IG_MK_GPU)
-	ADD(gpu, IG_MK_UUID)
-	ADD(id->self & IG_SELF_SLURM, IG_MK_SLURM_JOB)
-	ADD(id->self & IG_SELF_RANK, IG_MK_RANK)
-#undef ADD
-}
-
-static void lset_of(const struct ig_identity *id, int device, struct ig_lset *s)
-{
-	memset(s, 0, sizeof(*s));
-#define CP(k, f) snprintf(s->v[k], sizeof(s->v[k]), "%s", id->f)
-	CP(IG_MK_NAMESPACE, namespace);
-	CP(IG_MK_POD, pod);
-	CP(IG_MK_POD_UID, pod_uid);
-	CP(IG_MK_CONTAINER, container);
-	CP(IG_MK_SLURM_JOB, slurm_job);
-	CP(IG_MK_RANK, rank);
-	CP(IG_MK_COMM, comm);
-#undef CP
-	if (device >= 0)
-		ig_identity_gpu(id, (unsigned int)device, s->v[IG_MK_GPU],
-				sizeof(s->v[IG_MK_GPU]), s->v[IG_MK_UUID],
-				sizeof(s->v[IG_MK_UUID]));
-	self_reported(id, device, s);
-}
-
-/* Keeps in @acc only the labels @s agrees with; the first one is taken. */
-static void lset_meet(struct ig_lset *acc, bool *first, const struct ig_lset *s)
-{
-	size_t k;
-
-	if (*first) {
-		*acc = *s;
-		*first = false;
-		return;
-	}
-	for (k = 0; k < IG_MK__MAX; k++)
-		if (strcmp(acc->v[k], s->v[k]))
-			acc->v[k][0] = '\0';
-}
-
-static const struct ig_identity *who(const struct ig_pid_identity *ids,
-				     size_t n, int64_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (ids[i].pid == pid)
-			return &ids[i].id;
-	return NULL;
-}
-
-static int64_t jint(struct json_object *o, const char *k, int64_t dflt)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return dflt;
-	return json_object_get_int64(v);
-}
-
-double ig_metrics_jsec(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-	double d;
-
-	if (!json_object_object_get_ex(o, k, &v) ||
-	    !(json_object_is_type(v, json_type_double) ||
-	      json_object_is_type(v, json_type_int)))
-		return 0;
-	d = json_object_get_double(v);
-	return d > 0 && d < 1e15 ? d : 0;
-}
-
-struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
-				    enum json_type t)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, t))
-		return NULL;
-	return v;
-}
-
-/* A process NVML or its device node placed (docs/design.md §4.2), or
- * whose context's GPU is the one they list it on: its GPU labels are
- * that GPU, as the node says, not its environment's. */
-static void gpu_from_node(struct json_object *p, int64_t dev,
-			  const struct ig_identity *id, struct ig_lset *s)
-{
-	struct json_object *v;
-	const char *src, *uuid;
-
-	if (dev < 0 || dev >= IG_GPU_NAMED ||
-	    !(v = ig_metrics_jget(p, "device_source", json_type_string)))
-		return;
-	src = json_object_get_string(v);
-	if (strcmp(src, "nvml") && strcmp(src, "device_node") &&
-	    (strcmp(src, "context") || jint(p, "node_device", -1) != dev))
-		return;
-	snprintf(s->v[IG_MK_GPU], sizeof(s->v[IG_MK_GPU]), "%d", (int)dev);
-	v = ig_metrics_jget(p, "uuid", json_type_string);
-	uuid = v ? json_object_get_string(v) : "";
-	snprintf(s->v[IG_MK_UUID], sizeof(s->v[IG_MK_UUID]), "%s", uuid);
-	s->v[IG_MK_SELF][0] = '\0';
-	self_reported(id, -1, s);
-}
-
-/*
- * The label set shared by the window's GPU processes on @device (-1: on
- * any device).  A device nobody claims keeps just its ordinal.
- */
-static void window_lset(struct json_object *procs,
-			const struct ig_pid_identity *ids, size_t nids,
-			int64_t device, struct ig_lset *out)
-{
-	struct ig_identity none = { 0 };
-	bool first = true;
-	size_t i, n = procs ? json_object_array_length(procs) : 0;
-
-	for (i = 0; i < n; i++) {
-		struct json_object *p = json_object_array_get_idx(procs, i);
-		int64_t dev = jint(p, "device", -1), pid = jint(p, "pid", -1);
-		int64_t ord = jint(p, "ordinal", dev);	/* the process's own number */
-		const struct ig_identity *id = who(ids, nids, pid);
-		struct ig_lset s;
-
-		if (dev < 0 || dev > IG_MAX_DEVICE_ID || ord < 0 || ord > IG_MAX_DEVICE_ID ||
-		    (device >= 0 && dev != device))
-			continue;
-		lset_of(id ? id : &none, (int)ord, &s);
-		gpu_from_node(p, dev, id ? id : &none, &s);
-		lset_meet(out, &first, &s);
-	}
-	if (first) {
-		memset(out, 0, sizeof(*out));
-		if (device >= 0 && device < IG_GPU_NAMED)	/* the host's index */
-			snprintf(out->v[IG_MK_GPU], sizeof(out->v[IG_MK_GPU]),
-				 "%d", (int)device);
-	}
 }
 
 /* ---- targets ------------------------------------------------------------- */
@@ -318,7 +109,7 @@ static void add_cause(struct ig_cause_sum *c, uint32_t *n, const char *name,
 {
 	uint32_t i;
 
-	if (strlen(name) >= sizeof(c[0].name) || !name_ok(name, strlen(name)))
+	if (strlen(name) >= sizeof(c[0].name) || !ig_metrics_name_ok(name, strlen(name)))
 		return;
 	for (i = 0; i < *n && (strcmp(c[i].name, name) || strcmp(c[i].method, method)); i++)
 		;
@@ -374,7 +165,8 @@ static void add_hist(struct ig_target *t, struct json_object *h)
 
 		t->hist[i] += v > 0 ? (uint64_t)v : 0;
 	}
-	t->hist_count += (uint64_t)(jint(h, "count", 0) > 0 ? jint(h, "count", 0) : 0);
+	t->hist_count += (uint64_t)(ig_metrics_jint(h, "count", 0) > 0 ?
+				    ig_metrics_jint(h, "count", 0) : 0);
 	t->hist_sum += ig_metrics_jsec(h, "sum_s");
 	t->has_hist = true;
 }
@@ -441,7 +233,7 @@ static struct json_object *proc_of(struct json_object *procs, int64_t pid)
 	for (i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(procs, i);
 
-		if (jint(p, "pid", -1) == pid)
+		if (ig_metrics_jint(p, "pid", -1) == pid)
 			return p;
 	}
 	return NULL;
@@ -457,7 +249,7 @@ static bool dev_unknown(struct json_object *gpu, int64_t pid)
 	for (i = 0; pid >= 0 && i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
 
-		if (jint(d, "device", -1) < 0 && jint(d, "pid", -1) == pid)
+		if (ig_metrics_jint(d, "device", -1) < 0 && ig_metrics_jint(d, "pid", -1) == pid)
 			return true;
 	}
 	return false;
@@ -471,10 +263,10 @@ static void unknown_lset(struct json_object *procs,
 			 int64_t pid, struct ig_lset *s)
 {
 	struct ig_identity none = { 0 };
-	const struct ig_identity *id = who(ids, nids, pid);
+	const struct ig_identity *id = ig_metrics_who(ids, nids, pid);
 	struct json_object *p = proc_of(procs, pid), *c;
 
-	lset_of(id ? id : &none, -1, s);
+	ig_metrics_lset_of(id ? id : &none, -1, s);
 	snprintf(s->v[IG_MK_GPU], sizeof(s->v[IG_MK_GPU]), "unknown");
 	snprintf(s->v[IG_MK_PID], sizeof(s->v[IG_MK_PID]), "%lld", (long long)pid);
 	if (!s->v[IG_MK_COMM][0] && (c = ig_metrics_jget(p, "comm", json_type_string)))
@@ -532,7 +324,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 
 	for (i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i);
-		int64_t ord = jint(d, "device", -1), pid = jint(d, "pid", -1);
+		int64_t ord = ig_metrics_jint(d, "device", -1), pid = ig_metrics_jint(d, "pid", -1);
 		struct ig_target *t;
 		struct ig_lset s;
 
@@ -542,7 +334,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		} else if (ord < 0 || ord > IG_MAX_DEVICE_ID) {
 			continue;
 		} else {
-			window_lset(procs, ids, nids, ord, &s);
+			ig_metrics_window_lset(procs, ids, nids, ord, &s);
 		}
 		t = target_get(m, &s);
 		if (!t)
@@ -571,7 +363,7 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
 	for (i = 0; i < n; i++) {
 		struct json_object *st = json_object_array_get_idx(arr, i);
 		struct json_object *cs = ig_metrics_jget(st, "causes", json_type_array);
-		long long rank = jint(st, "rank", -1);
+		long long rank = ig_metrics_jint(st, "rank", -1);
 		char r[16];
 
 		snprintf(r, sizeof(r), "%lld", rank);
@@ -608,9 +400,9 @@ static int ordinal_of(struct json_object *procs, int64_t pid)
 
 	for (i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(procs, i);
-		int64_t ord = jint(p, "ordinal", jint(p, "device", -1));
+		int64_t ord = ig_metrics_jint(p, "ordinal", ig_metrics_jint(p, "device", -1));
 
-		if (jint(p, "pid", -1) == pid)
+		if (ig_metrics_jint(p, "pid", -1) == pid)
 			return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
 	}
 	return -1;
@@ -628,15 +420,15 @@ static void add_collectives(struct ig_metrics *m, struct json_object *r,
 
 	for (i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(a, i);
-		int64_t pid = jint(c, "pid", -1);
-		const struct ig_identity *id = who(ids, nids, pid);
+		int64_t pid = ig_metrics_jint(c, "pid", -1);
+		const struct ig_identity *id = ig_metrics_who(ids, nids, pid);
 		struct ig_lset s;
 		char *labels;
 
 		if (dev_unknown(ig_metrics_jget(r, "gpu", json_type_object), pid))
 			unknown_lset(procs, ids, nids, pid, &s);
 		else
-			lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
+			ig_metrics_lset_of(id ? id : &none, ordinal_of(procs, pid), &s);
 		labels = ig_metrics_lset_text(&s);
 		if (labels)
 			ig_metrics_coll_add(m, labels, c);
@@ -675,10 +467,11 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	m->windows++;
 	m->partial += !done || !json_object_get_boolean(done);
 	m->observed += ig_metrics_jsec(r, "duration_s");
-	m->lost += (uint64_t)(jint(ev, "dropped", 0) > 0 ? jint(ev, "dropped", 0) : 0);
+	m->lost += (uint64_t)(ig_metrics_jint(ev, "dropped", 0) > 0 ?
+			      ig_metrics_jint(ev, "dropped", 0) : 0);
 	{
 		struct json_object *gp = ig_metrics_jget(r, "gpu_processes", json_type_object);
-		long long missed = gp ? jint(gp, "missed", 0) : 0;
+		long long missed = gp ? ig_metrics_jint(gp, "missed", 0) : 0;
 
 		m->gpu_missed += missed > 0 ? (uint64_t)missed : 0;
 	}
@@ -686,13 +479,13 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	for (m->processes = 0, i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(procs, i);
 
-		m->processes += jint(p, "device", -1) >= 0 ||
-				dev_unknown(gpu, jint(p, "pid", -1));
+		m->processes += ig_metrics_jint(p, "device", -1) >= 0 ||
+				dev_unknown(gpu, ig_metrics_jint(p, "pid", -1));
 	}
 	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
 	add_collectives(m, r, procs, ids, nids);
 	if (!add_devices(m, gpu, procs, ids, nids)) {
-		window_lset(procs, ids, nids, -1, &s);
+		ig_metrics_window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);
 		if (t)
 			add_cause_series(t, r, gpu);
@@ -705,7 +498,7 @@ int ig_metrics_add_window(struct ig_metrics *m, struct json_object *report,
 			  const struct ig_pid_identity *ids, size_t nids)
 {
 	if (!m || !ig_metrics_jget(report, "gpu", json_type_object) ||
-	    jint(report, "version", 0) != 1)
+	    ig_metrics_jint(report, "version", 0) != 1)
 		return -EINVAL;
 	pthread_mutex_lock(&m->lock);
 	add_window(m, report, ids, nids);

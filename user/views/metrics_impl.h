@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The registry's insides, shared by metrics.c and metrics_text.c only. */
+/* The registry's insides, shared by metrics.c, metrics_labels.c,
+ * metrics_text.c and metrics_coll.c only. */
 #ifndef IG_METRICS_IMPL_H
 #define IG_METRICS_IMPL_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include "engine/engine.h"
 #include "views/metrics.h"
@@ -126,11 +128,29 @@ struct ig_metrics {
 	size_t ncoll;
 };
 
+/* ---- metrics_labels.c: label sets */
 /* The labels of @s as exposed (k="v",... with values escaped), or NULL. */
 char *ig_metrics_lset_text(const struct ig_lset *s);
+/* @v into @f as a label value: escaped, and UTF-8 */
+void ig_metrics_put_value(FILE *f, const char *v);
+/* Whether @k (@n bytes) is a valid label name. */
+bool ig_metrics_name_ok(const char *k, size_t n);
+/* A member of a JSON report: an integer (@dflt if none), seconds (0 if
+ * none), or of type @t (NULL if none). */
+int64_t ig_metrics_jint(struct json_object *o, const char *k, int64_t dflt);
 double ig_metrics_jsec(struct json_object *o, const char *k);
 struct json_object *ig_metrics_jget(struct json_object *o, const char *k,
 				    enum json_type t);
+/* The identity of @pid among @ids, or NULL. */
+const struct ig_identity *ig_metrics_who(const struct ig_pid_identity *ids,
+					size_t n, int64_t pid);
+/* The label set of a process of identity @id on @device (-1: none). */
+void ig_metrics_lset_of(const struct ig_identity *id, int device, struct ig_lset *s);
+/* The label set shared by the window's GPU processes on @device (-1: on
+ * any device).  A device nobody claims keeps just its ordinal. */
+void ig_metrics_window_lset(struct json_object *procs,
+			    const struct ig_pid_identity *ids, size_t nids,
+			    int64_t device, struct ig_lset *out);
 
 /* ---- metrics_coll.c: collectives by communicator (docs/design.md §7.5) */
 /* One by_communicator entry @c of a rank whose workload labels are

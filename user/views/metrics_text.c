@@ -12,48 +12,6 @@
 #include "util/escape.h"
 #include "views/metrics_impl.h"
 
-static void put_value(FILE *f, const char *v)
-{
-	char *fixed = NULL;
-	size_t n = strlen(v);
-
-	if (!ig_utf8_valid(v, n) && (fixed = ig_utf8_dup(v, n)))
-		v = fixed;
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f), fputc(*v, f);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-	free(fixed);
-}
-
-char *ig_metrics_lset_text(const struct ig_lset *s)
-{
-	char *buf = NULL;
-	size_t len = 0, k;
-	const char *sep = "";
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	for (k = 0; k < IG_MK__MAX; k++) {
-		if (!s->v[k][0])
-			continue;
-		fprintf(f, "%s%s=\"", sep, ig_metrics_keys[k]);
-		put_value(f, s->v[k]);
-		fputc('"', f);
-		sep = ",";
-	}
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 struct out {
 	FILE *f;
 	const struct ig_metrics *m;
@@ -84,7 +42,7 @@ static void series_kv(struct out *o, const char *name, const char *key,
 		const char *kv = o->m->labels[i], *eq = strchr(kv, '=');
 
 		fprintf(o->f, "%s%.*s=\"", sep, (int)(eq - kv), kv);
-		put_value(o->f, eq + 1);
+		ig_metrics_put_value(o->f, eq + 1);
 		fputc('"', o->f);
 		sep = ",";
 	}
@@ -94,7 +52,7 @@ static void series_kv(struct out *o, const char *name, const char *key,
 		if (!k)
 			continue;
 		fprintf(o->f, "%s%s=\"", sep, k);
-		put_value(o->f, val);
+		ig_metrics_put_value(o->f, val);
 		fputc('"', o->f);
 		sep = ",";
 	}

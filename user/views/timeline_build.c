@@ -19,84 +19,6 @@
 
 #define MAX_DEVS IG_TL_MAX_DEVS
 
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	return x;
-}
-
-static struct tl_thread *slot(struct tl_thread *t, uint32_t cap, uint32_t tid)
-{
-	uint32_t i = hash32(tid) & (cap - 1);
-
-	while (t[i].tid && t[i].tid != tid)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
-}
-
-static int grow(struct ig_tlb *b)
-{
-	uint32_t cap = b->cap ? 2 * b->cap : 256, i;
-	struct tl_thread *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < b->cap; i++)
-		if (b->thr[i].tid)
-			*slot(t, cap, b->thr[i].tid) = b->thr[i];
-	free(b->thr);
-	b->thr = t;
-	b->cap = cap;
-	return 0;
-}
-
-static struct tl_thread *thread_get(struct ig_tlb *b, uint32_t tid, uint32_t tgid)
-{
-	struct tl_thread *t;
-
-	if ((b->n + 1) * 2 > b->cap && grow(b))
-		return NULL;
-	t = slot(b->thr, b->cap, tid);
-	if (!t->tid) {
-		t->tid = tid;
-		t->tgid = tgid ? tgid : tid;
-		b->n++;
-	}
-	return t;
-}
-
-static void note_comm(struct ig_tlb *b, uint32_t tid, uint32_t tgid, const char *comm)
-{
-	struct tl_thread *t = tid && comm[0] ? thread_get(b, tid, tgid) : NULL;
-
-	if (!t || !strncmp(t->comm, comm, IG_COMM_LEN - 1))
-		return;
-	/* a new name (exec, prctl): declared again before the next slice */
-	snprintf(t->comm, sizeof(t->comm), "%.*s", IG_COMM_LEN - 1, comm);
-	t->declared = false;
-}
-
-int ig_timeline_declare(struct ig_tlb *b, uint32_t tid, uint32_t tgid)
-{
-	struct tl_thread *t = thread_get(b, tid, tgid), *p;
-	struct ig_tl_thread d;
-
-	if (!t)
-		return -ENOMEM;
-	if (t->declared)
-		return 0;
-	p = t->tgid != tid ? thread_get(b, t->tgid, t->tgid) : t;
-	t = slot(b->thr, b->cap, tid);	/* the table may have grown */
-	d.pid = t->tgid;
-	d.tid = tid;
-	d.comm = t->comm[0] ? t->comm : NULL;
-	d.pcomm = p && p->comm[0] ? p->comm : NULL;
-	t->declared = true;
-	return ig_perfetto_thread(b->w, &d);
-}
-
 static void put(struct ig_tlb *b, const struct ig_tl_slice *s)
 {
 	int err = 0;
@@ -104,7 +26,7 @@ static void put(struct ig_tlb *b, const struct ig_tl_slice *s)
 	if (b->err)
 		return;
 	if (!IG_TL_KIND_IS_DEVICE(s->kind)) {
-		const struct tl_thread *t = thread_get(b, s->tid, 0);
+		const struct tl_thread *t = ig_timeline_thread_get(b, s->tid, 0);
 
 		err = t ? ig_timeline_declare(b, s->tid, t->tgid) : -ENOMEM;
 	} else if (s->device < MAX_DEVS && !(b->dev_declared & (1ull << s->device))) {
@@ -158,7 +80,7 @@ static void offcpu(struct ig_tlb *b, const struct ig_offcpu *o)
 	if (o->waker_tid)
 		a[s.n_annots++] = (struct ig_tl_annot){ .name = "waker", .type = IG_TL_UINT,
 							.u = o->waker_tid };
-	note_comm(b, o->waker_tid, o->waker_tgid, o->waker_comm);
+	ig_timeline_note_comm(b, o->waker_tid, o->waker_tgid, o->waker_comm);
 	put(b, &s);
 }
 
@@ -190,10 +112,10 @@ void ig_timeline_record(struct ig_tlb *b, const struct ig_hdr *rec)
 {
 	switch (rec->type) {
 	case IG_REC_TASK:
-		note_comm(b, rec->tid, rec->tgid, ((const struct ig_task *)rec)->comm);
+		ig_timeline_note_comm(b, rec->tid, rec->tgid, ((const struct ig_task *)rec)->comm);
 		break;
 	case IG_REC_PROC:
-		note_comm(b, rec->tid, rec->tgid, ((const struct ig_proc *)rec)->comm);
+		ig_timeline_note_comm(b, rec->tid, rec->tgid, ((const struct ig_proc *)rec)->comm);
 		break;
 	case IG_REC_OFFCPU:
 		offcpu(b, (const struct ig_offcpu *)rec);
@@ -258,7 +180,7 @@ static void unres(struct ig_tlb *b, const struct ig_obs_span *o)
 static unsigned int step_annots(struct ig_tlb *b, const struct ig_obs_step *st,
 				struct ig_tl_annot *a)
 {
-	const struct tl_thread *w = st->iv.waker_tid ? thread_get(b, st->iv.waker_tid, 0) : NULL;
+	const struct tl_thread *w = st->iv.waker_tid ? ig_timeline_thread_get(b, st->iv.waker_tid, 0) : NULL;
 	unsigned int n = 0;
 
 	a[n++] = (struct ig_tl_annot){ .name = "wait", .type = IG_TL_STR,
@@ -339,7 +261,7 @@ static size_t put_share(char *dst, size_t room, const char *sep, const char *nam
 
 static void idle(struct ig_tlb *b, const struct ig_obs_span *o)
 {
-	const struct tl_thread *t = o->tid ? thread_get(b, o->tid, o->tgid) : NULL;
+	const struct tl_thread *t = o->tid ? ig_timeline_thread_get(b, o->tid, o->tgid) : NULL;
 	const char *cause = o->ncauses ? o->causes[0].name : "unknown";
 	const struct ig_obs_step *st;
 	uint64_t flow = b->next_flow + 1;
@@ -413,7 +335,7 @@ int ig_timeline_open(struct ig_tlb **out, const char *path)
 
 	if (!b)
 		return -ENOMEM;
-	err = grow(b);
+	err = ig_timeline_threads_grow(b);
 	if (!err)
 		err = ig_perfetto_open(&b->w, path);
 	if (err) {

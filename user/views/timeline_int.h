@@ -2,6 +2,7 @@
 /*
  * Inside the timeline builder (timeline_build.h): its state, shared by
  *   timeline_build.c  thread tracks, device tracks and the gaps' flows
+ *   timeline_threads.c  the table of threads, each declared once
  *   timeline_peers.c  each rank's collectives, and the flows from a
  *                     rank's wait for peers to the late rank's lateness
  *   timeline_steps.c  each GPU's steps, at the report
@@ -52,6 +53,14 @@ struct ig_tlb {
 	uint64_t peer_flows, peer_flows_left;	/* written, left out (the bound) */
 };
 
+/* ---- timeline_threads.c: the table of threads */
+/* Makes room in the table (twice as large; 256 the first time). */
+int ig_timeline_threads_grow(struct ig_tlb *b);
+/* Thread @tid's entry (@tgid: its process, 0 when not known), added when
+ * new; NULL on ENOMEM. */
+struct tl_thread *ig_timeline_thread_get(struct ig_tlb *b, uint32_t tid, uint32_t tgid);
+/* @comm is @tid's name now: declared again before its next slice. */
+void ig_timeline_note_comm(struct ig_tlb *b, uint32_t tid, uint32_t tgid, const char *comm);
 /* Declares thread @tid (and its process, once) before its first slice. */
 int ig_timeline_declare(struct ig_tlb *b, uint32_t tid, uint32_t tgid);
 /* One rank's time in a collective (IG_OBS_COLLECTIVE). */

@@ -62,6 +62,12 @@ struct peers_union {
 	uint64_t t0, t1;	/* the run being merged */
 };
 
+/* The length of the union @u holds. */
+static inline uint64_t ig_peers_union_ns(const struct peers_union *u)
+{
+	return u->ns + (u->t1 - u->t0);
+}
+
 /* A device's time in collectives and in peer wait: unions over its
  * ranks, which may share one device entry (several processes on one GPU,
  * or contexts created before the probes came). */
