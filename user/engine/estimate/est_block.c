@@ -88,8 +88,10 @@ static void keep_stretch(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle
 			t0 += n;
 			continue;
 		}
-		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st)))
+		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st))) {
+			d->st_left_off++;
 			return;
+		}
 		n = ig_min64(t1 - t0, UINT32_MAX);
 		*st = (struct est_stretch){ .t0 = t0, .len = (uint32_t)n, .idle = idle };
 		t0 += n;
@@ -261,6 +263,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	drop_front(&d->u, nu);
 	s->nlaunch -= nl;
 	segs_trim(s);
+	ig_est_nv_fold(s, d->ordinal, t_end);
 }
 
 static void sort_evidence(struct est_dev *d)
@@ -383,6 +386,30 @@ size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence)
 	if (evidence)
 		*evidence = ev;
 	return n + ev;
+}
+
+void ig_est_bounds(const struct ig_engine *e, struct ig_est_bounds *b)
+{
+	const struct ig_est *s = e->est;
+	uint32_t i;
+
+	memset(b, 0, sizeof(*b));
+	for (i = 0; s && i < s->ndev; i++) {
+		const struct est_dev *d = s->dev[i];
+
+		b->blocks += d->nblocks;
+		b->stretches_left_off += d->st_left_off;
+		b->errs_seen += d->errs_seen;
+		b->errs_kept += d->errs.n;
+	}
+	for (i = 0; s && i < s->nnv; i++) {
+		b->windows_folded += s->nv[i]->win_folded;
+		/* a device that sent no window has no counters to miss */
+		if (!s->nv[i]->win.n && !s->nv[i]->win_folded)
+			continue;
+		b->pieces_dropped += s->nv[i]->pend_dropped;
+		b->pieces_dropped_ns += s->nv[i]->pend_dropped_ns;
+	}
 }
 
 void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
