@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,14 @@ static void restate(struct session *s, __u64 ts, int route)
 int ig_session_days_start(struct session *s, __u64 t0)
 {
 	s->t0 = t0;
+	/* A run of days: memory the engines free (an estimate block's
+	 * evidence, a period's engine) goes back to the system.  A fixed
+	 * threshold keeps each large buffer in a mapping of its own, which
+	 * a free returns whole, where glibc would otherwise raise it past
+	 * the first one freed and leave the next ones as holes in the heap;
+	 * the trim in the loop gives back what smaller blocks leave. */
+	mallopt(M_MMAP_THRESHOLD, IG_SESSION_MMAP_MIN);
+	s->next_trim = t0 + IG_SESSION_TRIM_NS;
 	if (!s->o->every_s)
 		return 0;
 	s->next_period = t0 + every_ns(s);
@@ -484,6 +493,10 @@ void ig_session_days_last_piece(struct session *s, __u64 now)
 
 void ig_session_days_tick(struct session *s, __u64 now)
 {
+	if (now >= s->next_trim) {
+		s->next_trim = now + IG_SESSION_TRIM_NS;
+		malloc_trim(0);
+	}
 	if (s->writer && ig_rec_writer_path(s->writer)) {
 		say_lost(s);
 		while (ig_rec_writer_due(s->writer) && !s->write_err) {

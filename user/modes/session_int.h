@@ -34,6 +34,11 @@ struct ig_period_end {
 
 enum { IG_ROUTE_ALL, IG_ROUTE_BOUND, IG_ROUTE_FILE };
 
+/* A run's freed heap given back every 10 s; buffers of 128 KiB and more
+ * in mappings of their own (session_days.c, docs/design.md §3.5). */
+#define IG_SESSION_TRIM_NS	(10ULL * 1000000000ULL)
+#define IG_SESSION_MMAP_MIN	(128 << 10)
+
 struct session {
 	const struct ig_session_opts *o;
 	struct ig_capture cap;	/* tracer, discovery, Python and native names */
@@ -63,6 +68,7 @@ struct session {
 	struct ig_period_end bounds[IG_SESSION_BOUNDS];
 	unsigned int nbounds;
 	__u64 next_period;
+	__u64 next_trim;	/* the next malloc_trim of the live loop */
 	unsigned long long nperiods;
 	struct ig_open_gap carry[IG_SESSION_CARRY];
 	size_t ncarry;
