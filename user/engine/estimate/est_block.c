@@ -229,7 +229,8 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	dev_reset(d);
 	ig_est_dev_compute(e, d);
 	ig_est_device_fuse(e, d, d->blk_t0, t_end);
-	ig_est_dev_walk(d, keep_stretch, d);
+	if (!e->o.no_est_track)
+		ig_est_dev_walk(d, keep_stretch, d);
 	keep_errs(d);
 	r = d->r;
 	r.blocks = 1;
