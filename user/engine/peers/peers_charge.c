@@ -20,7 +20,6 @@
  */
 #include <string.h>
 #include "engine/peers/peers.h"
-#include "engine/tasks.h"
 
 static struct ig_device *dev_by_ordinal(const struct ig_engine *e, int ordinal)
 {

@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/peers/peers.h"
-#include "engine/tasks.h"
 #include "stream/nccl_api.h"
 #include "util/util.h"
 

@@ -16,7 +16,6 @@
 #include <string.h>
 #include "engine/peers/peers.h"
 #include "engine/jsonval.h"
-#include "engine/tasks.h"
 #include "util/util.h"
 
 #define PEERS_LOCAL_MAX	1024	/* (process, communicator) pairs */
