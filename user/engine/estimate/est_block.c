@@ -171,6 +171,7 @@ static void drop_front(struct ig_vec *v, uint32_t n)
 		return;
 	memmove(v->v, (char *)v->v + (size_t)n * v->esz, (size_t)(v->n - n) * v->esz);
 	v->n -= n;
+	ig_vec_fit(v);
 }
 
 static bool seg_before(const void *el, uint64_t t)
@@ -187,8 +188,10 @@ static void segs_trim(struct ig_est *s)
 	for (i = 0; i < s->ndev; i++)
 		if (s->dev[i]->blk_t0 < t)
 			t = s->dev[i]->blk_t0;
-	if (t && t != UINT64_MAX && s->segs.n)
+	if (t && t != UINT64_MAX && s->segs.n) {
 		ig_vec_drop_where(&s->segs, seg_before, t);
+		ig_vec_fit(&s->segs);
+	}
 }
 
 /* Where the open block starts: the last one's end, or the device's first

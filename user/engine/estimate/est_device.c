@@ -112,6 +112,7 @@ static void pend_age(struct est_nv *n)
 		p[k++] = p[i];
 	}
 	n->pend.n = k;
+	ig_vec_fit(&n->pend);
 }
 
 static void piece(struct ig_engine *e, int device, uint64_t t0, uint64_t t1,
@@ -210,6 +211,7 @@ void ig_est_nv_fold(struct ig_est *s, int device, uint64_t t)
 			continue;
 		n0 = n->win.n;
 		ig_vec_drop_where(&n->win, win_before, t);
+		ig_vec_fit(&n->win);
 		n->win_folded += n0 - n->win.n;
 	}
 }
