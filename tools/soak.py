@@ -8,20 +8,28 @@ every 60 s) and one continuous (10 s windows every 10 s), both serving
 /metrics, scraped every SOAK_EVERY, while beside them
   - an 8-rank data-parallel job with NCCL (trainsim ranks, one GPU each),
   - `idlegap run` on one long storage job (stacks on),
+  - `idlegap run`, and `idlegap attach` on a second one, on a launch-heavy
+    job: trainsim's healthy loop of 20 kernels of 100 us and a sync per
+    step (SOAK_LH_ARGS), the highest launch rate the simulated GPU
+    sustains here,
+    each of the three recording (-o) in pieces of SOAK_OUTPUT_MB (default
+    50) MiB, the last SOAK_OUTPUT_FILES (default 3) kept,
   - SOAK_LIFECYCLES (default 2000) short GPU processes come and go, five
     at a time at most, spread over the run.
-The RSS of the three idlegap processes is sampled every 10 s (SOAK_EVERY);
+The RSS of the five idlegap processes, and the total size of each
+recording's pieces, are sampled every 10 s (SOAK_EVERY);
 at the end it prints, for each, the first, peak and last figures, the
 growth after the settling time (the first 10 minutes; the first minute
 in a run shorter than 30 minutes) and the trend (the median of the last
 quarter of the samples after it against that of the first quarter), and
-says PASS when the trend stays within 4 MiB and, for an agent, its peak
-under half the DaemonSet's memory limit (deploy/: 128 Mi, so 64 MiB)
+says PASS when the trend stays within 4 MiB, the peak under 64 MiB (for
+an agent, half the DaemonSet's memory limit, deploy/: 128 Mi) and, for a
+run or attach, its recording's pieces within their cap
 (docs/design.md §3.5, §5.13: history and tables are bounded; one
 sample's swing is no trend).
 
 USAGE
-    tools/soak.py [--seconds N] [--lifecycles N] [--json FILE]
+    tools/soak.py [--seconds N] [--lifecycles N] [--gpus N] [--json FILE]
 
 Exit 0 when both stay flat, 1 when one grows, 2 when one cannot run.
 """
@@ -44,6 +52,21 @@ import common  # noqa: E402  (the bench's child handling: process groups, stop_a
 
 FLAT_KIB = 4096
 AGENT_PEAK_KIB = 64 * 1024
+PEAK_KIB = 64 * 1024	# run and attach too (docs/design.md §3.5)
+LH_ARGS = os.environ.get("SOAK_LH_ARGS", "-s healthy -k 20 -d 100").split()
+
+
+def rec_bytes(path):
+    """The total size of a recording's pieces (PATH, PATH.NNNNNN...)."""
+    d, base = os.path.split(path)
+    total = 0
+    for n in os.listdir(d):
+        if n == base or n.startswith(base + "."):
+            try:
+                total += os.path.getsize(os.path.join(d, n))
+            except OSError:
+                pass
+    return total
 
 
 def status(pid):
@@ -97,8 +120,9 @@ def scrape(port):
                           if ln and not ln.startswith(b"#"))
 
 
-def summary(name, samples, settle, peak_max=None):
-    """samples: [(t s, VmRSS KiB, RssAnon KiB)]."""
+def summary(name, samples, settle, peak_max=None, rec=None, rec_cap=None):
+    """samples: [(t s, VmRSS KiB, RssAnon KiB)]; rec: [(t s, bytes)] of
+    its recording's pieces, which must stay within rec_cap bytes."""
     if not samples:
         return dict(name=name, ok=False, note="no samples")
     after = [s for s in samples if s[0] >= settle] or samples[-1:]
@@ -119,8 +143,11 @@ def summary(name, samples, settle, peak_max=None):
              anon_last_mib=samples[-1][2] / 1024,
              peak_max_mib=peak_max / 1024 if peak_max else None,
              samples=len(samples),
+             rec_peak_mb=max(b for _, b in rec) / 1e6 if rec else None,
+             rec_cap_mb=rec_cap / 1e6 if rec_cap else None,
              ok=trend <= FLAT_KIB and (peak_max is None or
-                                       max(s[1] for s in samples) <= peak_max))
+                                       max(s[1] for s in samples) <= peak_max)
+             and (not rec or max(b for _, b in rec) <= rec_cap))
     return r
 
 
@@ -135,6 +162,10 @@ def main():
                     default=float(os.environ.get("SOAK_EVERY", "10")))
     ap.add_argument("--gpus", type=int,
                     default=int(os.environ.get("SOAK_GPUS", "8")))
+    ap.add_argument("--output-mb", type=int,
+                    default=int(os.environ.get("SOAK_OUTPUT_MB", "50")))
+    ap.add_argument("--output-files", type=int,
+                    default=int(os.environ.get("SOAK_OUTPUT_FILES", "3")))
     ap.add_argument("--json")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -156,6 +187,13 @@ def main():
     t0 = time.monotonic()
     end = t0 + a.seconds
     secs = str(int(a.seconds) + 30)
+    rot = ["--output-max-mb", str(a.output_mb), "--output-files",
+           str(a.output_files)]
+    recs = {k: os.path.join(tmp, k + ".rec") for k in ("run", "run-lh", "attach-lh")}
+    # a piece is cut at its size once a poll's records are written: one
+    # poll's worth over it at most
+    rec_cap = a.output_files * (a.output_mb + 1) * 1024 * 1024
+    lh = [common.TRAINSIM] + LH_ARGS + ["-q", "-t", secs, "-n", "1000000000"]
     try:
         duty, duty_port = start_agent(logs["duty"], env)
         cont, cont_port = start_agent(logs["cont"], env, "--window", "10",
@@ -163,7 +201,18 @@ def main():
         run = common.popen(
             common.traced([common.TRAINSIM, "-s", "storage", "-q", "-t", secs,
                           "-n", "100000000"],
-                         "--no-nvml", "--json", os.path.join(tmp, "run.json")),
+                         "--no-nvml", "--json", os.path.join(tmp, "run.json"),
+                         "-o", recs["run"], *rot),
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_lh = common.popen(
+            common.traced(lh, "--no-nvml", "-o", recs["run-lh"], *rot),
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        job_lh = common.popen(lh, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(1)	# its driver loaded: attach finds it mapped
+        attach_lh = common.popen(
+            [common.IG, "attach", "-q", "-p", str(job_lh.pid), "--no-nvml",
+             "-o", recs["attach-lh"], *rot],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ranks = common.popen(
             [common.TRAINSIM, "ranks", "--world", str(a.gpus), "-s",
@@ -173,8 +222,11 @@ def main():
         common.stop_all()
         print("soak: cannot start: %s" % e, file=sys.stderr)
         return 2
-    samples = {"duty": [], "cont": [], "run": []}
-    procs = {"duty": duty, "cont": cont, "run": run}
+    samples = {"duty": [], "cont": [], "run": [], "run-lh": [],
+               "attach-lh": []}
+    procs = {"duty": duty, "cont": cont, "run": run, "run-lh": run_lh,
+             "attach-lh": attach_lh}
+    rec_sizes = {k: [] for k in recs}
     ports = {"duty": duty_port, "cont": cont_port}
     metrics = {"duty": [], "cont": []}
     # the lifecycles spread over the run, the last starting a minute
@@ -182,9 +234,11 @@ def main():
     pace = max(a.seconds - 60, 1) / max(a.lifecycles, 1)
     started, running, next_sample = 0, [], t0
     print("soak: %.0f s on %d simulated GPUs: two agents (default duty cycle,"
-          " continuous), run on a storage job, an %d-rank NCCL job, %d GPU"
+          " continuous), run on a storage job, run and attach on a"
+          " launch-heavy job (%s), an %d-rank NCCL job, %d GPU"
           " process lifecycles; RSS every %.0f s; load average %s" % (
-              a.seconds, a.gpus, a.gpus, a.lifecycles, a.every,
+              a.seconds, a.gpus, " ".join(LH_ARGS), a.gpus, a.lifecycles,
+              a.every,
               " ".join(open("/proc/loadavg").read().split()[:3])), flush=True)
     while time.monotonic() < end:
         now = time.monotonic()
@@ -207,6 +261,9 @@ def main():
                         k, st["VmRSS"] / 1024, st["RssAnon"] / 1024))
                 else:
                     line.append("%s gone" % k)
+                if k in recs:
+                    rec_sizes[k].append((now - t0, rec_bytes(recs[k])))
+                    line.append("%s -o %.0f MB" % (k, rec_sizes[k][-1][1] / 1e6))
             for k, port in ports.items():
                 m = scrape(port)
                 metrics[k].append((now - t0,) + (m or (None, None)))
@@ -223,21 +280,26 @@ def main():
         gone.append("ranks (exit %d)" % ranks.returncode)
     for r in running:
         r.wait()
+    if job_lh.poll() is None:
+        job_lh.terminate()
     left = common.stop_all()
     res = [summary(k, samples[k], settle,
-                   AGENT_PEAK_KIB if k != "run" else None)
-           for k in ("duty", "cont", "run")]
-    print("\n%-6s %9s %9s %9s %16s %9s %15s  %s" % (
+                   AGENT_PEAK_KIB if k in ("duty", "cont") else PEAK_KIB,
+                   rec_sizes.get(k), rec_cap if k in recs else None)
+           for k in procs]
+    print("\n%-9s %9s %9s %9s %16s %9s %15s %13s  %s" % (
         "what", "first", "peak", "last", "growth after %ds" % settle, "trend",
-        "anon first/last", "result"))
+        "anon first/last", "-o peak/cap", "result"))
     for r in res:
         if "first_mib" not in r:
             print("%-6s %s  MISS" % (r["name"], r["note"]))
             continue
-        print("%-6s %7.1f M %7.1f M %7.1f M %+14.1f M %+7.1f M %7.1f/%.1f M  %s" % (
+        rec = "%.0f/%.0f MB" % (r["rec_peak_mb"], r["rec_cap_mb"]) \
+            if r["rec_cap_mb"] else "-"
+        print("%-9s %7.1f M %7.1f M %7.1f M %+14.1f M %+7.1f M %7.1f/%.1f M %13s  %s" % (
             r["name"], r["first_mib"], r["peak_mib"], r["last_mib"],
             r["growth_after_settle_mib"], r["trend_mib"], r["anon_first_mib"],
-            r["anon_last_mib"],
+            r["anon_last_mib"], rec,
             "PASS" if r["ok"] else "MISS"))
     print("soak: %.0f s, %d lifecycles; load average %s%s" % (
         time.monotonic() - t0, started,
@@ -248,7 +310,8 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(dict(seconds=a.seconds, gpus=a.gpus, lifecycles=started,
-                           results=res, samples=samples, metrics=metrics),
+                           results=res, samples=samples, metrics=metrics,
+                           recordings=rec_sizes),
                       f, indent=1)
     if gone:
         return 2

@@ -39,6 +39,9 @@ struct ig_engine_opts {
 				 * 128k; docs/design.md §4.10) */
 	double est_block_s;	/* and seconds per block (0: by launches
 				 * only) */
+	bool no_est_track;	/* no timeline: the estimate's stretches
+				 * are not kept (ig_engine_estimates()
+				 * gives the last block's alone) */
 	int step_api;		/* a step ends at each return of this
 				 * driver call (enum ig_api + 1; 0: steps
 				 * are found from the loop's period) */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "engine/estimate/estimate.h"
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "engine/peers/peers.h"
 #include "engine/idents.h"
 #include "engine/attrib/files.h"

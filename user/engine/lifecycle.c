@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/estimate/estimate.h"
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "engine/steps/steps.h"
 #include "engine/peers/peers.h"
 #include "engine/idents.h"

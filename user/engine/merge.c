@@ -14,6 +14,7 @@
 #include "engine/jsonval.h"
 #include "engine/merge.h"
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "util/util.h"
 
 int ig_engine_set_merge(struct ig_engine *e, const struct ig_merge *m)

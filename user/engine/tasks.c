@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "engine/attrib/stacks.h"
 #include "engine/idents.h"
 #include "util/util.h"

@@ -19,8 +19,15 @@ enum {
 	OPT_USER, OPT_AS_ROOT,
 	OPT_PERFETTO, OPT_CLOCK_OFFSET, OPT_NODE_ROOT, OPT_EST_BLOCK,
 	OPT_STEP, OPT_EVERY, OPT_OUTPUT_MAX_MB, OPT_OUTPUT_FILES, OPT_HTML,
+	OPT_EST_BLOCK_S,
 	OPT_FOLDED = 0x180,	/* stacks */
 };
+
+/* seconds of trace an estimate block of attach and run spans at most */
+#define IG_RUN_EST_BLOCK_S	300
+/* and launches: a block's fit and replay cost about 40 bytes a launch
+ * while it closes, 1.3 MiB for these, on top of what the run holds */
+#define IG_RUN_EST_BLOCK	(32u << 10)
 
 const char *argp_program_version = "idlegap " IG_VERSION;
 
@@ -68,7 +75,8 @@ static const struct argp_option options[] = {
 	{ "sample-hz", OPT_SAMPLE_HZ, "HZ", 0, "On-CPU samples per second and CPU (default 997, 0: off)", 0 },
 	{ "max-depth", OPT_DEPTH, "N", 0, "Waker chain depth followed (default 4)", 0 },
 	{ "gaps", OPT_GAPS, "N", 0, "Idle gaps listed in the JSON report (default 1000, 0: none, -1: all)", 0 },
-	{ "estimate-block", OPT_EST_BLOCK, "LAUNCHES", 0, "Estimate idle a block of this many launches per GPU at a time (default 131072)", 0 },
+	{ "estimate-block", OPT_EST_BLOCK, "LAUNCHES", 0, "Estimate idle a block of this many launches per GPU at a time (attach, run: default 32768; report: 131072)", 0 },
+	{ "estimate-block-s", OPT_EST_BLOCK_S, "SECONDS", 0, "and of at most this many seconds of the trace (attach, run: default 300, so that a long run's evidence is folded as it ages; report: 0, by launches alone)", 0 },
 	{ "step", OPT_STEP, "cuda:CALL", 0, "A step ends at each return of this driver call (a sync, a synchronous copy), instead of being found from the loop's period", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug output, libbpf and verifier messages", 0 },
 	{ "user", OPT_USER, "USER", 0, "run: the command runs as USER (default: sudo's invoking user)", 0 },
@@ -264,6 +272,16 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 		usage_error(st, "--user and --as-root apply to run");
 	else if (c->s.run_user && c->s.as_root)
 		usage_error(st, "--user and --as-root exclude each other");
+	/* a run left on a job for days: its estimate's evidence bounded by
+	 * time as well as by launches (docs/design.md §3.5) */
+	if (c->cmd != IG_CMD_ATTACH && c->cmd != IG_CMD_RUN)
+		return;
+	if (!c->est_block_s_given)
+		c->s.out.engine.est_block_s = IG_RUN_EST_BLOCK_S;
+	if (!c->s.out.engine.est_block)
+		c->s.out.engine.est_block = IG_RUN_EST_BLOCK;
+	/* the estimate's stretches are kept for a timeline alone */
+	c->s.out.engine.no_est_track = !c->s.out.perfetto_path;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
@@ -326,6 +344,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_EST_BLOCK:
 		c->s.out.engine.est_block = (uint32_t)parse_long(st, "--estimate-block", arg,
 								 64, 256L << 10);
+		break;
+	case OPT_EST_BLOCK_S:
+		c->s.out.engine.est_block_s = (double)parse_long(st, "--estimate-block-s", arg,
+								 0, IG_MAX_DURATION_S);
+		c->est_block_s_given = true;
 		break;
 	case OPT_DEPTH:
 		c->s.out.engine.max_depth = parse_long(st, "--max-depth", arg, 1, 64);

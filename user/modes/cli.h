@@ -27,6 +27,7 @@ struct ig_cli {
 	struct ig_clock_offset offsets[IG_MERGE_MAX];
 	int noffsets;
 	bool partial;
+	bool est_block_s_given;	/* --estimate-block-s */
 };
 
 /*

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A run that lasts days (docs/design.md §7.10, §6.4): reports of each
- * period as the job goes (--every), a report of the run so far on
- * SIGUSR1, and a recording in pieces of a bounded size (-o with
+ * period as the job goes (--every) and a recording in pieces of a bounded size (-o with
  * --output-max-mb, --output-files).
  *
  * A period is an engine of its own, fed the records the run's engine is
@@ -14,12 +13,11 @@
  * ig_engine_open_gaps, ig_engine_carry_in): each period counts its part,
  * with the cause found when the gap ends.
  *
- * The run so far: a child process forked with the run's engine as it is
- * (copy on write) ends its stream there and writes the report, while the
- * run goes on.
+ * The run so far (SIGUSR1) is session_usr1.c's.
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,23 +35,6 @@
 #include "util/outfile.h"
 #include "util/util.h"
 #include "views/timeline_build.h"
-
-static volatile sig_atomic_t usr1;
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	usr1 = 1;
-}
-
-void ig_session_days_signals(const struct session *s)
-{
-	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
-
-	(void)s;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-}
 
 static int open_period(struct session *s, __u64 at, const struct ig_period_end *b);
 
@@ -146,6 +127,14 @@ static void restate(struct session *s, __u64 ts, int route)
 int ig_session_days_start(struct session *s, __u64 t0)
 {
 	s->t0 = t0;
+	/* A run of days: memory the engines free (an estimate block's
+	 * evidence, a period's engine) goes back to the system.  A fixed
+	 * threshold keeps each large buffer in a mapping of its own, which
+	 * a free returns whole, where glibc would otherwise raise it past
+	 * the first one freed and leave the next ones as holes in the heap;
+	 * the trim in the loop gives back what smaller blocks leave. */
+	mallopt(M_MMAP_THRESHOLD, IG_SESSION_MMAP_MIN);
+	s->next_trim = t0 + IG_SESSION_TRIM_NS;
 	if (!s->o->every_s)
 		return 0;
 	s->next_period = t0 + every_ns(s);
@@ -159,8 +148,8 @@ int ig_session_days_start(struct session *s, __u64 t0)
 /* ---- periods ---------------------------------------------------------- */
 
 /* PATH.period-000001: beside the run's report, in the order they came. */
-static void period_path(char *out, size_t n, const char *path, const char *kind,
-			unsigned long long k)
+void ig_session_days_path(char *out, size_t n, const char *path, const char *kind,
+			  unsigned long long k)
 {
 	snprintf(out, n, "%s.%s-%06llu", path, kind, k);
 }
@@ -183,7 +172,7 @@ static int open_period(struct session *s, __u64 at, const struct ig_period_end *
 	if (out->perfetto_path && strcmp(out->perfetto_path, "-")) {
 		struct ig_engine_obs o = { 0 };
 
-		period_path(path, sizeof(path), out->perfetto_path, "period", p->n);
+		ig_session_days_path(path, sizeof(path), out->perfetto_path, "period", p->n);
 		err = ig_timeline_open(&p->tlb, path);
 		if (err) {
 			ig_warn("cannot write %s: %s", path, ig_outfile_strerror(err));
@@ -238,14 +227,6 @@ static char *amend(const struct session *s, const struct ig_period *p, char *tex
 	return text;
 }
 
-static void wait_usr1(struct session *s)
-{
-	if (s->usr1_child > 0) {
-		waitpid(s->usr1_child, NULL, 0);
-		s->usr1_child = 0;
-	}
-}
-
 /* The wall-clock time of @ts, from the run's metadata: a run of days
  * is read by the time of day. */
 static void utc(const struct session *s, __u64 ts, char *out, size_t n)
@@ -270,7 +251,7 @@ static void report_period(struct session *s, struct ig_period *p, __u64 extended
 	int err;
 
 	ig_engine_finish(p->engine);
-	wait_usr1(s);
+	ig_session_usr1_wait(s);
 	if (!out->quiet && !json_stdout && !pf_stdout) {
 		char a[32], b[32];
 
@@ -289,7 +270,7 @@ static void report_period(struct session *s, struct ig_period *p, __u64 extended
 			s->period_failed++;
 		} else {
 			text = amend(s, p, text, &len, extended);
-			period_path(path, sizeof(path), out->json_path, "period", p->n);
+			ig_session_days_path(path, sizeof(path), out->json_path, "period", p->n);
 			s->period_failed += ig_session_write_file(json_stdout ? "-" : path,
 								  json_stdout ? "the period's JSON report" : path,
 								  text, len);
@@ -430,7 +411,7 @@ int ig_session_days_end(struct session *s, const struct ig_stats *st)
 	size_t i;
 
 	/* a report of the run so far under way comes out before the run's */
-	wait_usr1(s);
+	ig_session_usr1_wait(s);
 	if (!s->o->every_s)
 		return 0;
 	while (s->nbounds)	/* past the last record: nothing after them */
@@ -451,73 +432,6 @@ int ig_session_days_end(struct session *s, const struct ig_stats *st)
 		ig_err("%u period report%s could not be written (see above)", s->period_failed,
 		       s->period_failed == 1 ? "" : "s");
 	return s->period_failed ? 1 : 0;
-}
-
-/* ---- the run so far (SIGUSR1) ------------------------------------------ */
-
-static int so_far(struct session *s, unsigned int n)
-{
-	const struct ig_output_opts *out = &s->o->out;
-	bool json_stdout = out->json_path && !strcmp(out->json_path, "-");
-	struct ig_stats st = { .h = { .type = IG_REC_STATS, .size = sizeof(st) } };
-	struct ig_end end = {
-		.h = { .type = IG_REC_END, .size = sizeof(end) },
-		.reason = IG_STOP_SO_FAR,
-	};
-	struct timespec ts;
-	char path[4096], *text = NULL;
-	size_t len = 0;
-	int rc = 0, err;
-
-	s->in_child = true;
-	/* the timeline is the run's, written at its end */
-	ig_engine_observe(s->engine, NULL);
-	ig_reorder_flush(s->reorder);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	st.h.ts = end.h.ts = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	if (!ig_tracer_stats(s->cap.tracer, &st)) {
-		st.user_lost = ig_reorder_late(s->reorder);
-		ig_engine_feed(s->engine, &st.h);
-	}
-	end.nrecords = s->nrecords;
-	ig_engine_feed(s->engine, &end.h);
-	ig_engine_finish(s->engine);
-	if (!out->quiet && !json_stdout) {
-		printf("=== the run so far (SIGUSR1 %u): %.1f s ===\n", n, (end.h.ts - s->t0) / 1e9);
-		if (ig_engine_report_text(s->engine, stdout) || fflush(stdout))
-			rc = 1;
-	}
-	if (out->json_path) {
-		err = ig_engine_report_json_buf(s->engine, &text, &len);
-		if (err) {
-			ig_err("SIGUSR1 %u: cannot make the JSON report: %s", n, strerror(-err));
-			return 1;
-		}
-		period_path(path, sizeof(path), out->json_path, "usr1", n);
-		rc |= ig_session_write_file(json_stdout ? "-" : path,
-					    json_stdout ? "the JSON report" : path, text, len);
-		free(text);
-	}
-	return rc;
-}
-
-static void usr1_report(struct session *s)
-{
-	pid_t pid;
-
-	wait_usr1(s);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		ig_warn("SIGUSR1: cannot make a report of the run so far: %s", strerror(errno));
-		return;
-	}
-	s->nusr1++;
-	if (!pid)
-		_exit(so_far(s, s->nusr1));
-	s->usr1_child = pid;
-	ig_debug("SIGUSR1 %u: the report of the run so far is made by pid %d", s->nusr1, pid);
 }
 
 /* ---- pieces ------------------------------------------------------------ */
@@ -579,8 +493,10 @@ void ig_session_days_last_piece(struct session *s, __u64 now)
 
 void ig_session_days_tick(struct session *s, __u64 now)
 {
-	int st;
-
+	if (now >= s->next_trim) {
+		s->next_trim = now + IG_SESSION_TRIM_NS;
+		malloc_trim(0);
+	}
 	if (s->writer && ig_rec_writer_path(s->writer)) {
 		say_lost(s);
 		while (ig_rec_writer_due(s->writer) && !s->write_err) {
@@ -594,17 +510,12 @@ void ig_session_days_tick(struct session *s, __u64 now)
 		if (s->next_period <= now)
 			s->next_period = now + every_ns(s);
 	}
-	if (usr1) {
-		usr1 = 0;
-		usr1_report(s);
-	}
-	if (s->usr1_child > 0 && waitpid(s->usr1_child, &st, WNOHANG) == s->usr1_child)
-		s->usr1_child = 0;
+	ig_session_usr1_tick(s);
 }
 
 void ig_session_days_free(struct session *s)
 {
-	wait_usr1(s);
+	ig_session_usr1_wait(s);
 	while (s->nbounds)
 		free(s->bounds[--s->nbounds].recs);
 	ig_timeline_abandon(s->cur.tlb);

@@ -34,6 +34,11 @@ struct ig_period_end {
 
 enum { IG_ROUTE_ALL, IG_ROUTE_BOUND, IG_ROUTE_FILE };
 
+/* A run's freed heap given back every 10 s; buffers of 128 KiB and more
+ * in mappings of their own (session_days.c, docs/design.md §3.5). */
+#define IG_SESSION_TRIM_NS	(10ULL * 1000000000ULL)
+#define IG_SESSION_MMAP_MIN	(128 << 10)
+
 struct session {
 	const struct ig_session_opts *o;
 	struct ig_capture cap;	/* tracer, discovery, Python and native names */
@@ -69,6 +74,7 @@ struct session {
 	struct ig_period_end bounds[IG_SESSION_BOUNDS];
 	unsigned int nbounds;
 	__u64 next_period;
+	__u64 next_trim;	/* the next malloc_trim of the live loop */
 	unsigned long long nperiods;
 	struct ig_open_gap carry[IG_SESSION_CARRY];
 	size_t ncarry;
@@ -96,6 +102,14 @@ void ig_session_teardown(struct session *s);
 /* Writes @buf[@len] to @path ("-": stdout); 1 after one line. */
 int ig_session_write_file(const char *path, const char *what, const char *buf, size_t len);
 
+/* Who is traced, with what rights (session_targets.c): 1 after one line
+ * when a privilege or a target is missing; the privileges given up once
+ * the probes are attached. */
+int ig_session_check_privileges(struct session *s);
+int ig_session_check_targets(const struct ig_session_opts *o,
+			     struct ig_session_opts *local, pid_t **pids);
+void ig_session_drop_privileges(const struct session *s);
+
 /* A long run (session_days.c, docs/design.md §7.10): */
 /* at the run's start, right after its META: the first period */
 int ig_session_days_start(struct session *s, __u64 t0);
@@ -104,8 +118,6 @@ int ig_session_days_start(struct session *s, __u64 t0);
 void ig_session_days_feed(const struct ig_hdr *rec, void *ctx);
 /* a record emitted while a period's or a piece's start is made */
 void ig_session_days_route(struct session *s, const struct ig_hdr *rec);
-/* SIGUSR1: a report of the run so far at the next turn */
-void ig_session_days_signals(const struct session *s);
 /* each turn of the live loop: a piece due, a period's end, SIGUSR1 */
 void ig_session_days_tick(struct session *s, __u64 now);
 /* the stream's end written: the last pieces of the recording */
@@ -114,5 +126,16 @@ void ig_session_days_last_piece(struct session *s, __u64 now);
  * reports; 1 after a line when one was lost */
 int ig_session_days_end(struct session *s, const struct ig_stats *st);
 void ig_session_days_free(struct session *s);
+/* PATH.KIND-00000K: a period's (or SIGUSR1's) file beside the run's */
+void ig_session_days_path(char *out, size_t n, const char *path, const char *kind,
+			  unsigned long long k);
+
+/* The run so far (session_usr1.c): */
+/* SIGUSR1: a report of the run so far at the next turn */
+void ig_session_usr1_signals(const struct session *s);
+/* each turn of the live loop: SIGUSR1's report started, its child reaped */
+void ig_session_usr1_tick(struct session *s);
+/* the report under way, if any, done */
+void ig_session_usr1_wait(struct session *s);
 
 #endif

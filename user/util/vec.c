@@ -42,3 +42,16 @@ void ig_vec_drop_where(struct ig_vec *v, bool (*gone)(const void *, uint64_t),
 		}
 	}
 }
+
+void ig_vec_fit(struct ig_vec *v)
+{
+	uint32_t cap = v->cap;
+	void *p;
+
+	while (cap > 64 && (uint64_t)v->n * 4 < cap)
+		cap /= 2;
+	if (cap == v->cap || !(p = realloc(v->v, (size_t)cap * v->esz)))
+		return;
+	v->v = p;
+	v->cap = cap;
+}

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "engine/attrib/attrib.h"
+#include "engine/tasks.h"
 
 #define DEFER_MAX_NS	(5 * IG_NSEC)
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "engine/attrib/attrib.h"
 #include "engine/attrib/files.h"
+#include "engine/tasks.h"
 
 static void emit_host(struct walk *w, const struct ig_thread *th, uint64_t ns)
 {

@@ -15,6 +15,7 @@
 #include "engine/attrib/walk.h"
 #include "engine/attrib/stacks.h"
 #include "engine/attrib/stacks_int.h"
+#include "engine/tasks.h"
 #include "stacks/folded.h"
 #include "stacks/pycode.h"
 #include "stacks/ustacks.h"

@@ -88,8 +88,10 @@ static void keep_stretch(void *ctx, int dev, uint64_t t0, uint64_t t1, bool idle
 			t0 += n;
 			continue;
 		}
-		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st)))
+		if (d->st.n >= EST_MAX_STRETCHES || !(st = ig_vec_push(&d->st))) {
+			d->st_left_off++;
 			return;
+		}
 		n = ig_min64(t1 - t0, UINT32_MAX);
 		*st = (struct est_stretch){ .t0 = t0, .len = (uint32_t)n, .idle = idle };
 		t0 += n;
@@ -169,6 +171,7 @@ static void drop_front(struct ig_vec *v, uint32_t n)
 		return;
 	memmove(v->v, (char *)v->v + (size_t)n * v->esz, (size_t)(v->n - n) * v->esz);
 	v->n -= n;
+	ig_vec_fit(v);
 }
 
 static bool seg_before(const void *el, uint64_t t)
@@ -185,8 +188,10 @@ static void segs_trim(struct ig_est *s)
 	for (i = 0; i < s->ndev; i++)
 		if (s->dev[i]->blk_t0 < t)
 			t = s->dev[i]->blk_t0;
-	if (t && t != UINT64_MAX && s->segs.n)
+	if (t && t != UINT64_MAX && s->segs.n) {
 		ig_vec_drop_where(&s->segs, seg_before, t);
+		ig_vec_fit(&s->segs);
+	}
 }
 
 /* Where the open block starts: the last one's end, or the device's first
@@ -227,7 +232,8 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	dev_reset(d);
 	ig_est_dev_compute(e, d);
 	ig_est_device_fuse(e, d, d->blk_t0, t_end);
-	ig_est_dev_walk(d, keep_stretch, d);
+	if (!e->o.no_est_track)
+		ig_est_dev_walk(d, keep_stretch, d);
 	keep_errs(d);
 	r = d->r;
 	r.blocks = 1;
@@ -261,6 +267,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	drop_front(&d->u, nu);
 	s->nlaunch -= nl;
 	segs_trim(s);
+	ig_est_nv_fold(s, d->ordinal, t_end);
 }
 
 static void sort_evidence(struct est_dev *d)
@@ -383,6 +390,30 @@ size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence)
 	if (evidence)
 		*evidence = ev;
 	return n + ev;
+}
+
+void ig_est_bounds(const struct ig_engine *e, struct ig_est_bounds *b)
+{
+	const struct ig_est *s = e->est;
+	uint32_t i;
+
+	memset(b, 0, sizeof(*b));
+	for (i = 0; s && i < s->ndev; i++) {
+		const struct est_dev *d = s->dev[i];
+
+		b->blocks += d->nblocks;
+		b->stretches_left_off += d->st_left_off;
+		b->errs_seen += d->errs_seen;
+		b->errs_kept += d->errs.n;
+	}
+	for (i = 0; s && i < s->nnv; i++) {
+		b->windows_folded += s->nv[i]->win_folded;
+		/* a device that sent no window has no counters to miss */
+		if (!s->nv[i]->win.n && !s->nv[i]->win_folded)
+			continue;
+		b->pieces_dropped += s->nv[i]->pend_dropped;
+		b->pieces_dropped_ns += s->nv[i]->pend_dropped_ns;
+	}
 }
 
 void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)

@@ -96,6 +96,25 @@ static bool fold(struct est_nv *n, const struct est_pend *p)
 	return !n->win.n || p->t1 >= w[n->win.n - 1].t1;
 }
 
+/* Pieces that waited EST_PEND_AGE_NS behind the newest for a window
+ * are left uncovered, and counted. */
+static void pend_age(struct est_nv *n)
+{
+	struct est_pend *p = n->pend.v;
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n->pend.n; i++) {
+		if (p[i].t1 + EST_PEND_AGE_NS < n->newest) {
+			n->pend_dropped++;
+			n->pend_dropped_ns += p[i].t1 - p[i].t0;
+			continue;
+		}
+		p[k++] = p[i];
+	}
+	n->pend.n = k;
+	ig_vec_fit(&n->pend);
+}
+
 static void piece(struct ig_engine *e, int device, uint64_t t0, uint64_t t1,
 		  uint32_t what)
 {
@@ -107,10 +126,16 @@ static void piece(struct ig_engine *e, int device, uint64_t t0, uint64_t t1,
 	/* the part after the newest window waits for the next */
 	if (n->win.n)
 		p.t0 = ig_max64(p.t0, ((struct est_win *)n->win.v)[n->win.n - 1].t1);
-	if (n->pend.n >= EST_MAX_PEND)
-		return;		/* no window for minutes: left uncovered */
-	if ((q = ig_vec_push(&n->pend)))
-		*q = p;
+	if (p.t1 > n->newest)
+		n->newest = p.t1;
+	if (n->pend.n && !(n->pend.n % 1024))
+		pend_age(n);
+	if (n->pend.n >= EST_MAX_PEND || !(q = ig_vec_push(&n->pend))) {
+		n->pend_dropped++;	/* no window for minutes: left uncovered */
+		n->pend_dropped_ns += p.t1 - p.t0;
+		return;
+	}
+	*q = p;
 }
 
 void ig_est_on_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
@@ -168,6 +193,27 @@ void ig_est_on_nvwin(struct ig_engine *e, const struct ig_nvwin *r)
 			       .quant_ppm = r->quant_ppm, .kind = r->kind,
 			       .nproc = r->nproc };
 	pend_fold(n);
+}
+
+static bool win_before(const void *el, uint64_t t)
+{
+	return ((const struct est_win *)el)->t1 <= t;
+}
+
+void ig_est_nv_fold(struct ig_est *s, int device, uint64_t t)
+{
+	uint32_t i, n0;
+
+	for (i = 0; i < s->nnv; i++) {
+		struct est_nv *n = s->nv[i];
+
+		if (n->device != device || !n->win.n)
+			continue;
+		n0 = n->win.n;
+		ig_vec_drop_where(&n->win, win_before, t);
+		ig_vec_fit(&n->win);
+		n->win_folded += n0 - n->win.n;
+	}
 }
 
 void ig_est_nv_free(struct ig_est *s)

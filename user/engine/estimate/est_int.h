@@ -19,9 +19,9 @@
  * overrides it), at the last mark the sweep and the walk have passed. */
 #define EST_BLOCK_LAUNCHES	(128u << 10)
 /* held-out errors kept per device for the quantiles over its blocks */
-#define EST_MAX_ERRS		(128u << 10)
-/* closed blocks' estimated stretches kept for the Perfetto track (4 MiB) */
-#define EST_MAX_STRETCHES	(256u << 10)
+#define EST_MAX_ERRS		(16u << 10)
+/* closed blocks' estimated stretches kept for the Perfetto track (1 MiB) */
+#define EST_MAX_STRETCHES	(64u << 10)
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
@@ -53,6 +53,7 @@ struct est_dev {
 	uint32_t next_try;	/* launches the next try waits for */
 	uint64_t next_try_t;	/* and by time, the end it waits for */
 	struct ig_vec st;
+	uint64_t st_left_off;	/* stretches past EST_MAX_STRETCHES */
 	/* every block's held-out errors (us, doubles), a uniform sample of
 	 * EST_MAX_ERRS past that: the device's p50 and p90 */
 	struct ig_vec errs;
@@ -84,12 +85,19 @@ struct est_pend {
 
 #define EST_MAX_WINS		(1u << 20)	/* windows kept per device */
 #define EST_MAX_PEND		(1u << 18)	/* pieces waiting for one */
+/* A piece that waited this long (record time) behind the newest for a
+ * window is left uncovered: the counters' windows come each second or
+ * so (host/nvml.c), and a device without them sends none. */
+#define EST_PEND_AGE_NS		(EST_PEND_AGE_S * 1000000000ULL)
 
 /* The counters of one device (by the engine's device key). */
 struct est_nv {
 	int device;
 	struct ig_vec win;	/* struct est_win, by time */
 	struct ig_vec pend;	/* struct est_pend, by time */
+	uint64_t newest;	/* the newest piece's end */
+	uint64_t pend_dropped, pend_dropped_ns;	/* left uncovered */
+	uint64_t win_folded;	/* windows closed blocks no longer need */
 };
 
 struct ig_est {
@@ -130,6 +138,9 @@ void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,
 			uint64_t b);
 void ig_est_nv_free(struct ig_est *s);
+/* A block of the device's closed at @t: its windows ending by then are
+ * needed no more. */
+void ig_est_nv_fold(struct ig_est *s, int device, uint64_t t);
 /* Unresolved time, and a waiting sync's drained point, for the windows. */
 void ig_est_nv_piece(struct ig_engine *e, const struct ig_piece *pc);
 void ig_est_nv_wait(struct ig_engine *e, int device, uint64_t t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/estimate/est_int.h"
+#include "engine/tasks.h"
 
 /* Too much evidence for one report: all of it goes, and the estimate is
  * refused; the unresolved time is still counted. */

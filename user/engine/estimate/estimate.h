@@ -88,6 +88,21 @@ void ig_est_free(struct ig_engine *e);
 /* What the estimate holds, in bytes; @evidence (NULL: not wanted): of
  * which the evidence of its open blocks. */
 size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence);
+/* What the estimate summarized or dropped to keep its memory bounded
+ * (docs/design.md §3.5): its closed blocks (their evidence folded into
+ * sums), the device counters' windows those blocks no longer need,
+ * pieces of time that waited for a window longer than EST_PEND_AGE_NS
+ * (left uncovered by the counters), the stretches left off the Perfetto
+ * track, and held-out errors past the sample kept for the quantiles. */
+#define EST_PEND_AGE_S	30ULL
+struct ig_est_bounds {
+	uint64_t blocks;
+	uint64_t windows_folded;
+	uint64_t pieces_dropped, pieces_dropped_ns;
+	uint64_t stretches_left_off;
+	uint64_t errs_seen, errs_kept;
+};
+void ig_est_bounds(const struct ig_engine *e, struct ig_est_bounds *b);
 /* The estimate's stretches of unresolved time, estimated @idle or busy,
  * per device in time order (after ig_est_compute()). */
 typedef void (*est_span_fn)(void *ctx, int device, uint64_t t0, uint64_t t1,

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "engine/gpu/gpu.h"
 #include "engine/jsonval.h"
 

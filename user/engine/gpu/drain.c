@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine/model.h"
+#include "engine/tasks.h"
 #include "engine/gpu/gpu.h"
 
 /* ---- records ---- */

@@ -13,6 +13,7 @@
 #define IG_ENGINE_PEERS_H
 
 #include "engine/model.h"
+#include "engine/tasks.h"
 
 #define IG_PEERS_MAX_RANKS	256	/* ranks of a communicator matched */
 #define IG_PEERS_MAX_LATE	256	/* stragglers reported */

@@ -300,6 +300,23 @@ static jo *gpu_json(const struct ig_engine *e)
 	return g;
 }
 
+/* What was summarized or dropped to keep memory bounded (design §3.5). */
+static jo *folded_json(const struct ig_engine *e)
+{
+	jo *o = json_object_new_object();
+	struct ig_est_bounds b;
+
+	ig_est_bounds(e, &b);
+	add(o, "estimate_blocks", ju64(b.blocks));
+	add(o, "counter_windows_folded", ju64(b.windows_folded));
+	add(o, "counter_pieces_dropped", ju64(b.pieces_dropped));
+	add(o, "counter_uncovered_s", jsec(b.pieces_dropped_ns));
+	add(o, "track_stretches_left_off", ju64(b.stretches_left_off));
+	add(o, "held_out_errors", ju64(b.errs_seen));
+	add(o, "held_out_errors_kept", ju64(b.errs_kept));
+	return o;
+}
+
 static jo *events_json(const struct ig_engine *e)
 {
 	static const unsigned int types[] = {
@@ -342,6 +359,7 @@ static jo *events_json(const struct ig_engine *e)
 	add(o, "stack_tables", ig_report_stack_tables_json(e));
 	add(o, "history_trims", ju64(e->win.hist_trims));
 	add(o, "history_kept_min_s", jsec(e->win.hist_kept_min));
+	add(o, "evidence_folded", folded_json(e));
 	return o;
 }
 

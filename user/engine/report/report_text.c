@@ -381,6 +381,33 @@ static void processes_section(FILE *out, const struct ig_engine *e)
 }
 
 /* Said only once a bound evicted something: names then may be missing. */
+/* What the estimate folded or dropped to keep memory bounded (design
+ * §3.5), once it did: proven time is never part of it. */
+static void folded_line(FILE *out, const struct ig_engine *e)
+{
+	struct ig_est_bounds b;
+
+	ig_est_bounds(e, &b);
+	if (b.blocks)
+		fprintf(out, "Estimate evidence folded as it aged: %llu blocks "
+			"(their launches, syncs and unresolved spans summed; "
+			"%llu counter windows)\n", (unsigned long long)b.blocks,
+			(unsigned long long)b.windows_folded);
+	if (b.pieces_dropped)
+		fprintf(out, "Device counters: %.3f s of unresolved or idle time "
+			"waited %llu s for a window and was left uncovered "
+			"(%llu pieces)\n", b.pieces_dropped_ns / 1e9,
+			EST_PEND_AGE_S, (unsigned long long)b.pieces_dropped);
+	if (b.stretches_left_off)
+		fprintf(out, "Timeline: %llu estimated stretches left off the "
+			"track (memory bound)\n",
+			(unsigned long long)b.stretches_left_off);
+	if (b.errs_seen > b.errs_kept)
+		fprintf(out, "Estimate check: p50/p90 over a sample of %llu of "
+			"%llu held-out syncs\n", (unsigned long long)b.errs_kept,
+			(unsigned long long)b.errs_seen);
+}
+
 static void stack_tables_line(FILE *out, const struct ig_engine *e)
 {
 	struct ig_stk_held h;
@@ -419,6 +446,7 @@ static void events_section(FILE *out, const struct ig_engine *e)
 			"thread history (idle time before it: unknown cause)\n",
 			(unsigned long long)e->win.hist_trims,
 			e->win.hist_kept_min / 1e9);
+	folded_line(out, e);
 	fprintf(out, "On-CPU samples: %llu, %llu in the CUDA driver\n\n",
 		(unsigned long long)e->acct.nsamples,
 		(unsigned long long)e->acct.nsamples_cuda);
