@@ -417,24 +417,11 @@ sed -i 1d "$t/user/a/long.h"
 printf 'static inline int m_get(void)\n{\n\treturn 0;\n}\n' > "$t/user/b/m.h"
 is "$("$FG" "$t" 2>&1 >/dev/null)" "" "inside: once each circle is broken, the tree passes"
 
-# this tree: each problem left is one of the known ones below, which are
-# being split elsewhere; their test is TODO until none is left
-KNOWN='user/engine/: files call one another in a circle: model.h -> tasks -> model.h
-user/modes/: files call one another in a circle: session_days -> session_out -> session_days
-user/engine/model.h: [0-9]* lines, over 600
-user/modes/session.c: [0-9]* lines, over 600
-user/modes/session_days.c: [0-9]* lines, over 600'
+# this tree: no circle inside any folder, no file over 600 lines
 "$FG" "$IG_TOP" > "$TMP/inedges" 2> "$TMP/inerr"
 sed 's/^foldergraph: //' "$TMP/inerr" > "$TMP/inprob"
-diag "inside folders, still: $(tr '\n' ';' < "$TMP/inprob")"
-is "$(echo "$KNOWN" | sed 's/^/^/; s/$/$/' | grep -vf - "$TMP/inprob")" "" \
-	"inside: no circle inside a folder of user/, simgpu/ or tools/, and no file of user/ or tools/ over 600 lines, but the known ones"
-if [ -s "$TMP/inprob" ]; then
-	_n=$((_n + 1))
-	echo "not ok $_n - inside: none left at all # TODO $(wc -l < "$TMP/inprob") left, each a known one, being split"
-else
-	pass "inside: none left at all"
-fi
+is "$(cat "$TMP/inprob")" "" \
+	"inside: no circle inside a folder of user/, simgpu/ or tools/, and no file of user/ or tools/ over 600 lines"
 is "$(grep '^tools trainsim\.py trainsim_cuda\.py$' "$TMP/inedges")" "tools trainsim.py trainsim_cuda.py" \
 	"inside: the import graph holds tools/ (trainsim.py imports its driver's part)"
 is "$(grep ' trainsim\.py$' "$TMP/inedges")" "" \

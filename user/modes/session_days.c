@@ -147,13 +147,6 @@ int ig_session_days_start(struct session *s, __u64 t0)
 
 /* ---- periods ---------------------------------------------------------- */
 
-/* PATH.period-000001: beside the run's report, in the order they came. */
-void ig_session_days_path(char *out, size_t n, const char *path, const char *kind,
-			  unsigned long long k)
-{
-	snprintf(out, n, "%s.%s-%06llu", path, kind, k);
-}
-
 static int open_period(struct session *s, __u64 at, const struct ig_period_end *b)
 {
 	const struct ig_output_opts *out = &s->o->out;
