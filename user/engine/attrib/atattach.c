@@ -5,7 +5,6 @@
 
 #include "engine/attrib/atattach.h"
 #include "engine/attrib/walk.h"
-#include "stream/records.h"
 #include "util/htab.h"
 
 _Static_assert(!(IG_F_STATE_READ & (IG_F_IOWAIT | IG_F_UNINTERRUPTIBLE |

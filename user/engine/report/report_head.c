@@ -14,7 +14,6 @@
 #include "engine/attrib/files.h"
 #include "engine/report/report.h"
 #include "engine/report/report_causes.h"
-#include "stream/records.h"
 #include "util/escape.h"
 
 static const char *proof_name(const struct ig_head_dev *h)
@@ -60,7 +59,8 @@ jo *ig_report_head_json(const struct ig_engine *e, int device)
 	if (!h)
 		return NULL;
 	o = json_object_new_object();
-	add(o, "device", ju64((uint64_t)h->device));
+	/* a GPU nothing placed is no index (§4.2) */
+	add(o, "device", h->device >= IG_DEV_UNKNOWN ? NULL : ju64((uint64_t)h->device));
 	add(o, "from_ns", ju64(h->from));
 	add(o, "first_work_ns", ju64(h->to));
 	add(o, "seconds", jsec(h->to - h->from));
@@ -117,7 +117,7 @@ void ig_report_head_text(FILE *out, const struct ig_engine *e)
 
 	for (i = 0; (h = ig_head_dev(e, i)); i++) {
 		fprintf(out, "  before its first work seen");
-		if (ig_head_dev(e, 1))
+		if (ig_head_dev(e, 1) && h->device < IG_DEV_UNKNOWN)
 			fprintf(out, " (GPU %d)", h->device);
 		fprintf(out, ": %.3f s,\n    of it idle %.3f s%s, unresolved %.3f s, "
 			"not known %.3f s\n", (h->to - h->from) / 1e9, h->idle_ns / 1e9,
