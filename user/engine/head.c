@@ -55,6 +55,7 @@ struct ig_head {
 	int32_t settled[IG_MAX_DEVICES];	/* devices looked at */
 	uint32_t nsettled;
 	uint64_t keep;		/* ig_head_keep_from() at the last poll */
+	bool keeping;		/* keep holds a time */
 };
 
 static struct ig_head *head_of(struct ig_engine *e)
@@ -279,10 +280,10 @@ static bool covered(const struct ig_head *h, const struct ig_device *d)
 
 uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t)
 {
-	uint64_t keep = e->head ? e->head->keep : 0;
+	const struct ig_head *h = e->head;
 
-	return keep && keep < e->win.cutoff && t->exit_ts == IG_NS_INF && t->proc &&
-	       t->proc->first_seen <= keep ? keep : e->win.cutoff;
+	return h && h->keeping && h->keep < e->win.cutoff && t->exit_ts == IG_NS_INF &&
+	       t->proc && t->proc->first_seen <= h->keep ? h->keep : e->win.cutoff;
 }
 
 void ig_head_poll(struct ig_engine *e)
@@ -301,8 +302,7 @@ void ig_head_poll(struct ig_engine *e)
 			head_dev(e, d, e->win.meta_ts);
 	}
 	h->keep = ig_head_keep_from(e);
-	if (h->keep == UINT64_MAX)
-		h->keep = 0;
+	h->keeping = h->keep != UINT64_MAX;
 }
 
 uint64_t ig_head_keep_from(const struct ig_engine *e)
