@@ -23,10 +23,12 @@ static const char *proof_name(const struct ig_head_dev *h)
 	return h->counter == IG_NVW_GPM ? "gpm_graphics_util" : "utilization_samples";
 }
 
-/* The states /proc gave the threads of process @pid at the start. */
-static void threads_json(const struct ig_engine *e, uint32_t pid, jo *a)
+/* The states /proc gave the threads of process @pid at the start, and
+ * those of every thread whose wait they explained; how many did. */
+static unsigned int threads_json(const struct ig_engine *e, uint32_t pid, jo *a)
 {
 	const struct ig_tstate *s;
+	unsigned int n = 0;
 	uint32_t it = 0;
 
 	while ((s = ig_atattach_next(e, &it))) {
@@ -48,7 +50,9 @@ static void threads_json(const struct ig_engine *e, uint32_t pid, jo *a)
 		add(o, "read_ns", ju64(s->read_ns));
 		add(o, "explained_a_wait", json_object_new_boolean(s->pad[0]));
 		json_object_array_add(a, o);
+		n += s->pad[0] != 0;
 	}
+	return n;
 }
 
 jo *ig_report_head_json(const struct ig_engine *e, int device)
@@ -72,13 +76,13 @@ jo *ig_report_head_json(const struct ig_engine *e, int device)
 	add(o, "counter_live", json_object_new_boolean(h->counter_live));
 	add(o, "feeder_tid", ju64(h->tid));
 	add(o, "feeder_pid", ju64(h->tgid));
-	add(o, "recovered_at_attach", json_object_new_boolean(1));
 	add(o, "recovered_at_attach_s",
 	    jsec(h->idle_ns ? ig_atattach_gap_ns(e, device, h->to - h->unres_ns - h->idle_ns) : 0));
 	add(o, "causes", h->label ? ig_report_causes_json(e, h->label) :
 				    json_object_new_array());
 	t = json_object_new_array();
-	threads_json(e, h->tgid, t);
+	/* its label rests on states read at the start */
+	add(o, "recovered_at_attach", json_object_new_boolean(threads_json(e, h->tgid, t) > 0));
 	add(o, "threads", t);
 	return o;
 }
