@@ -86,6 +86,10 @@ enum ig_reason {
 #define IG_F_WAKER_KERNEL	(1u << 9)	/* woken by a kernel thread (kworker,
 						 * ksoftirqd): a completion */
 #define IG_F_FILE_KEY		(1u << 10)	/* arg: the file's IG_REC_FILE key */
+#define IG_F_AT_ATTACH		(1u << 11)	/* off CPU since before tracing
+						 * began: its reason is what /proc
+						 * said at the start (IG_REC_TSTATE,
+						 * docs/design.md §5.14) */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */

@@ -294,8 +294,8 @@ fi
 # the GPU model reaches attribution only through the sink
 bad=$(grep -E '^(gpu|drain|sweep) (attrib|causes|detail)$' "$TMP/edges")
 is "$bad" "" "calls: the GPU model does not call attribution"
-bad=$(grep -E '^(attrib|causes|detail) ' "$TMP/edges" |
-	grep -vE ' (attrib|causes|detail|stacks|tasks|files|names)$')
+bad=$(grep -E '^(attrib|causes|detail|atattach) ' "$TMP/edges" |
+	grep -vE ' (attrib|causes|detail|stacks|tasks|files|names|atattach)$')
 is "$bad" "" "calls: attribution calls only itself, the stack tables and the task and file tables"
 
 # the engine's top files and its sub-folders, each sub-folder one node:

@@ -13,7 +13,9 @@
 #include "engine/peers/peers.h"
 #include "engine/idents.h"
 #include "engine/attrib/files.h"
+#include "engine/attrib/atattach.h"
 #include "engine/merge.h"
+#include "engine/head.h"
 #include "engine/attrib/stacks.h"
 #include "engine/steps/steps.h"
 
@@ -77,8 +79,8 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 		t_wake = t_off;
 	if (t_wake > t_on)
 		t_wake = t_on;
-	if (e->win.cutoff > t->hist_from)
-		ig_tasks_thread_prune(t, e->win.cutoff);
+	if (ig_head_cutoff(e, t) > t->hist_from)
+		ig_tasks_thread_prune(t, ig_head_cutoff(e, t));
 	iv = ig_ring_push(&t->ivals);
 	if (!iv)
 		return;
@@ -165,8 +167,8 @@ static void push_span(struct ig_engine *e, struct ig_thread *t, uint64_t t0,
 		t0 = last->t1;
 	if (t0 >= t1)
 		return;
-	if (e->win.cutoff > t->hist_from)
-		ig_tasks_thread_prune(t, e->win.cutoff);
+	if (ig_head_cutoff(e, t) > t->hist_from)
+		ig_tasks_thread_prune(t, ig_head_cutoff(e, t));
 	s = ig_ring_push(&t->spans);
 	if (!s)
 		return;
@@ -240,8 +242,8 @@ static void on_sample(struct ig_engine *e, const struct ig_sample *r)
 	last = ig_ring_back(&t->samples);
 	if (last && last->t > r->h.ts)
 		return;		/* keys stay ordered */
-	if (e->win.cutoff > t->hist_from)
-		ig_tasks_thread_prune(t, e->win.cutoff);
+	if (ig_head_cutoff(e, t) > t->hist_from)
+		ig_tasks_thread_prune(t, ig_head_cutoff(e, t));
 	s = ig_ring_push(&t->samples);
 	if (!s)
 		return;
@@ -340,13 +342,25 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 	}
 
 	switch (rec->type) {
-	case IG_REC_OFFCPU:
-		on_offcpu(e, REC(struct ig_offcpu, rec, tmp.o));
+	case IG_REC_OFFCPU: {
+		struct ig_offcpu o = *REC(struct ig_offcpu, rec, tmp.o);
+
+		/* asleep since before tracing: why, as /proc said (§5.14) */
+		ig_atattach_apply(e, &o);
+		on_offcpu(e, &o);
 		break;
+	}
+	case IG_REC_TSTATE: {
+		struct ig_tstate ts;
+
+		ig_atattach_on_rec(e, REC(struct ig_tstate, rec, ts));
+		break;
+	}
 	case IG_REC_SAMPLE:
 		on_sample(e, REC(struct ig_sample, rec, tmp.sm));
 		break;
 	case IG_REC_CUDA:
+		ig_head_on_cuda(e, REC(struct ig_cuda, rec, tmp.c));
 		on_cuda(e, REC(struct ig_cuda, rec, tmp.c));
 		break;
 	case IG_REC_BIO:
@@ -424,6 +438,7 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 		break;
 	}
 	case IG_REC_NVWIN:
+		ig_head_on_nvwin(e, REC(struct ig_nvwin, rec, tmp.nw));
 		ig_est_on_nvwin(e, REC(struct ig_nvwin, rec, tmp.nw));
 		break;
 	case IG_REC_NVML:

@@ -15,7 +15,9 @@
 #include "engine/peers/peers.h"
 #include "engine/idents.h"
 #include "engine/merge.h"
+#include "engine/head.h"
 #include "engine/attrib/files.h"
+#include "engine/attrib/atattach.h"
 #include "engine/attrib/stacks.h"
 
 #define GC_EVERY_NS	(100 * 1000 * 1000ULL)
@@ -45,6 +47,9 @@ void ig_engine_gc(struct ig_engine *e)
 	uint64_t keep = ig_gpu_keep_from(e), cutoff;
 	struct ig_thread *t, *next;
 
+	/* a device's head, settled once its counter covers it */
+	ig_head_poll(e);
+
 	if (e->attr.defer.len) {
 		const struct ig_piece *p = ig_ring_at(&e->attr.defer, 0);
 
@@ -62,11 +67,15 @@ void ig_engine_gc(struct ig_engine *e)
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {
+		/* the live threads followed from the start keep theirs for a
+		 * head still to settle (head.c) */
+		uint64_t c = ig_head_cutoff(e, t);
+
 		next = t->next;
-		if (t->exit_ts != IG_NS_INF && t->exit_ts < e->win.cutoff)
+		if (t->exit_ts != IG_NS_INF && t->exit_ts < c)
 			gc_thread(e, t);
 		else
-			ig_tasks_thread_prune(t, e->win.cutoff);
+			ig_tasks_thread_prune(t, c);
 	}
 	while (e->tasks.nexited > IG_EXITED_PROCS_KEEP && e->tasks.exit_head &&
 	       e->tasks.exit_head->exit_ts < e->win.cutoff) {
@@ -155,6 +164,8 @@ void ig_engine_finish(struct ig_engine *e)
 					e->win.stop_reason == IG_STOP_SIGNAL))
 			ig_carry_tail(e, e->win.end_ts);
 	}
+	/* before the first work seen: idle where the GPU's counter says */
+	ig_head_finish(e);
 	ig_attrib_defer_poll(e, true);
 	ig_est_compute(e);
 	ig_peers_finish(e);
@@ -231,6 +242,8 @@ void ig_engine_free(struct ig_engine *e)
 	ig_htab_free(&e->tasks.threads);
 	ig_htab_free(&e->tasks.procs);
 	ig_files_free(e);
+	ig_atattach_free(e);
+	ig_head_free(e);
 	ig_stacks_free(e);
 	ig_hist_free(&e->attr.gap_hist);
 	for (i = 0; i < e->acct.nbiodev; i++)

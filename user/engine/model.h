@@ -427,6 +427,10 @@ struct ig_engine {
 	struct ig_engine_win win;
 	struct ig_tasks tasks;	/* tasks.c */
 	struct ig_files *files;	/* waited-on files' paths (files.c) */
+	struct ig_atattach *atattach;	/* threads' states at the start
+					 * (attrib/atattach.c) */
+	struct ig_head *head;	/* the time before a device's first work
+				 * seen (head.c) */
 	struct ig_engine_gpu gpu;
 	struct ig_engine_attr attr;
 	struct ig_engine_acct acct;

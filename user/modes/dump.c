@@ -256,6 +256,18 @@ void ig_dump_record(FILE *f, const struct ig_hdr *r)
 			n->busy_ppm, n->quant_ppm);
 		break;
 	}
+	case IG_REC_TSTATE: {
+		const struct ig_tstate *s = (const void *)r;
+		char wchan[2 * sizeof(s->wchan)], name[2 * IG_NAME_LEN];
+
+		fprintf(f, " read=%llu state=%c syscall=%d reason=%s arg=0x%llx flags=0x%x wchan=%s name=%s",
+			(ull)s->read_ns, s->state ? s->state : '?', s->syscall,
+			ig_rec_reason_name(s->reason), (ull)s->arg, s->oflags,
+			ig_esc(wchan, sizeof(wchan), s->wchan, sizeof(s->wchan)),
+			ig_esc(name, sizeof(name), (s->oflags & IG_F_DETAIL_NAME) ?
+			       s->detail.name : "", IG_NAME_LEN));
+		break;
+	}
 	case IG_REC_LAUNCHES: {
 		const struct ig_launches *l = (const void *)r;
 		__u32 i, n = (r->size - offsetof(struct ig_launches, e)) /

@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "probes/capture.h"
 #include "probes/log.h"
 #include "probes/pyframes.h"
 #include "host/gpudev.h"
+#include "host/tstate.h"
 #include "host/identity.h"
 #include "host/procfs.h"
 #include "stacks/symbolize.h"
@@ -219,6 +221,27 @@ struct tasks_ctx {
 	__u64 ts;
 };
 
+/* What thread @tid was doing as tracing began, stamped when read: the
+ * reason of a wait the kernel sees end without its start (§5.14). */
+static void emit_tstate(struct ig_capture *c, pid_t tgid, pid_t tid, __u64 ts)
+{
+	struct ig_tstate r;
+	struct ig_file f;
+	struct timespec now;
+	bool have_file;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (ig_tstate_read(&r, tgid, tid, ts, (__u64)now.tv_sec * 1000000000ULL +
+			   (__u64)now.tv_nsec, &f, &have_file))
+		return;
+	if (have_file) {
+		f.h.tid = (__u32)tid;
+		f.h.ts = ts;
+		emit(c, &f.h);
+	}
+	emit(c, &r.h);
+}
+
 static int emit_thread(pid_t tid, void *ctx)
 {
 	struct tasks_ctx *t = ctx;
@@ -229,6 +252,8 @@ static int emit_thread(pid_t tid, void *ctx)
 		ig_proc_task_record(&r, tid, tgid, t->ts);
 		emit(t->c, &r.h);
 	}
+	if (tgid > 0)
+		emit_tstate(t->c, tgid, tid, t->ts);
 	return 0;
 }
 

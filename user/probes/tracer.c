@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -349,9 +350,21 @@ struct track_ctx {
 static int track_thread(pid_t tid, void *ctx)
 {
 	struct ig_tracer *t = ((struct track_ctx *)ctx)->t;
+	struct timespec now;
 	struct ig_thread_state ts = { .tgid = ((struct track_ctx *)ctx)->tgid,
 				      .sc_nr = -1 };
 	__u32 key = tid;
+
+	/* off CPU since now, as far as the kernel knows: a thread already
+	 * asleep is first seen at its switch-in, which then sends the wait
+	 * from here with its waker; a running one's switch-out starts
+	 * afresh.  Its reason is what /proc says (IG_REC_TSTATE,
+	 * docs/design.md §5.14). */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ts.off = 1;
+	ts.t_off = (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec;
+	ts.reason = IG_R_OTHER;
+	ts.flags = IG_F_AT_ATTACH;
 
 	/* BPF_NOEXIST: the fork hook may already have a fresher entry. */
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.threads), &key, &ts,

@@ -187,6 +187,29 @@ struct ig_nvwin {
 	__u32 quant_ppm;	/* the counter's step */
 };
 
+/* A followed thread's state as /proc said it when tracing began
+ * (docs/design.md §5.14): the off-CPU interval that the kernel saw end
+ * without its start (IG_F_AT_ATTACH) takes its reason from here, as the
+ * kernel would have decided it at the switch-out (bpf/offcpu.bpf.h).
+ * h.ts: the start, as the TASK records'; a state read after the thread
+ * ran again describes nothing the engine uses. */
+struct ig_tstate {
+	struct ig_hdr h;
+	__u64 read_ns;		/* when /proc was read (CLOCK_MONOTONIC) */
+	__u64 arg;		/* as ig_offcpu.arg: futex address, fd, file key */
+	__u64 args[3];		/* the system call's first arguments */
+	__s32 syscall;		/* -1: not in a system call (or not known) */
+	__u16 reason;		/* enum ig_reason */
+	__u16 oflags;		/* IG_F_* for the interval */
+	char state;		/* /proc/TID/stat's letter: S, D, R ... */
+	char pad[7];
+	char wchan[32];		/* the kernel function it sleeps in */
+	union {
+		char name[IG_NAME_LEN];	/* file name (storage), fd target */
+		struct ig_net_peer peer;
+	} detail;
+};
+
 /* The name of a code address of a process, resolved while it lived, so
  * that a recording names its stacks' frames without the files.  One per
  * (process, address) that a stack record sent; @ip is the address looked

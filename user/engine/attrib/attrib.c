@@ -36,9 +36,27 @@ struct seg_it {
 };
 
 
-static void seg_init(struct seg_it *it, const struct ig_thread *th,
-		     uint64_t a, uint64_t b)
+/* A thread /proc found asleep at the start whose wait the kernel never
+ * saw end (its switch-in not recorded): its time before the first
+ * interval seen is not known to be on CPU (§5.14). */
+static uint64_t asleep_until(const struct ig_engine *e, const struct ig_thread *th)
 {
+	const struct ig_tstate *s = e ? ig_atattach_state(e, th->tid) : NULL;
+	const struct ig_ival *iv;
+
+	if (!s || s->state == 'R' || th->hist_from > th->first_seen)
+		return 0;
+	if (!th->ivals.len)
+		return th->known_until;
+	iv = ig_tasks_thread_ival(th, 0);
+	return iv->flags & IG_F_AT_ATTACH || iv->t_off < s->read_ns ? 0 : iv->t_off;
+}
+
+static void seg_init(struct seg_it *it, const struct ig_engine *e,
+		     const struct ig_thread *th, uint64_t a, uint64_t b)
+{
+	uint64_t asleep = asleep_until(e, th);
+
 	it->th = th;
 	it->t = a;
 	it->b = b;
@@ -46,6 +64,10 @@ static void seg_init(struct seg_it *it, const struct ig_thread *th,
 	it->lo_why = th->hist_from > th->first_seen ?
 		     "history dropped (the window or its memory budget)" :
 		     "before the thread was seen";
+	if (asleep > it->lo) {
+		it->lo = asleep;
+		it->lo_why = "asleep at the start, its wakeup not seen";
+	}
 	it->hi = th->known_until;
 	it->hi_why = "no record of the thread after this";
 	if (th->exit_ts <= it->hi) {
@@ -109,7 +131,7 @@ static void holder_states(const struct ig_thread *h, uint64_t x, uint64_t y,
 	struct seg_it it;
 	struct seg s;
 
-	seg_init(&it, h, x, y);
+	seg_init(&it, NULL, h, x, y);
 	while (seg_next(&it, &s)) {
 		if (s.st == ST_ONCPU || s.st == ST_PRE)
 			out[0] += s.y - s.x;
@@ -240,8 +262,31 @@ static bool in_pyrt(const struct ig_thread *th, uint64_t addr)
 	       addr < p->pyrt_end;
 }
 
+static void emit_blocked_as(struct walk *w, const struct ig_thread *th,
+			    const struct ig_ival *iv, uint64_t x, uint64_t y);
+
+/* A wait begun before tracing takes its reason from /proc's state at the
+ * start (§5.14): recovered at attach.  Without it nothing says why. */
 static void emit_blocked(struct walk *w, const struct ig_thread *th,
 			 const struct ig_ival *iv, uint64_t x, uint64_t y)
+{
+	bool was = w->recov;
+
+	if (!(iv->flags & IG_F_AT_ATTACH)) {
+		emit_blocked_as(w, th, iv, x, y);
+		return;
+	}
+	if (!(iv->flags & IG_F_STATE_READ)) {
+		ig_detail_unknown(w, y - x, "asleep since before tracing, its state not read");
+		return;
+	}
+	w->recov = true;
+	emit_blocked_as(w, th, iv, x, y);
+	w->recov = was;
+}
+
+static void emit_blocked_as(struct walk *w, const struct ig_thread *th,
+			    const struct ig_ival *iv, uint64_t x, uint64_t y)
 {
 	uint64_t ns = y - x;
 
@@ -335,7 +380,7 @@ static void walk_thread(struct walk *w, const struct ig_thread *th,
 	struct seg s;
 
 	w->chain[w->depth] = th->tid;
-	seg_init(&it, th, a, b);
+	seg_init(&it, w->e, th, a, b);
 	while (seg_next(&it, &s)) {
 		if (w->obs && w->obs->stretches && s.iv && s.st != ST_ONCPU &&
 		    s.st != ST_UNKNOWN)
@@ -443,6 +488,8 @@ void ig_attrib_piece(struct ig_engine *e, bool idle, const struct ig_piece *p)
 		return;
 	}
 	walk_top(&w, th, p->t0, p->t1);
+	if (idle && w.recov_ns)
+		ig_atattach_gap(e, p->device, p->t0, w.recov_ns);
 }
 
 void ig_attrib_into(struct ig_engine *e, struct ig_causeset *set,

@@ -11,6 +11,7 @@
 #define IG_ENGINE_ATTRIB_H
 
 #include "engine/attrib/walk.h"
+#include "engine/attrib/atattach.h"
 
 /* ---- detail.c ---- */
 /* The detail entry (kind, tid, pid, k, name) of @c, @ns added to it. */

@@ -76,6 +76,8 @@ struct ig_cause_acc *ig_detail_cause_add(struct walk *w, enum ig_cause c,
 		w->obs->ns[c] += ns;
 	if (w->segs)
 		w->seg_ns[c] += ns;
+	if (w->recov)
+		ig_atattach_charge(w, c, ns);
 	ig_stacks_on_charge(w, c, ns);
 	return &w->set->c[c];
 }

@@ -24,6 +24,10 @@ struct walk {
 	 * causes of estimated idle (e->attr.seg_tap); false: not kept */
 	bool segs;
 	uint64_t seg_ns[IG_C__MAX];
+	/* inside an interval whose reason /proc gave at the start
+	 * (atattach.c), and the time given so */
+	bool recov;
+	uint64_t recov_ns;
 };
 
 #endif

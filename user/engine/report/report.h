@@ -23,6 +23,13 @@ void ig_report_gpu_totals(const struct ig_engine *e, struct ig_gpu_totals *t);
 /* Unresolved time of a device that no drain has classified yet, or that
  * ended by a submission, the end of tracing or lost records. */
 uint64_t ig_report_unres_open_ns(const struct ig_device *d);
+/* report_head.c: the time before each device's first work seen
+ * (docs/design.md §4.12): one device's object (NULL: no head), all of
+ * them, and the text's lines. */
+struct json_object;
+struct json_object *ig_report_head_json(const struct ig_engine *e, int device);
+struct json_object *ig_report_heads_json(const struct ig_engine *e);
+void ig_report_head_text(FILE *out, const struct ig_engine *e);
 /* Causes with time, most time first; returns how many. */
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out);
 /* Details of one cause, most time first, of one kind (0: any). */

@@ -11,6 +11,7 @@
 #include "engine/report/report.h"
 #include "engine/report/report_causes.h"
 #include "engine/attrib/files.h"
+#include "engine/attrib/atattach.h"
 #include "engine/attrib/stacks.h"
 #include "engine/jsonval.h"
 
@@ -215,6 +216,10 @@ jo *ig_report_causes_json(const struct ig_engine *e, const struct ig_causeset *s
 		add(o, "cause", jstr(ig_names_cause(order[i])));
 		add(o, "seconds", jsec(c->ns));
 		add(o, "share", jnum((double)micro[i] / 1e6, 6));
+		/* through waits whose reason /proc gave at the start (§5.14) */
+		if (s == &e->attr.idle && e->atattach)
+			add(o, "recovered_at_attach_s",
+			    jsec(ig_atattach_cause_ns(e, (int)order[i])));
 		add(o, "details", details_json(e, order[i], c, &omitted));
 		stacks_json(e, s == &e->attr.idle, order[i],
 			    json_object_object_get(o, "details"));

@@ -13,6 +13,7 @@
 #include "engine/report/report.h"
 #include "engine/report/report_causes.h"
 #include "engine/attrib/files.h"
+#include "engine/attrib/atattach.h"
 #include "engine/attrib/stacks.h"
 #include "engine/jsonval.h"
 #include "engine/peers/peers.h"
@@ -91,10 +92,11 @@ static int by_start(const void *a, const void *b)
 	return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-static jo *spans_json(const struct ig_gaplist *l)
+static jo *spans_json(const struct ig_engine *e, const struct ig_gaplist *l)
 {
 	struct ig_gap *g = malloc((l->n + 1) * sizeof(*g));
 	jo *a = json_object_new_array();
+	uint64_t rec;
 	size_t i;
 
 	if (!g)
@@ -111,6 +113,12 @@ static jo *spans_json(const struct ig_gaplist *l)
 		add(o, "tid", ju64(g[i].tid));
 		add(o, "pid", ju64(g[i].tgid));
 		add(o, "device", ju64((uint64_t)g[i].device));
+		/* walked through waits whose reason /proc gave at the start */
+		rec = l == &e->attr.gaps ? ig_atattach_gap_ns(e, g[i].device, g[i].t0) : 0;
+		if (rec) {
+			add(o, "recovered_at_attach", json_object_new_boolean(1));
+			add(o, "recovered_at_attach_s", jsec(rec));
+		}
 		json_object_array_add(a, o);
 	}
 	free(g);
@@ -252,6 +260,7 @@ static jo *devices_json(const struct ig_engine *e)
 		add(o, "unresolved_spans", ju64(d->unres_spans));
 		add(o, "span_start_ns", ju64(d->span_start));
 		add(o, "span_end_ns", ju64(ig_gpu_span_end(d)));
+		add(o, "head", ig_report_head_json(e, d->ordinal));
 		add(o, "streams", ju64(d->nstreams));
 		add(o, "causes", dev_causes_json(e, d->ordinal, true));
 		add(o, "unresolved_causes", dev_causes_json(e, d->ordinal, false));
@@ -288,9 +297,10 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "span_start_ns", ju64(t.span_start));
 	add(g, "span_end_ns", ju64(t.span_end));
 	add(g, "devices", devices_json(e));
-	add(g, "gap_list", spans_json(&e->attr.gaps));
+	add(g, "heads", ig_report_heads_json(e));
+	add(g, "gap_list", spans_json(e, &e->attr.gaps));
 	add(g, "gap_list_omitted", ju64(e->attr.gaps.omitted));
-	add(g, "unresolved_list", spans_json(&e->attr.unres_list));
+	add(g, "unresolved_list", spans_json(e, &e->attr.unres_list));
 	add(g, "unresolved_list_omitted", ju64(e->attr.unres_list.omitted));
 	add(g, "submissions", ju64(e->acct.submissions));
 	add(g, "launches", ju64(e->acct.launches));

@@ -484,26 +484,46 @@ static void dashboard_line(FILE *out, const struct ig_engine *e)
 		"samples\n", (double)u / n, (unsigned long long)n);
 }
 
+/* Time from the start of tracing to each GPU's span: before its first
+ * work seen, and not proven idle there (docs/design.md §4.12). */
+static uint64_t before_span_ns(const struct ig_engine *e)
+{
+	uint64_t t0 = e->win.have_meta ? e->win.meta_ts : e->win.first_ts, n = 0;
+	uint32_t i;
+
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *d = e->gpu.devs[i];
+
+		if (d->active && d->span_start > t0)
+			n += d->span_start - t0;
+	}
+	return n;
+}
+
 /* The traced time, each GPU's, in each state: what the span leaves out
- * is before the first GPU work seen, or after the last evidence. */
+ * is before the first GPU work seen (its head, where no counter proved
+ * it idle), or after the last evidence. */
 static void traced_line(FILE *out, const struct ig_engine *e,
 			const struct ig_gpu_totals *t)
 {
-	uint64_t all = ig_report_duration_ns(e) * t->ndevs, in;
+	uint64_t all = ig_report_duration_ns(e) * t->ndevs, in, out_ns, before;
 
 	if (!t->ndevs || !all)
 		return;
 	in = t->busy_ns + t->idle_ns + t->unres_ns + t->peer_wait_ns +
 	     t->idle_open_ns;
+	out_ns = all > in ? all - in : 0;
+	before = ig_min64(before_span_ns(e), out_ns);
 	fprintf(out, "  of it: busy %.1f%%, idle %.1f%%", pct(t->busy_ns, all),
 		pct(t->idle_ns, all));
 	if (t->idle_open_ns)
 		fprintf(out, " (+%.1f%% open at the end)", pct(t->idle_open_ns, all));
 	if (t->peer_wait_ns)
 		fprintf(out, ", peers %.1f%%", pct(t->peer_wait_ns, all));
-	fprintf(out, ", unresolved %.1f%%,\n  outside the GPU's span %.1f%% "
-		"(before its first work, after its last)\n",
-		pct(t->unres_ns, all), pct(all > in ? all - in : 0, all));
+	fprintf(out, ", unresolved %.1f%%,\n  not known %.1f%% (outside the GPU's "
+		"span: before its first work %.1f%%,\n  after its last %.1f%%)\n",
+		pct(t->unres_ns, all), pct(out_ns, all), pct(before, all),
+		pct(out_ns - before, all));
 }
 
 int ig_engine_report_text(struct ig_engine *e, FILE *out)
@@ -533,6 +553,7 @@ int ig_engine_report_text(struct ig_engine *e, FILE *out)
 		(unsigned long long)(e->tasks.nprocs + e->tasks.procs_freed),
 		e->win.have_end ? "" : " (recording incomplete)");
 	traced_line(out, e, &t);
+	ig_report_head_text(out, e);
 	ig_merge_text(out, e);
 	if (t.ndevs) {
 		gpu_section(out, e, &t);
