@@ -36,8 +36,23 @@ run_env() {	# NAME "VAR=V ..." CMD...: run_one with idlegap's NVML so set
 }
 ON="SIMNVML_NO_SAMPLES=0 SIMNVML_NO_GPM=0"
 
+# stalled NAME: the estimate was refused where the evidence shows the
+# host too disturbed to bound it (design §4.10): the reason on stdout
+stalled() {
+	/usr/bin/python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpu"]
+why = str(g["estimate_refused"])
+print(why)
+sys.exit(not (g["idle_estimated_s"] is None and "(the host or the device stalled)" in why))' \
+		"$TMP/$1.json" 2> /dev/null
+}
 run_one gil /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s gil
 is "$?" 0 "gil ran under idlegap"
+# a loaded host's stall: the run once more, as the scenarios below
+if why=$(stalled gil); then
+	diag "gil: refused, the host too disturbed ($why): once more"
+	run_one gil /usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s gil
+fi
 n=$("$IG_TOP/build/idlegap" report --dump "$TMP/gil.igrec" | grep -c ' launches ')
 ok "launch records in the recording ($n)" [ "${n:-0}" -gt 0 ]
 run_one eager "$IG_TOP/build/trainsim" -s eager
@@ -126,18 +141,35 @@ done
 	"$TMP/twokern.igrec" > /dev/null 2>&1
 is "$?" 0 "twokern reported again in blocks"
 # a block is refused where its own marks show a stall (the whole estimate
-# then is, design §4.10): a loaded host's stall, the run once more
-if ! /usr/bin/python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["gpu"]["idle_estimated_s"] is None)' \
+# then is, design §4.10): a loaded host's stall, the run once more; and
+# once more where a loaded host's slower job launched too few kernels for
+# two blocks (a block closes once one and a half are open)
+launches() {	# launches in $TMP/$1.igrec
+	"$IG_TOP/build/idlegap" report --dump "$TMP/$1.igrec" 2> /dev/null |
+		awk '$2 == "launches" { for (i = 3; i <= NF; i++) if ($i ~ /^n=/) { sub("n=", "", $i); s += $i } }
+		     END { print s + 0 }'
+}
+if ! /usr/bin/python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["gpu"]; sys.exit(g["idle_estimated_s"] is None or g["estimate_fit"]["blocks"] < 2)' \
 	"$TMP/twokern_blk.json"; then
-	diag "twokern in blocks refused: $(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpu"]["estimate_refused"])' "$TMP/twokern_blk.json"): once more"
+	diag "twokern in blocks: $(/usr/bin/python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["gpu"]; print(g["estimate_refused"] or "%d blocks" % g["estimate_fit"]["blocks"])' "$TMP/twokern_blk.json"), $(launches twokern) launches: once more"
 	run_one twokern "$IG_TOP/build/trainsim" -s twokern
 	"$IG_TOP/build/idlegap" report --estimate-block 2048 --json "$TMP/twokern_blk.json" \
 		"$TMP/twokern.igrec" > /dev/null 2>&1
 fi
+nl=$(launches twokern)
+echo "$nl" > "$TMP/twokern.launches"
 out=$("$IG_TOP/build/idlegap" report --estimate-block 2048 "$TMP/twokern.igrec" 2>&1 | sed -n 2p)
 diag "$out"
-ok "text report: the estimate's line says its blocks" sh -c "echo '$out' | grep -Eq \
-	'^GPU idle [0-9.]+% proven; with estimates .*, in [0-9]+ blocks\$'"
+if [ "$nl" -lt 3072 ]; then
+	skip "text report: the estimate's line says its blocks" \
+		"twice too few launches for two blocks of 2048 on this host now ($nl)"
+elif stalled twokern_blk > /dev/null; then
+	ok "text report: the refusal's line in blocks, the host too disturbed" sh -c "echo '$out' | grep -Eq \
+		'^GPU idle [0-9.]+% proven; no estimate of the unresolved time: .*\\(the host or the device stalled\\)'"
+else
+	ok "text report: the estimate's line says its blocks" sh -c "echo '$out' | grep -Eq \
+		'^GPU idle [0-9.]+% proven; with estimates .*, in [0-9]+ blocks\$'"
+fi
 cp "$TMP/twokern.truth" "$TMP/twokern_blk.truth"
 # gpubound: each chain starts at an empty queue with a copy that stages
 # its data first, a latency the syncs cannot tell from the durations; the
@@ -181,12 +213,44 @@ def hidden(name):
                           "%s/%s.igrec" % (d, name)], capture_output=True, text=True).stdout
     return truth.total(truth.late_ends(out.splitlines(), ivs)) / 1e9
 
+STALL = "(the host or the device stalled)"
+
+def stalled(name, g, ivs):
+    """Refused where the evidence shows the host too disturbed to bound
+    the estimate (one held-out sync in ten a stall away from the model,
+    design §4.10): on a loaded host the right answer, where the scenario
+    ran once more already.  It is reported as unresolved: no estimate,
+    interval, method or estimated causes, the unresolved time counted
+    neither idle nor busy, and proven idle within the truth.  False where
+    the estimate was not refused so."""
+    why = str(g["estimate_refused"])
+    if g["idle_estimated_s"] is not None or STALL not in why:
+        return False
+    check(g["idle_estimated_low_s"] is None and g["idle_estimated_high_s"] is None and
+          g["estimate_method"] is None and g["estimated_causes"] == [],
+          "%s: refused for a stall, with no estimate, interval or causes" % name, why)
+    check(g["unresolved_s"] > 0 and
+          abs(g["idle_s"] + g["busy_s"] + g["unresolved_s"] - g["span_s"]) <= 1e-4 * g["span_s"],
+          "%s: refused for a stall, its unresolved time neither idle nor busy" % name,
+          "idle %s busy %s unresolved %s span %s" % (g["idle_s"], g["busy_s"],
+                                                     g["unresolved_s"], g["span_s"]))
+    check(g["idle_s"] <= true_idle(g, ivs) + 1e-3 * g["span_s"],
+          "%s: refused for a stall, proven idle within the truth" % name,
+          "%.4f > %.4f s" % (g["idle_s"], true_idle(g, ivs)))
+    skip("%s: an estimate stands" % name, "refused, the host too disturbed: " + why)
+    print("# %s: truth %.3f, proven %.3f, refused: %s" % (
+        name, true_idle(g, ivs) / g["span_s"], g["idle_s"] / g["span_s"], why))
+    return True
+
 def stands(name):
     """The checks of a scenario whose syncs wait: the estimate stands,
     apart from proven idle, near the truth; the truth in the interval is
-    a rate over runs (make bench), so one run only reports it."""
+    a rate over runs (make bench), so one run only reports it.  Where it
+    was refused for a stall, the refusal is checked instead (stalled())."""
     g, ivs = load(name)
     est = g["idle_estimated_s"]
+    if stalled(name, g, ivs):
+        return
     check(est is not None, "%s: an estimate stands" % name, str(g["estimate_refused"]))
     if est is None:
         return
@@ -223,7 +287,8 @@ if g["idle_estimated_s"] is not None:
 
 g, ivs = load("gil")
 est = g["idle_estimated_s"]
-check(est is not None, "gil: an estimate stands", str(g["estimate_refused"]))
+if not stalled("gil", g, ivs):
+    check(est is not None, "gil: an estimate stands", str(g["estimate_refused"]))
 if est is not None:
     lo, hi = g["idle_estimated_low_s"], g["idle_estimated_high_s"]
     check(lo <= est <= hi, "gil: the estimate lies in its interval", "%s %s %s" % (lo, est, hi))
@@ -286,10 +351,20 @@ def bounded(name, need):
 
 g, ivs = load("twokern_blk")
 g1, _ = load("twokern")
-check(g["estimate_fit"]["blocks"] >= 2, "twokern: estimated in blocks",
-      str(g["estimate_fit"]))
+# two blocks need one and a half blocks' launches: a loaded host's
+# slower job may launch fewer in its 4 s (run twice, above)
+nl = int(open("%s/twokern.launches" % d).read())
+few = nl < 3072
+if few:
+    skip("twokern: estimated in blocks",
+         "twice too few launches for two blocks of 2048 on this host now (%d)" % nl)
+else:
+    check(g["estimate_fit"]["blocks"] >= 2, "twokern: estimated in blocks",
+          "%s, %d launches" % (g["estimate_fit"], nl))
 check(g1["estimate_fit"]["blocks"] == 1, "twokern: at once by default", str(g1["estimate_fit"]))
-if g["idle_estimated_s"] is None:
+if few or stalled("twokern in blocks", g, ivs):
+    pass
+elif g["idle_estimated_s"] is None:
     check(False, "twokern in blocks: the estimate stands", str(g["estimate_refused"]))
 else:
     tr = true_idle(g, ivs) / g["span_s"]
@@ -383,12 +458,16 @@ if least is not None:
 # so none may be given.
 g2, ivs2 = load("eager80")
 t1, t2 = true_idle(g, ivs) / g["span_s"], true_idle(g2, ivs2) / g2["span_s"]
-check(g2["idle_estimated_s"] is None and bool(g2["estimate_refused"]),
-      "eager, 80 us kernels: refused too", str(g2["estimate_refused"]))
 # the pair's premise is the scenario's on this host, not idlegap's: a
 # loaded host's slower launches leave both GPUs idler (the shell part ran
-# the pair once more where it failed)
+# the pair once more where it failed); without it the 80 us kernels are
+# few for the span, and a bound may stand: then it holds the truth
 pair = t1 - t2 > 0.2
+if pair or g2["idle_estimated_s"] is None:
+    check(g2["idle_estimated_s"] is None and bool(g2["estimate_refused"]),
+          "eager, 80 us kernels: refused too", str(g2["estimate_refused"]))
+else:
+    bounded("eager80", True)
 if pair:
     check(True, "eager: 10 and 80 us kernels leave the GPU idle shares over 0.2 apart",
           "%.3f vs %.3f" % (t1, t2))
@@ -409,8 +488,17 @@ ok "text report: eager's bound, apart from the refused estimate" sh -c "echo '$o
 	'^GPU idle [0-9.]+% proven; at least [0-9.]+% with bounds from [0-9]+ syncs that'"
 out=$("$IG_TOP/build/idlegap" report "$TMP/gil.igrec" 2>&1 | sed -n 2p)
 diag "$out"
-ok "text report: the estimate's line" sh -c "echo '$out' | grep -Eq \
-	'^GPU idle [0-9.]+% proven; with estimates [0-9.]+% \\([0-9.]+-[0-9.]+%\\), model checked on [0-9]+ syncs'"
+# refused twice for a stall (checked above): the text says so, and no
+# estimated track is drawn
+gil_stalled=false
+stalled gil > /dev/null && gil_stalled=true
+if $gil_stalled; then
+	ok "text report: the refusal's line, the host too disturbed" sh -c "echo '$out' | grep -Eq \
+		'^GPU idle [0-9.]+% proven; no estimate of the unresolved time: .*\\(the host or the device stalled\\)'"
+else
+	ok "text report: the estimate's line" sh -c "echo '$out' | grep -Eq \
+		'^GPU idle [0-9.]+% proven; with estimates [0-9.]+% \\([0-9.]+-[0-9.]+%\\), model checked on [0-9]+ syncs'"
+fi
 # the estimate's own Perfetto track, never the proven one
 if command -v protoc > /dev/null; then
 	"$IG_TOP/build/idlegap" report --perfetto "$TMP/gil.pftrace" "$TMP/gil.igrec" > /dev/null 2>&1
@@ -418,7 +506,12 @@ if command -v protoc > /dev/null; then
 		"$IG_TOP/tests/perfetto/perfetto-subset.proto" < "$TMP/gil.pftrace" > "$TMP/gil.txt" 2>&1
 	ok "perfetto: the trace is well formed" -- sh -c \
 		"'$IG_TOP/tests/perfetto/check_trace.py' < '$TMP/gil.txt' > /dev/null"
-	ok "perfetto: a 'GPU 0 (estimated)' track" grep -q '"GPU 0 (estimated)"' "$TMP/gil.txt"
+	if $gil_stalled; then
+		ok "perfetto: no estimated track where the estimate was refused" \
+			sh -c "! grep -q '\"GPU 0 (estimated)\"' '$TMP/gil.txt'"
+	else
+		ok "perfetto: a 'GPU 0 (estimated)' track" grep -q '"GPU 0 (estimated)"' "$TMP/gil.txt"
+	fi
 else
 	skip "perfetto: the estimated track" "protoc not found (Debian protobuf-compiler)"
 fi

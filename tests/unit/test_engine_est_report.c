@@ -156,6 +156,57 @@ static void test_too_few(void **state)
 	ig_engine_free(e);
 }
 
+/* Every fourth step's last launch call is preempted for 3 ms before its
+ * op is queued, and its sync then sleeps 10 us: returned at once as the
+ * syncs go (so no waiting mark), yet it proves the queue non-empty from
+ * the last submission's entry to its wakeup (design §4.5), 3 ms the GPU
+ * sat idle.  The interval's high end takes that busy time as possibly
+ * idle, so the truth lies inside it. */
+static void test_preempted_launch(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	struct tstream s = { 0 };
+	struct json_object *j;
+	double span, truth, idle, lo, hi;
+	uint32_t k, i;
+
+	(void)state;
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	for (k = 0; k < STEPS; k++) {
+		uint64_t t = MS + k * 15 * MS, last = 0, in;
+
+		for (i = 0; i < OPS; i++) {
+			last = t + i * MS;
+			t_launch(&s, last, 0x1000);
+		}
+		if (k % 4) {
+			t_sync(&s, 100, 100, last + 20 * US, 0, last + 25 * US, L, last);
+			continue;
+		}
+		in = last + 3 * MS + 20 * US;
+		OFF(&s, .tid = 100, .t_off = last + 2 * US, .t_on = last + 3 * MS,
+		    .reason = IG_R_PREEMPT, .prev_tid = 555, .prev_comm = "other");
+		t_sync(&s, 100, 100, in, in + 10 * US, in + 15 * US, L, last);
+	}
+	t_end(&s, 700 * MS);
+	ts_feed(&s, e);
+	ts_free(&s);
+	j = report(e);
+	span = jd(j, "gpu.span_s");
+	idle = jd(j, "gpu.idle_s");
+	/* the GPU ran STEPS * OPS kernels of KERNEL, one at a time */
+	truth = span - S((double)STEPS * OPS * KERNEL / MS);
+	assert_true(jd(j, "gpu.busy_s") >= S(STEPS / 4 * 3.0));
+	assert_string_equal(json_object_get_string(jpath(j, "gpu.estimate_method")), "bound");
+	lo = idle + jd(j, "gpu.idle_estimated_low_s");
+	hi = idle + jd(j, "gpu.idle_estimated_high_s");
+	assert_true(lo <= truth);
+	assert_true(truth <= hi);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_too_loose),
 		cmocka_unit_test(test_check_failed),
 		cmocka_unit_test(test_too_few),
+		cmocka_unit_test(test_preempted_launch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,10 +209,11 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	uint64_t t_end = m[nm - 1].t_end, unres = 0, all_unres = d->unres_ns;
 	uint64_t t0 = blk_start(d);
 	struct ig_piece *u = d->u.v, rest = { 0 };
-	uint32_t nl = count_before(&d->l, m[nm - 1].t_in), nu, i;
+	struct est_ival *z = d->z.v, zrest = { 0 };
+	uint32_t nl = count_before(&d->l, m[nm - 1].t_in), nu, nz, i;
 	struct est_result r;
-	bool split = false;
-	size_t nl_all = d->l.n, nm_all = d->m.n, nu_all;
+	bool split = false, zsplit = false;
+	size_t nl_all = d->l.n, nm_all = d->m.n, nu_all, nz_all = d->z.n;
 
 	nu = count_before(&d->u, t_end);
 	if (nu && u[nu - 1].t1 > t_end) {	/* a piece across the end: cut */
@@ -223,10 +224,18 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	}
 	for (i = 0; i < nu; i++)
 		unres += u[i].t1 - u[i].t0;
+	nz = count_before(&d->z, t_end);
+	if (nz && z[nz - 1].t1 > t_end) {	/* and the proven idle's */
+		zrest = z[nz - 1];
+		zrest.t0 = t_end;
+		z[nz - 1].t1 = t_end;
+		zsplit = true;
+	}
 	nu_all = d->u.n;
 	d->l.n = nl;
 	d->m.n = nm;
 	d->u.n = nu;
+	d->z.n = nz;
 	d->unres_ns = unres;
 	d->blk_end = t_end;
 	dev_reset(d);
@@ -257,6 +266,7 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	d->l.n = nl_all;
 	d->m.n = nm_all;
 	d->u.n = nu_all;
+	d->z.n = nz_all;
 	d->blk_end = 0;
 	d->blk_t0 = t_end;
 	d->unres_ns = all_unres - unres;
@@ -265,6 +275,9 @@ static void block_close(struct ig_engine *e, struct est_dev *d, uint32_t nm)
 	if (split)
 		u[--nu] = rest;
 	drop_front(&d->u, nu);
+	if (zsplit)
+		z[--nz] = zrest;
+	drop_front(&d->z, nz);
 	s->nlaunch -= nl;
 	segs_trim(s);
 	ig_est_nv_fold(s, d->ordinal, t_end);
@@ -275,6 +288,7 @@ static void sort_evidence(struct est_dev *d)
 	sort_vec(&d->l);
 	sort_vec(&d->m);
 	sort_vec(&d->u);
+	sort_vec(&d->z);
 }
 
 /* Where @d's block may end at the latest: what the walk has given causes,
@@ -384,7 +398,8 @@ size_t ig_est_bytes(const struct ig_engine *e, size_t *evidence)
 			const struct est_dev *d = s->dev[i];
 
 			n += sizeof(*d) + vec_bytes(&d->st) + vec_bytes(&d->errs);
-			ev += vec_bytes(&d->l) + vec_bytes(&d->m) + vec_bytes(&d->u);
+			ev += vec_bytes(&d->l) + vec_bytes(&d->m) + vec_bytes(&d->u) +
+			      vec_bytes(&d->z);
 		}
 	}
 	if (evidence)
@@ -491,6 +506,7 @@ void ig_est_free(struct ig_engine *e)
 		free(s->dev[i]->l.v);
 		free(s->dev[i]->m.v);
 		free(s->dev[i]->u.v);
+		free(s->dev[i]->z.v);
 		free(s->dev[i]->err);
 		free(s->dev[i]->k);
 		free(s->dev[i]->st.v);

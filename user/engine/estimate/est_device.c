@@ -140,8 +140,10 @@ static void piece(struct ig_engine *e, int device, uint64_t t0, uint64_t t1,
 
 void ig_est_on_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
 {
-	if (t1 > t0)
-		piece(e, ordinal, t0, t1, EST_P_IDLE);
+	if (t1 <= t0)
+		return;
+	piece(e, ordinal, t0, t1, EST_P_IDLE);
+	ig_est_idle_note(e, ordinal, t0, t1);
 }
 
 void ig_est_nv_piece(struct ig_engine *e, const struct ig_piece *pc)

@@ -23,6 +23,9 @@
 /* closed blocks' estimated stretches kept for the Perfetto track (1 MiB) */
 #define EST_MAX_STRETCHES	(64u << 10)
 #define EST_MAX_SEGS		(256u << 10)	/* feeder stretches kept */
+/* proven idle pieces kept per device's open block: past them the busy
+ * time behind syncs that did not wait is taken as larger, never smaller */
+#define EST_MAX_IDLE		(1u << 20)
 #define EST_FOLDS		5
 #define EST_VARIANTS		4	/* signatures pulled to 0, one by one */
 #define EST_LATE_FIT		1.25	/* a late variant's error, at most, to the fit's */
@@ -33,6 +36,7 @@ struct est_dev {
 	struct ig_vec l;	/* struct est_launch */
 	struct ig_vec m;	/* struct est_mark */
 	struct ig_vec u;	/* struct ig_piece: unresolved spans */
+	struct ig_vec z;	/* struct est_ival: proven idle, EST_MAX_IDLE */
 	uint64_t unres_ns;	/* their time, kept past an overflow */
 	uint32_t tgid;		/* the one queue seen, or multi */
 	uint64_t stream;
@@ -133,6 +137,9 @@ void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
  * into @causes (feeder stretches; unknown where none). */
 void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 			 uint64_t *causes);
+/* Proven idle [t0, t1) on the device, for the busy time the high end
+ * may take as idle (est_intake.c). */
+void ig_est_idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
 /* est_device.c: fuse the device's counters over [@a, @b) (0 and
  * UINT64_MAX: the span's ends) into d->r, the open block's. */
 void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,

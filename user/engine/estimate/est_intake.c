@@ -23,9 +23,11 @@ static void est_overflow(struct ig_est *s)
 		free(d->l.v);
 		free(d->m.v);
 		free(d->u.v);
+		free(d->z.v);
 		d->l = (struct ig_vec){ .esz = d->l.esz };
 		d->m = (struct ig_vec){ .esz = d->m.esz };
 		d->u = (struct ig_vec){ .esz = d->u.esz };
+		d->z = (struct ig_vec){ .esz = d->z.esz };
 	}
 	free(s->segs.v);
 	s->segs = (struct ig_vec){ .esz = s->segs.esz };
@@ -72,6 +74,7 @@ static struct est_dev *dev_of(struct ig_engine *e, int ordinal)
 	d->l.esz = sizeof(struct est_launch);
 	d->m.esz = sizeof(struct est_mark);
 	d->u.esz = sizeof(struct ig_piece);
+	d->z.esz = sizeof(struct est_ival);
 	d->st.esz = sizeof(struct est_stretch);
 	d->errs.esz = sizeof(double);
 	s->dev[s->ndev++] = d;
@@ -161,4 +164,22 @@ void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 	d->unres_ns += pc->t1 - pc->t0;
 	if (!e->est->overflow && (u = ig_vec_push(&d->u)))
 		*u = *pc;
+}
+
+/* Kept for a device the estimate already follows (its launches and marks
+ * come first), never one made for it: an idle piece left out counts as
+ * busy, a larger high end. */
+void ig_est_idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
+{
+	struct est_dev *d = NULL;
+	struct est_ival *z;
+	uint32_t i;
+
+	for (i = 0; e->est && i < e->est->ndev && !d; i++)
+		if (e->est->dev[i]->ordinal == ordinal)
+			d = e->est->dev[i];
+	if (!d || t1 <= t0 || e->est->overflow || d->z.n >= EST_MAX_IDLE)
+		return;
+	if ((z = ig_vec_push(&d->z)))
+		*z = (struct est_ival){ t0, t1 };
 }

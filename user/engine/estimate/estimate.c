@@ -159,6 +159,52 @@ static uint64_t unres_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
 	return n;
 }
 
+/* Length of [a, b) inside the proven idle pieces, from piece @*pi on. */
+static uint64_t idle_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
+			uint64_t b)
+{
+	const struct est_ival *z = d->z.v;
+	uint64_t n = 0;
+	uint32_t i;
+
+	while (*pi < d->z.n && z[*pi].t1 <= a)
+		(*pi)++;
+	for (i = *pi; i < d->z.n && z[i].t0 < b; i++)
+		if (ig_min64(z[i].t1, b) > ig_max64(z[i].t0, a))
+			n += ig_min64(z[i].t1, b) - ig_max64(z[i].t0, a);
+	return n;
+}
+
+/* The busy time (§4.5) between the last launch before each mark that
+ * found the queue ended by its return (a sync that did not wait for the
+ * GPU) and that return: a sync that slept a moment proves the queue
+ * non-empty from its last submission's entry to its wakeup, or to its
+ * return where it then waited for a CPU; yet a launch call preempted
+ * before its op was queued, or a wakeup followed by milliseconds
+ * runnable, leaves the GPU idle there.  No record shows which, so all of
+ * it may be idle (the high end).  A waiting sync's busy time has its own
+ * allowance (ig_est_hidden()). */
+static uint64_t busy_unpinned(const struct est_dev *d)
+{
+	const struct est_launch *l = d->l.v;
+	const struct est_mark *m = d->m.v;
+	uint32_t j, li = 0, pi = 0, zi = 0, first;
+	uint64_t h = 0, a, b, n;
+
+	for (j = 0; j < d->m.n; j++) {
+		first = li;
+		while (li < d->l.n && l[li].t < m[j].t_in)
+			li++;
+		if (m[j].waited || li == first || m[j].t_end <= l[li - 1].t)
+			continue;
+		a = l[li - 1].t;
+		b = m[j].t_end;
+		n = unres_in(d, &pi, a, b) + idle_in(d, &zi, a, b);
+		h += b - a > n ? b - a - n : 0;
+	}
+	return h;
+}
+
 /* The bottleneck between each launch and the next, inside unresolved
  * time: host-bound when the replayed queue had run dry by the next
  * launch, GPU-bound when that launch had to queue (docs/design.md §4.10). */
@@ -345,9 +391,10 @@ static void dev_bound(struct ig_engine *e, struct est_dev *d)
 	r->low_ns = ig_min64(lo, r->idle_ns);
 	r->at_least_ns = r->low_ns;
 	/* all of it, and what proven busy time may hide where a sync
-	 * waited (ig_est_hidden()) */
+	 * waited (ig_est_hidden()) and where one did not (busy_unpinned()) */
 	r->high_ns = d->unres_ns + (uint64_t)ig_est_hidden(&f, d->l.v, d->l.n,
-							   d->m.v, d->m.n);
+							   d->m.v, d->m.n) +
+		     busy_unpinned(d);
 	r->method = "bound";
 	r->have = true;
 }
@@ -555,8 +602,10 @@ void ig_est_dev_compute(struct ig_engine *e, struct est_dev *d)
 	margin = (uint64_t)(r->p90_us * 1e3) * d->u.n;
 	r->high_ns = ig_min64(r->unres_ns, r->high_ns + margin);
 	/* and what proven busy time may hide (ig_est_hidden()): a queue
-	 * that ended before its drained point, a chain that started late */
-	r->high_ns += (uint64_t)ig_est_hidden(&m, d->l.v, d->l.n, d->m.v, d->m.n);
+	 * that ended before its drained point, a chain that started late;
+	 * and behind syncs that did not wait (busy_unpinned()) */
+	r->high_ns += (uint64_t)ig_est_hidden(&m, d->l.v, d->l.n, d->m.v, d->m.n) +
+		      busy_unpinned(d);
 	if (r->low_ns > r->idle_ns)
 		r->low_ns = r->idle_ns;
 	if (r->high_ns < r->idle_ns)
