@@ -138,12 +138,9 @@ static void piece(struct ig_engine *e, int device, uint64_t t0, uint64_t t1,
 	*q = p;
 }
 
-void ig_est_on_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
+void ig_est_nv_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
 {
-	if (t1 <= t0)
-		return;
 	piece(e, ordinal, t0, t1, EST_P_IDLE);
-	ig_est_idle_note(e, ordinal, t0, t1);
 }
 
 void ig_est_nv_piece(struct ig_engine *e, const struct ig_piece *pc)

@@ -510,3 +510,26 @@ double ig_est_hidden(const struct est_model *md, const struct est_launch *l,
 	free(ch);
 	return h;
 }
+
+/* The q-quantile of @v[0..n) (sorted in place), interpolated. */
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double ig_est_quantile(double *v, uint32_t n, double q)
+{
+	double pos;
+	uint32_t i;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), by_double);
+	pos = q * (n - 1);
+	i = (uint32_t)pos;
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}

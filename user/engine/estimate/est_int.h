@@ -137,9 +137,10 @@ void ig_est_dev_walk(const struct est_dev *d, est_span_fn cb, void *ctx);
  * into @causes (feeder stretches; unknown where none). */
 void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 			 uint64_t *causes);
-/* Proven idle [t0, t1) on the device, for the busy time the high end
- * may take as idle (est_intake.c). */
-void ig_est_idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
+/* est_device.c: proven idle [t0, t1) on the device, a piece the
+ * counters' windows take (ig_est_on_idle() also keeps it for the busy
+ * time the high end may take as idle). */
+void ig_est_nv_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1);
 /* est_device.c: fuse the device's counters over [@a, @b) (0 and
  * UINT64_MAX: the span's ends) into d->r, the open block's. */
 void ig_est_device_fuse(struct ig_engine *e, struct est_dev *d, uint64_t a,

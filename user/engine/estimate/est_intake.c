@@ -169,7 +169,7 @@ void ig_est_on_unres(struct ig_engine *e, const struct ig_piece *pc)
 /* Kept for a device the estimate already follows (its launches and marks
  * come first), never one made for it: an idle piece left out counts as
  * busy, a larger high end. */
-void ig_est_idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
+static void idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
 {
 	struct est_dev *d = NULL;
 	struct est_ival *z;
@@ -182,4 +182,14 @@ void ig_est_idle_note(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1
 		return;
 	if ((z = ig_vec_push(&d->z)))
 		*z = (struct est_ival){ t0, t1 };
+}
+
+/* A proven idle piece of a device: to the counters' pieces and the
+ * device's idle list. */
+void ig_est_on_idle(struct ig_engine *e, int ordinal, uint64_t t0, uint64_t t1)
+{
+	if (t1 <= t0)
+		return;
+	ig_est_nv_idle(e, ordinal, t0, t1);
+	idle_note(e, ordinal, t0, t1);
 }

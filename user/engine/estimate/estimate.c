@@ -66,28 +66,6 @@ void ig_est_unres_causes(const struct ig_est *s, const struct est_dev *d,
 		seg_causes(s, causes, u[i].t0, u[i].t1);
 }
 
-static int by_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double ig_est_quantile(double *v, uint32_t n, double q)
-{
-	double pos;
-	uint32_t i;
-
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), by_double);
-	pos = q * (n - 1);
-	i = (uint32_t)pos;
-	if (i + 1 >= n)
-		return v[n - 1];
-	return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
 /* Held-out check: fit without each fold, predict its waiting syncs. */
 static void check(struct est_dev *d, uint32_t nsig, int base, double *rel,
 		  uint32_t *nrel)
