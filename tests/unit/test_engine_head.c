@@ -43,8 +43,9 @@ static void t_file(struct tstream *s)
 }
 
 /* The job: @states, the states read at the start; @counter, the NVML
- * windows; @zero_to, where the counter stops reading 0%. */
-static struct json_object *job(bool states, bool counter, uint64_t zero_to)
+ * windows; @zero_to, where the counter stops reading 0%; @ctx, its
+ * context made under the tracer before its first work (as under `run`). */
+static struct json_object *job_ctx(bool states, bool counter, uint64_t zero_to, bool ctx)
 {
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(-1, 0);
@@ -67,6 +68,8 @@ static struct json_object *job(bool states, bool counter, uint64_t zero_to)
 	    .reason = IG_R_OTHER, .flags = IG_F_AT_ATTACH | IG_F_WAKER_IRQ);
 	OFF(&s, .tid = 100, .t_off = 1 * MS, .t_wake = 805 * MS, .t_on = 806 * MS,
 	    .reason = IG_R_OTHER, .flags = IG_F_AT_ATTACH, .waker_tid = 200);
+	if (ctx)
+		CU(&s, .kind = IG_CU_CTX, .tid = 100, .ts = FIRST - 10 * MS, .arg = 0);
 	t_submit(&s, 100, 100, FIRST, L);
 	t_sync(&s, 100, 100, 811 * MS, 829 * MS, 830 * MS, L, FIRST);
 	t_submit(&s, 100, 100, 900 * MS, L);
@@ -88,6 +91,11 @@ static struct json_object *job(bool states, bool counter, uint64_t zero_to)
 	ig_engine_free(e);
 	ts_free(&s);
 	return j;
+}
+
+static struct json_object *job(bool states, bool counter, uint64_t zero_to)
+{
+	return job_ctx(states, counter, zero_to, false);
 }
 
 static struct json_object *head0(struct json_object *j)
@@ -176,6 +184,21 @@ static void test_head_no_states(void **state)
 	json_object_put(j);
 }
 
+/* A process that made its context under the tracer had no GPU work
+ * before it: the time before its first work is its start-up, no head,
+ * and none of it idle, though the counter read 0% there. */
+static void test_head_ctx_made(void **state)
+{
+	struct json_object *j = job_ctx(true, true, 4 * PERIOD, true);
+	struct json_object *a = jpath(j, "gpu.heads");
+
+	(void)state;
+	assert_true(!a || json_object_array_length(a) == 0);
+	assert_near(jd(j, "gpu.idle_s"), (900 - 829) / 1e3, 1e-6);
+	assert_near(cause_s(j, "causes", "storage"), 0, 1e-9);
+	json_object_put(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_head_no_counter),
 		cmocka_unit_test(test_head_dead_counter),
 		cmocka_unit_test(test_head_no_states),
+		cmocka_unit_test(test_head_ctx_made),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

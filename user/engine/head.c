@@ -41,8 +41,10 @@ struct head_win {
 };
 
 struct head_first {
-	uint64_t ts;
+	uint64_t ts;		/* 0: no work yet */
 	uint32_t tid;
+	bool ctx_made;		/* its context was made under the tracer,
+				 * before its first work: no head */
 };
 
 struct ig_head {
@@ -96,17 +98,31 @@ void ig_head_on_nvwin(struct ig_engine *e, const struct ig_nvwin *r)
 	*w = (struct head_win){ r->t0, r->t1, r->busy_ppm, (int32_t)r->device, r->kind };
 }
 
+/* A process that makes its context under the tracer (`run`, or a job
+ * that had not reached its GPU yet) had no GPU work before: the time
+ * before its first work is its start-up, not a head. */
 void ig_head_on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 {
-	struct ig_head *h;
+	bool ctx = c->kind == IG_CU_CTX;
 	struct head_first *f;
+	struct ig_head *h;
 
-	if (c->kind != IG_CU_SUBMIT && c->kind != IG_CU_SYNC_BEGIN)
+	if (!ctx && c->kind != IG_CU_SUBMIT && c->kind != IG_CU_SYNC_BEGIN)
 		return;
-	if (!(h = head_of(e)) || ig_htab_get(&h->first, c->h.tgid))
+	if (!(h = head_of(e)))
 		return;
-	if (!(f = malloc(sizeof(*f))) || ig_htab_put(&h->first, c->h.tgid, f)) {
-		free(f);
+	f = ig_htab_get(&h->first, c->h.tgid);
+	if (f && (f->ts || ctx))
+		return;
+	if (!f) {
+		if (!(f = calloc(1, sizeof(*f))) ||
+		    ig_htab_put(&h->first, c->h.tgid, f)) {
+			free(f);
+			return;
+		}
+	}
+	if (ctx) {
+		f->ctx_made = true;
 		return;
 	}
 	f->ts = c->h.ts;
@@ -132,7 +148,7 @@ static bool feeder(const struct ig_engine *e, const struct ig_device *d,
 			if (s->dev == d)
 				break;
 		f = s ? ig_htab_get(&e->head->first, p->pid) : NULL;
-		if (!s || !f || f->ts >= g->t1)
+		if (!s || !f || !f->ts || f->ctx_made || f->ts >= g->t1)
 			continue;
 		g->t1 = f->ts;
 		g->tid = f->tid;
