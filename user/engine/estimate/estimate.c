@@ -13,6 +13,7 @@
  * start + duration.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,36 +122,28 @@ static uint64_t spans_walk(const struct est_dev *d, const struct est_ival *k,
 	return idle;
 }
 
-/* Length of [a, b) inside the unresolved spans, from span @*pi on. */
-static uint64_t unres_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
-			 uint64_t b)
+/* Length of [a, b) inside the intervals of @v, from element @*pi on: the
+ * unresolved spans (struct ig_piece) or the proven idle pieces (struct
+ * est_ival), each in time order and beginning with its t0 and t1. */
+_Static_assert(offsetof(struct ig_piece, t0) == 0 &&
+	       offsetof(struct ig_piece, t1) == sizeof(uint64_t) &&
+	       offsetof(struct est_ival, t0) == 0 &&
+	       offsetof(struct est_ival, t1) == sizeof(uint64_t),
+	       "intervals begin with t0, t1");
+static uint64_t len_in(const struct ig_vec *v, uint32_t *pi, uint64_t a,
+		       uint64_t b)
 {
-	const struct ig_piece *u = d->u.v;
+#define IV(i) ((const uint64_t *)((const char *)v->v + (size_t)(i) * v->esz))
 	uint64_t n = 0;
 	uint32_t i;
 
-	while (*pi < d->u.n && u[*pi].t1 <= a)
+	while (*pi < v->n && IV(*pi)[1] <= a)
 		(*pi)++;
-	for (i = *pi; i < d->u.n && u[i].t0 < b; i++)
-		if (ig_min64(u[i].t1, b) > ig_max64(u[i].t0, a))
-			n += ig_min64(u[i].t1, b) - ig_max64(u[i].t0, a);
+	for (i = *pi; i < v->n && IV(i)[0] < b; i++)
+		if (ig_min64(IV(i)[1], b) > ig_max64(IV(i)[0], a))
+			n += ig_min64(IV(i)[1], b) - ig_max64(IV(i)[0], a);
 	return n;
-}
-
-/* Length of [a, b) inside the proven idle pieces, from piece @*pi on. */
-static uint64_t idle_in(const struct est_dev *d, uint32_t *pi, uint64_t a,
-			uint64_t b)
-{
-	const struct est_ival *z = d->z.v;
-	uint64_t n = 0;
-	uint32_t i;
-
-	while (*pi < d->z.n && z[*pi].t1 <= a)
-		(*pi)++;
-	for (i = *pi; i < d->z.n && z[i].t0 < b; i++)
-		if (ig_min64(z[i].t1, b) > ig_max64(z[i].t0, a))
-			n += ig_min64(z[i].t1, b) - ig_max64(z[i].t0, a);
-	return n;
+#undef IV
 }
 
 /* The busy time (§4.5) between the last launch before each mark that
@@ -177,7 +170,7 @@ static uint64_t busy_unpinned(const struct est_dev *d)
 			continue;
 		a = l[li - 1].t;
 		b = m[j].t_end;
-		n = unres_in(d, &pi, a, b) + idle_in(d, &zi, a, b);
+		n = len_in(&d->u, &pi, a, b) + len_in(&d->z, &zi, a, b);
 		h += b - a > n ? b - a - n : 0;
 	}
 	return h;
@@ -198,7 +191,7 @@ static void bound_split(struct est_dev *d)
 
 		if (b <= a)
 			continue;
-		n = unres_in(d, &pi, a, b);
+		n = len_in(&d->u, &pi, a, b);
 		if (!n)
 			continue;
 		while (kj < d->nk && k[kj].t1 < b)
