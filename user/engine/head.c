@@ -41,6 +41,7 @@ struct head_win {
 };
 
 struct head_first {
+	uint64_t tgid;		/* the key (ig_htab_init_ents()) */
 	uint64_t ts;		/* 0: no work yet */
 	uint32_t tid;
 	bool ctx_made;		/* its context was made under the tracer,
@@ -49,7 +50,7 @@ struct head_first {
 
 struct ig_head {
 	struct ig_vec wins;	/* struct head_win, in arrival order */
-	struct ig_htab first;	/* tgid -> struct head_first */
+	struct ig_htab first;	/* struct head_first, kept in place */
 	int32_t live[IG_MAX_DEVICES];	/* devices whose counter read > 0 */
 	uint32_t nlive;
 	struct ig_head_dev dev[IG_MAX_DEVICES];
@@ -64,7 +65,8 @@ static struct ig_head *head_of(struct ig_engine *e)
 {
 	if (!e->head) {
 		e->head = calloc(1, sizeof(*e->head));
-		if (e->head && ig_htab_init(&e->head->first, 16)) {
+		if (e->head && ig_htab_init_ents(&e->head->first, 16,
+						   sizeof(struct head_first), 3)) {
 			free(e->head);
 			e->head = NULL;
 		}
@@ -111,16 +113,11 @@ void ig_head_on_cuda(struct ig_engine *e, const struct ig_cuda *c)
 		return;
 	if (!(h = head_of(e)))
 		return;
-	f = ig_htab_get(&h->first, c->h.tgid);
+	f = ig_htab_ent(&h->first, c->h.tgid);
 	if (f && (f->ts || ctx))
 		return;
-	if (!f) {
-		if (!(f = calloc(1, sizeof(*f))) ||
-		    ig_htab_put(&h->first, c->h.tgid, f)) {
-			free(f);
-			return;
-		}
-	}
+	if (!f && !(f = ig_htab_ent_add(&h->first, c->h.tgid)))
+		return;
 	if (ctx) {
 		f->ctx_made = true;
 		return;
@@ -147,7 +144,7 @@ static bool feeder(const struct ig_engine *e, const struct ig_device *d,
 		for (k = 0; (s = ig_htab_next(&p->streams, &k));)
 			if (s->dev == d)
 				break;
-		f = s ? ig_htab_get(&e->head->first, p->pid) : NULL;
+		f = s ? ig_htab_ent(&e->head->first, p->pid) : NULL;
 		if (!s || !f || !f->ts || f->ctx_made || f->ts >= g->t1)
 			continue;
 		g->t1 = f->ts;
@@ -335,7 +332,7 @@ uint64_t ig_head_keep_from(const struct ig_engine *e)
 	 * or whose device is still to settle */
 	while ((p = ig_htab_next(&e->tasks.procs, &it)))
 		if (p->first_seen <= e->win.meta_ts && p->exit_ts == IG_NS_INF &&
-		    (!e->head || !ig_htab_get(&e->head->first, p->pid) ||
+		    (!e->head || !ig_htab_ent(&e->head->first, p->pid) ||
 		     !settled(e->head, ig_gpu_proc_device(p))))
 			return e->win.meta_ts;
 	return UINT64_MAX;
@@ -369,13 +366,10 @@ const struct ig_head_dev *ig_head_of(const struct ig_engine *e, int device)
 
 void ig_head_free(struct ig_engine *e)
 {
-	struct head_first *f;
-	uint32_t it = 0, i;
+	uint32_t i;
 
 	if (!e->head)
 		return;
-	while ((f = ig_htab_next(&e->head->first, &it)))
-		free(f);
 	ig_htab_free(&e->head->first);
 	free(e->head->wins.v);
 	for (i = 0; i < e->head->ndev; i++)
