@@ -248,6 +248,44 @@ static void test_peer_wait(void **state)
 	ig_metrics_free(m);
 }
 
+/* A rank of a communicator that never waited for a peer (the job's
+ * straggler): its GPU's peer_wait series is there, at 0, beside its
+ * peers', found by the rank's device or its process's; a GPU with no rank
+ * on it has none. */
+static void test_peer_wait_zero(void **state)
+{
+	struct ig_metrics_opts o = { .sz = sizeof(o), .version = "0.1" };
+	struct ig_metrics *m = ig_metrics_new(&o);
+	struct json_object *w = window(
+		"[{\"pid\": 10, \"device\": 0}, {\"pid\": 11, \"device\": 1},"
+		" {\"pid\": 12, \"device\": 2}, {\"pid\": 13, \"device\": 3}]",
+		"[{\"device\": 0, \"busy_s\": 2.0, \"idle_s\": 1.0, \"unresolved_s\": 0.0,"
+		" \"peer_wait_s\": 3.5},"
+		" {\"device\": 1, \"busy_s\": 2.0, \"idle_s\": 1.0, \"unresolved_s\": 0.0,"
+		" \"peer_wait_s\": 0.0},"
+		" {\"device\": 2, \"busy_s\": 2.0, \"idle_s\": 4.5, \"unresolved_s\": 0.0,"
+		" \"peer_wait_s\": 0.0},"
+		" {\"device\": 3, \"busy_s\": 2.0, \"idle_s\": 1.0, \"unresolved_s\": 0.0,"
+		" \"peer_wait_s\": 0.0}]", CAUSES);
+	char *t;
+
+	(void)state;
+	json_object_object_add(w, "collectives", json_tokener_parse(
+		"{\"ranks\": [{\"rank\": 0, \"pid\": 10, \"device\": 0, \"peer_wait_s\": 3.5},"
+		" {\"rank\": 1, \"pid\": 11, \"device\": null, \"peer_wait_s\": 0.0},"
+		" {\"rank\": 2, \"pid\": 12, \"device\": 2, \"peer_wait_s\": 0.0}]}"));
+	assert_int_equal(ig_metrics_add_window(m, w, NULL, 0), 0);
+	t = render(m);
+	has(t, "gpu=\"0\",state=\"peer_wait\"} 3.5\n");
+	has(t, "gpu=\"1\",state=\"peer_wait\"} 0\n");
+	has(t, "gpu=\"2\",state=\"peer_wait\"} 0\n");
+	hasnt(t, "gpu=\"3\",state=\"peer_wait\"");
+	has(t, "gpu=\"3\",state=\"busy\"} 2\n");
+	free(t);
+	json_object_put(w);
+	ig_metrics_free(m);
+}
+
 /* Two ranks on two GPUs: the device series each have their rank and
  * UUID; the window's causes only what both share. */
 static void test_shared_labels_only(void **state)
@@ -569,6 +607,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_window_and_sum),
 		cmocka_unit_test(test_peer_wait),
+		cmocka_unit_test(test_peer_wait_zero),
 		cmocka_unit_test(test_bound_alone),
 		cmocka_unit_test(test_shared_labels_only),
 		cmocka_unit_test(test_causes_per_gpu),

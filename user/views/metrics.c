@@ -307,11 +307,38 @@ static void expire_unknown(struct ig_metrics *m)
 	m->nunknown = j;
 }
 
+/* Whether a rank of a communicator (collectives.ranks[]) is on this GPU:
+ * by its device number, or its process's, or, on a GPU nothing placed, by
+ * its pid. A rank that never waited for a peer still has a peer_wait
+ * series, at 0, so that a query over a job's GPUs finds each of them
+ * (docs/design.md §7.5). */
+static bool rank_on(struct json_object *ranks, struct json_object *procs,
+		    int64_t ord, int64_t pid)
+{
+	size_t i, k, n = ranks ? json_object_array_length(ranks) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(ranks, i);
+		int64_t rpid = ig_metrics_jint(r, "pid", -1);
+		int64_t dev = ig_metrics_jint(r, "device", -1);
+
+		for (k = 0; dev < 0 && procs && k < json_object_array_length(procs); k++) {
+			struct json_object *p = json_object_array_get_idx(procs, k);
+
+			if (ig_metrics_jint(p, "pid", -1) == rpid)
+				dev = ig_metrics_jint(p, "device", -1);
+		}
+		if (ord >= 0 ? dev == ord : rpid == pid)
+			return true;
+	}
+	return false;
+}
+
 /* Each GPU's series under the labels its processes share; false when the
  * report has no cause time per GPU (then the window's whole goes under
  * the labels all its processes share). */
 static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
-			struct json_object *procs,
+			struct json_object *ranks, struct json_object *procs,
 			const struct ig_pid_identity *ids, size_t nids)
 {
 	struct json_object *devs = ig_metrics_jget(gpu, "devices", json_type_array);
@@ -348,6 +375,7 @@ static bool add_devices(struct ig_metrics *m, struct json_object *gpu,
 		t->state[IG_ST_PEER_WAIT] += ig_metrics_jsec(d, "peer_wait_s");
 		t->state[IG_ST_IDLE_OPEN] += ig_metrics_jsec(d, "idle_open_s");
 		t->has_state = true;
+		t->has_peers |= rank_on(ranks, procs, ord, pid);
 		if (per_dev)
 			add_cause_series(t, d, d);
 		add_steps(t, ig_metrics_jget(d, "steps", json_type_object));
@@ -484,7 +512,10 @@ static void add_window(struct ig_metrics *m, struct json_object *r,
 	}
 	add_stragglers(m, ig_metrics_jget(r, "stragglers", json_type_array));
 	add_collectives(m, r, procs, ids, nids);
-	if (!add_devices(m, gpu, procs, ids, nids)) {
+	if (!add_devices(m, gpu,
+			 ig_metrics_jget(ig_metrics_jget(r, "collectives", json_type_object),
+					 "ranks", json_type_array),
+			 procs, ids, nids)) {
 		ig_metrics_window_lset(procs, ids, nids, -1, &s);
 		t = target_get(m, &s);
 		if (t)

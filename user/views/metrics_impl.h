@@ -86,6 +86,8 @@ struct ig_target {
 	bool has_state, has_causes, has_hist;
 	bool per_pid;		/* one process's GPU nothing placed: kept
 				 * IG_METRICS_PID_KEEP windows unseen */
+	bool has_peers;		/* a rank of a communicator is on it: its
+				 * peer_wait series is exposed, 0 or not */
 	double state[IG_ST__MAX];
 	struct ig_cause_sum idle[IG_MAX_CAUSES], unres[IG_MAX_CAUSES];
 	uint32_t nidle, nunres;

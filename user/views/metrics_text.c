@@ -89,9 +89,11 @@ static void states(struct out *o)
 		const struct ig_target *t = o->m->targets[i];
 
 		for (s = 0; t->has_state && s < IG_ST__MAX; s++)
-			/* peer_wait: only for GPUs of jobs with collectives;
-			 * idle_open: only once a window counted some */
-			if ((s != IG_ST_PEER_WAIT && s != IG_ST_IDLE_OPEN) || t->state[s] > 0)
+			/* peer_wait: only for GPUs of ranks of a
+			 * communicator; idle_open: only once a window
+			 * counted some */
+			if ((s != IG_ST_PEER_WAIT && s != IG_ST_IDLE_OPEN) || t->state[s] > 0 ||
+			    (s == IG_ST_PEER_WAIT && t->has_peers))
 				series(o, "idlegap_gpu_seconds_total", t->key, "state",
 				       names[s], "%.9g", t->state[s]);
 	}
