@@ -159,5 +159,8 @@ int ig_agent_main(int argc, char **argv)
 	/* --window 10 alone: every 60 s; --every 5 alone: a window as long */
 	if (o.every_s < o.window_s)
 		o.window_s = o.every_s;
+	/* a window holds a whole window's launches no longer: its estimate
+	 * folds them as attach and run do, and no window has a timeline */
+	ig_cli_days_engine(&o.engine, false, false);
 	return ig_agent_run(&o);
 }

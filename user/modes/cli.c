@@ -23,12 +23,6 @@ enum {
 	OPT_FOLDED = 0x180,	/* stacks */
 };
 
-/* seconds of trace an estimate block of attach and run spans at most */
-#define IG_RUN_EST_BLOCK_S	300
-/* and launches: a block's fit and replay cost about 40 bytes a launch
- * while it closes, 1.3 MiB for these, on top of what the run holds */
-#define IG_RUN_EST_BLOCK	(32u << 10)
-
 const char *argp_program_version = "idlegap " IG_VERSION;
 
 static const char doc[] =
@@ -276,12 +270,8 @@ static void check_end(struct argp_state *st, struct ig_cli *c)
 	 * time as well as by launches (docs/design.md §3.5) */
 	if (c->cmd != IG_CMD_ATTACH && c->cmd != IG_CMD_RUN)
 		return;
-	if (!c->est_block_s_given)
-		c->s.out.engine.est_block_s = IG_RUN_EST_BLOCK_S;
-	if (!c->s.out.engine.est_block)
-		c->s.out.engine.est_block = IG_RUN_EST_BLOCK;
-	/* the estimate's stretches are kept for a timeline alone */
-	c->s.out.engine.no_est_track = !c->s.out.perfetto_path;
+	ig_cli_days_engine(&c->s.out.engine, c->est_block_s_given,
+			   c->s.out.perfetto_path != NULL);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *st)

@@ -126,3 +126,12 @@ void ig_cli_node_root(struct argp_state *st, const char *arg)
 	else
 		ig_identity_set_node_root(arg);
 }
+
+void ig_cli_days_engine(struct ig_engine_opts *o, bool block_s_given, bool timeline)
+{
+	if (!block_s_given)
+		o->est_block_s = IG_DAYS_EST_BLOCK_S;
+	if (!o->est_block)
+		o->est_block = IG_DAYS_EST_BLOCK;
+	o->no_est_track = !timeline;
+}

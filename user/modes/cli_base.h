@@ -9,6 +9,7 @@
 
 #include <argp.h>
 #include <stdbool.h>
+#include "engine/engine.h"
 
 enum ig_cli_errors {
 	IG_CLI_ARGP,		/* argp's message: "CMD: MSG" and its "Try" line */
@@ -45,5 +46,17 @@ bool ig_cli_seconds(const char *s, double max, bool whole, double *v);
 unsigned int ig_cli_ringbuf(struct argp_state *st, const char *s, unsigned int dflt);
 /* --node-root DIR: an absolute directory. */
 void ig_cli_node_root(struct argp_state *st, const char *arg);
+
+/* The engine of a mode left on a host for days (attach, run, and the
+ * agent's windows; docs/design.md §3.5): the estimate's evidence folded
+ * a block at a time, a block of IG_DAYS_EST_BLOCK launches or of
+ * IG_DAYS_EST_BLOCK_S seconds of trace (where --estimate-block and
+ * --estimate-block-s do not say: @block_s_given), and its stretches kept
+ * only for a timeline (@timeline). */
+#define IG_DAYS_EST_BLOCK_S	300
+/* a block's fit and replay cost about 40 bytes a launch while it closes,
+ * 1.3 MiB for these, on top of what the run holds */
+#define IG_DAYS_EST_BLOCK	(32u << 10)
+void ig_cli_days_engine(struct ig_engine_opts *o, bool block_s_given, bool timeline);
 
 #endif
