@@ -2,6 +2,7 @@
 /* `idlegap agent`: host-wide discovery and the duty cycle (agent.h). */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -464,6 +465,12 @@ int ig_agent_run(const struct ig_agent_opts *o)
 	if (check_privileges() || check_inputs(o))
 		return 1;
 	limit_privileges();
+	/* Each window's engine is freed at its report: a fixed threshold
+	 * keeps each large buffer (an estimate block's evidence, a thread's
+	 * history) in a mapping of its own, which its free returns whole,
+	 * and the trim after each report gives back what smaller blocks
+	 * leave (docs/design.md §3.5, as attach and run do). */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	ig_on_stop_signals(on_signal);
 	if (start_httpd(&a) || open_tracing(&a))
 		goto out;

@@ -4,6 +4,7 @@
  * metrics registry with the identity of each process and, with
  * --reports, into a file. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,8 @@ int ig_agent_held_poll(struct agent *a, bool force)
 	if (h->detach)
 		detach_probes(a);
 	held_free(h);
+	/* what the engine freed goes back to the system (ig_agent_run) */
+	malloc_trim(0);
 	return rc;
 }
 
@@ -486,5 +489,6 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 	w = (struct win_out){ a->engine, a->ids, a->nids, a->gpulib, a->ngpulib, 0 };
 	rc |= report_window(a, &w);
 	ig_agent_window_free(a);
+	malloc_trim(0);
 	return rc;
 }
