@@ -193,57 +193,6 @@ static void test_open_gap_budget(void **state)
 	ig_engine_free(e);
 }
 
-/* A window that joined its processes mid-stream (an agent's window,
- * attach) keeps the history of the threads followed from its start
- * while a head is still to settle (head.c): here a process that never
- * submits, so for the whole 60 s window.  The history budget holds that
- * history too: a thread switching a thousand times a second keeps what
- * the budget allows, not the 30 s since the start. */
-static void test_head_budget(void **state)
-{
-	struct ig_engine_opts o = { .sz = sizeof(o), .window_s = 60,
-				    .hist_budget = 256 * 1024 };
-	struct ig_engine *e = ig_engine_new(&o);
-	struct ig_engine_mem m;
-	struct ig_meta meta = { 0 };
-	struct ig_task tk = { 0 };
-	uint64_t t, i, max_iv = 0;
-	struct json_object *j;
-
-	(void)state;
-	assert_non_null(e);
-	meta.h.type = IG_REC_META;
-	meta.h.size = sizeof(meta);
-	meta.h.ts = 1 * MS;
-	meta.version = IG_FORMAT_VERSION;
-	meta.ncpus = 4;
-	ig_engine_feed(e, &meta.h);
-	tk.h.type = IG_REC_TASK;
-	tk.h.size = sizeof(tk);
-	tk.h.tid = tk.h.tgid = 100;
-	tk.h.ts = 1 * MS;
-	snprintf(tk.comm, sizeof(tk.comm), "t100");
-	ig_engine_feed(e, &tk.h);
-	t = 4 * MS;
-	for (i = 0; i < 30000; i++, t += 1 * MS) {
-		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP, 0);
-		if (i % 1000 == 999) {
-			ig_engine_mem(e, &m);
-			if (m.intervals > max_iv)
-				max_iv = m.intervals;
-		}
-	}
-	print_message("# head kept: retained intervals max %llu (%zu bytes each)\n",
-		      (unsigned long long)max_iv, sizeof(struct ig_ival));
-	/* 30,000 intervals since the start; the budget holds about 2,000 */
-	assert_true(max_iv * sizeof(struct ig_ival) <= 256 * 1024 + 100 * 128);
-	assert_true(max_iv > 500);
-	j = report(e);
-	assert_true(ji(j, "events.history_trims") > 0);
-	json_object_put(j);
-	ig_engine_free(e);
-}
-
 /* Thousands of short-lived threads: the table does not keep them. */
 static void test_thread_churn(void **state)
 {
@@ -647,7 +596,6 @@ int main(void)
 		cmocka_unit_test(test_training_loop_bounded),
 		cmocka_unit_test(test_open_gap_window),
 		cmocka_unit_test(test_open_gap_budget),
-		cmocka_unit_test(test_head_budget),
 		cmocka_unit_test(test_thread_churn),
 		cmocka_unit_test(test_stuck_stream_bounded),
 		cmocka_unit_test(test_throughput),

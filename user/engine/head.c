@@ -291,20 +291,12 @@ static bool covered(const struct ig_head *h, const struct ig_device *d)
 	return false;
 }
 
-uint64_t ig_head_floor(const struct ig_engine *e, const struct ig_thread *t,
-		       uint64_t cutoff)
+uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t)
 {
 	const struct ig_head *h = e->head;
 
-	return h && h->keeping && h->keep < cutoff && t->exit_ts == IG_NS_INF &&
-	       t->proc && t->proc->first_seen <= h->keep ? h->keep : cutoff;
-}
-
-uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t)
-{
-	uint64_t c = ig_head_floor(e, t, e->win.cutoff);
-
-	return c > e->win.hist_cap ? c : e->win.hist_cap;
+	return h && h->keeping && h->keep < e->win.cutoff && t->exit_ts == IG_NS_INF &&
+	       t->proc && t->proc->first_seen <= h->keep ? h->keep : e->win.cutoff;
 }
 
 void ig_head_poll(struct ig_engine *e)

@@ -32,14 +32,9 @@ void ig_head_on_cuda(struct ig_engine *e, const struct ig_cuda *c);
  * kept from for a head still to settle: the start, while it lies inside
  * the history window; else UINT64_MAX. */
 uint64_t ig_head_keep_from(const struct ig_engine *e);
-/* Where thread @t's history may be cut, before the history budget's cut:
- * @cutoff, or the start for a live thread followed from then while a
- * head is to settle (ig_head_keep_from(), as the last ig_head_poll()
- * found it) and the start is before @cutoff. */
-uint64_t ig_head_floor(const struct ig_engine *e, const struct ig_thread *t,
-		       uint64_t cutoff);
-/* Where thread @t's history is cut: ig_head_floor() of the engine's
- * cutoff, and never before the history budget's cut (histcap.c). */
+/* Where thread @t's history may be cut: the engine's cutoff, or the
+ * start for a live thread followed from then while a head is to settle
+ * (ig_head_keep_from(), as the last ig_head_poll() found it). */
 uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t);
 /* Settles each device's head that its counter now covers, or whose first
  * work is HEAD_WAIT_NS old (a counter that does not come). */

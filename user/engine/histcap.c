@@ -15,7 +15,6 @@
 #include <stddef.h>
 #include "engine/model.h"
 #include "engine/attrib/stacks.h"
-#include "engine/head.h"
 
 #define HIST_BUDGET	(4u << 20)	/* bytes of retained history */
 
@@ -36,48 +35,38 @@ static size_t thread_bytes_from(const struct ig_thread *t, uint64_t c)
 	return n;
 }
 
-/* Bytes of all threads' history kept with the cut at @c: each thread's
- * from @c, or from where it is kept (ig_head_floor() of @base) when
- * that is later. */
-static size_t bytes_from(const struct ig_engine *e, uint64_t c, uint64_t base)
+static size_t bytes_from(const struct ig_engine *e, uint64_t c)
 {
 	const struct ig_thread *t;
 	size_t n = 0;
 
 	for (t = e->tasks.thr_head; t; t = t->next)
-		n += thread_bytes_from(t, ig_max64(c, ig_head_floor(e, t, base)));
+		n += thread_bytes_from(t, c);
 	return n;
 }
 
-/* The cutoff the budget asks for, at or after @cutoff (the window's).
- * A head still to settle keeps its threads' history from before
- * @cutoff (head.c): that history counts too, and the cut, where the
- * budget makes one, applies to it (win.hist_cap), so that the threads'
- * history stays under the budget whatever keeps it. */
+/* The cutoff the budget asks for, at or after @cutoff (the window's). */
 uint64_t ig_histcap_cutoff(struct ig_engine *e, uint64_t cutoff)
 {
 	size_t budget = e->o.hist_budget ? e->o.hist_budget : HIST_BUDGET;
-	uint64_t lo = ig_max64(cutoff, e->win.hist_cap), hi = e->win.now;
-	const struct ig_thread *t;
+	uint64_t lo = cutoff, hi = e->win.now;
 
-	for (t = e->tasks.thr_head; t; t = t->next)
-		lo = ig_min64(lo, ig_max64(ig_head_floor(e, t, cutoff), e->win.hist_cap));
-	if (hi <= lo || bytes_from(e, lo, cutoff) <= budget)
+	if (hi <= lo || bytes_from(e, lo) <= budget)
 		return cutoff;
 	/* the earliest cutoff (to a millisecond) that leaves 3/4 of it */
 	while (hi - lo > 1000000) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (bytes_from(e, mid, cutoff) <= budget / 4 * 3)
+		if (bytes_from(e, mid) <= budget / 4 * 3)
 			hi = mid;
 		else
 			lo = mid;
 	}
-	e->win.hist_trims++;
-	if (e->win.now - hi < e->window_ns &&
-	    (!e->win.hist_kept_min || e->win.now - hi < e->win.hist_kept_min))
-		e->win.hist_kept_min = e->win.now - hi;
-	if (hi > e->win.hist_cap)
-		e->win.hist_cap = hi;
-	return ig_max64(hi, cutoff);
+	if (hi > cutoff) {
+		e->win.hist_trims++;
+		if (e->win.now - hi < e->window_ns &&
+		    (!e->win.hist_kept_min || e->win.now - hi < e->win.hist_kept_min))
+			e->win.hist_kept_min = e->win.now - hi;
+	}
+	return hi;
 }

@@ -348,8 +348,6 @@ struct ig_engine_win {
 	uint64_t gc_count;
 	uint64_t hist_trims;	/* the history budget moved the cutoff */
 	uint64_t hist_kept_min;	/* the least history it left, ns */
-	uint64_t hist_cap;	/* where the budget cut every thread's history,
-				 * a head's too (histcap.c) */
 };
 
 /* The GPU model's devices (gpu.c, drain.c, sweep.c). */
@@ -479,9 +477,7 @@ int ig_gpu_proc_node_device(const struct ig_process *p);
 /* Slide the history window: free exited tasks, prune old history. */
 void ig_engine_gc(struct ig_engine *e);
 /* The cutoff, at or after @cutoff, that holds all threads' history under
- * its budget (histcap.c), counting the history a head still to settle
- * keeps from before @cutoff (ig_head_floor()); the cut also applies to
- * that history (win.hist_cap). */
+ * its budget (histcap.c). */
 uint64_t ig_histcap_cutoff(struct ig_engine *e, uint64_t cutoff);
 
 /* ---- gpu.c ---- */
