@@ -21,8 +21,8 @@
  * 10 us after the last launch, sleeping until its kernel ends; else
  * entered 20 us after its kernel ended (none waits).
  * From @bad_step on, each step launches a function of its own. */
-static struct json_object *job(struct ig_engine *e, bool wait, uint32_t bad_step,
-			       double *truth)
+static struct json_object *job_of(struct ig_engine *e, uint32_t steps, bool wait,
+				  uint32_t bad_step, double *truth)
 {
 	struct tstream s = { 0 };
 	struct json_object *j;
@@ -32,7 +32,7 @@ static struct json_object *job(struct ig_engine *e, bool wait, uint32_t bad_step
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "python3");
 	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, NULL);
-	for (k = 0; k < STEPS; k++) {
+	for (k = 0; k < steps; k++) {
 		uint64_t last = 0, in, end;
 
 		for (i = 0; i < OPS; i++) {
@@ -60,6 +60,12 @@ static struct json_object *job(struct ig_engine *e, bool wait, uint32_t bad_step
 	j = report(e);
 	*truth = jd(j, "gpu.unresolved_s") - S((double)busy_in / MS);
 	return j;
+}
+
+static struct json_object *job(struct ig_engine *e, bool wait, uint32_t bad_step,
+			       double *truth)
+{
+	return job_of(e, STEPS, wait, bad_step, truth);
 }
 
 static struct ig_engine *engine(uint32_t block)
@@ -200,6 +206,51 @@ static void test_blocks_by_time(void **state)
 	ig_engine_free(e);
 }
 
+struct peak {
+	struct ig_engine *e;
+	unsigned int n;
+	size_t ev[512];		/* the evidence's bytes at each close */
+};
+
+static void on_close(void *ctx, const struct ig_obs_estimate *x)
+{
+	struct peak *p = ctx;
+
+	(void)x;
+	if (p->n < 512)
+		ig_est_bytes(p->e, &p->ev[p->n]);
+	p->n++;
+}
+
+/* A long job (16k launches, blocks of 64): the launches that came
+ * between two tries are closed with the next block, so the open block's
+ * evidence is as large at the job's end as after its first blocks, and
+ * every block but the last closed on the way. */
+static void test_open_block_bounded(void **state)
+{
+	struct ig_engine *e = engine(64);
+	struct peak p = { .e = e };
+	struct ig_engine_obs ob = { .span = no_span, .estimate = on_close, .ctx = &p };
+	struct json_object *j;
+	size_t first = 0, last = 0;
+	unsigned int i, q;
+	double truth;
+
+	(void)state;
+	ig_engine_observe(e, &ob);
+	j = job_of(e, 4000, true, 4000, &truth);
+	assert_true(p.n >= 16000 / 64 - 8 && p.n <= 512);
+	q = p.n / 4;
+	for (i = 0; i < q; i++) {
+		first = p.ev[i] > first ? p.ev[i] : first;
+		last = p.ev[p.n - 1 - i] > last ? p.ev[p.n - 1 - i] : last;
+	}
+	assert_true(last <= first);
+	assert_int_equal(ji(j, "gpu.estimate_fit.blocks"), p.n + 1);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_bound_blocks),
 		cmocka_unit_test(test_one_refused),
 		cmocka_unit_test(test_blocks_by_time),
+		cmocka_unit_test(test_open_block_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

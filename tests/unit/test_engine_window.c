@@ -193,6 +193,46 @@ static void test_open_gap_budget(void **state)
 	ig_engine_free(e);
 }
 
+/* A trace that joined a job mid-stream keeps its threads' history from
+ * the start for a head still to settle (docs/design.md §4.12), within the
+ * budget: a job switching fast before its first GPU work holds no more
+ * than the budget allows, and the report says the budget cut it. */
+static void test_head_budget(void **state)
+{
+	struct ig_engine_opts o = { .sz = sizeof(o), .window_s = 60,
+				    .hist_budget = 256 * 1024 };
+	struct ig_engine *e = ig_engine_new(&o);
+	struct ig_meta mt = { .h = { .type = IG_REC_META, .size = sizeof(mt), .ts = 1 * MS },
+			      .version = IG_FORMAT_VERSION, .ncpus = 4 };
+	struct ig_engine_mem m;
+	uint64_t t, i, max_iv = 0;
+	struct json_object *j;
+
+	(void)state;
+	assert_non_null(e);
+	ig_engine_feed(e, &mt.h);
+	feed_task(e, 100, 100);
+	t = 2 * MS;
+	for (i = 0; i < 30000; i++, t += 1 * MS) {
+		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP, 0);
+		if (i % 1000 == 999) {
+			ig_engine_mem(e, &m);
+			if (m.intervals > max_iv)
+				max_iv = m.intervals;
+		}
+	}
+	print_message("# retained intervals max %llu (%zu bytes each)\n",
+		      (unsigned long long)max_iv, sizeof(struct ig_ival));
+	assert_true(max_iv * sizeof(struct ig_ival) <= 256 * 1024 + 100 * 128);
+	assert_true(max_iv > 500);
+	feed_cu(e, IG_CU_SUBMIT, 100, t + 1 * MS, L, 0, 0);
+	feed_cu(e, IG_CU_SYNC_END, 100, t + 3 * MS, L, t + 2 * MS, t + 1 * MS);
+	j = report(e);
+	assert_true(ji(j, "events.history_trims") > 0);
+	json_object_put(j);
+	ig_engine_free(e);
+}
+
 /* Thousands of short-lived threads: the table does not keep them. */
 static void test_thread_churn(void **state)
 {
@@ -596,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_training_loop_bounded),
 		cmocka_unit_test(test_open_gap_window),
 		cmocka_unit_test(test_open_gap_budget),
+		cmocka_unit_test(test_head_budget),
 		cmocka_unit_test(test_thread_churn),
 		cmocka_unit_test(test_stuck_stream_bounded),
 		cmocka_unit_test(test_throughput),

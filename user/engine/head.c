@@ -291,12 +291,20 @@ static bool covered(const struct ig_head *h, const struct ig_device *d)
 	return false;
 }
 
+uint64_t ig_head_keep_floor(const struct ig_engine *e)
+{
+	const struct ig_head *h = e->head;
+
+	return h && h->keeping ? h->keep : UINT64_MAX;
+}
+
 uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t)
 {
 	const struct ig_head *h = e->head;
 
 	return h && h->keeping && h->keep < e->win.cutoff && t->exit_ts == IG_NS_INF &&
-	       t->proc && t->proc->first_seen <= h->keep ? h->keep : e->win.cutoff;
+	       t->proc && t->proc->first_seen <= h->keep ?
+	       ig_max64(h->keep, e->win.cap_cutoff) : e->win.cutoff;
 }
 
 void ig_head_poll(struct ig_engine *e)

@@ -34,8 +34,12 @@ void ig_head_on_cuda(struct ig_engine *e, const struct ig_cuda *c);
 uint64_t ig_head_keep_from(const struct ig_engine *e);
 /* Where thread @t's history may be cut: the engine's cutoff, or the
  * start for a live thread followed from then while a head is to settle
- * (ig_head_keep_from(), as the last ig_head_poll() found it). */
+ * (ig_head_keep_from(), as the last ig_head_poll() found it), but not
+ * before the history budget's cutoff. */
 uint64_t ig_head_cutoff(const struct ig_engine *e, const struct ig_thread *t);
+/* The oldest history a head keeps (as ig_head_cutoff() gives it), for the
+ * budget to count; UINT64_MAX when none. */
+uint64_t ig_head_keep_floor(const struct ig_engine *e);
 /* Settles each device's head that its counter now covers, or whose first
  * work is HEAD_WAIT_NS old (a counter that does not come). */
 void ig_head_poll(struct ig_engine *e);

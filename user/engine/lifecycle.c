@@ -63,7 +63,11 @@ void ig_engine_gc(struct ig_engine *e)
 	cutoff = e->win.now > e->window_ns ? e->win.now - e->window_ns : 0;
 	if (keep > cutoff)
 		cutoff = keep;
-	cutoff = ig_histcap_cutoff(e, ig_max64(cutoff, e->win.cutoff));
+	cutoff = ig_max64(cutoff, e->win.cutoff);
+	/* the budget counts what is kept, a head's history with the rest,
+	 * and cuts both (docs/design.md §3.5, §4.12) */
+	e->win.cap_cutoff = ig_histcap_cutoff(e, ig_min64(cutoff, ig_head_keep_floor(e)));
+	cutoff = ig_max64(cutoff, e->win.cap_cutoff);
 	if (cutoff > e->win.cutoff)
 		e->win.cutoff = cutoff;
 	for (t = e->tasks.thr_head; t; t = next) {

@@ -346,6 +346,8 @@ struct ig_engine_win {
 	uint64_t cutoff;	/* history older than this is dropped */
 	uint64_t next_gc;
 	uint64_t gc_count;
+	uint64_t cap_cutoff;	/* the history budget's own cutoff: what a
+				 * head keeps (head.c) is cut there too */
 	uint64_t hist_trims;	/* the history budget moved the cutoff */
 	uint64_t hist_kept_min;	/* the least history it left, ns */
 };

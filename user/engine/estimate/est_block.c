@@ -351,15 +351,24 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 			block_close(e, d, nm);
 		return;
 	}
-	d->next_try = d->l.n + blk / 8 + 1;
-	nm = marks_ending_by(e, d, closable_until(e, d, t_next));
-	m = d->m.v;
-	while (nm && count_before(&d->l, m[nm - 1].t_in) > blk)
-		nm--;
-	/* the last mark before @lim with a block's launches at most before
-	 * it, if half a block was */
-	if (nm && count_before(&d->l, m[nm - 1].t_in) >= blk / 2)
+	/* as many blocks as the launches hold: one a try would leave the
+	 * launches that came between two tries behind each time, and the
+	 * open block would grow with the run */
+	do {
+		nm = marks_ending_by(e, d, closable_until(e, d, t_next));
+		m = d->m.v;
+		while (nm && count_before(&d->l, m[nm - 1].t_in) > blk)
+			nm--;
+		/* the last mark before @lim with a block's launches at most
+		 * before it, if half a block was; none: the next try waits
+		 * for an eighth of a block more */
+		if (!nm || count_before(&d->l, m[nm - 1].t_in) < blk / 2) {
+			d->next_try = d->l.n + blk / 8 + 1;
+			return;
+		}
 		block_close(e, d, nm);
+	} while (d->l.n >= blk + blk / 2);
+	d->next_try = 0;
 }
 
 void ig_est_block_finish(struct est_dev *d)
