@@ -315,19 +315,15 @@ static void expire_unknown(struct ig_metrics *m)
 static bool rank_on(struct json_object *ranks, struct json_object *procs,
 		    int64_t ord, int64_t pid)
 {
-	size_t i, k, n = ranks ? json_object_array_length(ranks) : 0;
+	size_t i, n = ranks ? json_object_array_length(ranks) : 0;
 
 	for (i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(ranks, i);
 		int64_t rpid = ig_metrics_jint(r, "pid", -1);
 		int64_t dev = ig_metrics_jint(r, "device", -1);
 
-		for (k = 0; dev < 0 && procs && k < json_object_array_length(procs); k++) {
-			struct json_object *p = json_object_array_get_idx(procs, k);
-
-			if (ig_metrics_jint(p, "pid", -1) == rpid)
-				dev = ig_metrics_jint(p, "device", -1);
-		}
+		if (dev < 0)
+			dev = ig_metrics_jint(proc_of(procs, rpid), "device", -1);
 		if (ord >= 0 ? dev == ord : rpid == pid)
 			return true;
 	}
@@ -424,16 +420,10 @@ static void add_stragglers(struct ig_metrics *m, struct json_object *arr)
  * series take it; -1 when not known. */
 static int ordinal_of(struct json_object *procs, int64_t pid)
 {
-	size_t i, n = procs ? json_object_array_length(procs) : 0;
+	struct json_object *p = proc_of(procs, pid);
+	int64_t ord = p ? ig_metrics_jint(p, "ordinal", ig_metrics_jint(p, "device", -1)) : -1;
 
-	for (i = 0; i < n; i++) {
-		struct json_object *p = json_object_array_get_idx(procs, i);
-		int64_t ord = ig_metrics_jint(p, "ordinal", ig_metrics_jint(p, "device", -1));
-
-		if (ig_metrics_jint(p, "pid", -1) == pid)
-			return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
-	}
-	return -1;
+	return ord >= 0 && ord <= IG_MAX_DEVICE_ID ? (int)ord : -1;
 }
 
 /* collectives.by_communicator: each rank under its own labels. */
