@@ -146,6 +146,26 @@ static void test_open_gap_window(void **state)
 	ig_engine_free(e);
 }
 
+/* 30,000 sleeps of thread 100 from *@t, 1 ms apart (*@t: after them): the
+ * most intervals of history held, read every 1,000. */
+static uint64_t sleeps(struct ig_engine *e, uint64_t *t)
+{
+	struct ig_engine_mem m;
+	uint64_t i, max_iv = 0;
+
+	for (i = 0; i < 30000; i++, *t += 1 * MS) {
+		feed_off(e, 100, *t, *t + 500 * US, *t + 500 * US, IG_R_SLEEP, 0);
+		if (i % 1000 == 999) {
+			ig_engine_mem(e, &m);
+			if (m.intervals > max_iv)
+				max_iv = m.intervals;
+		}
+	}
+	print_message("# retained intervals max %llu (%zu bytes each)\n",
+		      (unsigned long long)max_iv, sizeof(struct ig_ival));
+	return max_iv;
+}
+
 /* An open gap keeps history for the whole window; a host switching fast
  * would fill it with far more than the budget allows.  The budget moves
  * the cutoff: what is held stays under it, the gap's time before the cut
@@ -156,8 +176,7 @@ static void test_open_gap_budget(void **state)
 	struct ig_engine_opts o = { .sz = sizeof(o), .window_s = 60,
 				    .hist_budget = 256 * 1024 };
 	struct ig_engine *e = ig_engine_new(&o);
-	struct ig_engine_mem m;
-	uint64_t t, i, max_iv = 0;
+	uint64_t t, max_iv;
 	struct json_object *j;
 
 	(void)state;
@@ -166,17 +185,7 @@ static void test_open_gap_budget(void **state)
 	feed_cu(e, IG_CU_SUBMIT, 100, 1 * MS, L, 0, 0);
 	feed_cu(e, IG_CU_SYNC_END, 100, 3 * MS, L, 2 * MS, 1 * MS);
 	t = 4 * MS;
-	for (i = 0; i < 30000; i++, t += 1 * MS) {
-		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP,
-			 0);
-		if (i % 1000 == 999) {
-			ig_engine_mem(e, &m);
-			if (m.intervals > max_iv)
-				max_iv = m.intervals;
-		}
-	}
-	print_message("# retained intervals max %llu (%zu bytes each)\n",
-		      (unsigned long long)max_iv, sizeof(struct ig_ival));
+	max_iv = sleeps(e, &t);
 	/* 30,000 intervals in the window; the budget holds about 2,000 */
 	assert_true(max_iv * sizeof(struct ig_ival) <= 256 * 1024 + 100 * 128);
 	assert_true(max_iv > 500);
@@ -204,8 +213,7 @@ static void test_head_budget(void **state)
 	struct ig_engine *e = ig_engine_new(&o);
 	struct ig_meta mt = { .h = { .type = IG_REC_META, .size = sizeof(mt), .ts = 1 * MS },
 			      .version = IG_FORMAT_VERSION, .ncpus = 4 };
-	struct ig_engine_mem m;
-	uint64_t t, i, max_iv = 0;
+	uint64_t t, max_iv;
 	struct json_object *j;
 
 	(void)state;
@@ -213,16 +221,7 @@ static void test_head_budget(void **state)
 	ig_engine_feed(e, &mt.h);
 	feed_task(e, 100, 100);
 	t = 2 * MS;
-	for (i = 0; i < 30000; i++, t += 1 * MS) {
-		feed_off(e, 100, t, t + 500 * US, t + 500 * US, IG_R_SLEEP, 0);
-		if (i % 1000 == 999) {
-			ig_engine_mem(e, &m);
-			if (m.intervals > max_iv)
-				max_iv = m.intervals;
-		}
-	}
-	print_message("# retained intervals max %llu (%zu bytes each)\n",
-		      (unsigned long long)max_iv, sizeof(struct ig_ival));
+	max_iv = sleeps(e, &t);
 	assert_true(max_iv * sizeof(struct ig_ival) <= 256 * 1024 + 100 * 128);
 	assert_true(max_iv > 500);
 	feed_cu(e, IG_CU_SUBMIT, 100, t + 1 * MS, L, 0, 0);
