@@ -299,16 +299,19 @@ static uint64_t closable_until(struct ig_engine *e, const struct est_dev *d,
 	return ig_min64(t_next, ig_attrib_deferred_from(e, d->ordinal));
 }
 
-/* Sorts the evidence for a block's close; the marks (by entry) up to the
- * last one that ends by @t. */
-static uint32_t marks_ending_by(struct ig_engine *e, struct est_dev *d,
-				uint64_t t)
+/* Sorts the evidence for a block's close (a close keeps it sorted). */
+static void sort_for_close(struct ig_engine *e, struct est_dev *d)
+{
+	sort_evidence(d);
+	sort_vec(&e->est->segs);
+}
+
+/* The marks (by entry, sorted) up to the last one that ends by @t. */
+static uint32_t marks_ending_by(const struct est_dev *d, uint64_t t)
 {
 	const struct est_mark *m;
 	uint32_t nm;
 
-	sort_evidence(d);
-	sort_vec(&e->est->segs);
 	m = d->m.v;
 	for (nm = d->m.n; nm && m[nm - 1].t_end > t; nm--)
 		;
@@ -330,7 +333,8 @@ static uint32_t mark_by_time(struct ig_engine *e, struct est_dev *d,
 	d->next_try_t = t_next + bns / 8;
 	if (closable_until(e, d, t_next) < start + bns + bns / 2)
 		return 0;
-	nm = marks_ending_by(e, d, start + bns);
+	sort_for_close(e, d);
+	nm = marks_ending_by(d, start + bns);
 	m = d->m.v;
 	return nm && m[nm - 1].t_end >= start + bns / 2 ? nm : 0;
 }
@@ -354,8 +358,9 @@ void ig_est_block_try(struct ig_engine *e, struct est_dev *d, uint64_t t_next)
 	/* as many blocks as the launches hold: one a try would leave the
 	 * launches that came between two tries behind each time, and the
 	 * open block would grow with the run */
+	sort_for_close(e, d);
 	do {
-		nm = marks_ending_by(e, d, closable_until(e, d, t_next));
+		nm = marks_ending_by(d, closable_until(e, d, t_next));
 		m = d->m.v;
 		while (nm && count_before(&d->l, m[nm - 1].t_in) > blk)
 			nm--;
