@@ -2,7 +2,6 @@
 /* `idlegap agent`: host-wide discovery and the duty cycle (agent.h). */
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "modes/agent_int.h"
+#include "modes/cli_base.h"
 #include "probes/capture.h"
 #include "probes/cuda_attach.h"
 #include "probes/nccl_attach.h"
@@ -465,12 +465,9 @@ int ig_agent_run(const struct ig_agent_opts *o)
 	if (check_privileges() || check_inputs(o))
 		return 1;
 	limit_privileges();
-	/* Each window's engine is freed at its report: a fixed threshold
-	 * keeps each large buffer (an estimate block's evidence, a thread's
-	 * history) in a mapping of its own, which its free returns whole,
-	 * and the trim after each report gives back what smaller blocks
-	 * leave (docs/design.md §3.5, as attach and run do). */
-	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	/* Each window's engine is freed at its report, and the trim after
+	 * it gives back what smaller blocks leave (as attach and run do) */
+	ig_cli_days_heap();
 	ig_on_stop_signals(on_signal);
 	if (start_httpd(&a) || open_tracing(&a))
 		goto out;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The base of the command line's argp parsers (cli.c, agent_cli.c). */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,4 +135,9 @@ void ig_cli_days_engine(struct ig_engine_opts *o, bool block_s_given, bool timel
 	if (!o->est_block)
 		o->est_block = IG_DAYS_EST_BLOCK;
 	o->no_est_track = !timeline;
+}
+
+void ig_cli_days_heap(void)
+{
+	mallopt(M_MMAP_THRESHOLD, IG_DAYS_MMAP_MIN);
 }

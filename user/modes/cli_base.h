@@ -58,5 +58,13 @@ void ig_cli_node_root(struct argp_state *st, const char *arg);
  * 1.3 MiB for these, on top of what the run holds */
 #define IG_DAYS_EST_BLOCK	(32u << 10)
 void ig_cli_days_engine(struct ig_engine_opts *o, bool block_s_given, bool timeline);
+/* For a process that frees engines and estimate blocks as it goes (run,
+ * attach, the agent): buffers of IG_DAYS_MMAP_MIN and more in mappings
+ * of their own, which a free returns whole, where glibc would otherwise
+ * raise the threshold past the first one freed and leave the next ones
+ * as holes in the heap; a malloc_trim() then gives back what smaller
+ * blocks leave (docs/design.md §3.5). */
+#define IG_DAYS_MMAP_MIN	(128 << 10)
+void ig_cli_days_heap(void);
 
 #endif

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "host/procfs.h"
+#include "modes/cli_base.h"
 #include "modes/session_int.h"
 #include "probes/discovery.h"
 #include "probes/log.h"
@@ -128,12 +129,9 @@ int ig_session_days_start(struct session *s, __u64 t0)
 {
 	s->t0 = t0;
 	/* A run of days: memory the engines free (an estimate block's
-	 * evidence, a period's engine) goes back to the system.  A fixed
-	 * threshold keeps each large buffer in a mapping of its own, which
-	 * a free returns whole, where glibc would otherwise raise it past
-	 * the first one freed and leave the next ones as holes in the heap;
-	 * the trim in the loop gives back what smaller blocks leave. */
-	mallopt(M_MMAP_THRESHOLD, IG_SESSION_MMAP_MIN);
+	 * evidence, a period's engine) goes back to the system; the trim
+	 * in the loop gives back what smaller blocks leave. */
+	ig_cli_days_heap();
 	s->next_trim = t0 + IG_SESSION_TRIM_NS;
 	if (!s->o->every_s)
 		return 0;

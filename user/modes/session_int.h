@@ -34,10 +34,9 @@ struct ig_period_end {
 
 enum { IG_ROUTE_ALL, IG_ROUTE_BOUND, IG_ROUTE_FILE };
 
-/* A run's freed heap given back every 10 s; buffers of 128 KiB and more
- * in mappings of their own (session_days.c, docs/design.md §3.5). */
+/* A run's freed heap given back every 10 s (ig_cli_days_heap(),
+ * session_days.c, docs/design.md §3.5). */
 #define IG_SESSION_TRIM_NS	(10ULL * 1000000000ULL)
-#define IG_SESSION_MMAP_MIN	(128 << 10)
 
 struct session {
 	const struct ig_session_opts *o;
