@@ -22,7 +22,7 @@ is "$?" 0 "traced timers, a pipe and direct reads"
 sed 's/^/# /' "$TMP/err"
 "$IG" report --dump "$TMP/r.igrec" > "$TMP/dump"
 
-pychecks "$TMP/dump" <<'PY'
+pychecks "$TMP/dump" "$(basename "$F")" <<'PY'
 import sys
 from tap import check
 IRQ, KERNEL = 1 << 2, 1 << 9
@@ -37,7 +37,13 @@ by = lambda r: [x for x in recs if x["reason"] == r]
 def flags(x): return int(x["flags"], 16)
 def waker(x): return int(x["waker"].split("/")[0])
 sl, pp, st = by("sleep"), by("pipe"), by("storage")
-print("# woken: %d sleep, %d pipe, %d storage" % (len(sl), len(pp), len(st)))
+# the direct reads of the file wait for the disk; another storage wait (an
+# exec faulting a page of a binary another exec holds locked) is woken by
+# the task that unlocks it, and rightly names it
+other = [x for x in st if x.get("name") != sys.argv[2]]
+st = [x for x in st if x.get("name") == sys.argv[2]]
+print("# woken: %d sleep, %d pipe, %d reads of the file, %d other storage"
+      % (len(sl), len(pp), len(st), len(other)))
 bad = [x for x in sl if not flags(x) & IRQ or waker(x)]
 check(sl and not bad, "a timer wakes from an interrupt and names no task",
       "%d of %d: %s" % (len(bad), len(sl), bad[:2]))
@@ -48,7 +54,7 @@ bad = [x for x in st if not flags(x) & (IRQ | KERNEL)]
 # registers that look like a syscall's but for ax (docs/design.md §2.3)
 check(st and not bad, "a disk completion is an interrupt or a kernel thread, never the task it landed on",
       "%d of %d: %s" % (len(bad), len(st), bad[:2]))
-bad = [x for x in st if flags(x) & IRQ and waker(x)]
+bad = [x for x in st + other if flags(x) & IRQ and waker(x)]
 check(not bad, "an interrupt names no waker", "%s" % bad[:2])
 PY
 done_testing
