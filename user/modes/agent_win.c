@@ -26,6 +26,9 @@
 #include "probes/tracer.h"
 #include "util/util.h"
 
+/* how long a window's close reads what the kernel still holds */
+#define CLOSE_DRAIN_NS	(500ULL * 1000000)
+
 /* Whether @pid's identity changed in this window (exec'd or ended:
  * ig_agent_forget_identity), so that the next one reads it again. */
 static bool changed(const struct agent *a, pid_t pid)
@@ -458,11 +461,18 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 		.reason = why,
 	};
 	struct win_out w;
-	int rc;
+	int rc, err;
 
-	while (ig_tracer_poll(a->cap.tracer, 0) > 0)
-		;
-	end.h.ts = a->closed_at = ig_agent_now();
+	/* what the kernel still holds, for a bounded time: a job that sends
+	 * faster than the agent reads would hold the window open, and its
+	 * evidence, for as long (docs/design.md §7.10) */
+	end.h.ts = ig_tracer_drain(a->cap.tracer, CLOSE_DRAIN_NS, &err);
+	if (err) {
+		ig_err("reading the ring buffer: %s", strerror(-err));
+		end.h.ts = ig_agent_now();
+		why = IG_STOP_ERROR;
+	}
+	a->closed_at = end.h.ts;
 	emit_stats(a, end.h.ts);
 	end.nrecords = a->nrecords + 1;
 	ig_agent_emit(a, &end.h);
@@ -490,5 +500,5 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 	rc |= report_window(a, &w);
 	ig_agent_window_free(a);
 	malloc_trim(0);
-	return rc;
+	return rc | (err != 0);
 }

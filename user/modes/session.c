@@ -27,6 +27,7 @@
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
 #define LOST_READ_EVERY_NS	(1000ULL * 1000 * 1000)
+#define STOP_DRAIN_NS		(5000ULL * 1000 * 1000)	/* reading what is left at a stop */
 /* a failed loader hook leaves the periodic look at the maps, this often */
 #define RESCAN_EVERY_S		2
 
@@ -321,10 +322,15 @@ static int finish_stream(struct session *s, enum ig_stop_reason why)
 		.reason = why,
 	};
 
-	/* what the kernel still holds */
-	while (ig_tracer_poll(s->cap.tracer, 0) > 0)
-		;
-	st.h.ts = end.h.ts = s->t_end = now_ns(CLOCK_MONOTONIC);
+	int err;
+
+	/* what the kernel still holds, unless a job that sends faster than
+	 * it is read would hold the stop for ever */
+	st.h.ts = end.h.ts = s->t_end = ig_tracer_drain(s->cap.tracer, STOP_DRAIN_NS, &err);
+	if (err) {
+		ig_err("reading the ring buffer: %s", strerror(-err));
+		st.h.ts = end.h.ts = s->t_end = now_ns(CLOCK_MONOTONIC);
+	}
 	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
 	st.user_lost = ig_reorder_late(s->reorder);

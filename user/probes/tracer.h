@@ -102,8 +102,19 @@ int ig_tracer_attach_pylock(struct ig_tracer *t, const char *path);
 /* CPU-clock samples at @hz on every CPU (tracked threads only are
  * recorded).  Negative errno. */
 int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz);
-/* Consumes the ring buffer; returns records handled or negative errno. */
+/* Consumes the ring buffer; returns records handled or negative errno.
+ * A poll hands over IG_POLL_SLICE_NS of records at most: a job that sends
+ * faster than they are read would keep it going forever, the caller's
+ * clock stopped (docs/design.md §3.5). */
+#define IG_POLL_SLICE_NS	(50ULL * 1000000)
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
+/* What the kernel still holds, read for @max_ns at most.  Returns the
+ * time (CLOCK_MONOTONIC, the records' clock) the stream is whole up to:
+ * now when the ring was emptied, the
+ * newest record's time when the job sent faster than it was read (what
+ * is left was sent after it, give or take the CPUs' order); 0 and a
+ * negative errno in *@err on an error. */
+__u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err);
 /* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
  * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */
 bool ig_tracer_needs_tracefs(void);

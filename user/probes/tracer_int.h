@@ -31,6 +31,10 @@ struct ig_tracer {
 	bool compat;		/* the compat object (bpf/compat.bpf.h) */
 	struct ig_link *links;
 	size_t nlinks, caplinks;
+	/* one poll's slice (ig_tracer_poll()): records handed over, when
+	 * it ends, whether it ended them early; the newest record's time */
+	__u64 nread, slice_end, last_ts;
+	bool sliced;
 };
 
 /* Keeps @l (or @fd when @l is NULL); destroys it when out of memory. */
