@@ -162,15 +162,11 @@ static void test_too_few(void **state)
  * the last submission's entry to its wakeup (design §4.5), 3 ms the GPU
  * sat idle.  The interval's high end takes that busy time as possibly
  * idle, so the truth lies inside it. */
-static void test_preempted_launch(void **state)
+static struct json_object *preempted_job(struct ig_engine *e, uint32_t every, uint64_t sleep)
 {
-	struct ig_engine *e = new_engine(0, 0);
 	struct tstream s = { 0 };
-	struct json_object *j;
-	double span, truth, idle, lo, hi;
 	uint32_t k, i;
 
-	(void)state;
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "python3");
 	for (k = 0; k < STEPS; k++) {
@@ -180,19 +176,29 @@ static void test_preempted_launch(void **state)
 			last = t + i * MS;
 			t_launch(&s, last, 0x1000);
 		}
-		if (k % 4) {
+		if (k % every) {
 			t_sync(&s, 100, 100, last + 20 * US, 0, last + 25 * US, L, last);
 			continue;
 		}
 		in = last + 3 * MS + 20 * US;
 		OFF(&s, .tid = 100, .t_off = last + 2 * US, .t_on = last + 3 * MS,
 		    .reason = IG_R_PREEMPT, .prev_tid = 555, .prev_comm = "other");
-		t_sync(&s, 100, 100, in, in + 10 * US, in + 15 * US, L, last);
+		t_sync(&s, 100, 100, in, in + sleep, in + sleep + 5 * US, L, last);
 	}
 	t_end(&s, 700 * MS);
 	ts_feed(&s, e);
 	ts_free(&s);
-	j = report(e);
+	return report(e);
+}
+
+static void test_preempted_launch(void **state)
+{
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	double span, truth, idle, lo, hi;
+
+	(void)state;
+	j = preempted_job(e, 4, 10 * US);
 	span = jd(j, "gpu.span_s");
 	idle = jd(j, "gpu.idle_s");
 	/* the GPU ran STEPS * OPS kernels of KERNEL, one at a time */
@@ -207,6 +213,30 @@ static void test_preempted_launch(void **state)
 	ig_engine_free(e);
 }
 
+/* Every step's launch preempted: what proven busy time may hide is most
+ * of the busy time, over blocks and marks; the high end never passes the
+ * span less the proven idle (the GPU idle all the time at most). */
+static void test_high_within_span(void **state)
+{
+	uint32_t every[] = { 1, 2, 3, 1, 2, 3, 1, 2 }, i;
+	uint64_t sleep[] = { 10 * US, 10 * US, 10 * US, 2 * MS, 2 * MS, 2 * MS, 200 * US, 200 * US };
+
+	(void)state;
+	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+		struct ig_engine *e = new_engine(0, 0);
+		struct json_object *j = preempted_job(e, every[i], sleep[i]);
+		double span = jd(j, "gpu.span_s"), idle = jd(j, "gpu.idle_s");
+
+		print_message("every %u sleep %llu: span %.6f, idle %.6f + high %.6f (%s)\n", every[i],
+			      (unsigned long long)sleep[i], span,
+			      idle, jd(j, "gpu.idle_estimated_high_s"),
+			      json_object_get_string(jpath(j, "gpu.estimate_method")));
+		assert_true(idle + jd(j, "gpu.idle_estimated_high_s") <= span + 1e-9);
+		json_object_put(j);
+		ig_engine_free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_check_failed),
 		cmocka_unit_test(test_too_few),
 		cmocka_unit_test(test_preempted_launch),
+		cmocka_unit_test(test_high_within_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -464,6 +464,28 @@ void ig_est_foreach(const struct ig_engine *e, est_span_fn cb, void *ctx)
 	}
 }
 
+/* The high end adds what proven busy time may hide (docs/design.md
+ * §4.10), summed over the blocks: never more idle than the device's span
+ * less its proven idle, its unresolved and busy time. */
+static void cap_high(const struct ig_engine *e, struct est_dev *d)
+{
+	uint64_t cap;
+	uint32_t i;
+
+	if (!d->r.have)
+		return;
+	for (i = 0; i < e->gpu.ndevs; i++) {
+		const struct ig_device *g = e->gpu.devs[i];
+
+		if (g->ordinal != d->ordinal)
+			continue;
+		cap = ig_max64(g->unres_ns, d->r.unres_ns) + g->busy_ns;
+		if (d->r.high_ns > cap)
+			d->r.high_ns = ig_max64(cap, d->r.idle_ns);
+		return;
+	}
+}
+
 void ig_est_compute(struct ig_engine *e)
 {
 	struct ig_est *s = ig_est_get(e);
@@ -482,6 +504,7 @@ void ig_est_compute(struct ig_engine *e)
 		ig_est_dev_compute(e, d);
 		ig_est_device_fuse(e, d, d->blk_t0, UINT64_MAX);
 		ig_est_block_finish(d);
+		cap_high(e, d);
 		if (!d->r.unres_ns && !d->l.n && !d->nblocks)
 			continue;
 		any = true;
