@@ -4,7 +4,10 @@
 # the window that lost records says "complete": false with the count in
 # events.dropped, /metrics counts it in idlegap_windows_partial_total and
 # the records in idlegap_records_lost_total, and the agent warns in one
-# line.  Windows that lost nothing stay complete.
+# line.  Windows that lost nothing stay complete.  A window ends where
+# the stream reached its end: the agent, behind after its stop, reads on
+# past the end for the records up to it and keeps those after it for the
+# next window (docs/design.md §7.10).
 . "$(dirname "$0")/lib.sh"
 . "$IG_TOP/tests/lib/prom.sh"
 need_root
@@ -59,6 +62,14 @@ check(partial is not None and partial >= len(lossy) > 0,
       "idlegap_windows_partial_total counts them (%s)" % partial)
 check(lost is not None and lost >= sum(r["events"]["dropped"] for r in lossy) > 0,
       "idlegap_records_lost_total counts the records (%s)" % lost)
+# a window ends where the stream reached its end, not when the agent,
+# stopped and then behind, got there: each continuous window starts
+# where the last one ended, 3 s after its start at most
+starts = [r["meta"]["start_ns"] for r in reps]
+steps = [(b - a) / 1e9 for a, b in zip(starts, starts[1:])]
+check(steps and max(steps) <= 3.001 and min(steps) > 0,
+      "each window ends at most 3 s after its start, however late it is read (%s)"
+      % ", ".join("%.3f" % x for x in steps))
 log = open(sys.argv[3]).read()
 check(re.search(r"window \d+ lost \d+ records", log) is not None,
       "the agent says so in one line")

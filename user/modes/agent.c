@@ -28,6 +28,9 @@
 #define IDLE_POLL_MS		200
 #define LATE_POLL_MS		10	/* waiting for the last probes to go */
 #define IDLE_SCAN_NS		(5ULL * NS)	/* the sweep between windows */
+/* how long past its end a window reads on for the records up to it, sent
+ * before and not read yet, when the agent reads slower than they come */
+#define LAG_MAX_NS		(10ULL * NS)
 
 extern const char *argp_program_version;
 static volatile sig_atomic_t stop_signal;
@@ -293,8 +296,17 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 			why = IG_STOP_ERROR;
 		if (stop_signal && why == IG_STOP_DURATION)
 			why = IG_STOP_SIGNAL;
-		if (why != IG_STOP_DURATION || now >= end)
+		if (why != IG_STOP_DURATION)
 			break;
+		/* the window ends where the stream reached its end: records
+		 * after it wait for the next window; those before it, still
+		 * in the ring, are read first, LAG_MAX_NS at most */
+		if (now >= end) {
+			ig_tracer_stop_at(a->cap.tracer, end);
+			if (ig_tracer_reached(a->cap.tracer) || n == 0 ||
+			    now >= end + LAG_MAX_NS)
+				break;
+		}
 	}
 	if (ig_agent_window_close(a, why, next && why == IG_STOP_DURATION, end - start) ||
 	    why == IG_STOP_ERROR)

@@ -467,6 +467,9 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 	 * faster than the agent reads would hold the window open, and its
 	 * evidence, for as long (docs/design.md §7.10) */
 	end.h.ts = ig_tracer_drain(a->cap.tracer, CLOSE_DRAIN_NS, &err);
+	/* what was kept back after it goes to the next window (continuous),
+	 * or is dropped as sent between windows */
+	ig_tracer_stop_at(a->cap.tracer, 0);
 	if (err) {
 		ig_err("reading the ring buffer: %s", strerror(-err));
 		end.h.ts = ig_agent_now();

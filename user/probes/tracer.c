@@ -43,6 +43,15 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
+	if (t->stop_at && h->ts > t->stop_at && !t->held) {
+		/* taken from the ring already: a copy waits for the stop's
+		 * lifting; none kept (out of memory) is one record lost */
+		t->held = malloc(h->size);
+		if (t->held)
+			memcpy(t->held, h, h->size);
+		t->sliced = true;
+		return SLICE_OVER;
+	}
 	if (h->ts > t->last_ts)
 		t->last_ts = h->ts;
 	t->fn(h, t->ctx);
@@ -508,12 +517,34 @@ int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz)
 	return n ? 0 : -ENODEV;
 }
 
+void ig_tracer_stop_at(struct ig_tracer *t, __u64 ts)
+{
+	t->stop_at = ts;
+}
+
+bool ig_tracer_reached(const struct ig_tracer *t)
+{
+	return t->held != NULL;
+}
+
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 {
 	int n, m;
 
 	t->nread = 0;
 	t->sliced = false;
+	if (t->held) {
+		struct ig_hdr *h = t->held;
+
+		if (t->stop_at && h->ts > t->stop_at)
+			return 0;	/* still stopped: nothing handed over */
+		t->held = NULL;
+		if (h->ts > t->last_ts)
+			t->last_ts = h->ts;
+		t->fn(h, t->ctx);
+		free(h);
+		t->nread++;
+	}
 	t->slice_end = mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
 		       IG_POLL_SLICE_NS;
 	/* Woken early only when the ring fills (see rec_submit()); what
@@ -545,12 +576,15 @@ __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
 		*err = n;
 		return 0;
 	}
+	if (t->held)
+		return t->stop_at;
 	if (n > 0 && t->last_ts && t->last_ts < at) {
 		ig_debug("the ring buffer still held records after %.0f ms: the stream ends at the newest one read, %.0f ms ago",
 			 (at - t0) / 1e6, (at - t->last_ts) / 1e6);
 		return t->last_ts;
 	}
-	return at;
+	/* emptied: nothing after the stop was sent, or it would be held */
+	return t->stop_at && t->stop_at < at ? t->stop_at : at;
 }
 
 static int sum_percpu(int fd, __u32 nkeys, __u64 *out)
@@ -615,6 +649,7 @@ void ig_tracer_close(struct ig_tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
+	free(t->held);
 	for (i = 0; i < t->nlinks; i++)
 		ig_tracer_unlink(&t->links[i]);
 	ig_tracer_unlink_wait();

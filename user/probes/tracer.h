@@ -108,12 +108,19 @@ int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz);
  * clock stopped (docs/design.md §3.5). */
 #define IG_POLL_SLICE_NS	(50ULL * 1000000)
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms);
+/* Records sent after @ts (CLOCK_MONOTONIC, the records' clock) are not
+ * handed over: a poll stops at the first one and keeps it back, until
+ * ig_tracer_stop_at(t, 0) lifts the stop (an agent's window ends where
+ * the stream reached its end, not when the agent got there). */
+void ig_tracer_stop_at(struct ig_tracer *t, __u64 ts);
+/* Whether the stream reached the stop: a record after it is kept back. */
+bool ig_tracer_reached(const struct ig_tracer *t);
 /* What the kernel still holds, read for @max_ns at most.  Returns the
- * time (CLOCK_MONOTONIC, the records' clock) the stream is whole up to:
- * now when the ring was emptied, the
- * newest record's time when the job sent faster than it was read (what
- * is left was sent after it, give or take the CPUs' order); 0 and a
- * negative errno in *@err on an error. */
+ * time (CLOCK_MONOTONIC) the stream is whole up to: the stop when it
+ * reached it, now (or the stop, if before) when the ring was emptied, the newest record's time
+ * when the job sent faster than it was read (what is left was sent after
+ * it, give or take the CPUs' order); 0 and a negative errno in *@err on
+ * an error. */
 __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err);
 /* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
  * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */

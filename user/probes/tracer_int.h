@@ -35,6 +35,10 @@ struct ig_tracer {
 	 * it ends, whether it ended them early; the newest record's time */
 	__u64 nread, slice_end, last_ts;
 	bool sliced;
+	/* ig_tracer_stop_at(): the first record sent after @stop_at, kept
+	 * back for the poll after the stop is lifted */
+	__u64 stop_at;
+	struct ig_hdr *held;
 };
 
 /* Keeps @l (or @fd when @l is NULL); destroys it when out of memory. */
