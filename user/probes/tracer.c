@@ -23,46 +23,6 @@
 #include "util/util.h"
 
 
-/* CLOCK_MONOTONIC in ns: the records' clock */
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* libbpf's consume loop stops at a callback's error, the record taken */
-#define SLICE_OVER	(-ECANCELED)
-#define SLICE_CHECK	256	/* records between two looks at the clock */
-
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct ig_tracer *t = ctx;
-	struct ig_hdr *h = data;
-
-	if (size < sizeof(*h) || h->size > size)
-		return 0;
-	if (t->stop_at && h->ts > t->stop_at && !t->held) {
-		/* taken from the ring already: a copy waits for the stop's
-		 * lifting; none kept (out of memory) is one record lost */
-		t->held = malloc(h->size);
-		if (t->held)
-			memcpy(t->held, h, h->size);
-		t->sliced = true;
-		return SLICE_OVER;
-	}
-	if (h->ts > t->last_ts)
-		t->last_ts = h->ts;
-	t->fn(h, t->ctx);
-	if (++t->nread % SLICE_CHECK == 0 &&
-	    mono_ns() >= t->slice_end) {
-		t->sliced = true;
-		return SLICE_OVER;
-	}
-	return 0;
-}
-
 /* The two flavours of ig_hooks[i]. */
 static void hook_progs(struct idlegap_bpf *s, size_t i, struct bpf_program **btf,
 		       struct bpf_program **raw)
@@ -247,7 +207,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	ig_debug("loaded the %s object, %s hooks", t->compat ? "compat" : "main",
 		 t->btf ? "tp_btf" : "tp_btf and raw_tp");
 	log_verified(t);
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), on_record, t, NULL);
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), ig_tracer_on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
 		snprintf(why, n, "cannot map the ring buffer: %s", strerror(-err));
@@ -515,76 +475,6 @@ int ig_tracer_attach_sampling(struct ig_tracer *t, unsigned int hz)
 		n++;
 	}
 	return n ? 0 : -ENODEV;
-}
-
-void ig_tracer_stop_at(struct ig_tracer *t, __u64 ts)
-{
-	t->stop_at = ts;
-}
-
-bool ig_tracer_reached(const struct ig_tracer *t)
-{
-	return t->held != NULL;
-}
-
-int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
-{
-	int n, m;
-
-	t->nread = 0;
-	t->sliced = false;
-	if (t->held) {
-		struct ig_hdr *h = t->held;
-
-		if (t->stop_at && h->ts > t->stop_at)
-			return 0;	/* still stopped: nothing handed over */
-		t->held = NULL;
-		if (h->ts > t->last_ts)
-			t->last_ts = h->ts;
-		t->fn(h, t->ctx);
-		free(h);
-		t->nread++;
-	}
-	t->slice_end = mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
-		       IG_POLL_SLICE_NS;
-	/* Woken early only when the ring fills (see rec_submit()); what
-	 * came meanwhile is consumed after the wait either way. */
-	n = ring_buffer__poll(t->rb, timeout_ms);
-	if (t->sliced)
-		return (int)t->nread;
-	if (n < 0 && n != -EINTR)
-		return n;
-	m = ring_buffer__consume(t->rb);
-	if (t->sliced)
-		return (int)t->nread;
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
-}
-
-__u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
-{
-	__u64 t0 = mono_ns(), at;
-	int n;
-
-	*err = 0;
-	do {
-		n = ig_tracer_poll(t, 0);
-		at = mono_ns();
-	} while (n > 0 && at - t0 < max_ns);
-	if (n < 0) {
-		*err = n;
-		return 0;
-	}
-	if (t->held)
-		return t->stop_at;
-	if (n > 0 && t->last_ts && t->last_ts < at) {
-		ig_debug("the ring buffer still held records after %.0f ms: the stream ends at the newest one read, %.0f ms ago",
-			 (at - t0) / 1e6, (at - t->last_ts) / 1e6);
-		return t->last_ts;
-	}
-	/* emptied: nothing after the stop was sent, or it would be held */
-	return t->stop_at && t->stop_at < at ? t->stop_at : at;
 }
 
 static int sum_percpu(int fd, __u32 nkeys, __u64 *out)

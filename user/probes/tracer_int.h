@@ -41,6 +41,9 @@ struct ig_tracer {
 	struct ig_hdr *held;
 };
 
+/* The ring buffer's callback (tracer_ring.c): hands a record over, or
+ * stops the poll (a slice's end, a record after the stop). */
+int ig_tracer_on_record(void *ctx, void *data, size_t size);
 /* Keeps @l (or @fd when @l is NULL); destroys it when out of memory. */
 int ig_tracer_keep(struct ig_tracer *t, struct bpf_link *l, int fd, pid_t owner,
 		   bool uprobe);

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading the ring buffer (docs/design.md §3.5, §7.10): a poll hands over
+ * a slice of records at most, and a stop keeps back what was sent after
+ * it, so that a reader slower than the records still keeps its clock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include "probes/log.h"
+#include "probes/tracer_int.h"
+
+/* CLOCK_MONOTONIC in ns: the records' clock */
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* libbpf's consume loop stops at a callback's error, the record taken */
+#define SLICE_OVER	(-ECANCELED)
+#define SLICE_CHECK	256	/* records between two looks at the clock */
+
+int ig_tracer_on_record(void *ctx, void *data, size_t size)
+{
+	struct ig_tracer *t = ctx;
+	struct ig_hdr *h = data;
+
+	if (size < sizeof(*h) || h->size > size)
+		return 0;
+	if (t->stop_at && h->ts > t->stop_at && !t->held) {
+		/* taken from the ring already: a copy waits for the stop's
+		 * lifting; none kept (out of memory) is one record lost */
+		t->held = malloc(h->size);
+		if (t->held)
+			memcpy(t->held, h, h->size);
+		t->sliced = true;
+		return SLICE_OVER;
+	}
+	if (h->ts > t->last_ts)
+		t->last_ts = h->ts;
+	t->fn(h, t->ctx);
+	if (++t->nread % SLICE_CHECK == 0 &&
+	    mono_ns() >= t->slice_end) {
+		t->sliced = true;
+		return SLICE_OVER;
+	}
+	return 0;
+}
+
+void ig_tracer_stop_at(struct ig_tracer *t, __u64 ts)
+{
+	t->stop_at = ts;
+}
+
+bool ig_tracer_reached(const struct ig_tracer *t)
+{
+	return t->held != NULL;
+}
+
+int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
+{
+	int n, m;
+
+	t->nread = 0;
+	t->sliced = false;
+	if (t->held) {
+		struct ig_hdr *h = t->held;
+
+		if (t->stop_at && h->ts > t->stop_at)
+			return 0;	/* still stopped: nothing handed over */
+		t->held = NULL;
+		if (h->ts > t->last_ts)
+			t->last_ts = h->ts;
+		t->fn(h, t->ctx);
+		free(h);
+		t->nread++;
+	}
+	t->slice_end = mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
+		       IG_POLL_SLICE_NS;
+	/* Woken early only when the ring fills (see rec_submit()); what
+	 * came meanwhile is consumed after the wait either way. */
+	n = ring_buffer__poll(t->rb, timeout_ms);
+	if (t->sliced)
+		return (int)t->nread;
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(t->rb);
+	if (t->sliced)
+		return (int)t->nread;
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+__u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
+{
+	__u64 t0 = mono_ns(), at;
+	int n;
+
+	*err = 0;
+	do {
+		n = ig_tracer_poll(t, 0);
+		at = mono_ns();
+	} while (n > 0 && at - t0 < max_ns);
+	if (n < 0) {
+		*err = n;
+		return 0;
+	}
+	if (t->held)
+		return t->stop_at;
+	if (n > 0 && t->last_ts && t->last_ts < at) {
+		ig_debug("the ring buffer still held records after %.0f ms: the stream ends at the newest one read, %.0f ms ago",
+			 (at - t0) / 1e6, (at - t->last_ts) / 1e6);
+		return t->last_ts;
+	}
+	/* emptied: nothing after the stop was sent, or it would be held */
+	return t->stop_at && t->stop_at < at ? t->stop_at : at;
+}
