@@ -7,16 +7,17 @@ simulated GPUs: two agents, one with the default duty cycle (10 s windows
 every 60 s) and one continuous (10 s windows every 10 s), both serving
 /metrics, scraped every SOAK_EVERY, while beside them
   - an 8-rank data-parallel job with NCCL (trainsim ranks, one GPU each),
-  - `idlegap run` on one long storage job (stacks on),
+  - `idlegap run` on one long storage job (stacks on), and `idlegap
+    attach` on a second one,
   - `idlegap run`, and `idlegap attach` on a second one, on a launch-heavy
     job: trainsim's healthy loop of 20 kernels of 100 us and a sync per
     step (SOAK_LH_ARGS), the highest launch rate the simulated GPU
     sustains here,
-    each of the three recording (-o) in pieces of SOAK_OUTPUT_MB (default
+    each of the four recording (-o) in pieces of SOAK_OUTPUT_MB (default
     50) MiB, the last SOAK_OUTPUT_FILES (default 3) kept,
   - SOAK_LIFECYCLES (default 2000) short GPU processes come and go, five
     at a time at most, spread over the run.
-The RSS of the five idlegap processes, and the total size of each
+The RSS of the six idlegap processes, and the total size of each
 recording's pieces, are sampled every 10 s (SOAK_EVERY);
 at the end it prints, for each, the first, peak and last figures, the
 growth after the settling time (the first 10 minutes; the first minute
@@ -189,19 +190,18 @@ def main():
     secs = str(int(a.seconds) + 30)
     rot = ["--output-max-mb", str(a.output_mb), "--output-files",
            str(a.output_files)]
-    recs = {k: os.path.join(tmp, k + ".rec") for k in ("run", "run-lh", "attach-lh")}
+    recs = {k: os.path.join(tmp, k + ".rec") for k in ("run", "attach", "run-lh", "attach-lh")}
     # a piece is cut at its size once a poll's records are written: one
     # poll's worth over it at most
     rec_cap = a.output_files * (a.output_mb + 1) * 1024 * 1024
     lh = [common.TRAINSIM] + LH_ARGS + ["-q", "-t", secs, "-n", "1000000000"]
+    st = [common.TRAINSIM, "-s", "storage", "-q", "-t", secs, "-n", "100000000"]
     try:
         duty, duty_port = start_agent(logs["duty"], env)
         cont, cont_port = start_agent(logs["cont"], env, "--window", "10",
                                       "--every", "10")
         run = common.popen(
-            common.traced([common.TRAINSIM, "-s", "storage", "-q", "-t", secs,
-                          "-n", "100000000"],
-                         "--no-nvml", "--json", os.path.join(tmp, "run.json"),
+            common.traced(st, "--no-nvml", "--json", os.path.join(tmp, "run.json"),
                          "-o", recs["run"], *rot),
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run_lh = common.popen(
@@ -209,7 +209,13 @@ def main():
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         job_lh = common.popen(lh, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        time.sleep(1)	# its driver loaded: attach finds it mapped
+        job_st = common.popen(st, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(1)	# their driver loaded: attach finds it mapped
+        attach_st = common.popen(
+            [common.IG, "attach", "-q", "-p", str(job_st.pid), "--no-nvml",
+             "-o", recs["attach"], *rot],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         attach_lh = common.popen(
             [common.IG, "attach", "-q", "-p", str(job_lh.pid), "--no-nvml",
              "-o", recs["attach-lh"], *rot],
@@ -222,10 +228,9 @@ def main():
         common.stop_all()
         print("soak: cannot start: %s" % e, file=sys.stderr)
         return 2
-    samples = {"duty": [], "cont": [], "run": [], "run-lh": [],
-               "attach-lh": []}
-    procs = {"duty": duty, "cont": cont, "run": run, "run-lh": run_lh,
-             "attach-lh": attach_lh}
+    procs = {"duty": duty, "cont": cont, "run": run, "attach": attach_st,
+             "run-lh": run_lh, "attach-lh": attach_lh}
+    samples = {k: [] for k in procs}
     rec_sizes = {k: [] for k in recs}
     ports = {"duty": duty_port, "cont": cont_port}
     metrics = {"duty": [], "cont": []}
@@ -234,8 +239,8 @@ def main():
     pace = max(a.seconds - 60, 1) / max(a.lifecycles, 1)
     started, running, next_sample = 0, [], t0
     print("soak: %.0f s on %d simulated GPUs: two agents (default duty cycle,"
-          " continuous), run on a storage job, run and attach on a"
-          " launch-heavy job (%s), an %d-rank NCCL job, %d GPU"
+          " continuous), run and attach on a storage job each, run and"
+          " attach on a launch-heavy job each (%s), an %d-rank NCCL job, %d GPU"
           " process lifecycles; RSS every %.0f s; load average %s" % (
               a.seconds, a.gpus, " ".join(LH_ARGS), a.gpus, a.lifecycles,
               a.every,
@@ -280,8 +285,9 @@ def main():
         gone.append("ranks (exit %d)" % ranks.returncode)
     for r in running:
         r.wait()
-    if job_lh.poll() is None:
-        job_lh.terminate()
+    for j in (job_lh, job_st):
+        if j.poll() is None:
+            j.terminate()
     left = common.stop_all()
     res = [summary(k, samples[k], settle,
                    AGENT_PEAK_KIB if k in ("duty", "cont") else PEAK_KIB,
