@@ -23,6 +23,14 @@ static __u64 mono_ns(void)
 #define SLICE_OVER	(-ECANCELED)
 #define SLICE_CHECK	256	/* records between two looks at the clock */
 
+/* Hands @h over, the newest record's time kept. */
+static void hand_over(struct ig_tracer *t, struct ig_hdr *h)
+{
+	if (h->ts > t->last_ts)
+		t->last_ts = h->ts;
+	t->fn(h, t->ctx);
+}
+
 int ig_tracer_on_record(void *ctx, void *data, size_t size)
 {
 	struct ig_tracer *t = ctx;
@@ -39,9 +47,7 @@ int ig_tracer_on_record(void *ctx, void *data, size_t size)
 		t->sliced = true;
 		return SLICE_OVER;
 	}
-	if (h->ts > t->last_ts)
-		t->last_ts = h->ts;
-	t->fn(h, t->ctx);
+	hand_over(t, h);
 	if (++t->nread % SLICE_CHECK == 0 &&
 	    mono_ns() >= t->slice_end) {
 		t->sliced = true;
@@ -62,7 +68,7 @@ bool ig_tracer_reached(const struct ig_tracer *t)
 
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 {
-	int n, m;
+	int n, m, held = 0;
 
 	t->nread = 0;
 	t->sliced = false;
@@ -72,11 +78,10 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 		if (t->stop_at && h->ts > t->stop_at)
 			return 0;	/* still stopped: nothing handed over */
 		t->held = NULL;
-		if (h->ts > t->last_ts)
-			t->last_ts = h->ts;
-		t->fn(h, t->ctx);
+		hand_over(t, h);
 		free(h);
 		t->nread++;
+		held = 1;
 	}
 	t->slice_end = mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
 		       IG_POLL_SLICE_NS;
@@ -92,7 +97,8 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 		return (int)t->nread;
 	if (m < 0)
 		return m;
-	return (n > 0 ? n : 0) + m;
+	/* the record kept back, handed over first, counts too */
+	return (n > 0 ? n : 0) + m + held;
 }
 
 __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
