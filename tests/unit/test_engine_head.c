@@ -199,6 +199,89 @@ static void test_head_ctx_made(void **state)
 	json_object_put(j);
 }
 
+/* The tail: tracing stopped at 2 s with a third step's work pending
+ * since 950 ms, never seen to complete.  The counter reads 10% up to
+ * @zero_from and 0% after it, up to 2 s (none at all without @counter,
+ * 0% everywhere with @dead). */
+static struct json_object *job_tail(bool counter, bool dead, uint64_t zero_from)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(-1, 0);
+	struct json_object *j;
+	uint64_t t;
+
+	t_meta(&s, 0);
+	t_task(&s, 0, 100, 100, 1, "python3");
+	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, NULL);
+	t_submit(&s, 100, 100, FIRST, L);
+	t_sync(&s, 100, 100, 811 * MS, 829 * MS, 830 * MS, L, FIRST);
+	t_submit(&s, 100, 100, 900 * MS, L);
+	t_sync(&s, 100, 100, 901 * MS, 919 * MS, 920 * MS, L, 900 * MS);
+	t_submit(&s, 100, 100, 950 * MS, L);
+	for (t = 0; counter && t + PERIOD <= 2000 * MS + MS; t += PERIOD) {
+		union ig_rec *r = ts_new(&s, IG_REC_NVWIN, sizeof(struct ig_nvwin), 0, 0,
+					 t + PERIOD + MS);
+
+		r->nw.kind = IG_NVW_SAMPLES;
+		r->nw.nproc = 1;
+		r->nw.t0 = t;
+		r->nw.t1 = t + PERIOD;
+		r->nw.busy_ppm = dead || t >= zero_from ? 0 : 100000;
+		r->nw.quant_ppm = 10000;
+	}
+	t_end(&s, 2000 * MS + 2 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	ig_engine_free(e);
+	ts_free(&s);
+	return j;
+}
+
+/* Work pending when tracing stopped: the counter's 0% windows after the
+ * last evidence prove the GPU idle there (a gap of the thread that
+ * submitted last), the time before them is unresolved, and the span ends
+ * where the proof does; the time after it stays outside, not known. */
+static void test_tail_proven(void **state)
+{
+	struct json_object *j = job_tail(true, false, 6 * PERIOD), *a, *t;
+
+	(void)state;
+	a = jpath(j, "gpu.tails");
+	assert_int_equal(json_object_array_length(a), 1);
+	t = json_object_array_get_idx(a, 0);
+	assert_int_equal(ji(t, "from_ns"), (int64_t)(950 * MS));
+	assert_int_equal(ji(t, "to_ns"), (int64_t)(12 * PERIOD));
+	assert_near(jd(t, "idle_s"), (12 * PERIOD - 6 * PERIOD) / 1e9, 1e-6);
+	assert_near(jd(t, "unresolved_s"), (6 * PERIOD - 950 * MS) / 1e9, 1e-6);
+	assert_string_equal(json_object_get_string(jpath(t, "proof")), "utilization_samples");
+	assert_int_equal(ji(t, "feeder_tid"), 100);
+	assert_int_equal(ji(j, "gpu.span_end_ns"), (int64_t)(12 * PERIOD));
+	/* the gap between the steps, and the tail's */
+	assert_near(jd(j, "gpu.idle_s"), (900 - 829 + 950 - 919) / 1e3 + 6 * PERIOD / 1e9, 1e-6);
+	/* the span's states still sum to it */
+	assert_near(jd(j, "gpu.busy_s") + jd(j, "gpu.idle_s") + jd(j, "gpu.unresolved_s"),
+		    (12 * PERIOD - FIRST) / 1e9, 1e-6);
+	json_object_put(j);
+}
+
+/* Without a counter, or with one that never read above 0%, nothing
+ * proves the tail idle: the span ends at the last evidence. */
+static void test_tail_unproven(void **state)
+{
+	struct json_object *j;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		j = job_tail(k == 0, k == 0, 0);
+		assert_true(!jpath(j, "gpu.tails") ||
+			    json_object_array_length(jpath(j, "gpu.tails")) == 0);
+		assert_int_equal(ji(j, "gpu.span_end_ns"), (int64_t)(950 * MS));
+		assert_near(jd(j, "gpu.idle_s"), (900 - 829 + 950 - 919) / 1e3, 1e-6);
+		json_object_put(j);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +290,8 @@ int main(void)
 		cmocka_unit_test(test_head_dead_counter),
 		cmocka_unit_test(test_head_no_states),
 		cmocka_unit_test(test_head_ctx_made),
+		cmocka_unit_test(test_tail_proven),
+		cmocka_unit_test(test_tail_unproven),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,9 @@
  * has come by then, or none will */
 #define HEAD_WAIT_NS	(3 * IG_NSEC)
 #define HEAD_TOUCH_NS	1000ULL		/* windows' ends, the clocks' offset */
+/* the newest windows of every device, kept for the tail: a second of
+ * 8 devices' utilization samples and GPM windows several times over */
+#define TAIL_WINS	512
 
 struct head_win {
 	uint64_t t0, t1;
@@ -59,6 +62,10 @@ struct ig_head {
 	uint32_t nsettled;
 	uint64_t keep;		/* ig_head_keep_from() at the last poll */
 	bool keeping;		/* keep holds a time */
+	struct head_win recent[TAIL_WINS];	/* a ring of the newest windows */
+	uint32_t nrecent;	/* windows put in it, ever */
+	struct ig_tail_dev tail[IG_MAX_DEVICES];
+	uint32_t ntail;
 };
 
 static struct ig_head *head_of(struct ig_engine *e)
@@ -95,6 +102,8 @@ void ig_head_on_nvwin(struct ig_engine *e, const struct ig_nvwin *r)
 		return;
 	if (r->busy_ppm && !live(h, (int)r->device) && h->nlive < IG_MAX_DEVICES)
 		h->live[h->nlive++] = (int32_t)r->device;
+	h->recent[h->nrecent++ % TAIL_WINS] =
+		(struct head_win){ r->t0, r->t1, r->busy_ppm, (int32_t)r->device, r->kind };
 	if (h->wins.n >= HEAD_WINS || !(w = ig_vec_push(&h->wins)))
 		return;
 	*w = (struct head_win){ r->t0, r->t1, r->busy_ppm, (int32_t)r->device, r->kind };
@@ -155,17 +164,17 @@ static bool feeder(const struct ig_engine *e, const struct ig_device *d,
 	return found;
 }
 
-/* The run of windows reading 0% that reaches furthest into [a, b), on
- * @device: [*x, *y).  False when none does. */
-static bool zero_run(const struct ig_head *h, int device, uint64_t a, uint64_t b,
-		     uint64_t *x, uint64_t *y, uint16_t *kind, uint32_t *nwin)
+/* Of the @nw windows @w in arrival order, the run of those reading 0%
+ * that reaches furthest into [a, b), on @device: [*x, *y).  False when
+ * none does. */
+static bool zero_run(const struct head_win *w, uint32_t nw, int device, uint64_t a,
+		     uint64_t b, uint64_t *x, uint64_t *y, uint16_t *kind, uint32_t *nwin)
 {
-	const struct head_win *w = h->wins.v;
 	uint64_t rx = 0, ry = 0;
 	uint32_t i, n = 0;
 	bool have = false;
 
-	for (i = 0; i < h->wins.n; i++) {
+	for (i = 0; i < nw; i++) {
 		uint64_t s = w[i].t0 > a ? w[i].t0 : a, t = w[i].t1 < b ? w[i].t1 : b;
 
 		if (w[i].device != device || t <= s)
@@ -256,7 +265,8 @@ static void head_dev(struct ig_engine *e, struct ig_device *d, uint64_t t0)
 	r->tid = f.tid;
 	r->tgid = f.tgid;
 	r->counter_live = live(h, d->ordinal);
-	if (r->counter_live && zero_run(h, d->ordinal, t0, t1, &x, &y, &kind, &nwin)) {
+	if (r->counter_live &&
+	    zero_run(h->wins.v, h->wins.n, d->ordinal, t0, t1, &x, &y, &kind, &nwin)) {
 		r->idle_ns = y - x;
 		r->unres_ns = t1 - y;
 		r->counter = kind;
@@ -355,6 +365,75 @@ void ig_head_finish(struct ig_engine *e)
 		return;
 	for (i = 0; i < e->gpu.ndevs; i++)
 		head_dev(e, e->gpu.devs[i], e->win.meta_ts);
+}
+
+/* The thread that submitted the newest work pending on @d. */
+static bool tail_feeder(const struct ig_device *d, struct ig_gap *g)
+{
+	const struct ig_stream *s = NULL;
+	uint32_t i;
+
+	for (i = 0; i < d->nopen; i++)
+		if (d->open[i]->feeder_tid &&
+		    (!s || d->open[i]->pending_until > s->pending_until))
+			s = d->open[i];
+	if (!s)
+		return false;
+	g->tid = s->feeder_tid;
+	g->tgid = s->feeder_tgid;
+	return true;
+}
+
+/* The tail of @d: tracing stopped at @end with its work still pending,
+ * so its span ended at its last evidence, a.  Its counter's windows
+ * reading 0% after a saw no work run there: the run of them reaching
+ * furthest is idle, a gap of the thread that submitted last, walked as
+ * any other; from a to that run the work may have run: unresolved.
+ * After the run nothing is proven, and it stays outside the span. */
+static void tail_dev(struct ig_engine *e, struct ig_device *d, uint64_t end,
+		     const struct head_win *w, uint32_t nw)
+{
+	struct ig_head *h = e->head;
+	struct ig_tail_dev *r;
+	struct ig_gap f = { 0 };
+	uint64_t a = d->final_until, x = 0, y = 0;
+	uint16_t kind = 0;
+	uint32_t nwin = 0;
+
+	if (!d->active || !d->nopen || a >= end || h->ntail == IG_MAX_DEVICES ||
+	    !live(h, d->ordinal) || !tail_feeder(d, &f) ||
+	    !zero_run(w, nw, d->ordinal, a, end, &x, &y, &kind, &nwin))
+		return;
+	r = &h->tail[h->ntail++];
+	*r = (struct ig_tail_dev){ .device = d->ordinal, .from = a, .to = y,
+				   .idle_ns = y - x, .unres_ns = x - a, .tid = f.tid,
+				   .tgid = f.tgid, .counter = kind, .nwin = nwin };
+	if (x > a)
+		head_unresolved(e, d, &f, a, x);
+	head_idle(e, d, &f, x, y);
+	d->final_until = y;
+}
+
+void ig_head_tail(struct ig_engine *e, uint64_t end)
+{
+	struct ig_head *h = e->win.have_meta && !e->merge ? e->head : NULL;
+	struct head_win *w;
+	uint32_t i, n;
+
+	if (!h || !h->nrecent || !(w = malloc(sizeof(h->recent))))
+		return;
+	/* the ring in arrival order */
+	n = h->nrecent < TAIL_WINS ? h->nrecent : TAIL_WINS;
+	for (i = 0; i < n; i++)
+		w[i] = h->recent[(h->nrecent - n + i) % TAIL_WINS];
+	for (i = 0; i < e->gpu.ndevs; i++)
+		tail_dev(e, e->gpu.devs[i], end, w, n);
+	free(w);
+}
+
+const struct ig_tail_dev *ig_head_tail_dev(const struct ig_engine *e, uint32_t i)
+{
+	return e->head && i < e->head->ntail ? &e->head->tail[i] : NULL;
 }
 
 const struct ig_head_dev *ig_head_dev(const struct ig_engine *e, uint32_t i)

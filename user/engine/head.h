@@ -26,6 +26,18 @@ struct ig_head_dev {
 	struct ig_causeset *label;	/* the walk over [from, to) */
 };
 
+/* One device's tail: tracing stopped with its work pending; [from, to)
+ * from its last evidence to the end of the counter's proof. */
+struct ig_tail_dev {
+	int device;
+	uint64_t from, to;
+	uint64_t idle_ns;	/* proven idle, a gap ending at to, in idle_s */
+	uint64_t unres_ns;	/* before it, from the last evidence: unresolved */
+	uint32_t tid, tgid;	/* the feeder: the newest pending work's thread */
+	uint16_t counter;	/* IG_NVW_* of the windows that proved it */
+	uint32_t nwin;
+};
+
 void ig_head_on_nvwin(struct ig_engine *e, const struct ig_nvwin *r);
 void ig_head_on_cuda(struct ig_engine *e, const struct ig_cuda *c);
 /* Where the history of the threads followed from the start must be
@@ -45,6 +57,12 @@ uint64_t ig_head_keep_floor(const struct ig_engine *e);
 void ig_head_poll(struct ig_engine *e);
 /* At the end of the trace, once every device is swept. */
 void ig_head_finish(struct ig_engine *e);
+/* At the end of a trace stopped at @end by its duration or a signal,
+ * once every device is swept: each device whose work was still pending
+ * gets the idle its counter proves after its last evidence (its tail). */
+void ig_head_tail(struct ig_engine *e, uint64_t end);
+/* The @i-th device's tail, or NULL past the last. */
+const struct ig_tail_dev *ig_head_tail_dev(const struct ig_engine *e, uint32_t i);
 /* The @i-th device's head, or NULL past the last. */
 const struct ig_head_dev *ig_head_dev(const struct ig_engine *e, uint32_t i);
 const struct ig_head_dev *ig_head_of(const struct ig_engine *e, int device);

@@ -165,8 +165,11 @@ void ig_engine_finish(struct ig_engine *e)
 		/* tracing stopped, the job went on: a gap still open then was
 		 * idle up to the end, proven, its cause not known yet */
 		if (e->win.have_end && (e->win.stop_reason == IG_STOP_DURATION ||
-					e->win.stop_reason == IG_STOP_SIGNAL))
+					e->win.stop_reason == IG_STOP_SIGNAL)) {
 			ig_carry_tail(e, e->win.end_ts);
+			/* or still pending: idle where the counter says */
+			ig_head_tail(e, e->win.end_ts);
+		}
 	}
 	/* before the first work seen: idle where the GPU's counter says */
 	ig_head_finish(e);

@@ -29,6 +29,7 @@ uint64_t ig_report_unres_open_ns(const struct ig_device *d);
 struct json_object;
 struct json_object *ig_report_head_json(const struct ig_engine *e, int device);
 struct json_object *ig_report_heads_json(const struct ig_engine *e);
+struct json_object *ig_report_tails_json(const struct ig_engine *e);
 void ig_report_head_text(FILE *out, const struct ig_engine *e);
 /* Causes with time, most time first; returns how many. */
 size_t ig_report_causes_sorted(const struct ig_causeset *s, unsigned int *out);

@@ -111,6 +111,48 @@ jo *ig_report_heads_json(const struct ig_engine *e)
 	return a;
 }
 
+static const char *tail_proof(const struct ig_tail_dev *t)
+{
+	return t->counter == IG_NVW_GPM ? "gpm_graphics_util" : "utilization_samples";
+}
+
+jo *ig_report_tails_json(const struct ig_engine *e)
+{
+	const struct ig_tail_dev *t;
+	jo *a = json_object_new_array(), *o;
+	uint32_t i;
+
+	for (i = 0; (t = ig_head_tail_dev(e, i)); i++) {
+		o = json_object_new_object();
+		add(o, "device", t->device >= IG_DEV_UNKNOWN ? NULL : ju64((uint64_t)t->device));
+		add(o, "from_ns", ju64(t->from));
+		add(o, "to_ns", ju64(t->to));
+		add(o, "seconds", jsec(t->to - t->from));
+		add(o, "idle_s", jsec(t->idle_ns));
+		add(o, "unresolved_s", jsec(t->unres_ns));
+		add(o, "proof", jstr(tail_proof(t)));
+		add(o, "counter_windows", ju64(t->nwin));
+		add(o, "feeder_tid", ju64(t->tid));
+		add(o, "feeder_pid", ju64(t->tgid));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static void tail_text(FILE *out, const struct ig_engine *e)
+{
+	const struct ig_tail_dev *t;
+	uint32_t i;
+
+	for (i = 0; (t = ig_head_tail_dev(e, i)); i++) {
+		fprintf(out, "  after its last work seen, work still pending");
+		if (ig_head_tail_dev(e, 1) && t->device < IG_DEV_UNKNOWN)
+			fprintf(out, " (GPU %d)", t->device);
+		fprintf(out, ": %.3f s,\n    of it idle %.3f s (counter 0%%), unresolved %.3f s\n",
+			(t->to - t->from) / 1e9, t->idle_ns / 1e9, t->unres_ns / 1e9);
+	}
+}
+
 void ig_report_head_text(FILE *out, const struct ig_engine *e)
 {
 	const struct ig_head_dev *h;
@@ -140,4 +182,5 @@ void ig_report_head_text(FILE *out, const struct ig_engine *e)
 			fprintf(out, "\n");
 		}
 	}
+	tail_text(out, e);
 }

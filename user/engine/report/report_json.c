@@ -298,6 +298,7 @@ static jo *gpu_json(const struct ig_engine *e)
 	add(g, "span_end_ns", ju64(t.span_end));
 	add(g, "devices", devices_json(e));
 	add(g, "heads", ig_report_heads_json(e));
+	add(g, "tails", ig_report_tails_json(e));
 	add(g, "gap_list", spans_json(e, &e->attr.gaps));
 	add(g, "gap_list_omitted", ju64(e->attr.gaps.omitted));
 	add(g, "unresolved_list", spans_json(e, &e->attr.unres_list));
