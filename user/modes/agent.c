@@ -51,7 +51,7 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 		ig_debug("pid %d: %u of %u libcuda entry points probed in %s",
 			 ev->pid, ev->nattached, ev->nsyms, ev->path);
 		/* its task and GPU records before any of its probes' */
-		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_agent_now() - 1);
+		ig_agent_track(a, ev->pid, ev->ts ? ev->ts : ig_mono_ns() - 1);
 		break;
 	case IG_DISC_UNPROBED:
 		if ((ev->err == -ENOENT || ev->err == -ESRCH) && ig_proc_exited(ev->pid)) {
@@ -65,7 +65,7 @@ static void on_disc_event(const struct ig_disc_event *ev, void *ctx)
 		else
 			ig_warn("pid %d uses libcuda %s but idlegap cannot probe it: %s",
 			ev->pid, ev->name, strerror(-ev->err));
-		ig_agent_track(a, ev->pid, ig_agent_now() - 1);
+		ig_agent_track(a, ev->pid, ig_mono_ns() - 1);
 		break;
 	case IG_DISC_NO_LD_HOOK:
 		ig_debug("%s: cannot hook library loads: %s", ev->path, strerror(-ev->err));
@@ -185,7 +185,7 @@ static void track_at_mapping(struct agent *a)
 		ig_warn("cannot probe %s: %s", cu, strerror(-err));
 	/* and a libnccl.so.2 in its LD_LIBRARY_PATH, as `run` does */
 	if (!ig_nccl_find_for_exec(environ, lib, sizeof(lib)) &&
-	    (err = ig_discovery_add_nccl(a->cap.disc, lib, ig_agent_now())))
+	    (err = ig_discovery_add_nccl(a->cap.disc, lib, ig_mono_ns())))
 		ig_warn("cannot probe %s: %s", lib, strerror(-err));
 }
 
@@ -261,7 +261,7 @@ static int idle_ms(const struct agent *a, __u64 now)
 static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 		      bool next)
 {
-	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS;
+	__u64 now = ig_mono_ns(), next_prune = now + PRUNE_EVERY_NS;
 	unsigned int why = IG_STOP_DURATION;
 	int n, nfacts;
 
@@ -272,7 +272,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 		       ig_discovery_attach_all(a->cap.disc, start);
 	nfacts = ig_agent_setup_announce(a, start, emit_cb);
 	ig_debug("window %llu: %d processes probed in %.0f ms, %d set-up facts announced",
-		 a->nwindows + 1, n, (ig_agent_now() - now) / 1e6, nfacts);
+		 a->nwindows + 1, n, (ig_mono_ns() - now) / 1e6, nfacts);
 	for (;;) {
 		ig_capture_scan_host(&a->cap, now, a->o->cgroup ? scan_found : NULL, a);
 		n = ig_tracer_poll(a->cap.tracer, poll_ms(a, now, end < a->cap.next_host_scan ?
@@ -281,7 +281,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			why = IG_STOP_ERROR;
 		}
-		now = ig_agent_now();
+		now = ig_mono_ns();
 		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);
@@ -326,7 +326,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
  * @start is moved to the time the window can start. */
 static int idle_until(struct agent *a, __u64 *start)
 {
-	__u64 now = ig_agent_now(), next_prune = now + PRUNE_EVERY_NS, next_scan = now;
+	__u64 now = ig_mono_ns(), next_prune = now + PRUNE_EVERY_NS, next_scan = now;
 	bool late = false;
 	int n;
 
@@ -348,7 +348,7 @@ static int idle_until(struct agent *a, __u64 *start)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
-		now = ig_agent_now();
+		now = ig_mono_ns();
 		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);
@@ -367,7 +367,7 @@ static int idle_until(struct agent *a, __u64 *start)
  * the gap ends, one more window at most (docs/design.md §7.10). */
 static int extend(struct agent *a)
 {
-	__u64 next_prune = ig_agent_now() + PRUNE_EVERY_NS, now;
+	__u64 next_prune = ig_mono_ns() + PRUNE_EVERY_NS, now;
 	int n;
 
 	while (a->held.engine) {
@@ -376,7 +376,7 @@ static int extend(struct agent *a)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
-		now = ig_agent_now();
+		now = ig_mono_ns();
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);
 			next_prune = now + PRUNE_EVERY_NS;
@@ -394,7 +394,7 @@ static int extend(struct agent *a)
 static int cycle(struct agent *a)
 {
 	const __u64 window = (__u64)(a->o->window_s * NS), every = (__u64)(a->o->every_s * NS);
-	__u64 start = ig_agent_now();
+	__u64 start = ig_mono_ns();
 
 	const bool continuous = window == every;
 	bool handover = false;
@@ -411,8 +411,8 @@ static int cycle(struct agent *a)
 		if (extend(a))
 			return 1;
 		start += every;
-		if (start < ig_agent_now())	/* a slow report: no catching up */
-			start = ig_agent_now();
+		if (start < ig_mono_ns())	/* a slow report: no catching up */
+			start = ig_mono_ns();
 		if (idle_until(a, &start))
 			return 1;
 	}

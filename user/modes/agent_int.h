@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "stream/records.h"
 #include "util/htab.h"
+#include "util/clock.h"
 
 /* identities read per window, at most (a window's processes beyond it get
  * no workload labels) */
@@ -95,16 +96,6 @@ struct agent {
 
 /* GPU processes a window's report lists by pid among those it missed */
 #define IG_AGENT_MISSED_LISTED	256
-
-/* CLOCK_MONOTONIC in ns, the records' clock (inline: agent_win.c calls no
- * function of agent.c) */
-static inline __u64 ig_agent_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* What goes into a window (agent_track.c).  A record into the window's
  * stream. */

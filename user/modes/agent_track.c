@@ -44,7 +44,7 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 {
 	const struct ig_gpulib *g = (const struct ig_gpulib *)rec;
 	pid_t pid = (pid_t)rec->tgid;
-	__u64 now = ig_agent_now();
+	__u64 now = ig_mono_ns();
 	size_t i;
 
 	if (!ig_agent_in_scope(a, pid))

@@ -366,7 +366,7 @@ static int report_window(struct agent *a, const struct win_out *w)
 /* No probe while the report is made, and until the next window. */
 static void detach_probes(struct agent *a)
 {
-	__u64 t = ig_agent_now();
+	__u64 t = ig_mono_ns();
 	int err;
 
 	ig_discovery_detach_all(a->cap.disc);
@@ -376,7 +376,7 @@ static void detach_probes(struct agent *a)
 	if (err)
 		ig_debug("pausing capture: %s", strerror(-err));
 	ig_debug("window %llu: probes removed in %.0f ms", a->nwindows + 1,
-		 (ig_agent_now() - t) / 1e6);
+		 (ig_mono_ns() - t) / 1e6);
 }
 
 static void held_free(struct agent_held *h)
@@ -427,7 +427,7 @@ int ig_agent_held_poll(struct agent *a, bool force)
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
 		.reason = IG_STOP_DURATION,
 	};
-	__u64 now = ig_agent_now(), last;
+	__u64 now = ig_mono_ns(), last;
 	struct win_out w;
 	int rc;
 
@@ -472,7 +472,7 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 	ig_tracer_stop_at(a->cap.tracer, 0);
 	if (err) {
 		ig_err("reading the ring buffer: %s", strerror(-err));
-		end.h.ts = ig_agent_now();
+		end.h.ts = ig_mono_ns();
 		why = IG_STOP_ERROR;
 	}
 	a->closed_at = end.h.ts;

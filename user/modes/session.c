@@ -23,6 +23,7 @@
 #include "probes/spawn.h"
 #include "probes/tracer.h"
 #include "util/util.h"
+#include "util/clock.h"
 
 #define PRUNE_EVERY_NS		(500ULL * 1000 * 1000)
 #define NVML_EVERY_NS		(1000ULL * 1000 * 1000)
@@ -33,14 +34,6 @@
 
 extern char **environ;
 static volatile sig_atomic_t stop_signal;
-
-static __u64 now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void on_signal(int sig)
 {
@@ -112,7 +105,7 @@ static void emit_meta(struct session *s, __u64 ts, int argc, char **argv)
 	struct ig_meta m = {
 		.h = { .type = IG_REC_META, .size = sizeof(m), .ts = ts },
 		.version = IG_FORMAT_VERSION,
-		.realtime_ns = now_ns(CLOCK_REALTIME),
+		.realtime_ns = ig_clock_ns(CLOCK_REALTIME),
 	};
 	struct utsname u;
 	size_t off = 0;
@@ -252,7 +245,7 @@ static void sample_nvml(struct session *s, __u64 ts)
 /* Sleep until the ring fills, 50 ms pass, or a rescan is due. */
 static int poll_timeout_ms(const struct session *s)
 {
-	__u64 now = now_ns(CLOCK_MONOTONIC), due = ig_discovery_next_due(s->cap.disc);
+	__u64 now = ig_mono_ns(), due = ig_discovery_next_due(s->cap.disc);
 
 	if (!due)
 		return 50;
@@ -275,7 +268,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return IG_STOP_ERROR;
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = ig_mono_ns();
 		/* a killed tracer loses at most the last poll's records */
 		if (s->writer && s->nrecords != flushed) {
 			ig_rec_writer_flush(s->writer);
@@ -329,7 +322,7 @@ static int finish_stream(struct session *s, enum ig_stop_reason why)
 	st.h.ts = end.h.ts = s->t_end = ig_tracer_drain(s->cap.tracer, STOP_DRAIN_NS, &err);
 	if (err) {
 		ig_err("reading the ring buffer: %s", strerror(-err));
-		st.h.ts = end.h.ts = s->t_end = now_ns(CLOCK_MONOTONIC);
+		st.h.ts = end.h.ts = s->t_end = ig_mono_ns();
 	}
 	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
@@ -368,7 +361,7 @@ static int start_tracing(struct session *s, __u64 *t0)
 			ig_warn("no CPU-clock sampling (%s): time inside launches counts as host compute",
 				strerror(-err));
 	}
-	*t0 = c.ts = now_ns(CLOCK_MONOTONIC);
+	*t0 = c.ts = ig_mono_ns();
 	emit_meta(s, c.ts, o->self_argc, o->self_argv);
 	if (ig_session_days_start(s, c.ts)) {
 		ig_err("out of memory");
@@ -464,7 +457,7 @@ static int trace_and_report(struct session *s, __u64 t0)
 	snprintf(last, sizeof(last), "%s", piece ? piece : o->record_path ? o->record_path : "");
 	/* the counters' windows that ended since the last second's */
 	if (s->nvml && why != IG_STOP_ERROR)
-		sample_nvml(s, now_ns(CLOCK_MONOTONIC));
+		sample_nvml(s, ig_mono_ns());
 	rc = finish_stream(s, why);
 	ig_session_days_last_piece(s, s->t_end);
 	werr = ig_rec_writer_close(s->writer);
@@ -496,7 +489,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	pid_t *pids = NULL;
 	int rc = 1;
 	const char *why_nvml = NULL;
-	__u64 t_start = now_ns(CLOCK_MONOTONIC), t0 = 0, t_attached;
+	__u64 t_start = ig_mono_ns(), t0 = 0, t_attached;
 	struct ig_session_opts local = *o;
 
 	if (ig_session_check_privileges(&s))
@@ -519,7 +512,7 @@ int ig_session_trace(const struct ig_session_opts *o)
 	}
 	if (start_tracing(&s, &t0))
 		goto out;
-	t_attached = now_ns(CLOCK_MONOTONIC);
+	t_attached = ig_mono_ns();
 	ig_session_drop_privileges(&s);
 	if (o->argv && start_child(&s, &child))
 		goto out;

@@ -18,6 +18,7 @@
 #include "probes/log.h"
 #include "probes/tracer.h"
 #include "stream/reorder.h"
+#include "util/clock.h"
 
 static volatile sig_atomic_t usr1;
 
@@ -53,7 +54,6 @@ static int so_far(struct session *s, unsigned int n)
 		.h = { .type = IG_REC_END, .size = sizeof(end) },
 		.reason = IG_STOP_SO_FAR,
 	};
-	struct timespec ts;
 	char path[4096], *text = NULL;
 	size_t len = 0;
 	int rc = 0, err;
@@ -62,8 +62,7 @@ static int so_far(struct session *s, unsigned int n)
 	/* the timeline is the run's, written at its end */
 	ig_engine_observe(s->engine, NULL);
 	ig_reorder_flush(s->reorder);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	st.h.ts = end.h.ts = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	st.h.ts = end.h.ts = ig_mono_ns();
 	if (!ig_tracer_stats(s->cap.tracer, &st)) {
 		st.user_lost = ig_reorder_late(s->reorder);
 		ig_engine_feed(s->engine, &st.h);

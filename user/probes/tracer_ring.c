@@ -9,15 +9,7 @@
 #include <bpf/libbpf.h>
 #include "probes/log.h"
 #include "probes/tracer_int.h"
-
-/* CLOCK_MONOTONIC in ns: the records' clock */
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
+#include "util/clock.h"
 
 /* libbpf's consume loop stops at a callback's error, the record taken */
 #define SLICE_OVER	(-ECANCELED)
@@ -49,7 +41,7 @@ int ig_tracer_on_record(void *ctx, void *data, size_t size)
 	}
 	hand_over(t, h);
 	if (++t->nread % SLICE_CHECK == 0 &&
-	    mono_ns() >= t->slice_end) {
+	    ig_mono_ns() >= t->slice_end) {
 		t->sliced = true;
 		return SLICE_OVER;
 	}
@@ -83,7 +75,7 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 		t->nread++;
 		held = 1;
 	}
-	t->slice_end = mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
+	t->slice_end = ig_mono_ns() + (timeout_ms > 0 ? timeout_ms * 1000000ULL : 0) +
 		       IG_POLL_SLICE_NS;
 	/* Woken early only when the ring fills (see rec_submit()); what
 	 * came meanwhile is consumed after the wait either way. */
@@ -103,13 +95,13 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 
 __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
 {
-	__u64 t0 = mono_ns(), at;
+	__u64 t0 = ig_mono_ns(), at;
 	int n;
 
 	*err = 0;
 	do {
 		n = ig_tracer_poll(t, 0);
-		at = mono_ns();
+		at = ig_mono_ns();
 	} while (n > 0 && at - t0 < max_ns);
 	if (n < 0) {
 		*err = n;

@@ -5,14 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "views/progress.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+#include "util/clock.h"
 
 void ig_progress_init(struct ig_progress *p, int fd, const char *what, uint64_t total)
 {
@@ -21,7 +14,7 @@ void ig_progress_init(struct ig_progress *p, int fd, const char *what, uint64_t 
 	p->on = isatty(fd);
 	p->what = what;
 	p->total = total;
-	p->start_ns = p->last_ns = mono_ns();
+	p->start_ns = p->last_ns = ig_mono_ns();
 }
 
 /* 1234567 -> "1.2M" */
@@ -88,7 +81,7 @@ void ig_progress_at(struct ig_progress *p, uint64_t done, uint64_t records, uint
 void ig_progress_update(struct ig_progress *p, uint64_t done, uint64_t records)
 {
 	if (p->on && (++p->calls & 255) == 0)
-		ig_progress_at(p, done, records, mono_ns());
+		ig_progress_at(p, done, records, ig_mono_ns());
 }
 
 void ig_progress_end(struct ig_progress *p)
