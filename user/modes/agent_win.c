@@ -470,11 +470,8 @@ int ig_agent_window_close(struct agent *a, unsigned int why, bool keep_probes,
 	/* what was kept back after it goes to the next window (continuous),
 	 * or is dropped as sent between windows */
 	ig_tracer_stop_at(a->cap.tracer, 0);
-	if (err) {
-		ig_err("reading the ring buffer: %s", strerror(-err));
-		end.h.ts = ig_mono_ns();
+	if (err)
 		why = IG_STOP_ERROR;
-	}
 	a->closed_at = end.h.ts;
 	emit_stats(a, end.h.ts);
 	end.nrecords = a->nrecords + 1;

@@ -320,10 +320,9 @@ static int finish_stream(struct session *s, enum ig_stop_reason why)
 	/* what the kernel still holds, unless a job that sends faster than
 	 * it is read would hold the stop for ever */
 	st.h.ts = end.h.ts = s->t_end = ig_tracer_drain(s->cap.tracer, STOP_DRAIN_NS, &err);
-	if (err) {
-		ig_err("reading the ring buffer: %s", strerror(-err));
-		st.h.ts = end.h.ts = s->t_end = ig_mono_ns();
-	}
+	/* records lost to it: the report says so, and the exit status */
+	if (err)
+		end.reason = IG_STOP_ERROR;
 	if (ig_tracer_stats(s->cap.tracer, &st))
 		ig_warn("cannot read the kernel counters");
 	st.user_lost = ig_reorder_late(s->reorder);
@@ -333,7 +332,7 @@ static int finish_stream(struct session *s, enum ig_stop_reason why)
 	ig_reorder_flush(s->reorder);
 	ig_engine_finish(s->engine);
 	/* the last periods' reports, before the run's */
-	return ig_session_days_end(s, &st);
+	return ig_session_days_end(s, &st) | (err != 0);
 }
 
 static int start_tracing(struct session *s, __u64 *t0)

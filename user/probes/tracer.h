@@ -119,8 +119,8 @@ bool ig_tracer_reached(const struct ig_tracer *t);
  * time (CLOCK_MONOTONIC) the stream is whole up to: the stop when it
  * reached it, now (or the stop, if before) when the ring was emptied, the newest record's time
  * when the job sent faster than it was read (what is left was sent after
- * it, give or take the CPUs' order); 0 and a negative errno in *@err on
- * an error. */
+ * it, give or take the CPUs' order).  On an error, logged, now and a
+ * negative errno in *@err. */
 __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err);
 /* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
  * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */

@@ -103,9 +103,10 @@ __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err)
 		n = ig_tracer_poll(t, 0);
 		at = ig_mono_ns();
 	} while (n > 0 && at - t0 < max_ns);
-	if (n < 0) {
+	if (n < 0) {	/* whole up to what was read: now, said so */
+		ig_err("reading the ring buffer: %s", strerror(-n));
 		*err = n;
-		return 0;
+		return at;
 	}
 	if (t->held)
 		return t->stop_at;
