@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Collectives across ranks (docs/design.md §4.9): matching by
  * (communicator, sequence), the peer-wait split, the late rank and why. */
+#include "engine/peers/peers.h"
 #include "test_engine_nccl.h"
 
 static void ranks(struct tstream *s)
@@ -260,6 +261,45 @@ static void test_submit_not_first(void **state)
 	ts_free(&s);
 }
 
+/* Ranks 2 and 3 are on another host: each collective of ranks 0 and 1,
+ * one every @every for @secs s, is never whole.  It is dropped, its calls
+ * unmatched, once older than the history window (or, past the cap, 5 s):
+ * what is held stays bounded, whatever the run's length. */
+static void partial(uint64_t every, uint64_t secs, uint32_t max_open, uint64_t min_dropped)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	uint64_t t, seq = 0;
+	int r;
+
+	ranks(&s);
+	for (t = 10 * MS; t < secs * IG_NSEC; t += every) {
+		seq++;
+		for (r = 0; r < 2; r++)
+			t_nccl(&s, 100 + r, t + r * US, IG_NC_COLL, r, seq, 0);
+	}
+	ts_feed(&s, e);
+	assert_true(e->peers->groups.n <= max_open);
+	t_end(&s, secs * IG_NSEC);
+	j = report(e);
+	assert_true((uint64_t)ji(j, "collectives.collectives_dropped") >= min_dropped);
+	assert_int_equal(ji(j, "collectives.unmatched_calls"), 2 * seq);
+	assert_int_equal(ji(j, "collectives.matched"), 0);
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+static void test_partial_dropped(void **state)
+{
+	(void)state;
+	/* 10 a second for 200 s: the last 60 s held */
+	partial(100 * MS, 200, 61 * 10 + 1, 1300);
+	/* 2,000 a second for 20 s: the cap */
+	partial(500 * US, 20, 2 * 4096, 20000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_balanced_grouped),
 		cmocka_unit_test(test_preempted_in_call),
 		cmocka_unit_test(test_submit_not_first),
+		cmocka_unit_test(test_partial_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

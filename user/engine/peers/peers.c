@@ -21,6 +21,7 @@
 
 struct peers_group {
 	uint64_t id, seq;
+	uint64_t last;		/* its newest rank's arrival */
 	uint32_t nranks, npresent, nlaunched;
 	struct peers_call c[];
 };
@@ -36,11 +37,21 @@ struct unlaunched {
  * the latest, ends or not, and at most this many wait at once. */
 #define PEERS_SETTLE_NS		(5ULL * IG_NSEC)
 #define PEERS_WAITING_MAX	256
+/* A collective whose other ranks never come (on another host, or not
+ * followed) is dropped, its calls unmatched, once its newest arrival is
+ * older than the threads' history window, which its walks would need
+ * (looked for once a second); past PEERS_OPEN_MAX open at once, once it
+ * is PEERS_SETTLE_NS old (looked for every PEERS_FULL_SWEEP_NS); and no
+ * new one is held past twice PEERS_OPEN_MAX. */
+#define PEERS_OPEN_MAX		4096
+#define PEERS_SWEEP_NS		IG_NSEC
+#define PEERS_FULL_SWEEP_NS	(IG_NSEC / 10)
 
 struct peers_priv {
 	struct ig_peers pub;
 	struct unlaunched *ul;
 	size_t nul, capul;
+	uint64_t swept;		/* the last look for stale collectives */
 	struct peers_group **waiting;	/* launched by all, ends awaited */
 	size_t nwait, capwait;
 };
@@ -296,11 +307,16 @@ static void launched(struct ig_engine *e, struct peers_group *g,
 /* Rank slot @idx of @nranks in collective (@id, @seq), made if new; NULL
  * (counted unmatched) when it cannot be or is taken already. */
 static struct peers_group *slot(struct ig_peers *ps, uint64_t id, uint64_t seq,
-				uint32_t nranks, uint32_t idx)
+				uint32_t nranks, uint32_t idx, uint64_t ts)
 {
 	struct peers_group *g = ig_htab_get(&ps->groups, key_of(id, seq));
 
 	if (!g) {
+		/* held at most twice PEERS_OPEN_MAX, whatever the rate */
+		if (ps->groups.n >= 2 * PEERS_OPEN_MAX) {
+			ps->unmatched++;
+			return NULL;
+		}
 		g = calloc(1, sizeof(*g) + nranks * sizeof(g->c[0]));
 		if (!g || ig_htab_put(&ps->groups, key_of(id, seq), g)) {
 			free(g);
@@ -318,6 +334,7 @@ static struct peers_group *slot(struct ig_peers *ps, uint64_t id, uint64_t seq,
 	}
 	g->npresent++;
 	g->c[idx].present = true;
+	g->last = ig_max64(g->last, ts);
 	return g;
 }
 
@@ -325,7 +342,8 @@ static struct peers_group *slot(struct ig_peers *ps, uint64_t id, uint64_t seq,
  * place on the GPU at its launch noted then. */
 static void add_held(struct ig_engine *e, const struct ig_infer_held *h)
 {
-	struct peers_group *g = slot(e->peers, h->id, h->seq, h->nranks, h->idx);
+	struct peers_group *g = slot(e->peers, h->id, h->seq, h->nranks, h->idx,
+				     h->c.launch);
 	struct peers_rank *R = rank_get(e->peers, h->c.tgid);
 
 	if (!g)
@@ -372,7 +390,7 @@ static void on_coll(struct ig_engine *e, struct ig_peers *ps, const struct ig_nc
 	/* evidence for ranks of its communicator here without its id */
 	if (!(r->flags & IG_NCF_INFERRED))
 		ig_peers_infer_known(e, r);
-	if (!(g = slot(ps, r->id, r->seq, (uint32_t)r->nranks, (uint32_t)r->rank)))
+	if (!(g = slot(ps, r->id, r->seq, (uint32_t)r->nranks, (uint32_t)r->rank, r->h.ts)))
 		return;
 	c = &g->c[r->rank];
 	c->tid = r->h.tid;
@@ -420,6 +438,31 @@ static void on_group_end(struct ig_engine *e, struct ig_peers *ps, const struct 
 	pp->nul = j;
 }
 
+static void drop_stale(struct ig_engine *e)
+{
+	struct peers_priv *pp = (struct peers_priv *)e->peers;
+	struct ig_htab *h = &pp->pub.groups;
+	bool full = h->n > PEERS_OPEN_MAX;
+	uint64_t now = e->win.now, age = full ? PEERS_SETTLE_NS : e->window_ns;
+	struct ig_htab_sweep s;
+	struct ig_htab_kv *kv;
+
+	if (!h->n || now < pp->swept + (full ? PEERS_FULL_SWEEP_NS : PEERS_SWEEP_NS))
+		return;
+	pp->swept = now;
+	ig_htab_sweep_start(h, &s);
+	while ((kv = ig_htab_sweep_next(h, &s))) {
+		struct peers_group *g = kv->val;
+
+		if (g->last + age > now)
+			continue;
+		pp->pub.unmatched += g->npresent;
+		pp->pub.dropped++;
+		ig_htab_sweep_del(h, &s);
+		free(g);
+	}
+}
+
 void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 {
 	struct ig_peers *ps = ig_peers_get(e);
@@ -429,6 +472,7 @@ void ig_peers_feed(struct ig_engine *e, const struct ig_nccl *r)
 		return;
 	if (((struct peers_priv *)ps)->nwait)
 		settle(e, false);
+	drop_stale(e);
 	switch (r->kind) {
 	case IG_NC_COLL:
 		on_coll(e, ps, r);

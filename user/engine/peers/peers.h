@@ -105,6 +105,7 @@ struct ig_peers {
 	struct peers_rank *ranks;
 	uint32_t nranks, caprank;
 	uint64_t calls, matched, unmatched, no_id, grouped_pending;
+	uint64_t dropped;	/* collectives whose other ranks never came */
 	uint64_t wait_ns, unproven_wait_ns;
 	uint64_t libs, static_libs;
 	char static_path[128];

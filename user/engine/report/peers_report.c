@@ -150,6 +150,7 @@ jo *ig_peers_json_summary(const struct ig_engine *e)
 	json_object_object_add(o, "calls", ju64(ps ? ps->calls : 0));
 	json_object_object_add(o, "matched", ju64(ps ? ps->matched : 0));
 	json_object_object_add(o, "unmatched_calls", ju64(ps ? ps->unmatched : 0));
+	json_object_object_add(o, "collectives_dropped", ju64(ps ? ps->dropped : 0));
 	json_object_object_add(o, "calls_without_communicator", ju64(ps ? ps->no_id : 0));
 	json_object_object_add(o, "inferred_communicators",
 			       ju64(ps ? ps->inferred_comms : 0));
@@ -226,5 +227,8 @@ void ig_peers_text(FILE *out, const struct ig_engine *e)
 		fprintf(out, "  %llu calls not matched across ranks (a rank not traced, "
 			"or its communicator created before tracing)\n",
 			(unsigned long long)(ps->unmatched + ps->no_id));
+	if (ps->dropped)
+		fprintf(out, "  %llu collectives dropped unmatched: their other ranks did not "
+			"come within the history window\n", (unsigned long long)ps->dropped);
 	fprintf(out, "\n");
 }
