@@ -42,6 +42,30 @@ static void t_file(struct tstream *s)
 	snprintf(r->f.comp[1], IG_NAME_LEN, "data");
 }
 
+/* One window of the GPU's counter, [t, t + PERIOD), read a ms after. */
+static void counter_win(struct tstream *s, uint64_t t, uint32_t busy_ppm)
+{
+	union ig_rec *r = ts_new(s, IG_REC_NVWIN, sizeof(struct ig_nvwin), 0, 0,
+				 t + PERIOD + MS);
+
+	r->nw.kind = IG_NVW_SAMPLES;
+	r->nw.nproc = 1;
+	r->nw.t0 = t;
+	r->nw.t1 = t + PERIOD;
+	r->nw.busy_ppm = busy_ppm;
+	r->nw.quant_ppm = 10000;
+}
+
+/* The feeder's first two steps: work from FIRST and from 900 ms, each
+ * proven done by a sync that waited 18 ms. */
+static void two_steps(struct tstream *s)
+{
+	t_submit(s, 100, 100, FIRST, L);
+	t_sync(s, 100, 100, 811 * MS, 829 * MS, 830 * MS, L, FIRST);
+	t_submit(s, 100, 100, 900 * MS, L);
+	t_sync(s, 100, 100, 901 * MS, 919 * MS, 920 * MS, L, 900 * MS);
+}
+
 /* The job: @states, the states read at the start; @counter, the NVML
  * windows; @zero_to, where the counter stops reading 0%; @ctx, its
  * context made under the tracer before its first work (as under `run`). */
@@ -70,21 +94,9 @@ static struct json_object *job_ctx(bool states, bool counter, uint64_t zero_to, 
 	    .reason = IG_R_OTHER, .flags = IG_F_AT_ATTACH, .waker_tid = 200);
 	if (ctx)
 		CU(&s, .kind = IG_CU_CTX, .tid = 100, .ts = FIRST - 10 * MS, .arg = 0);
-	t_submit(&s, 100, 100, FIRST, L);
-	t_sync(&s, 100, 100, 811 * MS, 829 * MS, 830 * MS, L, FIRST);
-	t_submit(&s, 100, 100, 900 * MS, L);
-	t_sync(&s, 100, 100, 901 * MS, 919 * MS, 920 * MS, L, 900 * MS);
-	for (t = 0; counter && t + PERIOD <= 1000 * MS; t += PERIOD) {
-		union ig_rec *r = ts_new(&s, IG_REC_NVWIN, sizeof(struct ig_nvwin), 0, 0,
-					 t + PERIOD + MS);
-
-		r->nw.kind = IG_NVW_SAMPLES;
-		r->nw.nproc = 1;
-		r->nw.t0 = t;
-		r->nw.t1 = t + PERIOD;
-		r->nw.busy_ppm = t + PERIOD <= zero_to ? 0 : 100000;
-		r->nw.quant_ppm = 10000;
-	}
+	two_steps(&s);
+	for (t = 0; counter && t + PERIOD <= 1000 * MS; t += PERIOD)
+		counter_win(&s, t, t + PERIOD <= zero_to ? 0 : 100000);
 	t_end(&s, 1000 * MS);
 	ts_feed(&s, e);
 	j = report(e);
@@ -213,22 +225,10 @@ static struct json_object *job_tail(bool counter, bool dead, uint64_t zero_from)
 	t_meta(&s, 0);
 	t_task(&s, 0, 100, 100, 1, "python3");
 	t_gpudev(&s, 0, 100, 0, IG_GD_NVML, -1, NULL);
-	t_submit(&s, 100, 100, FIRST, L);
-	t_sync(&s, 100, 100, 811 * MS, 829 * MS, 830 * MS, L, FIRST);
-	t_submit(&s, 100, 100, 900 * MS, L);
-	t_sync(&s, 100, 100, 901 * MS, 919 * MS, 920 * MS, L, 900 * MS);
+	two_steps(&s);
 	t_submit(&s, 100, 100, 950 * MS, L);
-	for (t = 0; counter && t + PERIOD <= 2000 * MS + MS; t += PERIOD) {
-		union ig_rec *r = ts_new(&s, IG_REC_NVWIN, sizeof(struct ig_nvwin), 0, 0,
-					 t + PERIOD + MS);
-
-		r->nw.kind = IG_NVW_SAMPLES;
-		r->nw.nproc = 1;
-		r->nw.t0 = t;
-		r->nw.t1 = t + PERIOD;
-		r->nw.busy_ppm = dead || t >= zero_from ? 0 : 100000;
-		r->nw.quant_ppm = 10000;
-	}
+	for (t = 0; counter && t + PERIOD <= 2000 * MS + MS; t += PERIOD)
+		counter_win(&s, t, dead || t >= zero_from ? 0 : 100000);
 	t_end(&s, 2000 * MS + 2 * MS);
 	ts_feed(&s, e);
 	j = report(e);
