@@ -342,8 +342,9 @@ static struct peers_group *slot(struct ig_peers *ps, uint64_t id, uint64_t seq,
  * place on the GPU at its launch noted then. */
 static void add_held(struct ig_engine *e, const struct ig_infer_held *h)
 {
+	/* a grouped call not launched yet arrives now */
 	struct peers_group *g = slot(e->peers, h->id, h->seq, h->nranks, h->idx,
-				     h->c.launch);
+				     h->c.launch ? h->c.launch : e->win.now);
 	struct peers_rank *R = rank_get(e->peers, h->c.tgid);
 
 	if (!g)
