@@ -339,6 +339,30 @@ static void test_grouped(void **state)
 	grouped = false;
 }
 
+/* The same for 80 s, past the history window: a held call not launched
+ * yet is no older than now, so no collective is swept as stale but the
+ * first, whose rank 1 call came before tracing (rank 1 is a call ahead). */
+static void test_grouped_long(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	grouped = true;
+	nsteps = 800;
+	job(&s, 0, false);
+	ts_feed(&s, e);
+	j = report(e);
+	assert_true(ji(j, "collectives.matched") >= (int64_t)nsteps - 2);
+	assert_true(ji(j, "collectives.collectives_dropped") <= 1);
+	grouped = false;
+	nsteps = STEPS;
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 /* ncclCommUserRank seen after the attach: the straggler is named by its
  * rank, the size still unknown. */
 static void test_rank_known(void **state)
@@ -377,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_joins_later),
 		cmocka_unit_test(test_joins_known),
 		cmocka_unit_test(test_grouped),
+		cmocka_unit_test(test_grouped_long),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
