@@ -106,7 +106,7 @@ void ig_head_on_nvwin(struct ig_engine *e, const struct ig_nvwin *r)
 		(struct head_win){ r->t0, r->t1, r->busy_ppm, (int32_t)r->device, r->kind };
 	if (h->wins.n >= HEAD_WINS || !(w = ig_vec_push(&h->wins)))
 		return;
-	*w = (struct head_win){ r->t0, r->t1, r->busy_ppm, (int32_t)r->device, r->kind };
+	*w = h->recent[(h->nrecent - 1) % TAIL_WINS];
 }
 
 /* A process that makes its context under the tracer (`run`, or a job
