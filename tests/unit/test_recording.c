@@ -333,7 +333,7 @@ static void check_order(const struct ig_hdr *rec, void *ctx)
 static void reorder_sorts(void **state)
 {
 	struct order o = { .sorted = true };
-	struct ig_reorder *r = ig_reorder_new(1000, check_order, &o);
+	struct ig_reorder *r = ig_reorder_new(1000, 0, check_order, &o);
 	struct ig_hdr h = { .type = IG_REC_OFFCPU, .size = sizeof(h) };
 	int i;
 
@@ -354,6 +354,62 @@ static void reorder_sorts(void **state)
 	ig_reorder_flush(r);
 	assert_true(o.sorted);
 	assert_int_equal(ig_reorder_late(r), 1);
+	ig_reorder_free(r);
+}
+
+/* A record user space stamped when it wrote it, while the ring buffer's
+ * reader was 200 ms behind: the kernel's records read after it, two CPUs'
+ * with a skew of 3 ms, are not late; with no lag for it, they are
+ * (docs/design.md §3.4). */
+static size_t user_ahead(__u64 lag)
+{
+	const __u64 ms = 1000 * 1000;
+	struct order o = { .sorted = true };
+	struct ig_reorder *r = ig_reorder_new(50 * ms, lag, check_order, &o);
+	struct ig_hdr k = { .type = IG_REC_OFFCPU, .size = sizeof(k) };
+	struct ig_hdr u = { .type = IG_REC_NVML, .size = sizeof(u) };
+	size_t late;
+	int i;
+
+	assert_non_null(r);
+	for (i = 0; i < 1000; i++) {
+		k.ts = 1000 * ms + (__u64)i * ms - (i % 2 ? 3 * ms : 0);
+		if (i == 500) {	/* written at 1.7 s, the ring read to 1.5 s */
+			u.ts = 1700 * ms;
+			assert_int_equal(ig_reorder_push(r, &u), 0);
+		}
+		assert_int_equal(ig_reorder_push(r, &k), 0);
+	}
+	ig_reorder_flush(r);
+	assert_int_equal(o.n, 1001);
+	assert_true(o.sorted);
+	late = ig_reorder_late(r);
+	ig_reorder_free(r);
+	return late;
+}
+
+static void reorder_user_ahead(void **state)
+{
+	const __u64 ms = 1000 * 1000;
+	struct order o = { .sorted = true };
+	struct ig_reorder *r;
+	struct ig_hdr u = { .type = IG_REC_NVML, .size = sizeof(u) };
+	int i;
+
+	(void)state;
+	assert_int_equal(user_ahead(2000 * ms), 0);
+	assert_true(user_ahead(0) > 0);
+	/* user space's records alone still leave, their lag after */
+	r = ig_reorder_new(50 * ms, 2000 * ms, check_order, &o);
+	assert_non_null(r);
+	for (i = 1; i <= 10; i++) {
+		u.ts = (__u64)i * 1000 * ms;
+		assert_int_equal(ig_reorder_push(r, &u), 0);
+	}
+	assert_int_equal(o.n, 7);	/* up to 7 s: older than 10 s - 2 s - 50 ms */
+	ig_reorder_flush(r);
+	assert_int_equal(o.n, 10);
+	assert_int_equal(ig_reorder_late(r), 0);
 	ig_reorder_free(r);
 }
 
@@ -486,6 +542,7 @@ int main(void)
 		cmocka_unit_test(time_outside_refused),
 		cmocka_unit_test(fifo_refused),
 		cmocka_unit_test(reorder_sorts),
+		cmocka_unit_test(reorder_user_ahead),
 		cmocka_unit_test(pieces),
 	};
 

@@ -9,7 +9,7 @@ static void to_engine(const struct ig_hdr *rec, void *ctx)
 
 struct ig_reorder *ig_feed_new(ig_reorder_out out, void *ctx)
 {
-	return ig_reorder_new(IG_FEED_WINDOW_NS, out, ctx);
+	return ig_reorder_new(IG_FEED_WINDOW_NS, IG_FEED_USER_LAG_NS, out, ctx);
 }
 
 struct ig_reorder *ig_feed_engine(struct ig_engine *e)

@@ -10,8 +10,8 @@ struct slot {
 };
 
 struct ig_reorder {
-	__u64 window;
-	__u64 max_ts;
+	__u64 window, user_lag;
+	__u64 max_ts;		/* what the releases go by (see ig_reorder_new) */
 	__u64 released_ts;	/* newest timestamp released */
 	unsigned long late;
 	struct slot *v;		/* sorted: v[head..tail) */
@@ -20,13 +20,15 @@ struct ig_reorder {
 	void *ctx;
 };
 
-struct ig_reorder *ig_reorder_new(__u64 window_ns, ig_reorder_out out, void *ctx)
+struct ig_reorder *ig_reorder_new(__u64 window_ns, __u64 user_lag_ns,
+				  ig_reorder_out out, void *ctx)
 {
 	struct ig_reorder *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
 	r->window = window_ns;
+	r->user_lag = user_lag_ns;
 	r->out = out;
 	r->ctx = ctx;
 	return r;
@@ -102,6 +104,10 @@ int ig_reorder_push(struct ig_reorder *r, const struct ig_hdr *rec)
 	r->v[lo].ts = ts;
 	r->v[lo].rec = copy;
 	r->tail++;
+	/* user space's records are stamped when it writes them, ahead of
+	 * what the ring still holds when it is read late */
+	if (rec->type >= IG_REC_USER_BASE)
+		ts = ts > r->user_lag ? ts - r->user_lag : 0;
 	if (ts > r->max_ts)
 		r->max_ts = ts;
 	while (r->head < r->tail && r->v[r->head].ts + r->window < r->max_ts)

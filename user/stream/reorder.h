@@ -13,7 +13,12 @@
 struct ig_reorder;
 typedef void (*ig_reorder_out)(const struct ig_hdr *rec, void *ctx);
 
-struct ig_reorder *ig_reorder_new(__u64 window_ns, ig_reorder_out out, void *ctx);
+/* A record user space wrote (IG_REC_USER_BASE and up) counts as seen
+ * @user_lag_ns before its time: it is stamped when written, while the ring
+ * buffer may still hold older kernel records, as long as its reader is
+ * behind (docs/design.md §3.4). */
+struct ig_reorder *ig_reorder_new(__u64 window_ns, __u64 user_lag_ns,
+				  ig_reorder_out out, void *ctx);
 /* Copies @rec.  -ENOMEM on failure. */
 int ig_reorder_push(struct ig_reorder *r, const struct ig_hdr *rec);
 void ig_reorder_flush(struct ig_reorder *r);
