@@ -411,6 +411,21 @@ static void reorder_user_ahead(void **state)
 	assert_int_equal(o.n, 10);
 	assert_int_equal(ig_reorder_late(r), 0);
 	ig_reorder_free(r);
+	/* live: they move nothing; the ring read whole to 5 s does */
+	o = (struct order){ .sorted = true };
+	r = ig_reorder_new(50 * ms, IG_REORDER_NO_LAG, check_order, &o);
+	assert_non_null(r);
+	for (i = 1; i <= 10; i++) {
+		u.ts = (__u64)i * 1000 * ms;
+		assert_int_equal(ig_reorder_push(r, &u), 0);
+	}
+	assert_int_equal(o.n, 0);
+	ig_reorder_advance(r, 5000 * ms);
+	assert_int_equal(o.n, 4);	/* older than 5 s - 50 ms */
+	ig_reorder_flush(r);
+	assert_int_equal(o.n, 10);
+	assert_true(o.sorted);
+	ig_reorder_free(r);
 }
 
 /* Pieces (docs/design.md §6.4): each at most its size, each a

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "modes/agent_int.h"
+#include "modes/feed.h"
 #include "modes/cli_base.h"
 #include "probes/capture.h"
 #include "probes/cuda_attach.h"
@@ -222,6 +223,14 @@ static int open_tracing(struct agent *a)
 	return 0;
 }
 
+/* The window's records and a held one's leave their reorder stages as far
+ * as the ring buffer was read whole (docs/design.md §3.4). */
+static void advance(struct agent *a)
+{
+	ig_feed_advance(a->reorder, a->cap.tracer);
+	ig_feed_advance(a->held.reorder, a->cap.tracer);
+}
+
 /* A GPU process the sweep found: followed when in --cgroup's subtree. */
 static int scan_found(pid_t pid, __u64 now, void *ctx)
 {
@@ -281,6 +290,7 @@ static int run_window(struct agent *a, __u64 start, __u64 end, bool handover,
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			why = IG_STOP_ERROR;
 		}
+		advance(a);
 		now = ig_mono_ns();
 		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
@@ -348,6 +358,7 @@ static int idle_until(struct agent *a, __u64 *start)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
+		advance(a);
 		now = ig_mono_ns();
 		ig_discovery_poll(a->cap.disc, now);
 		if (now >= next_prune) {
@@ -376,6 +387,7 @@ static int extend(struct agent *a)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return 1;
 		}
+		advance(a);
 		now = ig_mono_ns();
 		if (now >= next_prune) {
 			ig_tracer_prune(a->cap.tracer);

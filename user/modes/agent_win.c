@@ -106,7 +106,7 @@ int ig_agent_window_open(struct agent *a, __u64 now)
 	int err;
 
 	a->engine = ig_engine_new(&a->o->engine);
-	a->reorder = a->engine ? ig_feed_engine(a->engine) : NULL;
+	a->reorder = a->engine ? ig_feed_engine(true, a->engine) : NULL;
 	if (!a->ids)
 		a->ids = calloc(IG_AGENT_MAX_IDS, sizeof(*a->ids));
 	if (!a->reorder || !a->ids) {

@@ -90,7 +90,7 @@ static int push(const struct ig_hdr *h, void *ctx)
 /* 0, or 1 after its line. */
 static int load(struct rec *r, bool partial)
 {
-	struct ig_reorder *ro = ig_feed_new(keep, r);
+	struct ig_reorder *ro = ig_feed_new(false, keep, r);
 	struct ig_read_result res;
 	int err;
 

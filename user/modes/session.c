@@ -20,6 +20,7 @@
 #include "stream/reorder.h"
 #include "probes/privs.h"
 #include "modes/session_int.h"
+#include "modes/feed.h"
 #include "probes/spawn.h"
 #include "probes/tracer.h"
 #include "util/util.h"
@@ -268,6 +269,7 @@ static enum ig_stop_reason trace_loop(struct session *s, __u64 t0)
 			ig_err("reading the ring buffer: %s", strerror(-n));
 			return IG_STOP_ERROR;
 		}
+		ig_feed_advance(s->reorder, s->cap.tracer);
 		now = ig_mono_ns();
 		/* a killed tracer loses at most the last poll's records */
 		if (s->writer && s->nrecords != flushed) {

@@ -247,9 +247,9 @@ int ig_session_setup_outputs(struct session *s, const struct ig_output_opts *out
 		s->obs[s->nobs++] = out->obs;
 	observe(s);
 	/* a live run: its periods and the run so far (session_days.c) */
-	s->reorder = out->dump ? ig_feed_new(to_dump, stdout) :
-		     s->o ? ig_feed_new(ig_session_days_feed, s) :
-		     s->tlb ? ig_feed_new(to_timeline, s) : ig_feed_engine(s->engine);
+	s->reorder = out->dump ? ig_feed_new(false, to_dump, stdout) :
+		     s->o ? ig_feed_new(true, ig_session_days_feed, s) :
+		     s->tlb ? ig_feed_new(false, to_timeline, s) : ig_feed_engine(false, s->engine);
 	if (!s->reorder) {
 		ig_err("out of memory");
 		return 1;

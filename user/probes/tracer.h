@@ -122,6 +122,10 @@ bool ig_tracer_reached(const struct ig_tracer *t);
  * it, give or take the CPUs' order).  On an error, logged, now and a
  * negative errno in *@err. */
 __u64 ig_tracer_drain(struct ig_tracer *t, __u64 max_ns, int *err);
+/* CLOCK_MONOTONIC time the records read so far are whole up to: every
+ * record sent before it was read, by the last poll that emptied the ring
+ * buffer (not sliced), and not past a stop; 0 before one did. */
+__u64 ig_tracer_whole_to(const struct ig_tracer *t);
 /* Whether a program idlegap loads is a tp/ one, whose tracepoint id is
  * read from tracefs (root's alone, mode 0700).  Opens, loads nothing. */
 bool ig_tracer_needs_tracefs(void);

@@ -34,6 +34,7 @@ struct ig_tracer {
 	/* one poll's slice (ig_tracer_poll()): records handed over, when
 	 * it ends, whether it ended them early; the newest record's time */
 	__u64 nread, slice_end, last_ts;
+	__u64 whole_to;		/* ig_tracer_whole_to() */
 	bool sliced;
 	/* ig_tracer_stop_at(): the first record sent after @stop_at, kept
 	 * back for the poll after the stop is lifted */

@@ -58,9 +58,16 @@ bool ig_tracer_reached(const struct ig_tracer *t)
 	return t->held != NULL;
 }
 
+__u64 ig_tracer_whole_to(const struct ig_tracer *t)
+{
+	/* a stop keeps back what was sent after it */
+	return t->stop_at && t->stop_at < t->whole_to ? t->stop_at : t->whole_to;
+}
+
 int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 {
 	int n, m, held = 0;
+	__u64 at;
 
 	t->nread = 0;
 	t->sliced = false;
@@ -84,11 +91,16 @@ int ig_tracer_poll(struct ig_tracer *t, int timeout_ms)
 		return (int)t->nread;
 	if (n < 0 && n != -EINTR)
 		return n;
+	/* what was sent before this instant is read by the consume below,
+	 * unless it stops at a slice's end */
+	at = ig_mono_ns();
 	m = ring_buffer__consume(t->rb);
 	if (t->sliced)
 		return (int)t->nread;
 	if (m < 0)
 		return m;
+	if (at > t->whole_to)
+		t->whole_to = at;
 	/* the record kept back, handed over first, counts too */
 	return (n > 0 ? n : 0) + m + held;
 }

@@ -108,11 +108,16 @@ int ig_reorder_push(struct ig_reorder *r, const struct ig_hdr *rec)
 	 * what the ring still holds when it is read late */
 	if (rec->type >= IG_REC_USER_BASE)
 		ts = ts > r->user_lag ? ts - r->user_lag : 0;
+	ig_reorder_advance(r, ts);
+	return 0;
+}
+
+void ig_reorder_advance(struct ig_reorder *r, __u64 ts)
+{
 	if (ts > r->max_ts)
 		r->max_ts = ts;
 	while (r->head < r->tail && r->v[r->head].ts + r->window < r->max_ts)
 		release(r, &r->v[r->head++]);
-	return 0;
 }
 
 void ig_reorder_flush(struct ig_reorder *r)
