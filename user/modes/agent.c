@@ -94,13 +94,15 @@ static bool keep(const struct ig_hdr *rec, void *ctx)
 {
 	struct agent *a = ctx;
 
+	bool gone = rec->type == IG_REC_PROC &&
+		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT;
+	bool pending = ig_agent_pending(a, rec->tgid);
+
 	ig_agent_setup_seen(a, rec);
-	if (ig_agent_pending(a, rec->tgid)) {
-		if (rec->type == IG_REC_PROC &&
-		    ((const struct ig_proc *)rec)->kind == IG_PROC_GROUP_EXIT)
-			ig_agent_pending_done(a, rec->tgid);
+	if (gone)
+		ig_agent_gone(a, rec->tgid);
+	if (pending)
 		return false;
-	}
 	return (a->in_window && rec->ts >= a->opened_at) ||
 	       (a->held.engine && rec->ts >= a->held.at);
 }

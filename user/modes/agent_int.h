@@ -89,6 +89,10 @@ struct agent {
 	 * (pid -> 1) */
 	struct ig_htab pending;
 	size_t npending;
+	/* the processes the agent followed, and when (pid -> that time,
+	 * plus 1): a mapping the kernel sent before it, read late, is not a
+	 * pending one */
+	struct ig_htab followed;
 	bool track_at_mapping;		/* the kernel does (ig_tracer_gpulib_track) */
 	/* set-up facts kept across windows (agent_setup.c) */
 	struct ig_facts facts;
@@ -132,11 +136,14 @@ int ig_agent_setup_announce(struct agent *a, __u64 ts,
 			    void (*emit)(const struct ig_hdr *rec, void *ctx));
 void ig_agent_setup_free(struct agent *a);
 /* Whether @tgid is tracked by the kernel from its libcuda mapping and not
- * yet followed; ig_agent_pending_add/_done as it is announced/followed or
- * ends. */
+ * yet followed: ig_agent_pending_add as its mapping at @mapped is read,
+ * unless the agent followed it since (the record read after the agent's
+ * own look at the process); ig_agent_followed when the agent follows it
+ * at @ts, ig_agent_gone when it ends. */
 bool ig_agent_pending(const struct agent *a, pid_t tgid);
-void ig_agent_pending_add(struct agent *a, pid_t tgid);
-void ig_agent_pending_done(struct agent *a, pid_t tgid);
+void ig_agent_pending_add(struct agent *a, pid_t tgid, __u64 mapped);
+void ig_agent_followed(struct agent *a, pid_t tgid, __u64 ts);
+void ig_agent_gone(struct agent *a, pid_t tgid);
 
 /* --cgroup (agent_scope.c): whether @pid is in scope. */
 bool ig_agent_in_scope(const struct agent *a, pid_t pid);

@@ -41,8 +41,14 @@ bool ig_agent_pending(const struct agent *a, pid_t tgid)
 	return a->npending && ig_htab_get(&a->pending, (__u64)tgid);
 }
 
-void ig_agent_pending_add(struct agent *a, pid_t tgid)
+void ig_agent_pending_add(struct agent *a, pid_t tgid, __u64 mapped)
 {
+	void *since = a->followed.cap ? ig_htab_get(&a->followed, (__u64)tgid) : NULL;
+
+	/* followed after it mapped the library: the kernel sends no mapping
+	 * of a process it tracks, so this one was sent before and read late */
+	if (since && (__u64)(uintptr_t)since > mapped)
+		return;
 	if (!a->pending.cap && ig_htab_init(&a->pending, 64))
 		return;
 	if (!ig_htab_get(&a->pending, (__u64)tgid) &&
@@ -50,15 +56,39 @@ void ig_agent_pending_add(struct agent *a, pid_t tgid)
 		a->npending++;
 }
 
-void ig_agent_pending_done(struct agent *a, pid_t tgid)
+static void pending_done(struct agent *a, pid_t tgid)
 {
 	if (a->npending && ig_htab_del(&a->pending, (__u64)tgid))
 		a->npending--;
+}
+
+/* At most this many followed processes remembered: past it, the oldest
+ * knowledge goes (a mapping read late then makes its process pending until
+ * the next window follows it again, as before). */
+#define FOLLOWED_MAX	65536
+
+void ig_agent_followed(struct agent *a, pid_t tgid, __u64 ts)
+{
+	pending_done(a, tgid);
+	if (!a->followed.cap && ig_htab_init(&a->followed, 64))
+		return;
+	if (a->followed.n >= FOLLOWED_MAX && !ig_htab_get(&a->followed, (__u64)tgid))
+		ig_htab_clear(&a->followed);
+	ig_htab_put(&a->followed, (__u64)tgid, (void *)(uintptr_t)(ts + 1));
+}
+
+void ig_agent_gone(struct agent *a, pid_t tgid)
+{
+	pending_done(a, tgid);
+	if (a->followed.cap)
+		ig_htab_del(&a->followed, (__u64)tgid);
 }
 
 void ig_agent_setup_free(struct agent *a)
 {
 	if (a->pending.cap)
 		ig_htab_free(&a->pending);
+	if (a->followed.cap)
+		ig_htab_free(&a->followed);
 	ig_facts_free(&a->facts);
 }

@@ -49,8 +49,8 @@ void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec)
 
 	if (!ig_agent_in_scope(a, pid))
 		return;
-	if (a->track_at_mapping)
-		ig_agent_pending_add(a, pid);	/* the kernel tracks it already */
+	if (a->track_at_mapping)	/* the kernel tracks it already */
+		ig_agent_pending_add(a, pid, rec->ts);
 	ig_discovery_add(a->cap.disc, pid, now);
 	/* the mapping may still be under way: another look soon */
 	ig_discovery_watch(a->cap.disc, pid, now);
@@ -145,7 +145,7 @@ static int track_one(pid_t pid, void *ctx)
 	if (err && err != -ESRCH)
 		ig_debug("cannot track pid %d: %s", pid, strerror(-err));
 	if (!err)
-		ig_agent_pending_done(a, pid);
+		ig_agent_followed(a, pid, ig_mono_ns());
 	if (!a->in_window || seen(a, pid))
 		return 0;
 	ig_capture_emit_tasks(&a->cap, pid, t->ts);
