@@ -303,6 +303,8 @@ fi
 # agent started after the job had set up: its 4 ranks all-reducing (each
 # rank's simulated NCCL writes its truth file as its collectives end)
 if has after; then
+# the ranks of the parts before left theirs: these four are this job's
+rm -f "$TMPDIR"/trainsim-py-nccl.*
 job --steps $((STEPS * 3)) --truth "$TMP/after.truth" > "$TMP/after.out" 2>&1
 i=0
 until [ "$(find "$TMPDIR" -name 'trainsim-py-nccl.*' -size +0 | wc -l)" -ge 4 ] ||
