@@ -53,6 +53,10 @@ struct ig_engine *ig_engine_new(const struct ig_engine_opts *opts);
 void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec);
 /* No more records: close what can be closed, drop open gaps. */
 void ig_engine_finish(struct ig_engine *e);
+/* @n records a recording's replay found too late to sort (its reorder
+ * stage, docs/design.md §3.4): counted with the run's own (user_lost),
+ * and the evidence is then not whole. */
+void ig_engine_add_late(struct ig_engine *e, unsigned long n);
 int ig_engine_report_text(struct ig_engine *e, FILE *out);
 int ig_engine_report_json(struct ig_engine *e, FILE *out);
 /* The JSON report as text in a new buffer (free it) of *@len bytes;

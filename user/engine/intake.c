@@ -272,6 +272,14 @@ static void on_nvml(struct ig_engine *e, const struct ig_nvml *r)
 	e->acct.nvml[i].mem_sum += r->mem_pct;
 }
 
+void ig_engine_add_late(struct ig_engine *e, unsigned long n)
+{
+	if (!n)
+		return;
+	e->acct.stats.user_lost += n;
+	e->lost.any = true;
+}
+
 static void on_stats(struct ig_engine *e, const struct ig_hdr *rec)
 {
 	size_t n = rec->size < sizeof(e->acct.stats) ? rec->size : sizeof(e->acct.stats);

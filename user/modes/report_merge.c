@@ -43,6 +43,7 @@ struct rec {
 	bool have_meta, complete;
 	struct ig_stats stats;
 	bool have_stats;
+	unsigned long late;	/* too late for its replay's reorder stage */
 	struct ig_end end;
 	int64_t off;		/* added to its times at its start (META) */
 	double drift;		/* and this much more per ns of its clock */
@@ -101,6 +102,7 @@ static int load(struct rec *r, bool partial)
 	err = ig_recording_read(r->path, partial, push, ro, &res);
 	if (!err)
 		ig_reorder_flush(ro);
+	r->late = ig_reorder_late(ro);
 	ig_reorder_free(ro);
 	if (err) {
 		ig_err("%s%s", res.error, partial || !res.records ? "" :
@@ -411,6 +413,8 @@ static void synth_tail(struct session *s, struct rec *rv, int n, uint64_t ts)
 
 	for (i = 0; i < n; i++) {
 		complete &= rv[i].complete;
+		st.user_lost += rv[i].late;
+		stats |= rv[i].late > 0;
 		if (!rv[i].have_stats)
 			continue;
 		stats = true;

@@ -393,6 +393,7 @@ static int replay_paths(const char *const *paths, int n, bool partial,
 		if (replay_one(&r, paths[i], partial, i > 0, i == n - 1))
 			goto out;
 	ig_reorder_flush(s.reorder);
+	ig_engine_add_late(s.engine, ig_reorder_late(s.reorder));
 	if (out->dump) {
 		rc = ig_session_close_output(stdout, "the records to standard output", NULL, 0);
 		goto out;
