@@ -90,6 +90,11 @@ enum ig_reason {
 						 * began: its reason is what /proc
 						 * said at the start (IG_REC_TSTATE,
 						 * docs/design.md §5.14) */
+#define IG_F_IN_UNSEEN		(1u << 12)	/* the kernel reported no switch-in:
+						 * sent at the next switch-out, back
+						 * on CPU at t_in, taken from the CPU
+						 * time the kernel accounted since it
+						 * was picked (docs/design.md §5.15) */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */
@@ -120,7 +125,17 @@ struct ig_offcpu {
 		char name[IG_NAME_LEN];	/* file name (storage, fault) */
 		struct ig_net_peer peer;	/* IG_R_SOCKET */
 	} detail;
+	__u64 t_in;		/* IG_F_IN_UNSEEN: back on CPU (ts: when sent);
+				 * absent from records written before it */
 };
+
+/* When the thread was back on CPU: the record's time, or where the kernel
+ * reported no switch-in, the one taken from the thread's CPU time.  Read
+ * t_in only under its flag: a record written before it has no such field. */
+static inline __u64 ig_offcpu_on(const struct ig_offcpu *r)
+{
+	return (r->flags & IG_F_IN_UNSEEN) && r->t_in ? r->t_in : r->h.ts;
+}
 
 /* A device number as the kernel holds it inside (MKDEV, MINORBITS 20),
  * not the user-space dev_t of stat(2). */

@@ -14,6 +14,83 @@
 #include "pystack.bpf.h"
 #include "ustack.bpf.h"
 
+/* Sends the off-CPU interval in progress, stamped @now; @t_in: back on CPU
+ * then, if not at @now (0); @prev ran on the CPU just before (NULL: not
+ * known). */
+static __always_inline void send_offcpu(struct ig_thread_state *ts, __u32 tid,
+					struct task_struct *prev, __u64 t_in,
+					__u64 now, __u16 flags)
+{
+	struct ig_offcpu *r;
+
+	r = rec_reserve(sizeof(*r), IG_REC_OFFCPU, tid, ts->tgid, now);
+	if (!r)
+		return;
+	r->t_off = ts->t_off;
+	r->t_wake = ts->reason == IG_R_PREEMPT ? 0 : ts->t_wake;
+	r->arg = ts->arg;
+	r->waker_tid = ts->waker_tid;
+	r->waker_tgid = ts->waker_tgid;
+	r->syscall = ts->sc_nr;
+	r->reason = ts->reason;
+	r->flags = ts->flags | flags;
+	r->off_cpu = ts->off_cpu;
+	r->pre_ns = ts->pre_ns;
+	r->t_in = t_in;
+	__builtin_memcpy(r->waker_comm, ts->waker_comm, IG_COMM_LEN);
+	if (prev) {
+		r->prev_tid = BPF_CORE_READ(prev, pid);
+		r->prev_tgid = BPF_CORE_READ(prev, tgid);
+		BPF_CORE_READ_STR_INTO(&r->prev_comm, prev, comm);
+	} else {
+		r->prev_tid = 0;
+		r->prev_tgid = 0;
+		r->prev_comm[0] = 0;
+	}
+	__builtin_memcpy(&r->detail, &ts->detail, sizeof(r->detail));
+	rec_submit(r);
+}
+
+static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
+					 struct task_struct *prev,
+					 __u64 now, __u32 cpu, bool paused)
+{
+	ts->t_on = now;
+	if (!ts->off)
+		return;
+	ts->off = 0;
+	if (paused || now - ts->t_off < min_offcpu_ns)
+		return;
+	send_offcpu(ts, tid, prev, 0, now, 0);
+}
+
+/*
+ * @prev switches out while its last switch-out still waits for its
+ * switch-in: the kernel ran it without reporting that (a task the
+ * scheduler's tracepoint does not show ran before it on its CPU;
+ * docs/design.md §5.15).  The wait is sent now, its end taken from the
+ * kernel's own accounting: the CPU time since the task was last picked
+ * (se.prev_sum_exec_runtime is set then, and the switch-out has just
+ * brought se.sum_exec_runtime up to date).  It ends no earlier than the
+ * wakeup, if one was seen.
+ */
+static __always_inline void on_in_unseen(struct ig_thread_state *ts, __u32 tid,
+					 struct task_struct *prev, __u64 now,
+					 bool paused)
+{
+	__u64 ran = BPF_CORE_READ(prev, se.sum_exec_runtime) -
+		    BPF_CORE_READ(prev, se.prev_sum_exec_runtime);
+	__u64 lo = ts->t_off, t_in;
+
+	if (ts->reason != IG_R_PREEMPT && ts->t_wake > lo)
+		lo = ts->t_wake;
+	t_in = ran < now - lo ? now - ran : lo;
+	ts->t_on = t_in;	/* a fault before it is no part of the next wait */
+	if (paused || t_in - ts->t_off < min_offcpu_ns)
+		return;
+	send_offcpu(ts, tid, NULL, t_in, now, IG_F_IN_UNSEEN);
+}
+
 static __always_inline void on_switch_out(struct ig_thread_state *ts,
 					  struct task_struct *prev, bool preempt,
 					  __u64 now, __u32 cpu)
@@ -21,6 +98,8 @@ static __always_inline void on_switch_out(struct ig_thread_state *ts,
 	unsigned int state;
 
 	stat_add(IG_STAT_SWITCHES, 1);
+	if (ts->off)
+		on_in_unseen(ts, (__u32)BPF_CORE_READ(prev, pid), prev, now, capture_paused());
 	ts->off = 1;
 	ts->t_off = now;
 	ts->t_wake = 0;
@@ -49,39 +128,6 @@ static __always_inline void on_switch_out(struct ig_thread_state *ts,
 		ts->cu_blocked = 1;
 	/* prev is the current task here: its files and mm are stable. */
 	classify_block(ts, bpf_get_current_task_btf(), state);
-}
-
-static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
-					 struct task_struct *prev,
-					 __u64 now, __u32 cpu, bool paused)
-{
-	struct ig_offcpu *r;
-
-	ts->t_on = now;
-	if (!ts->off)
-		return;
-	ts->off = 0;
-	if (paused || now - ts->t_off < min_offcpu_ns)
-		return;
-	r = rec_reserve(sizeof(*r), IG_REC_OFFCPU, tid, ts->tgid, now);
-	if (!r)
-		return;
-	r->t_off = ts->t_off;
-	r->t_wake = ts->reason == IG_R_PREEMPT ? 0 : ts->t_wake;
-	r->arg = ts->arg;
-	r->waker_tid = ts->waker_tid;
-	r->waker_tgid = ts->waker_tgid;
-	r->prev_tid = BPF_CORE_READ(prev, pid);
-	r->prev_tgid = BPF_CORE_READ(prev, tgid);
-	r->syscall = ts->sc_nr;
-	r->reason = ts->reason;
-	r->flags = ts->flags;
-	r->off_cpu = ts->off_cpu;
-	r->pre_ns = ts->pre_ns;
-	__builtin_memcpy(r->waker_comm, ts->waker_comm, IG_COMM_LEN);
-	BPF_CORE_READ_STR_INTO(&r->prev_comm, prev, comm);
-	__builtin_memcpy(&r->detail, &ts->detail, sizeof(r->detail));
-	rec_submit(r);
 }
 
 /* Runs on every context switch of the machine: the untracked case is two

@@ -42,6 +42,36 @@ static void test_dataloader(void **state)
 	done(j, e, &s);
 }
 
+/* The worker's switch-in after its read was not reported (docs/design.md
+ * §5.15): its wait comes at its next switch-out, 4 ms later, back on CPU
+ * at t_in.  The read is storage up to t_in, not up to when it was sent,
+ * and the worker's 4 ms on CPU before its next switch-out stay its own. */
+static void test_in_unseen(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+
+	(void)state;
+	begin(&s);
+	t_proc(&s, 1 * MS, IG_PROC_FORK, 200, 200, 100, "pt_data_worker");
+	OFF(&s, .tid = 200, .t_off = 11 * MS, .t_wake = 41 * MS,
+	    .t_on = 45 * MS, .t_in = 41 * MS, .reason = IG_R_STORAGE,
+	    .flags = IG_F_IOWAIT | IG_F_IN_UNSEEN, .name = "/data/shard-0.tar");
+	OFF(&s, .tid = 200, .t_off = 45 * MS, .t_wake = 0,
+	    .t_on = 46 * MS, .reason = IG_R_PREEMPT);
+	OFF(&s, .tid = 100, .t_off = 11 * MS, .t_wake = 50 * MS,
+	    .t_on = 50 * MS, .reason = IG_R_PIPE, .waker_tid = 200,
+	    .waker_comm = "pt_data_worker");
+	j = finish(&s, e);
+
+	assert_near(cause_s(j, "causes", "storage"), S(30), EPS);
+	assert_near(detail_s(j, "causes", "host_compute", "thread", "tid",
+			     "200"), S(8), EPS);
+	assert_int_equal(json_object_get_int64(jpath(j, "offcpu.switch_ins_unseen")), 1);
+	done(j, e, &s);
+}
+
 /* Feeder <- worker (condvar) <- another worker thread on CPU. */
 static void test_nested(void **state)
 {
@@ -405,6 +435,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataloader),
+		cmocka_unit_test(test_in_unseen),
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_depth),

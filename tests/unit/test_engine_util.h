@@ -110,6 +110,7 @@ static inline void t_proc(struct tstream *s, uint64_t ts, unsigned int kind,
 struct off_args {
 	uint32_t tid, tgid;
 	uint64_t t_off, t_wake, t_on;
+	uint64_t t_in;		/* IG_F_IN_UNSEEN: back on CPU; t_on: sent */
 	unsigned int reason, flags;
 	uint64_t arg;
 	uint32_t waker_tid, waker_tgid, prev_tid, prev_tgid;
@@ -134,6 +135,7 @@ static inline void t_off(struct tstream *s, const struct off_args *a)
 	r->o.waker_tgid = a->waker_tgid ? a->waker_tgid : a->waker_tid;
 	r->o.prev_tid = a->prev_tid;
 	r->o.prev_tgid = a->prev_tgid ? a->prev_tgid : a->prev_tid;
+	r->o.t_in = a->t_in;
 	r->o.syscall = -1;
 	if (a->waker_comm)
 		snprintf(r->o.waker_comm, IG_COMM_LEN, "%s", a->waker_comm);

@@ -58,9 +58,16 @@ static void offcpu_stats(struct ig_engine *e, const struct ig_ival *iv)
 
 static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 {
-	uint64_t t_on = r->h.ts, t_off = r->t_off, t_wake = r->t_wake;
+	uint64_t t_on = ig_offcpu_on(r), t_off = r->t_off, t_wake = r->t_wake;
 	struct ig_thread *t, *w;
 	struct ig_ival *iv;
+
+	/* its switch-in was not reported: back on CPU at t_in, sent at its
+	 * next switch-out (§5.15) */
+	if (r->flags & IG_F_IN_UNSEEN) {
+		e->acct.in_unseen++;
+		e->acct.in_unseen_ns += r->h.ts > t_on ? r->h.ts - t_on : 0;
+	}
 
 	if (!t_off || t_off > t_on)
 		t_off = t_on;

@@ -21,6 +21,8 @@ static void dump_offcpu(FILE *f, const struct ig_offcpu *o)
 		(ull)o->t_off, (ull)o->t_wake, ig_rec_reason_name(o->reason), o->syscall,
 		(ull)o->arg, o->flags, o->waker_tid, o->waker_tgid,
 		ESC(0, o->waker_comm), o->prev_tid, ESC(1, o->prev_comm));
+	if (o->flags & IG_F_IN_UNSEEN)
+		fprintf(f, " in=%llu", (ull)ig_offcpu_on(o));
 	if (o->flags & IG_F_DETAIL_NAME) {
 		fprintf(f, " name=%s", ESC(0, o->detail.name));
 	} else if (o->reason == IG_R_SOCKET) {

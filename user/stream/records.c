@@ -12,7 +12,9 @@ _Static_assert(sizeof(struct ig_proc) == 24 + 8 + IG_COMM_LEN + IG_NAME_LEN,
 	       "ig_proc layout");
 _Static_assert(offsetof(struct ig_offcpu, t_off) == 24, "ig_offcpu.t_off");
 _Static_assert(offsetof(struct ig_offcpu, waker_comm) == 80, "ig_offcpu comm");
-_Static_assert(sizeof(struct ig_offcpu) == 176, "ig_offcpu layout");
+/* t_in came last: a recording made before it holds 176-byte records */
+_Static_assert(offsetof(struct ig_offcpu, t_in) == 176, "ig_offcpu.t_in");
+_Static_assert(sizeof(struct ig_offcpu) == 184, "ig_offcpu layout");
 _Static_assert(sizeof(struct ig_net_peer) == 24, "ig_net_peer layout");
 _Static_assert(sizeof(struct ig_bio) == 56, "ig_bio layout");
 _Static_assert(sizeof(struct ig_cuda) == 24 + 6 * 8 + 6 * 4, "ig_cuda layout");

@@ -66,10 +66,11 @@ static void offcpu(struct ig_tlb *b, const struct ig_offcpu *o)
 	struct ig_tl_annot a[3];
 	struct ig_tl_slice s = {
 		.kind = IG_TL_OFFCPU, .tid = o->h.tid, .ts = o->t_off,
-		.dur = o->h.ts - o->t_off, .name = reason_label(OFFCPU, o->reason), .annots = a,
+		.dur = ig_offcpu_on(o) - o->t_off, .name = reason_label(OFFCPU, o->reason),
+		.annots = a,
 	};
 
-	if (o->h.ts <= o->t_off)
+	if (ig_offcpu_on(o) <= o->t_off)
 		return;
 	if (o->flags & IG_F_DETAIL_NAME && o->detail.name[0])
 		a[s.n_annots++] = (struct ig_tl_annot){ .name = "file", .type = IG_TL_STR,

@@ -387,6 +387,7 @@ static jo *offcpu_json(const struct ig_engine *e)
 	add(o, "total_s", jsec(total));
 	add(o, "runnable_s", jsec(e->acct.runnable_ns));
 	add(o, "by_reason", r);
+	add(o, "switch_ins_unseen", ju64(e->acct.in_unseen));
 	return o;
 }
 

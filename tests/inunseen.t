@@ -1,0 +1,151 @@
+#!/bin/sh
+# A switch-in the kernel did not report (docs/design.md §5.15), made to
+# happen: while a busy thread runs, its state in the tracer's threads map
+# is set back to "switched out, record pending" (bpftool), as when the
+# scheduler's tracepoint missed its switch-in.  Its next switch-out must
+# send that wait, flagged IG_F_IN_UNSEEN, ending where the thread was
+# really switched in (the switch-in the kernel did report just before,
+# as the kernel's CPU-time accounting gives it back), and the report
+# counts it.  A build that does not look for it sends no such record,
+# and the thread's wait is lost.  Needs root and bpftool.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -n "${KEEP:-}" ] && trap 'echo "kept $TMP" >&2' EXIT
+command -v bpftool > /dev/null 2>&1 || skip_all "no bpftool"
+"$IG" check > "$TMP/check" 2>&1 || skip_all "idlegap check fails: $(tail -1 "$TMP/check")"
+
+# The job: 20 ms on CPU, then a 2 ms sleep (a switch-out of its own), for
+# 8 s.  Once it is told the tracer's threads map, it hides its own
+# switch-in 8 times, 0.1 s apart: it reads its state and writes it back
+# as switched out 5 ms before its last switch-in, record pending.  It does
+# so itself, while it runs: read from another process, the state may be
+# a switch-out old by the time it is written.
+cat > "$TMP/job.py" <<'JOB'
+import ctypes, json, os, struct, sys, time
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+NR_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+def bpf(cmd, attr):
+    return libc.syscall(NR_BPF, cmd, ctypes.byref(attr), ctypes.sizeof(attr))
+class Elem(ctypes.Structure):
+    _fields_ = [("fd", ctypes.c_uint32), ("pad", ctypes.c_uint32), ("key", ctypes.c_uint64),
+                ("value", ctypes.c_uint64), ("flags", ctypes.c_uint64)]
+class ById(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint32), ("next", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
+k = ctypes.c_uint32(os.getpid())
+v = (ctypes.c_uint8 * 224)()	# struct ig_thread_state (bpf/record_abi.h)
+fd, fakes, n, end = -1, [], 0, time.time() + 8
+while time.time() < end:
+    x = time.time() + 0.02
+    while time.time() < x:
+        pass
+    n += 1
+    if fd < 0 and os.path.exists(d + "/map"):
+        fd = bpf(14, ById(int(open(d + "/map").read()), 0, 0))	# MAP_GET_FD_BY_ID
+    if fd >= 0 and len(fakes) < 8 and n % 5 == 0:
+        e = Elem(fd, 0, ctypes.addressof(k), ctypes.addressof(v), 0)
+        if bpf(1, e) == 0 and not v[32]:	# LOOKUP; on CPU, as it must be
+            # t_on at 24, off at 32, reason at 34, t_off at 56, t_wake at 64
+            fake = struct.unpack_from("<Q", v, 24)[0] - 5000000 - len(fakes)
+            v[32] = 1
+            struct.pack_into("<H", v, 34, 0)	# reason: other
+            struct.pack_into("<Q", v, 56, fake)
+            struct.pack_into("<Q", v, 64, 0)
+            if bpf(2, e) == 0:			# UPDATE
+                fakes.append(fake)
+    time.sleep(0.002)
+json.dump(fakes, open(d + "/fakes.json", "w"))
+JOB
+/usr/bin/python3 - "$IG" "$TMP" > "$TMP/inject.out" 2> "$TMP/inject.err" <<'PY'
+import json, os, subprocess, sys, time
+ig, d = sys.argv[1:3]
+p = subprocess.Popen([ig, "run", "-q", "-o", d + "/rec.igrec", "--json", d + "/rep.json",
+                      "--", "/usr/bin/python3", d + "/job.py", d], stderr=subprocess.DEVNULL)
+def kids(pid):
+    out = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(k) for k in f.read().split()]
+    except OSError:
+        pass
+    return out
+def job_pid():
+    for k in kids(p.pid):
+        try:
+            with open("/proc/%d/comm" % k) as f:
+                if f.read().strip().startswith("python3"):
+                    return k
+        except OSError:
+            pass
+t = time.monotonic()
+jp = None
+while jp is None and p.poll() is None and time.monotonic() - t < 30:
+    jp = job_pid()
+    time.sleep(0.05)
+time.sleep(1)
+mid = None
+for f in os.listdir("/proc/%d/fdinfo" % p.pid):
+    try:
+        with open("/proc/%d/fdinfo/%s" % (p.pid, f)) as fh:
+            ids = [l.split()[1] for l in fh if l.startswith("map_id:")]
+    except OSError:
+        continue
+    for i in ids:
+        m = subprocess.run(["bpftool", "-j", "map", "show", "id", i], capture_output=True, text=True).stdout
+        if json.loads(m or "{}").get("name") == "threads":
+            mid = i
+if mid:
+    with open(d + "/map.tmp", "w") as f:
+        f.write(mid)
+    os.rename(d + "/map.tmp", d + "/map")
+rc = p.wait()
+try:
+    fakes = json.load(open(d + "/fakes.json"))
+except (OSError, ValueError):
+    fakes = []
+print(json.dumps({"rc": rc, "job": jp, "map": mid, "fakes": fakes}))
+PY
+cat "$TMP/inject.err" >&2
+"$IG" report --dump "$TMP/rec.igrec" > "$TMP/dump.txt" 2> "$TMP/dump.err"
+ok "the report reads the recording back" -- test $? = 0
+
+pychecks "$TMP" <<'PY'
+import json, re, sys
+from tap import check
+
+d = sys.argv[1]
+inj = json.loads(open(d + "/inject.out").read() or "{}")
+check(inj.get("rc") == 0 and inj.get("map") and len(inj.get("fakes", [])) >= 6,
+      "the run exits 0 and %d switch-ins were hidden from it (threads map %s)" % (
+          len(inj.get("fakes", [])), inj.get("map")), "%s" % inj)
+job, fakes = "tid=%s " % inj.get("job"), set(inj.get("fakes", []))
+recs = []
+for line in open(d + "/dump.txt"):
+    f = line.split()
+    if len(f) > 2 and f[1] == "offcpu" and f[2] == job.strip():
+        kv = dict(x.split("=", 1) for x in f[3:] if "=" in x)
+        recs.append((int(f[0]), int(kv["off"]), int(kv.get("in", 0)), int(kv["flags"], 16)))
+# each hidden switch-in's wait, and the switch-in reported before it
+found, err = [], []
+for i, (ts, off, t_in, fl) in enumerate(recs):
+    if off not in fakes:
+        continue
+    prev = [r for r in recs[:i] if not r[3] & 0x1000]
+    found.append((ts, off, t_in, fl))
+    if fl & 0x1000 and prev:
+        err.append(abs(t_in - prev[-1][0]) / 1e3)
+unseen = [r for r in found if r[3] & 0x1000]
+check(len(unseen) == len(fakes) == len(found),
+      "each hidden switch-in's wait is sent, flagged unseen (%d of %d)" % (
+          len(unseen), len(fakes)), "%s" % found[:4])
+check(err and max(err) <= 500,
+      "its end is the switch-in reported before it (within %.1f us; 500 us allowed)" % (
+          max(err) if err else -1), "%s" % err)
+check(all(off < t_in < ts for ts, off, t_in, fl in unseen),
+      "each ends after its switch-out and before it was sent")
+rep = json.load(open(d + "/rep.json"))
+n = rep.get("offcpu", {}).get("switch_ins_unseen", 0)
+check(n >= len(unseen), "the report counts them (%d, at least %d)" % (n, len(unseen)))
+PY
+done_testing
