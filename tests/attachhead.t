@@ -163,19 +163,21 @@ if nvml and long_head:
     check(st and st[0].get("recovered_at_attach_s", 0) > 0.5 * h.get("idle_s", 0),
           "%s: storage's time recovered at attach (%s s)" % (
               name, st[0].get("recovered_at_attach_s") if st else None))
+elif nvml:
+    check(h.get("idle_s", 0) <= h.get("seconds", 0),
+          "%s: the short head's idle is within it (%s of %s s)" % (
+              name, h.get("idle_s"), h.get("seconds")))
 else:
     check(h.get("idle_s", 1) == 0 and h.get("proof") is None,
           "%s: without a counter nothing in the head is idle (%s)" % (name, h.get("idle_s")))
 lab = h.get("causes") or [{}]
 files = [d.get("path", "") for d in lab[0].get("details", []) if d.get("kind") == "file"]
 whys = [d.get("why", "") for d in lab[0].get("details", []) if d.get("kind") == "why"]
-# a queue thread whose first switch-in after the start the kernel did
-# not report (docs/design.md §5.14): the walk stops there, unknown
-unseen = lab[0].get("cause") == "unknown" and any("wakeup not seen" in w for w in whys)
+# a queue thread whose first switch-in after the start the kernel did not
+# report is still followed: its wait comes at its next switch-out (§5.15)
 check(lab[0].get("cause") == "storage" and any("trainsim-" in f and f.endswith(".bin") for f in files),
       "%s: the head's cause is storage with the shard file (%s %s %s)" % (
-          name, lab[0].get("cause"), files, whys),
-      todo="a waker's wakeup at the start not seen" if unseen else "")
+          name, lab[0].get("cause"), files, whys))
 check(h.get("recovered_at_attach") is True, "%s: the head is labelled recovered at attach" % name)
 rd = [t for t in h.get("threads", []) if t.get("reason") == "storage" and
       (t.get("name") or "").startswith("trainsim-")]
