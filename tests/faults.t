@@ -34,31 +34,17 @@ py() { /usr/bin/python3 -c "import sys; sys.exit(0 if $1 else 1)"; }
 #          between that CPU's last record and its next.
 # The job is ended (SIGTERM: it writes its truth) 1 s after it goes on.
 stop_run() {	# MODE: $TMP/MODE.out, one line of key=value
-	/usr/bin/python3 - "$IG" "$TS" "$TMP/$1" "$DATA" "$1" > "$TMP/$1.out" <<'PY'
+	PYTHONPATH="$IG_TOP/tests/lib" /usr/bin/python3 - "$IG" "$TS" "$TMP/$1" "$DATA" "$1" > "$TMP/$1.out" <<'PY'
 import json, os, signal, subprocess, sys, time
+from tracee import child_named, kids, map_id
 ig, ts, d, data, mode = sys.argv[1:6]
 os.makedirs(d)
 p = subprocess.Popen([ig, "run", "-q", "--ringbuf-mb", "1", "--gaps", "-1",
                       "-o", d + "/stop.igrec", "--json", d + "/stop.json", "--",
                       ts, *data.split(), "-s", "lock", "-n", "1000000", "-t", "60", "-q",
                       "--truth", d + "/truth.json"], stderr=subprocess.DEVNULL)
-def kids(pid):
-    out = []
-    try:
-        for t in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
-                out += [int(k) for k in f.read().split()]
-    except OSError:
-        pass
-    return out
 def job():
-    for k in kids(p.pid):
-        try:
-            with open("/proc/%d/comm" % k) as f:
-                if f.read().strip() == "trainsim":
-                    return k
-        except OSError:
-            pass
+    return child_named(p.pid, "trainsim")
 def procs(pid):
     return [pid] + [q for k in kids(pid) for q in procs(k)]
 def each(fn):
@@ -85,17 +71,7 @@ if jp is None:
     p.kill()
     sys.exit("the job never ran: rc=%s" % p.wait())
 time.sleep(2.5)
-sid = None
-for f in os.listdir("/proc/%d/fdinfo" % p.pid):
-    try:
-        with open("/proc/%d/fdinfo/%s" % (p.pid, f)) as fh:
-            ids = [l.split()[1] for l in fh if l.startswith("map_id:")]
-    except OSError:
-        continue
-    for i in ids:
-        m = subprocess.run(["bpftool", "-j", "map", "show", "id", i], capture_output=True, text=True).stdout
-        if json.loads(m or "{}").get("name") == "stats":
-            sid = i
+sid = map_id(p.pid, "stats")
 if mode != "plain":
     pin(0)
 d0 = drops() if sid else 0

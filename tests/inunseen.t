@@ -56,45 +56,15 @@ while time.time() < end:
     time.sleep(0.002)
 json.dump(fakes, open(d + "/fakes.json", "w"))
 JOB
-/usr/bin/python3 - "$IG" "$TMP" > "$TMP/inject.out" 2> "$TMP/inject.err" <<'PY'
+PYTHONPATH="$IG_TOP/tests/lib" /usr/bin/python3 - "$IG" "$TMP" > "$TMP/inject.out" 2> "$TMP/inject.err" <<'PY'
 import json, os, subprocess, sys, time
+from tracee import map_id, wait_child
 ig, d = sys.argv[1:3]
 p = subprocess.Popen([ig, "run", "-q", "-o", d + "/rec.igrec", "--json", d + "/rep.json",
                       "--", "/usr/bin/python3", d + "/job.py", d], stderr=subprocess.DEVNULL)
-def kids(pid):
-    out = []
-    try:
-        for t in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
-                out += [int(k) for k in f.read().split()]
-    except OSError:
-        pass
-    return out
-def job_pid():
-    for k in kids(p.pid):
-        try:
-            with open("/proc/%d/comm" % k) as f:
-                if f.read().strip().startswith("python3"):
-                    return k
-        except OSError:
-            pass
-t = time.monotonic()
-jp = None
-while jp is None and p.poll() is None and time.monotonic() - t < 30:
-    jp = job_pid()
-    time.sleep(0.05)
+jp = wait_child(p, "python3", 30)
 time.sleep(1)
-mid = None
-for f in os.listdir("/proc/%d/fdinfo" % p.pid):
-    try:
-        with open("/proc/%d/fdinfo/%s" % (p.pid, f)) as fh:
-            ids = [l.split()[1] for l in fh if l.startswith("map_id:")]
-    except OSError:
-        continue
-    for i in ids:
-        m = subprocess.run(["bpftool", "-j", "map", "show", "id", i], capture_output=True, text=True).stdout
-        if json.loads(m or "{}").get("name") == "threads":
-            mid = i
+mid = map_id(p.pid, "threads")
 if mid:
     with open(d + "/map.tmp", "w") as f:
         f.write(mid)
