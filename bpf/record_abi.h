@@ -130,11 +130,15 @@ struct ig_offcpu {
 };
 
 /* When the thread was back on CPU: the record's time, or where the kernel
- * reported no switch-in, the one taken from the thread's CPU time.  Read
- * t_in only under its flag: a record written before it has no such field. */
+ * reported no switch-in, the one taken from the thread's CPU time.  t_in is
+ * read only under its flag and where the record holds it: one written
+ * before it (176 bytes) has no such field, and a file may say anything. */
 static inline __u64 ig_offcpu_on(const struct ig_offcpu *r)
 {
-	return (r->flags & IG_F_IN_UNSEEN) && r->t_in ? r->t_in : r->h.ts;
+	if (!(r->flags & IG_F_IN_UNSEEN) ||
+	    r->h.size < __builtin_offsetof(struct ig_offcpu, t_in) + sizeof(r->t_in))
+		return r->h.ts;
+	return r->t_in ? r->t_in : r->h.ts;
 }
 
 /* A device number as the kernel holds it inside (MKDEV, MINORBITS 20),

@@ -72,6 +72,22 @@ static void test_in_unseen(void **state)
 	done(j, e, &s);
 }
 
+/* t_in is read only where the record holds it: a 176-byte record (written
+ * before it, or a file that sets the flag) ends at its own time. */
+static void test_in_unseen_short(void **state)
+{
+	struct ig_offcpu o = { .h = { .type = IG_REC_OFFCPU, .size = sizeof(o), .ts = 9000 },
+			       .flags = IG_F_IN_UNSEEN, .t_in = 7000 };
+
+	(void)state;
+	assert_int_equal(ig_offcpu_on(&o), 7000);
+	o.h.size = offsetof(struct ig_offcpu, t_in);
+	assert_int_equal(ig_offcpu_on(&o), 9000);
+	o.h.size = sizeof(o);
+	o.flags = 0;
+	assert_int_equal(ig_offcpu_on(&o), 9000);
+}
+
 /* Feeder <- worker (condvar) <- another worker thread on CPU. */
 static void test_nested(void **state)
 {
@@ -436,6 +452,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataloader),
 		cmocka_unit_test(test_in_unseen),
+		cmocka_unit_test(test_in_unseen_short),
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_depth),
