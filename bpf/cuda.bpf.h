@@ -278,6 +278,7 @@ static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
 
 	if (!ts)
 		return 0;
+	ts->t_run = now;
 	count_hit(api);
 	ts->cu_cookie_api = api;
 	ts->cu_class = cls;
@@ -547,7 +548,10 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 	long rc = PT_REGS_RC(ctx);
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!ts || !ts->cu_begin)
+	if (!ts)
+		return 0;
+	ts->t_run = now;
+	if (!ts->cu_begin)
 		return 0;
 	switch (ts->cu_class) {
 	case IG_AC_STREAM_SYNC:

@@ -595,6 +595,12 @@ struct ig_thread_state {
 	 * path's entry.  0: none. */
 	__u64 pylock;
 	__u64 pylock_sp;
+
+	/* When the thread was last seen running by its own probes or samples
+	 * (a driver call's entry or return, an on-CPU sample, a page fault):
+	 * it was back on CPU by then, which bounds a switch-in the kernel did
+	 * not report (docs/design.md §5.15). */
+	__u64 t_run;
 };
 
 #endif /* IG_RECORD_ABI_H */

@@ -57,6 +57,7 @@ static __always_inline int handle_sample(struct bpf_perf_event_data *ctx)
 	}
 	stat_add(IG_STAT_SAMPLES, 1);
 	now = bpf_ktime_get_ns();
+	ts->t_run = now;
 	py_capture(bpf_get_current_task_btf(), tid, pid_tgid >> 32, now);
 	ustack_capture(tid, pid_tgid >> 32, now, IG_USF_SAMPLE);
 	r = rec_reserve(sizeof(*r), IG_REC_SAMPLE, tid, pid_tgid >> 32, now);
@@ -77,6 +78,7 @@ static __always_inline int handle_fault(__u64 address)
 	if (ts) {
 		ts->fault_addr = address;
 		ts->fault_ts = bpf_ktime_get_ns();
+		ts->t_run = ts->fault_ts;
 	}
 	return 0;
 }

@@ -72,7 +72,7 @@ static __always_inline void on_switch_in(struct ig_thread_state *ts, __u32 tid,
  * kernel's own accounting: the CPU time since the task was last picked
  * (se.prev_sum_exec_runtime is set then, and the switch-out has just
  * brought se.sum_exec_runtime up to date).  It ends no earlier than the
- * wakeup, if one was seen.
+ * wakeup, if one was seen, and no later than the thread was seen running.
  */
 static __always_inline void on_in_unseen(struct ig_thread_state *ts, __u32 tid,
 					 struct task_struct *prev, __u64 now,
@@ -85,6 +85,10 @@ static __always_inline void on_in_unseen(struct ig_thread_state *ts, __u32 tid,
 	if (ts->reason != IG_R_PREEMPT && ts->t_wake > lo)
 		lo = ts->t_wake;
 	t_in = ran < now - lo ? now - ran : lo;
+	/* the CPU time leaves out what the hypervisor stole: seen running
+	 * earlier, it was back on CPU by then */
+	if (ts->t_run > lo && ts->t_run < t_in)
+		t_in = ts->t_run;
 	ts->t_on = t_in;	/* a fault before it is no part of the next wait */
 	if (paused || t_in - ts->t_off < min_offcpu_ns)
 		return;

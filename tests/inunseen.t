@@ -33,7 +33,7 @@ class Elem(ctypes.Structure):
 class ById(ctypes.Structure):
     _fields_ = [("id", ctypes.c_uint32), ("next", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
 k = ctypes.c_uint32(os.getpid())
-v = (ctypes.c_uint8 * 224)()	# struct ig_thread_state (bpf/record_abi.h)
+v = None	# struct ig_thread_state (bpf/record_abi.h), the map's value size
 fd, fakes, n, end = -1, [], 0, time.time() + 8
 while time.time() < end:
     x = time.time() + 0.02
@@ -41,16 +41,22 @@ while time.time() < end:
         pass
     n += 1
     if fd < 0 and os.path.exists(d + "/map"):
-        fd = bpf(14, ById(int(open(d + "/map").read()), 0, 0))	# MAP_GET_FD_BY_ID
+        mid, vsize = (int(x) for x in open(d + "/map").read().split())
+        v = (ctypes.c_uint8 * vsize)()
+        fd = bpf(14, ById(mid, 0, 0))	# MAP_GET_FD_BY_ID
     if fd >= 0 and len(fakes) < 8 and n % 5 == 0:
         e = Elem(fd, 0, ctypes.addressof(k), ctypes.addressof(v), 0)
         if bpf(1, e) == 0 and not v[32]:	# LOOKUP; on CPU, as it must be
-            # t_on at 24, off at 32, reason at 34, t_off at 56, t_wake at 64
+            # t_on at 24, off at 32, reason at 34, t_off at 56, t_wake at 64,
+            # t_run last
             fake = struct.unpack_from("<Q", v, 24)[0] - 5000000 - len(fakes)
             v[32] = 1
             struct.pack_into("<H", v, 34, 0)	# reason: other
             struct.pack_into("<Q", v, 56, fake)
             struct.pack_into("<Q", v, 64, 0)
+            # t_run, the last field: not seen running since (it ran in the
+            # 5 ms made a wait here, and that would bound its end)
+            struct.pack_into("<Q", v, len(v) - 8, 0)
             if bpf(2, e) == 0:			# UPDATE
                 fakes.append(fake)
     time.sleep(0.002)
@@ -66,8 +72,10 @@ jp = wait_child(p, "python3", 30)
 time.sleep(1)
 mid = map_id(p.pid, "threads")
 if mid:
+    m = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", mid],
+                                  capture_output=True, text=True).stdout or "{}")
     with open(d + "/map.tmp", "w") as f:
-        f.write(mid)
+        f.write("%s %d" % (mid, m.get("bytes_value", 0)))
     os.rename(d + "/map.tmp", d + "/map")
 rc = p.wait()
 try:
