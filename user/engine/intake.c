@@ -64,10 +64,8 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 
 	/* its switch-in was not reported: back on CPU at t_in, sent at its
 	 * next switch-out (§5.15) */
-	if (r->flags & IG_F_IN_UNSEEN) {
+	if (r->flags & IG_F_IN_UNSEEN)
 		e->acct.in_unseen++;
-		e->acct.in_unseen_ns += r->h.ts > t_on ? r->h.ts - t_on : 0;
-	}
 
 	if (!t_off || t_off > t_on)
 		t_off = t_on;

@@ -411,9 +411,8 @@ struct ig_engine_acct {
 	uint64_t offcpu_ns[IG_R__MAX];
 	uint64_t runnable_ns;
 	/* waits whose switch-in the kernel did not report (IG_F_IN_UNSEEN,
-	 * docs/design.md §5.15): how many, and the time from their taken
-	 * switch-in to when they were sent */
-	uint64_t in_unseen, in_unseen_ns;
+	 * docs/design.md §5.15) */
+	uint64_t in_unseen;
 	uint64_t submissions, launches;
 	uint64_t sub_by_api[IG_API__MAX];
 	uint64_t launch_by_api[IG_API__MAX];
