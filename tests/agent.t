@@ -21,7 +21,8 @@
 #     one line says NVML cannot be loaded, the job is on /metrics under
 #     gpu="unknown" with its pid and comm (never gpu="0"), its proven
 #     idle and its idle with the unresolved time bracketing the
-#     simulator's truth over the windows within 5%, storage
+#     simulator's truth over the windows within 5% (less the idle a
+#     loaded VM hid by delaying the simulated GPU's ends), storage
 #     first (or a CPU, where the kernel's accounting says it waited for
 #     one, as in A), and it is counted in each window's
 #     gpu_processes.unknown_device and in
@@ -392,7 +393,7 @@ if mkdir "$CGE" 2>/dev/null; then
 		--window 3 --every 3 --reports "$TMP/re" > "$TMP/e.ag" 2>&1 &
 	AGENT=$!
 	wait_until 30 grep -q 'agent: metrics on port' "$TMP/e.ag"
-	LD_LIBRARY_PATH=$IG_TOP/build/simgpu SIMGPU_TRACE=$TMP/e.trace \
+	LD_LIBRARY_PATH=$IG_TOP/build/simgpu SIMGPU_TRACE=$TMP/e.trace SIMGPU_LATE=$TMP/e.late.%p \
 	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' job "$CGE" \
 		/usr/bin/python3 "$IG_TOP/tools/trainsim.py" -s storage -t 9 -n 1000000 -q \
 		--truth "$TMP/e.truth.json"
@@ -407,14 +408,16 @@ if mkdir "$CGE" 2>/dev/null; then
 	# in A: storage, or a CPU on a loaded host
 	orc=$(oracle "$TMP/e.truth.json")
 	pychecks "$IG_TOP/tools" "$TMP/e.trace" "$TMP/re" "$TMP/e.truth.json" "$TMP/expo-e" \
-		"$orc" <<'PY'
+		"$orc" "$TMP/e.late.*" <<'PY'
 import glob, json, re, sys
 sys.path.insert(0, sys.argv[1])
 import truth
 from tap import check
-busy = truth.merge(truth.read_traces([sys.argv[2]])[1])
+ivs = truth.read_traces([sys.argv[2]])[1]
+busy = truth.merge(ivs)
+late = truth.read_late([sys.argv[7]])
 feeder = json.load(open(sys.argv[4]))["pids"]["feeder"]
-want = 0
+want = hidden = 0
 unknown, placed, gp = set(), set(), []
 for f in sorted(glob.glob(sys.argv[3] + "/*.json")):
     r = json.load(open(f))
@@ -431,6 +434,7 @@ for f in sorted(glob.glob(sys.argv[3] + "/*.json")):
                    dev[0]["span_end_ns"])
     if b:
         want += ((b[-1][1] - b[0][0]) - truth.total(b)) / 1e9
+        hidden += truth.hidden_idle(late, ivs, b[0][0], b[-1][1]) / 1e9
 text = open(sys.argv[5]).read().splitlines()
 def series(name):
     for l in text:
@@ -446,12 +450,16 @@ check(not [lab for lab, v in series("idlegap_gpu_seconds_total") if lab.get("gpu
 # proven idle is never more than there was, and with the unresolved
 # time (neither proven idle nor busy: on this VM a sync woken late puts
 # a tenth of the idle there) it misses none of it: the two bracket the
-# truth within 5%
+# truth within 5%, less the idle no evidence could show (op ends the
+# simulated GPU's device thread, delayed by a loaded VM, delivered over
+# 1 ms late: the sync that waited was busy until then; SIMGPU_LATE,
+# docs/design.md §9, "What the VM hid")
 idle = sum(v for lab, v in mine if lab["state"] == "idle")
 got = sum(v for lab, v in mine if re.match("idle$|unresolved_", lab["state"]))
-check(want > 1 and idle <= 1.05 * want and got >= 0.95 * want,
+check(want > 1 and idle <= 1.05 * want and got + hidden >= 0.95 * want,
       "its idle on /metrics, proven %.3f s and with the unresolved %.3f s, brackets "
-      "the truth %.3f s within 5%%" % (idle, got, want))
+      "the truth %.3f s within 5%% (%.3f s of it hidden by late ends)" % (
+          idle, got, want, hidden))
 causes = [c for v, c in sorted(((v, lab["cause"]) for lab, v in
                                  series("idlegap_gpu_idle_seconds_total")
                                  if lab.get("pid") == str(feeder)), reverse=True)]
