@@ -64,18 +64,17 @@ json.dump(fakes, open(d + "/fakes.json", "w"))
 JOB
 PYTHONPATH="$IG_TOP/tests/lib" /usr/bin/python3 - "$IG" "$TMP" > "$TMP/inject.out" 2> "$TMP/inject.err" <<'PY'
 import json, os, subprocess, sys, time
-from tracee import map_id, wait_child
+from tracee import map_info, wait_child
 ig, d = sys.argv[1:3]
 p = subprocess.Popen([ig, "run", "-q", "-o", d + "/rec.igrec", "--json", d + "/rep.json",
                       "--", "/usr/bin/python3", d + "/job.py", d], stderr=subprocess.DEVNULL)
 jp = wait_child(p, "python3", 30)
 time.sleep(1)
-mid = map_id(p.pid, "threads")
-if mid:
-    m = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", mid],
-                                  capture_output=True, text=True).stdout or "{}")
+m = map_info(p.pid, "threads")
+mid = str(m["id"]) if m else None
+if m:
     with open(d + "/map.tmp", "w") as f:
-        f.write("%s %d" % (mid, m.get("bytes_value", 0)))
+        f.write("%d %d" % (m["id"], m.get("bytes_value", 0)))
     os.rename(d + "/map.tmp", d + "/map")
 rc = p.wait()
 try:

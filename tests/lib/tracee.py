@@ -3,7 +3,9 @@
 kids(pid): the children of each of pid's threads.
 child_named(pid, prefix): the child of pid whose comm starts with prefix.
 wait_child(p, prefix, limit): that child of the Popen p, once it runs.
-map_id(pid, name): the id of the BPF map called name that pid holds open.
+map_info(pid, name): bpftool's description of the BPF map called name that
+    pid holds open (its "id", "bytes_value", ...), or None.
+map_id(pid, name): that map's id (a string), or None.
 """
 import json, os, subprocess, time
 
@@ -40,7 +42,7 @@ def wait_child(p, prefix, limit=60):
     return None
 
 
-def map_id(pid, name):
+def map_info(pid, name):
     for f in os.listdir("/proc/%d/fdinfo" % pid):
         try:
             with open("/proc/%d/fdinfo/%s" % (pid, f)) as fh:
@@ -48,8 +50,13 @@ def map_id(pid, name):
         except OSError:
             continue
         for i in ids:
-            m = subprocess.run(["bpftool", "-j", "map", "show", "id", i],
-                               capture_output=True, text=True).stdout
-            if json.loads(m or "{}").get("name") == name:
-                return i
+            m = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", i],
+                                          capture_output=True, text=True).stdout or "{}")
+            if m.get("name") == name:
+                return m
     return None
+
+
+def map_id(pid, name):
+    m = map_info(pid, name)
+    return str(m["id"]) if m else None
