@@ -434,13 +434,8 @@ def oracle(cause, fig):
 
 
 # The rest of the host took this many CPUs (its busy time less the job's,
-# per second of the loop) or more: the host was shared.  The `cpu`
-# scenario on a quiet 2-CPU VM: 0.00 (3 runs, recall 0.988-0.989);
-# beside tools/load.sh (two CPU loops and a cold-read loop, which the
-# job's own hogs leave less of a CPU): 0.62 to 1.09, and recall 0.82 to
-# 0.99 whether or not the build had the last changes to the tracer
-# (the feeder preempted between its launches: idle time that no
-# evidence proves, honestly unresolved).
+# per second of the loop) or more: the host was shared, and recall is
+# shown, not held (docs/design.md §9 gives the figures it separates).
 LOADED_CPUS = 0.25
 
 
