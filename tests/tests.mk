@@ -12,6 +12,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
 # Tests of units outside the engine.
 $(BUILD)/tests/test_cli: $(addprefix $(BUILD)/user/,modes/cli.o modes/cli_base.o probes/log.o)
 $(BUILD)/tests/test_log: $(BUILD)/user/probes/log.o
+$(BUILD)/tests/test_nvml_samples: $(BUILD)/user/host/nvml_samples.o
 # the merge of several recordings: the report path whole (modes, views, probes)
 $(BUILD)/tests/test_merge: $(LIB_OBJS)
 $(BUILD)/tests/test_escape: $(BUILD)/user/modes/dump.o $(addprefix $(BUILD)/user/,stacks/pycode.o stacks/pynames.o)

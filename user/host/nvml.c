@@ -6,6 +6,7 @@
 #include <time.h>
 #include <linux/types.h>
 #include "host/nvml.h"
+#include "host/nvml_samples.h"
 
 /* The few NVML entry points used, as NVML's API reference declares them. */
 typedef int nvml_ret;
@@ -41,7 +42,7 @@ struct nvml_gpm_support { unsigned int version, supported; };
 #define MAXDEV				16
 
 struct nvml_dev_state {
-	unsigned long long last_us;	/* newest sample seen (its end) */
+	struct ig_nvml_sampling s;	/* the samples read so far */
 	nvml_gpm gpm[2];		/* GPM: the previous sample, the next */
 	uint64_t gpm_t;			/* when the previous was taken */
 	bool gpm_ok;
@@ -212,48 +213,25 @@ static uint64_t clock_ns(clockid_t c)
 }
 
 /* The buffered utilization samples newer than the last seen, oldest
- * first, as windows: each from the sample before it (NVML's sample is the
- * busy share since the one before).  The first one seen only starts the
- * next. */
+ * first, as windows (nvml_samples.c). */
 static int read_samples(struct ig_nvml *n, unsigned int dev, ig_nvml_win_fn cb,
 			void *ctx)
 {
 	struct nvml_dev_state *st = &n->st[dev];
 	struct nvml_sample v[NSAMP];
-	unsigned int cnt = NSAMP, i, j;
-	int type = 0, k = 0;
-	int64_t off;
+	struct ig_nvml_util_sample u[NSAMP];
+	unsigned int cnt = NSAMP, i;
+	int type = 0;
 	nvml_ret r;
 
-	r = n->samples(n->dev[dev], NVML_UTIL_SAMPLES, st->last_us, &type, &cnt, v);
+	r = n->samples(n->dev[dev], NVML_UTIL_SAMPLES, st->s.last_us, &type, &cnt, v);
 	if (r == 6)	/* NVML_ERROR_NOT_FOUND: none newer */
 		return 0;
 	if (r || type != 1 /* NVML_VALUE_TYPE_UNSIGNED_INT */)
 		return -1;
-	/* wall-clock microseconds onto CLOCK_MONOTONIC */
-	off = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
-	for (i = 1; i < cnt; i++)	/* oldest first */
-		for (j = i; j > 0 && v[j - 1].ts_us > v[j].ts_us; j--) {
-			struct nvml_sample t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	for (i = 0; i < cnt; i++) {
-		struct ig_nvml_win w = { .kind = IG_NVML_SAMPLES, .quant_ppm = 10000 };
-
-		if (v[i].ts_us <= st->last_us)
-			continue;
-		if (st->last_us && v[i].ts_us - st->last_us <= 2000000 && v[i].v.u <= 100) {
-			w.t0 = st->last_us * 1000 - (uint64_t)off;
-			w.t1 = v[i].ts_us * 1000 - (uint64_t)off;
-			w.busy_ppm = v[i].v.u * 10000;
-			cb(ctx, n->idx[dev], &w);
-			k++;
-		}
-		st->last_us = v[i].ts_us;
-	}
-	return k;
+	for (i = 0; i < cnt && i < NSAMP; i++)
+		u[i] = (struct ig_nvml_util_sample){ v[i].ts_us, v[i].v.u };
+	return ig_nvml_sample_windows(&st->s, u, i, ig_nvml_wall_offset(), n->idx[dev], cb, ctx);
 }
 
 /* GPM's graphics utilization between the previous sample and now. */
