@@ -112,9 +112,9 @@ static void on_gpulib(const struct ig_hdr *rec, void *ctx)
 	ig_agent_on_gpulib(ctx, rec);
 }
 
-static void on_changed(pid_t pid, void *ctx)
+static void on_changed(pid_t pid, bool exec, void *ctx)
 {
-	ig_agent_forget_identity(ctx, pid);
+	ig_agent_forget_identity(ctx, pid, exec);
 	ig_agent_setup_forget(ctx, pid);
 }
 

@@ -154,8 +154,10 @@ int ig_agent_scope_fd(const struct agent *a);
 /* An IG_REC_GPULIB record: the process is looked at at once and, in a
  * window, counted among the window's GPU processes. */
 void ig_agent_on_gpulib(struct agent *a, const struct ig_hdr *rec);
-/* @pid exec'd or ended: an identity kept from the last window is not its. */
-void ig_agent_forget_identity(struct agent *a, pid_t pid);
+/* @pid exec'd (@exec) or ended: an identity kept from the last window is
+ * not its, the next window reads it again; one that exec'd is read again
+ * now for this window too. */
+void ig_agent_forget_identity(struct agent *a, pid_t pid, bool exec);
 
 /* Opens a window: a fresh engine, the META record.  1 after one line. */
 int ig_agent_window_open(struct agent *a, __u64 now);

@@ -120,10 +120,21 @@ static bool prev_identity(const struct agent *a, pid_t pid, struct ig_identity *
 	return false;
 }
 
-void ig_agent_forget_identity(struct agent *a, pid_t pid)
+void ig_agent_forget_identity(struct agent *a, pid_t pid, bool exec)
 {
 	size_t i;
 
+	/* read before the exec, or during it (its environment empty): the
+	 * program it became is the one that uses the GPU (an entrypoint
+	 * script that execs the trainer), so this window names that one */
+	for (i = 0; exec && a->in_window && i < a->nids; i++)
+		if (a->ids[i].pid == pid) {
+			struct ig_identity t;
+
+			if (!ig_identity_read(NULL, pid, &t))
+				a->ids[i].id = t;
+			break;
+		}
 	for (i = 0; i < a->nprev; i++)
 		if (a->prev_ids[i].pid == pid) {
 			a->prev_ids[i] = a->prev_ids[--a->nprev];

@@ -94,10 +94,11 @@ static void emit_cb(const struct ig_hdr *rec, void *ctx)
 }
 
 /* A process's exec or exit: its set-up facts are gone. */
-static void on_changed(pid_t pid, void *ctx)
+static void on_changed(pid_t pid, bool exec, void *ctx)
 {
 	struct session *s = ctx;
 
+	(void)exec;
 	ig_facts_forget(&s->facts, pid);
 }
 

@@ -127,7 +127,8 @@ static void on_kernel_record(const struct ig_hdr *rec, void *ctx)
 		if (c->sym)
 			ig_sym_forget(c->sym, rec->tgid);
 		if (c->o.changed)
-			c->o.changed((pid_t)rec->tgid, c->o.ctx);
+			c->o.changed((pid_t)rec->tgid,
+				     ((const struct ig_proc *)rec)->kind == IG_PROC_EXEC, c->o.ctx);
 	}
 	if (c->o.keep && !c->o.keep(rec, c->o.ctx))
 		return;

@@ -42,8 +42,8 @@ struct ig_capture_opts {
 	void (*event)(const struct ig_disc_event *ev, void *ctx);
 	/* IG_REC_GPULIB: an untracked process maps a libcuda */
 	void (*gpulib)(const struct ig_hdr *rec, void *ctx);
-	/* @pid exec'd or its last thread ended */
-	void (*changed)(pid_t pid, void *ctx);
+	/* @pid exec'd (@exec) or its last thread ended */
+	void (*changed)(pid_t pid, bool exec, void *ctx);
 	void *ctx;
 };
 
