@@ -17,7 +17,10 @@
 #     upgrade without a reboot: SIMNVML_INIT_FAIL=version): ranks 0, 1
 #     and 3 set up and wait inside ncclCommInitRank before the agent
 #     starts, rank 2 after it (its context and communicator's creation
-#     seen, the others' not): the agent says why NVML failed in one line,
+#     seen, the others' not), 1500 steps (about 18 s: two of the agent's
+#     4 s windows every 5 s, or more, lie inside the job's GPU span; with
+#     750 the one window that did was 0.2 s from the span's end, and
+#     none at times): the agent says why NVML failed in one line,
 #     each fast rank's peer wait over the full windows within 10% of the
 #     simulated NCCL's truth and its busy at most 10% over its kernels',
 #     no series says gpu="0" (no process is on GPU 0 as far as the node
@@ -335,7 +338,7 @@ RANKPIDS=
 rank() {
 	RANK=$1 LOCAL_RANK=$1 WORLD_SIZE=4 TRAINSIM_NCCL_ID=$TMP/nonvml.ncclid \
 	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' rank "$CG$JOB" \
-		$PY "$IG_TOP/tools/trainsim.py" ranks -s storage --steps $((STEPS * 3)) \
+		$PY "$IG_TOP/tools/trainsim.py" ranks -s storage --steps $((STEPS * 6)) \
 		--truth "$TMP/nonvml/rank$1.truth" > "$TMP/nonvml/rank$1.out" 2>&1 &
 	RANKPIDS="$RANKPIDS $!"
 }
