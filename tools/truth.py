@@ -358,6 +358,26 @@ def nccl_report(paths):
             "transfer_s": sum(r["transfer_s"] for r in out)}
 
 
+def nccl_arrivals(paths):
+    """Each all-rank collective of simnccl's trace files: {(communicator,
+    sequence): {rank: arrive_ns}} (sends and receives left out)."""
+    groups = {}
+    for p in paths:
+        for f in sorted(glob.glob(p)) or [p]:
+            with open(f) as fh:
+                for line in fh:
+                    v = line.split()
+                    if len(v) != NCCL_FIELDS:
+                        continue
+                    try:
+                        rank, peer, arrive = int(v[2]), int(v[5]), int(v[7])
+                    except ValueError:
+                        continue
+                    if peer < 0:
+                        groups.setdefault((v[1], v[4]), {})[rank] = arrive
+    return groups
+
+
 def selftest():
     failures = 0
 

@@ -3,7 +3,8 @@
 step_list, over the steps the report's boundaries span.
 
 The oracle: a step's boundary is its truth end (just after its sync
-returned); a slow step is one slowed on purpose (slow_steps) and slow in
+returned: a feeder preempted before its clock read reads it late, by at
+most its run delay in the step, which the match allows); a slow step is one slowed on purpose (slow_steps) and slow in
 truth (its wall over 1.5 x the truth's p50: on a loaded host the load
 may outweigh a stall), whose cause
 must be the injected one, or waiting for a CPU where the kernel's own
@@ -36,8 +37,12 @@ def steps_obj(report, device=None, pid=None):
     return None
 
 
-def score(truth, st, tol_ns=1000000):
-    """Figures of one device's steps object against one process's truth."""
+def score(truth, st, tol_ns=1000000, arrivals=None, late=None):
+    """Figures of one device's steps object against one process's truth.
+    With ARRIVALS (truth.nccl_arrivals() of the job's ranks) and LATE (a
+    rank): of this rank's steps slowed on purpose and slow in truth, those
+    whose collective LATE reached last (late_truth), and how many of them
+    the report has slow with LATE its late rank (late_named)."""
     tl = truth["step_list"]
     rl = st["list"] if st and st.get("found") else []
     r = {"found": bool(st and st.get("found")), "source": st and st.get("source")}
@@ -51,9 +56,18 @@ def score(truth, st, tol_ns=1000000):
     near = {}
     ok = 0
     import bisect
+    def off(t, e):
+        """How far a report's boundary E is from truth step T's end.  The
+        truth's end is the feeder's clock read after its sync returned; a
+        feeder preempted in between reads it late, by no more than its
+        wait for a CPU in the step (schedstat's run delay): a boundary that
+        early is as near as one on the end."""
+        d = e - t["end_ns"]
+        return d if d >= 0 else min(-d, max(0, -d - t.get("run_delay_ns", 0)))
+
     for t in inside:
         i = bisect.bisect_left(ends, t["end_ns"])
-        best = min((abs(ends[j] - t["end_ns"]), j) for j in (i - 1, i)
+        best = min((off(t, ends[j]), j) for j in (i - 1, i)
                    if 0 <= j < len(ends))
         near[t["index"]] = best
         ok += best[0] <= tol_ns
@@ -79,6 +93,7 @@ def score(truth, st, tol_ns=1000000):
     injected = set(truth.get("slow_steps", []))
     hit, missed = 0, []
     nin = 0
+    late_truth, late_named, late_other = 0, 0, []
     for t in inside:
         if t["index"] not in injected or t is inside[0]:
             continue
@@ -101,9 +116,24 @@ def score(truth, st, tol_ns=1000000):
         else:
             missed.append((t["index"], x["index"] in slow_idx, x["cause"],
                            round(t.get("run_delay_ns", 0) / 1e6, 1)))
+        if arrivals is not None:
+            # the rank that reached the step's collective last, by the
+            # simulated NCCL: on a loaded host another rank may be held
+            # back more than the one slowed on purpose
+            me, lo = truth.get("rank"), prev.get(t["index"], t["start_ns"])
+            last = [max(g, key=g.get) for g in arrivals.values()
+                    if me in g and lo < g[me] <= t["end_ns"]]
+            if last and last[-1] == late:
+                late_truth += 1
+                late_named += x["index"] in slow_idx and x.get("late_rank") == late
+            elif last:
+                late_other.append((t["index"], last[-1]))
     r["slow_truth"] = nin
     r["slow_recall"] = hit / nin if nin else None
     r["slow_missed"] = missed
+    if arrivals is not None:
+        r["late_truth"], r["late_named"] = late_truth, late_named
+        r["late_other"] = late_other
     # report slow steps whose truth step was not slow
     tend = sorted((t["end_ns"], t) for t in inside)
     keys = [e for e, _ in tend]
