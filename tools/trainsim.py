@@ -65,7 +65,7 @@ import truth  # noqa: E402
 from trainsim_cuda import (CudaError, Driver, Gpu, c_ptr, c_u64,  # noqa: E402
                            mono_ns, trace_file)
 from trainsim_work import (BatchLoader, Loader, collate, gil_hog,  # noqa: E402
-                           op_work, step_slowed)
+                           op_work, step_slowed, thread_run_delay)
 
 SCENARIOS = {
     # name: (expected cause, GIL threads, kernels, kernel_us, steps)
@@ -131,6 +131,7 @@ def run(args, gpu):
         while steps < args.steps and (deadline is None or
                                       mono_ns() < deadline):
             start = mono_ns()
+            d0 = thread_run_delay()
             collate(host, steps)
             loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
@@ -142,7 +143,8 @@ def run(args, gpu):
                     op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
-            args.step_list.append((start, mono_ns()))
+            args.step_list.append((start, mono_ns(), thread_run_delay() - d0,
+                                   getattr(loader, "delay", 0)))
             steps += 1
     except KeyboardInterrupt:
         pass  # Ctrl-C ends the run; the summary and truth still follow
@@ -167,15 +169,17 @@ def step_truth(args):
     the scenario's cause into every step alike)."""
     cause = SCENARIOS[args.scenario][0]
     lst, slow = [], []
-    for i, (a, b) in enumerate(getattr(args, "step_list", [])):
+    for i, (a, b, rd, lrd) in enumerate(getattr(args, "step_list", [])):
         c = cause
         if args.slow_every:
             c = None
             if step_slowed(i, args.slow_every, args.no_slow):
                 c = cause
                 slow.append(i)
+        # the feeder's wait for a CPU in the step and its batch's
+        # worker's while it made it (schedstat), as workload/feeder.c
         lst.append({"index": i, "start_ns": a, "end_ns": b, "cause": c,
-                    "rank": 0})
+                    "rank": 0, "run_delay_ns": rd, "loader_run_delay_ns": lrd})
     return {"step_structure": True, "slow_every": args.slow_every or 0,
             "no_slow": args.no_slow, "slow_steps": slow, "step_list": lst}
 

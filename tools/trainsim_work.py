@@ -228,6 +228,16 @@ def cached_batch(fd, buf, step):
     return step, os.preadv(fd, [buf], off)
 
 
+def thread_run_delay():
+    """This thread's time waiting for a CPU so far (schedstat), ns; 0
+    where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def take_credit(credit, stop, parent):
     """--slow-every: a worker's turn to load one more batch (a
     DataLoader's prefetch_factor); False once stopped."""
@@ -252,12 +262,16 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
         if credit is not None and not take_credit(credit, stop, parent):
             out.cancel_join_thread()
             break
+        d0 = thread_run_delay()
         if slow:
             if step_slowed(step, slow[0], slow[2]):
                 cold_shard(fd, direct, buf, step, slow[1])
             data = cached_batch(cached, buf, step)
         else:
             data = load_batch(fd, direct, buf, step)
+        # its wait for a CPU while it made the batch: the truth's
+        # loader_run_delay_ns of the step that takes it
+        data = data + (thread_run_delay() - d0,)
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
@@ -308,6 +322,7 @@ class BatchLoader:
         self.credits = [ctx.Semaphore(self.PREFETCH) if slow else None
                         for i in range(nworkers)]
         self.pending = {}
+        self.delay = 0  # run delay of the last batch's worker making it
         self.workers = [ctx.Process(
             target=loader_worker, name="loader-%d" % i, daemon=True,
             args=(self.path, range(i, steps, nworkers), self.queue,
@@ -320,12 +335,12 @@ class BatchLoader:
     def step(self, step, nbytes):
         credit = self.credits[step % len(self.workers)]
         if credit is None:
-            got, _ = next_batch(self.queue, self.workers)
+            got, _, self.delay = next_batch(self.queue, self.workers)
         else:
             while step not in self.pending:
-                got, n = next_batch(self.queue, self.workers)
-                self.pending[got] = n
-            del self.pending[step]
+                got, _, d = next_batch(self.queue, self.workers)
+                self.pending[got] = d
+            self.delay = self.pending.pop(step)
             got = step
             credit.release()
         ctypes.memset(self.host, got & 0xff, nbytes)

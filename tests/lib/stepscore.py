@@ -84,6 +84,14 @@ def score(truth, st, tol_ns=1000000, arrivals=None, late=None):
     tw = [(t["end_ns"] - prev[t["index"]]) / 1e9 for t in whole]
     fw = [x["wall_s"] for x in rl if not x["partial"]]
     r["truth_p50"], r["truth_p99"] = pct(tw, 0.5), pct(tw, 0.99)
+    # each end read late by at most its step's run delay: a wall may be
+    # shorter by its own step's, longer by the step before's
+    rdel = {t["index"]: t.get("run_delay_ns", 0) for t in tl}
+    pidx = {t["index"]: p["index"] for p, t in zip(tl, tl[1:])}
+    lo = [w - rdel[t["index"]] / 1e9 for w, t in zip(tw, whole)]
+    hi = [w + rdel[pidx[t["index"]]] / 1e9 for w, t in zip(tw, whole)]
+    for q, k in ((0.5, "p50"), (0.99, "p99")):
+        r["truth_%s_lo" % k], r["truth_%s_hi" % k] = pct(lo, q), pct(hi, q)
     r["found_p50"], r["found_p99"] = st["p50_s"], st["p99_s"]
     def wall(t):
         return (t["end_ns"] - prev.get(t["index"], t["start_ns"])) / 1e9
