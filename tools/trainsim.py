@@ -131,7 +131,10 @@ def run(args, gpu):
         while steps < args.steps and (deadline is None or
                                       mono_ns() < deadline):
             start = mono_ns()
-            d0 = thread_run_delay()
+            # the steps' run delays, for the CPU causes of slowed steps;
+            # read only in a job with them (--slow-every): microseconds a
+            # step would weigh in a storage step of a millisecond
+            d0 = thread_run_delay() if args.slow_every else 0
             collate(host, steps)
             loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
@@ -143,7 +146,8 @@ def run(args, gpu):
                     op_work()
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
-            args.step_list.append((start, mono_ns(), thread_run_delay() - d0,
+            end = mono_ns()
+            args.step_list.append((start, end, thread_run_delay() - d0 if d0 else 0,
                                    getattr(loader, "delay", 0)))
             steps += 1
     except KeyboardInterrupt:
@@ -178,8 +182,10 @@ def step_truth(args):
                 slow.append(i)
         # the feeder's wait for a CPU in the step and its batch's
         # worker's while it made it (schedstat), as workload/feeder.c
-        lst.append({"index": i, "start_ns": a, "end_ns": b, "cause": c,
-                    "rank": 0, "run_delay_ns": rd, "loader_run_delay_ns": lrd})
+        x = {"index": i, "start_ns": a, "end_ns": b, "cause": c, "rank": 0}
+        if args.slow_every:
+            x.update(run_delay_ns=rd, loader_run_delay_ns=lrd)
+        lst.append(x)
     return {"step_structure": True, "slow_every": args.slow_every or 0,
             "no_slow": args.no_slow, "slow_steps": slow, "step_list": lst}
 

@@ -228,12 +228,21 @@ def cached_batch(fd, buf, step):
     return step, os.preadv(fd, [buf], off)
 
 
+_SCHEDSTAT = {}  # native thread id: its schedstat, kept open
+
+
 def thread_run_delay():
     """This thread's time waiting for a CPU so far (schedstat), ns; 0
-    where the kernel does not say."""
+    where the kernel does not say.  Read twice a step: the file stays
+    open and is read again from its start (a few microseconds; opening it
+    each time cost tens, inside the idle gaps the job is judged by)."""
+    tid = threading.get_native_id()
     try:
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1])
+        fd = _SCHEDSTAT.get(tid)
+        if fd is None:
+            fd = _SCHEDSTAT[tid] = os.open("/proc/thread-self/schedstat",
+                                           os.O_RDONLY | os.O_CLOEXEC)
+        return int(os.pread(fd, 128, 0).split()[1])
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -262,7 +271,7 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
         if credit is not None and not take_credit(credit, stop, parent):
             out.cancel_join_thread()
             break
-        d0 = thread_run_delay()
+        d0 = thread_run_delay() if slow else 0
         if slow:
             if step_slowed(step, slow[0], slow[2]):
                 cold_shard(fd, direct, buf, step, slow[1])
@@ -271,7 +280,7 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
             data = load_batch(fd, direct, buf, step)
         # its wait for a CPU while it made the batch: the truth's
         # loader_run_delay_ns of the step that takes it
-        data = data + (thread_run_delay() - d0,)
+        data = data + (thread_run_delay() - d0 if d0 else 0,)
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
