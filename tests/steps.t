@@ -66,8 +66,8 @@ def load(name):
     except (OSError, ValueError) as e:
         return None, None
 
-def judge(label, st, truth, slow=True):
-    r = score(truth, st)
+def judge(label, st, truth, slow=True, **kw):
+    r = score(truth, st, **kw)
     ok = r["found"]
     check(ok, "%s: steps found (%s)" % (label, r.get("source")), r.get("why_none", ""))
     if not ok:
@@ -112,9 +112,8 @@ else:
     for rt in tr["ranks"]:
         k = rt["rank"]
         st = steps_obj(rep, rt.get("local_rank", k))
-        judge("ranks: rank %d" % k, st, rt)
+        r = judge("ranks: rank %d" % k, st, rt, arrivals=arr, late=tr["straggler"])
         if k != tr["straggler"] and st and st.get("found"):
-            r = score(rt, st, arrivals=arr, late=tr["straggler"])
             print("# ranks: rank %d: of its slowed steps slow in truth, rank %d reached the "
                   "collective last in %d; another rank in %s" % (
                       k, tr["straggler"], r["late_truth"], r["late_other"]))

@@ -302,40 +302,49 @@ def score(busy_ivs, report, min_gap_ns=1000000):
 NCCL_FIELDS = 14
 
 
-def nccl_report(paths):
-    """Waits for peers and transfers of simnccl's collectives, per
-    (pid, communicator, rank), and how long peers waited for each rank
-    (`waited_for_s`: the truth of which rank was late); lines of any other
-    shape are skipped."""
-    files, ranks, groups = [], {}, {}
+def nccl_tasks(paths, files=None):
+    """The tasks of simnccl's trace files (globs allowed), one tuple each:
+    (fields, rank, nranks, peer, pid, arrive, last, start, end), with the
+    fields of the line split; lines of any other shape are skipped.  The
+    files read are appended to FILES."""
     for p in paths:
         for f in sorted(glob.glob(p)) or [p]:
-            files.append(f)
+            if files is not None:
+                files.append(f)
             with open(f) as fh:
                 for line in fh:
                     v = line.split()
                     if len(v) != NCCL_FIELDS:
                         continue
                     try:
-                        rank, nranks, pid = int(v[2]), int(v[3]), int(v[13])
+                        rank, nranks, peer, pid = int(v[2]), int(v[3]), int(v[5]), int(v[13])
                         arrive, last, start, end = map(int, v[7:11])
                     except ValueError:
                         continue
-                    r = ranks.setdefault((pid, v[1], rank), {
-                        "pid": pid, "comm": v[1], "rank": rank,
-                        "nranks": nranks, "tasks": 0, "aborted": 0,
-                        "wait_ns": 0, "transfer_ns": 0, "waits": []})
-                    r["tasks"] += 1
-                    r["aborted"] += v[12] != "ok"
-                    r["wait_ns"] += max(0, last - arrive)
-                    r["transfer_ns"] += max(0, end - start)
-                    if last > arrive:
-                        r["waits"].append([arrive, last])
-                    # one task of a collective: its communicator and
-                    # sequence (a send or receive: and its pair of ranks)
-                    peer = int(v[5])
-                    g = (v[1], v[4]) if peer < 0 else (v[1], v[4], min(rank, peer), max(rank, peer))
-                    groups.setdefault(g, []).append((arrive, last, (pid, v[1], rank)))
+                    yield v, rank, nranks, peer, pid, arrive, last, start, end
+
+
+def nccl_report(paths):
+    """Waits for peers and transfers of simnccl's collectives, per
+    (pid, communicator, rank), and how long peers waited for each rank
+    (`waited_for_s`: the truth of which rank was late); lines of any other
+    shape are skipped."""
+    files, ranks, groups = [], {}, {}
+    for v, rank, nranks, peer, pid, arrive, last, start, end in nccl_tasks(paths, files):
+        r = ranks.setdefault((pid, v[1], rank), {
+            "pid": pid, "comm": v[1], "rank": rank,
+            "nranks": nranks, "tasks": 0, "aborted": 0,
+            "wait_ns": 0, "transfer_ns": 0, "waits": []})
+        r["tasks"] += 1
+        r["aborted"] += v[12] != "ok"
+        r["wait_ns"] += max(0, last - arrive)
+        r["transfer_ns"] += max(0, end - start)
+        if last > arrive:
+            r["waits"].append([arrive, last])
+        # one task of a collective: its communicator and sequence (a send
+        # or receive: and its pair of ranks)
+        g = (v[1], v[4]) if peer < 0 else (v[1], v[4], min(rank, peer), max(rank, peer))
+        groups.setdefault(g, []).append((arrive, last, (pid, v[1], rank)))
     # the time peers waited for each rank: a task's wait is charged to
     # the tasks of its group that arrived last (split where they tie)
     waited_for = {}
@@ -362,19 +371,9 @@ def nccl_arrivals(paths):
     """Each all-rank collective of simnccl's trace files: {(communicator,
     sequence): {rank: arrive_ns}} (sends and receives left out)."""
     groups = {}
-    for p in paths:
-        for f in sorted(glob.glob(p)) or [p]:
-            with open(f) as fh:
-                for line in fh:
-                    v = line.split()
-                    if len(v) != NCCL_FIELDS:
-                        continue
-                    try:
-                        rank, peer, arrive = int(v[2]), int(v[5]), int(v[7])
-                    except ValueError:
-                        continue
-                    if peer < 0:
-                        groups.setdefault((v[1], v[4]), {})[rank] = arrive
+    for v, rank, _, peer, _, arrive, _, _, _ in nccl_tasks(paths):
+        if peer < 0:
+            groups.setdefault((v[1], v[4]), {})[rank] = arrive
     return groups
 
 
