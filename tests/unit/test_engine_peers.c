@@ -228,6 +228,53 @@ static void test_preempted_in_call(void **state)
 	ts_free(&s);
 }
 
+/* Rank 1's kernel submission is seen with everyone's, but its thread is
+ * then preempted inside the launch for 28 ms: the kernel reached its GPU
+ * when the thread was back on a CPU, before its next call (the sync), so
+ * the others waited until then.  Rank 0 sleeps inside its own sync, after
+ * its launch had returned: that moves nothing. */
+static void test_preempted_in_launch(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j;
+	uint64_t k, b, t;
+	int r;
+
+	(void)state;
+	ranks(&s);
+	for (k = 0; k < 3; k++) {
+		b = 10 * MS + k * 100 * MS;
+		computed(&s, b, b + 5 * MS);
+		t = b + 12 * MS;
+		for (r = 0; r < NR; r++)
+			if (r != 1)
+				coll(&s, r, k + 1, t, b + 50 * MS);
+		OFF(&s, .tid = 100, .t_off = t + 30 * US, .t_wake = b + 45 * MS,
+		    .t_on = b + 45 * MS, .reason = IG_R_FUTEX, .cpu = 0);
+		t_nccl(&s, 101, t, IG_NC_COLL, 1, k + 1, 0);
+		t_submit(&s, 101, 101, t + 10 * US, L);
+		OFF(&s, .tid = 101, .t_off = t + 15 * US, .t_wake = 0,
+		    .t_on = b + 40 * MS, .reason = IG_R_PREEMPT, .cpu = 1);
+		t_sync(&s, 101, 101, b + 40 * MS + 10 * US, b + 50 * MS - 10 * US,
+		       b + 50 * MS, L, t + 10 * US);
+	}
+	t_end(&s, 400 * MS);
+	ts_feed(&s, e);
+	j = report(e);
+	for (r = 0; r < NR; r++) {
+		assert_near(jd(dev(j, r), "peer_wait_s"),
+			    r == 1 ? 0 : 3 * (28 * MS - 10 * US) / 1e9, 1e-6);
+		/* in it from the arrival to its stream's drain (its sync woke), not
+		 * to the next step's (the drain before the next NCCL call) */
+		assert_near(jd(dev(j, r), "collective_s"),
+			    r == 1 ? 3 * (10 * MS - 10 * US) / 1e9 : 3 * (38 * MS - 20 * US) / 1e9, 1e-6);
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
 /* A submission on the collective's stream that is not the first since
  * the call's entry (the kernel went in unannounced, with work already
  * queued) says nothing of the arrival: the entry stays, a lower bound. */
@@ -307,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_peer_compute),
 		cmocka_unit_test(test_balanced_grouped),
 		cmocka_unit_test(test_preempted_in_call),
+		cmocka_unit_test(test_preempted_in_launch),
 		cmocka_unit_test(test_submit_not_first),
 		cmocka_unit_test(test_partial_dropped),
 	};

@@ -8,6 +8,7 @@
 
 static bool grouped;	/* each call inside ncclGroupStart/End */
 static int with_id = -1;	/* the rank whose probes saw its creation */
+static bool late_return;	/* rank 0 preempted after its odd launches */
 #define KNOWN_ID 0xabcdef12345ULL
 
 /* @n calls from sequence @s0: the same signature unless @odd (every
@@ -117,6 +118,15 @@ static void coll(struct tstream *s, int r, uint64_t seq, uint64_t t, uint64_t en
 		t += 5 * US;
 	}
 	t_submit(s, 100 + r, 100 + r, t + 10 * US, L);
+	if (late_return && r == 0 && seq % 2) {
+		/* off CPU from just after the launch returned until 2 ms
+		 * after the collective's end, then a sync that finds it done */
+		OFF(s, .tid = 100, .t_off = t + 15 * US, .t_wake = 0,
+		    .t_on = end + 2 * MS, .reason = IG_R_PREEMPT, .cpu = 0);
+		t_sync(s, 100, 100, end + 2 * MS + 10 * US, 0, end + 2 * MS + 20 * US,
+		       L, t + 10 * US);
+		return;
+	}
 	t_sync(s, 100 + r, 100 + r, t + 20 * US, end - 10 * US, end, L, t + 10 * US);
 }
 
@@ -189,6 +199,41 @@ static void test_attached_mid_run(void **state)
 
 		assert_true(json_object_get_boolean(jpath(x, "inferred")));
 		assert_null(jpath(x, "size"));
+	}
+	json_object_put(j);
+	ig_engine_free(e);
+	ts_free(&s);
+}
+
+/* Rank 0 is preempted after every other launch has returned, until after
+ * the collective ended everywhere: its return to a CPU, later than the
+ * others' ends, is no arrival.  The three are still one communicator
+ * (the rule asks the submission), and rank 0 waited 40 ms for rank 2 in
+ * every collective, as the others did. */
+static void test_preempted_after_launch(void **state)
+{
+	struct tstream s = { 0 };
+	struct ig_engine *e = new_engine(0, 0);
+	struct json_object *j, *a;
+	size_t i;
+
+	(void)state;
+	late_return = true;
+	job(&s, 0, false);
+	late_return = false;
+	ts_feed(&s, e);
+	j = report(e);
+		assert_true(ji(j, "collectives.matched") >= STEPS - 2);
+	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
+	/* every rank's calls in it (rank 0's refuted it once, 80 of 120) */
+	assert_true(ji(j, "collectives.inferred_calls") >= 3 * (STEPS - 2));
+	a = jpath(j, "collectives.ranks");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (ji(x, "pid") != 102)
+			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
+				    0.040, 1e-6);
 	}
 	json_object_put(j);
 	ig_engine_free(e);
@@ -395,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_attached_mid_run),
+		cmocka_unit_test(test_preempted_after_launch),
 		cmocka_unit_test(test_ends_apart),
 		cmocka_unit_test(test_rank_known),
 		cmocka_unit_test(test_waits_for_a_rank),

@@ -360,6 +360,8 @@ void ig_engine_feed(struct ig_engine *e, const struct ig_hdr *rec)
 
 		/* asleep since before tracing: why, as /proc said (§5.14) */
 		ig_atattach_apply(e, &o);
+		if (e->peers && e->peers->nheld)
+			ig_peers_arrive_offcpu(e, &o);
 		on_offcpu(e, &o);
 		break;
 	}

@@ -152,7 +152,12 @@ static void observe(struct ig_engine *e, const struct peers_call *c,
 	e->obs.span(e->obs.ctx, &o);
 }
 
-/* Where each rank's stream drained after the collective, where known. */
+/* Where each rank's stream first drained after the collective, where
+ * known: the stream's first drain after its last collective's launch
+ * (coll_end), while that collective is this one.  Its latest drain
+ * (drained_at) is read only for a stream whose collectives are not
+ * noted; it may be a later sync's, as the collectives are settled at the
+ * next NCCL record, which comes after the next step's syncs. */
 static bool ends(struct ig_engine *e, struct peers_group *g)
 {
 	bool all = true;
@@ -165,10 +170,16 @@ static bool ends(struct ig_engine *e, struct peers_group *g)
 		if (c->end)	/* seen, or none to be seen (IG_NS_INF) */
 			continue;
 		s = ig_tasks_stream_find(e, c->tgid, c->stream);
-		if (s && s->drained_at > c->launch)
+		if (s && s->coll_at == c->launch) {
+			if (s->coll_end > c->launch)
+				c->end = s->coll_end;
+			else
+				all = false;
+		} else if (s && s->drained_at > c->launch) {
 			c->end = s->drained_at;
-		else
+		} else {
 			all = false;
+		}
 	}
 	return all;
 }
@@ -190,11 +201,31 @@ static uint64_t last_arrival(struct peers_group *g, uint32_t *L)
 	return A;
 }
 
+/* No rank's part of a collective ends before every rank reached it: an
+ * arrival taken at a return to a CPU (peers_arrive.c) later than a known
+ * end was a wait after the launch had returned, and its submission
+ * stands. */
+static void arrivals_before_ends(struct peers_group *g)
+{
+	uint64_t first_end = IG_NS_INF;
+	uint32_t i;
+
+	for (i = 0; i < g->nranks; i++)
+		if (g->c[i].end && g->c[i].end < first_end)
+			first_end = g->c[i].end;
+	for (i = 0; i < g->nranks; i++)
+		if (g->c[i].launch_lo && g->c[i].launch > first_end)
+			g->c[i].launch = g->c[i].launch_lo;
+}
+
 static void finalize(struct ig_engine *e, struct peers_group *g)
 {
 	struct ig_peers *ps = e->peers;
 	uint32_t i, L = 0;
-	uint64_t A = last_arrival(g, &L);
+	uint64_t A;
+
+	arrivals_before_ends(g);
+	A = last_arrival(g, &L);
 	struct peers_rank *RL = rank_get(ps, g->c[L].tgid);
 	uint64_t ns[IG_C__MAX];
 	bool any = false;
@@ -296,6 +327,8 @@ static void launched(struct ig_engine *e, struct peers_group *g,
 
 	no_end_after(e->peers, c->tgid, c->stream);
 	c->launch = ts;
+	if (e->peers->arrive_lo && e->peers->arrive_tid == c->tid)
+		c->launch_lo = e->peers->arrive_lo;
 	if (R) {
 		c->prev_launch = R->last_launch;
 		R->last_launch = ts;

@@ -22,6 +22,8 @@
 /* What one rank did in one collective. */
 struct peers_call {
 	uint64_t launch;	/* the host launched it (0: grouped, not yet) */
+	uint64_t launch_lo;	/* where launch is a return to a CPU after the
+				 * submission: the submission (0: launch is) */
 	uint64_t end;		/* its stream drained after it (0: not seen
 				 * yet, IG_NS_INF: another came first) */
 	uint64_t pend_since;	/* earlier work on its GPU pending since
@@ -98,6 +100,17 @@ struct peers_local {
 
 struct peers_infer;
 
+/* A collective held for its arrival (peers_arrive.c): its entry, its
+ * kernel's submission (0: not yet) and the thread's returns to a CPU
+ * since (the last IG_PEERS_ARRIVE_INS). */
+#define IG_PEERS_ARRIVE_INS	4
+struct peers_held {
+	struct ig_nccl r;
+	uint64_t sub;
+	uint64_t in[IG_PEERS_ARRIVE_INS];
+	uint32_t nin;
+};
+
 struct ig_peers {
 	struct peers_dev devs[IG_MAX_DEVICES];
 	uint32_t ndevs;
@@ -114,10 +127,16 @@ struct ig_peers {
 	struct peers_infer *infer;	/* peers_infer.c */
 	uint64_t inferred_calls;	/* matched through an inferred communicator */
 	uint32_t inferred_comms;
-	/* peers_arrive.c: collectives held until their kernel's submission
-	 * (one per thread, the oldest entry first) */
-	struct ig_nccl held[IG_PEERS_ARRIVE_MAX];
+	/* peers_arrive.c: collectives held until their thread's next call
+	 * after the kernel's submission (one per thread, the oldest entry
+	 * first) */
+	struct peers_held held[IG_PEERS_ARRIVE_MAX];
 	uint32_t nheld;
+	/* the call being fed: its thread, and its entry or submission
+	 * where its arrival (its time) was taken later (0: none), a lower
+	 * bound for what its arrival must not refute */
+	uint32_t arrive_tid;
+	uint64_t arrive_lo;
 };
 
 /* The peers' state, made on first use (NULL: out of memory). */
@@ -131,6 +150,8 @@ void ig_peers_arrive_nccl(struct ig_engine *e, const struct ig_nccl *r);
  * collective of its thread, at its time where it is the collective's
  * kernel's submission. */
 void ig_peers_arrive_cuda(struct ig_engine *e, const struct ig_cuda *c);
+/* An off-CPU record: its thread's return to a CPU, for its held call. */
+void ig_peers_arrive_offcpu(struct ig_engine *e, const struct ig_offcpu *r);
 /* The end of the records (or of a window's): every held call goes on. */
 void ig_peers_arrive_flush(struct ig_engine *e);
 /* The oldest held call's entry (IG_NS_INF: none). */

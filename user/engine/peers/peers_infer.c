@@ -81,9 +81,15 @@ static void launch(struct ig_engine *e, struct peers_infer *pi,
 		   struct infer_comm *C, struct infer_call *x, uint64_t ts)
 {
 	struct ig_stream *s;
+	struct ig_peers *ps = e->peers;
 
 	ends_of_process(e, pi, C->tgid);	/* before the stream's next */
 	x->c.launch = x->o.launch = ts;
+	/* an arrival taken at the thread's return to a CPU after the
+	 * submission may lie after the launch's end; the rule's "no end
+	 * before the other's launch" asks the launch's lower bound */
+	if (ps->arrive_lo && ps->arrive_tid == x->c.tid)
+		x->o.launch = x->c.launch_lo = ps->arrive_lo;
 	x->c.prev_launch = C->prev_launch;
 	C->prev_launch = ts;
 	/* a call with an id: the matcher notes its place on the GPU */
