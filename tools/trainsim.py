@@ -148,7 +148,7 @@ def run(args, gpu):
                 drv("cuStreamSynchronize", None)
             end = mono_ns()
             args.step_list.append((start, end, thread_run_delay() - d0 if d0 else 0,
-                                   getattr(loader, "delay", 0)))
+                                   getattr(loader, "delay", (0, 0))))
             steps += 1
     except KeyboardInterrupt:
         pass  # Ctrl-C ends the run; the summary and truth still follow
@@ -184,7 +184,8 @@ def step_truth(args):
         # worker's while it made it (schedstat), as workload/feeder.c
         x = {"index": i, "start_ns": a, "end_ns": b, "cause": c, "rank": 0}
         if args.slow_every:
-            x.update(run_delay_ns=rd, loader_run_delay_ns=lrd)
+            x.update(run_delay_ns=rd, loader_run_delay_ns=lrd[0],
+                     loader_cpu_ns=lrd[1])
         lst.append(x)
     return {"step_structure": True, "slow_every": args.slow_every or 0,
             "no_slow": args.no_slow, "slow_steps": slow, "step_list": lst}

@@ -231,20 +231,27 @@ def cached_batch(fd, buf, step):
 _SCHEDSTAT = {}  # native thread id: its schedstat, kept open
 
 
-def thread_run_delay():
-    """This thread's time waiting for a CPU so far (schedstat), ns; 0
-    where the kernel does not say.  Read twice a step: the file stays
-    open and is read again from its start (a few microseconds; opening it
-    each time cost tens, inside the idle gaps the job is judged by)."""
+def thread_sched():
+    """This thread's time on a CPU and waiting for one so far
+    (schedstat), ns: (cpu, run delay); zeros where the kernel does not
+    say.  Read twice a step: the file stays open and is read again from
+    its start (a few microseconds; opening it each time cost tens, inside
+    the idle gaps the job is judged by)."""
     tid = threading.get_native_id()
     try:
         fd = _SCHEDSTAT.get(tid)
         if fd is None:
             fd = _SCHEDSTAT[tid] = os.open("/proc/thread-self/schedstat",
                                            os.O_RDONLY | os.O_CLOEXEC)
-        return int(os.pread(fd, 128, 0).split()[1])
+        v = os.pread(fd, 128, 0).split()
+        return int(v[0]), int(v[1])
     except (OSError, ValueError, IndexError):
-        return 0
+        return 0, 0
+
+
+def thread_run_delay():
+    """This thread's time waiting for a CPU so far (schedstat), ns."""
+    return thread_sched()[1]
 
 
 def take_credit(credit, stop, parent):
@@ -271,16 +278,18 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
         if credit is not None and not take_credit(credit, stop, parent):
             out.cancel_join_thread()
             break
-        d0 = thread_run_delay() if slow else 0
+        d0 = thread_sched() if slow else None
         if slow:
             if step_slowed(step, slow[0], slow[2]):
                 cold_shard(fd, direct, buf, step, slow[1])
             data = cached_batch(cached, buf, step)
         else:
             data = load_batch(fd, direct, buf, step)
-        # its wait for a CPU while it made the batch: the truth's
-        # loader_run_delay_ns of the step that takes it
-        data = data + (thread_run_delay() - d0 if d0 else 0,)
+        # its wait for a CPU and its time on one while it made the
+        # batch: the truth's loader_run_delay_ns and loader_cpu_ns of the
+        # step that takes it
+        d1 = thread_sched() if d0 else None
+        data = data + ((d1[1] - d0[1], d1[0] - d0[0]) if d0 else (0, 0),)
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
@@ -331,7 +340,8 @@ class BatchLoader:
         self.credits = [ctx.Semaphore(self.PREFETCH) if slow else None
                         for i in range(nworkers)]
         self.pending = {}
-        self.delay = 0  # run delay of the last batch's worker making it
+        # the last batch's worker's run delay and CPU time making it
+        self.delay = (0, 0)
         self.workers = [ctx.Process(
             target=loader_worker, name="loader-%d" % i, daemon=True,
             args=(self.path, range(i, steps, nworkers), self.queue,

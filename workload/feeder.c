@@ -48,7 +48,8 @@ struct feeder {
 	uint64_t step_gpu_ns;	/* GPU time one step asks for */
 	uint64_t gpu_free_at;	/* --no-sync: when queued work should end */
 	uint64_t lr_updates;
-	uint64_t loader_delay;	/* the step's batch: its worker's run delay */
+	struct thread_sched loader;	/* the step's batch: its worker's run
+					 * delay and CPU time making it */
 	uint64_t rng;		/* irregular: the requests' generator */
 	void *req_host;		/* irregular: pinned copy source */
 	CUdeviceptr req_dev;
@@ -214,7 +215,7 @@ static bool step(struct feeder *f, long n)
 			munmap(host, f->big_bytes);
 		return false;
 	}
-	batch_delay_take(host, f->r->batch_bytes, &f->loader_delay);
+	batch_delay_take(host, f->r->batch_bytes, &f->loader);
 	if (o->hold_ms > 0) {
 		pthread_mutex_lock(&f->r->step_lock);
 		f->lr_updates++;
@@ -254,7 +255,7 @@ static bool step(struct feeder *f, long n)
 /* Step n's record: what was injected into it on purpose. */
 static void step_note(const struct opts *o, struct step_stats *st, long n,
 		      uint64_t start, uint64_t end, uint64_t delay,
-		      uint64_t loader_delay)
+		      struct thread_sched loader)
 {
 	struct step_rec *s;
 
@@ -267,7 +268,8 @@ static void step_note(const struct opts *o, struct step_stats *st, long n,
 	s = &st->rec[st->nrec++];
 	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1,
 				.run_delay = delay,
-				.loader_run_delay = loader_delay };
+				.loader_run_delay = loader.run_delay,
+				.loader_cpu = loader.cpu };
 	if (ranks_active()) {
 		/* the straggler's own cause, or peer_wait on the others */
 		s->slowed = ranks_step_cause(n, &s->cause, &s->late_rank) &&
@@ -314,7 +316,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 		if (!more)
 			break;
 		step_note(o, st, n, t, e, thread_run_delay() - d,
-			  f.loader_delay);
+			  f.loader);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	st->t_end = mono_ns();

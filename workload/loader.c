@@ -347,7 +347,7 @@ static void worker_loop(struct run *r, int w)
 	    (rd.sock = connect_server(r->server_port)) < 0)
 		die("worker %d: cannot reach the sample server", w);
 	for (b = (uint64_t)w; !r->stop; b += (uint64_t)r->nworkers) {
-		uint64_t d0 = thread_run_delay();
+		struct thread_sched d0 = thread_sched(), d1;
 
 		if (make_batch(r, &rd, b, sample, buf)) {
 			if (!r->stop)
@@ -355,8 +355,12 @@ static void worker_loop(struct run *r, int w)
 				    (unsigned long long)b);
 			break;
 		}
-		/* the truth's: how long making it waited for a CPU */
-		batch_delay_put(buf, r->batch_bytes, thread_run_delay() - d0);
+		/* the truth's: how long making it waited for a CPU, and
+		 * ran on one */
+		d1 = thread_sched();
+		d1.cpu -= d0.cpu;
+		d1.run_delay -= d0.run_delay;
+		batch_delay_put(buf, r->batch_bytes, d1);
 		if (queue_put(r->q, w, b, buf, r->batch_bytes))
 			break;
 	}

@@ -165,6 +165,9 @@ struct step_rec {
 				 * (schedstat), against which a host_compute
 				 * step is judged */
 	uint64_t loader_run_delay;	/* and its batch's worker's, making it */
+	uint64_t loader_cpu;	/* that worker's time on a CPU making it,
+				 * against which a host_compute step is
+				 * judged */
 	bool slowed;		/* slowed on purpose beyond the others */
 };
 
@@ -182,9 +185,14 @@ void pin_self(int cpu);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 uint64_t decode_calibrate(void);
 uint64_t decode(const unsigned char *buf, size_t n, uint64_t loops);
+struct thread_sched {
+	uint64_t cpu;		/* on a CPU */
+	uint64_t run_delay;	/* runnable, waiting for one */
+};
+struct thread_sched thread_sched(void);
 uint64_t thread_run_delay(void);
-void batch_delay_put(void *batch, size_t n, uint64_t ns);
-void batch_delay_take(const void *batch, size_t n, uint64_t *ns);
+void batch_delay_put(void *batch, size_t n, struct thread_sched d);
+void batch_delay_take(const void *batch, size_t n, struct thread_sched *d);
 
 /* loader.c */
 int dataset_prepare(struct dataset *ds, const char *dir, int nfiles,

@@ -87,36 +87,52 @@ uint64_t decode_calibrate(void)
 	return loops * 1000 / (t ? t : 1) + 1;
 }
 
-/* The calling thread's time waiting for a CPU so far (ns), from the
- * kernel's own accounting (schedstat); 0 where it has none. */
-uint64_t thread_run_delay(void)
+/* The calling thread's time on a CPU and waiting for one so far (ns),
+ * from the kernel's own accounting (schedstat); 0 where it has none. */
+struct thread_sched thread_sched(void)
 {
 	unsigned long long on, wait;
+	struct thread_sched t = { 0, 0 };
 	char buf[96];
 	ssize_t n;
 	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
+		return t;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return t;
 	buf[n] = '\0';
-	return sscanf(buf, "%llu %llu", &on, &wait) == 2 ? wait : 0;
+	if (sscanf(buf, "%llu %llu", &on, &wait) == 2) {
+		t.cpu = on;
+		t.run_delay = wait;
+	}
+	return t;
 }
 
-/* A batch carries, in its first bytes, its worker's run delay while it
- * made it, for the truth (the samples' bytes are not checked). */
-void batch_delay_put(void *batch, size_t n, uint64_t ns)
+uint64_t thread_run_delay(void)
 {
-	if (n >= sizeof(ns))
-		memcpy(batch, &ns, sizeof(ns));
+	return thread_sched().run_delay;
 }
 
-void batch_delay_take(const void *batch, size_t n, uint64_t *ns)
+/* A batch carries, in its first bytes, its worker's run delay and time
+ * on a CPU while it made it, for the truth (the samples' bytes are not
+ * checked). */
+void batch_delay_put(void *batch, size_t n, struct thread_sched d)
 {
-	*ns = 0;
-	if (n >= sizeof(*ns))
-		memcpy(ns, batch, sizeof(*ns));
+	uint64_t v[2] = { d.run_delay, d.cpu };
+
+	if (n >= sizeof(v))
+		memcpy(batch, v, sizeof(v));
+}
+
+void batch_delay_take(const void *batch, size_t n, struct thread_sched *d)
+{
+	uint64_t v[2] = { 0, 0 };
+
+	if (n >= sizeof(v))
+		memcpy(v, batch, sizeof(v));
+	d->run_delay = v[0];
+	d->cpu = v[1];
 }
