@@ -201,30 +201,13 @@ static uint64_t last_arrival(struct peers_group *g, uint32_t *L)
 	return A;
 }
 
-/* No rank's part of a collective ends before every rank reached it: an
- * arrival taken at a return to a CPU (peers_arrive.c) later than a known
- * end was a wait after the launch had returned, and its submission
- * stands. */
-static void arrivals_before_ends(struct peers_group *g)
-{
-	uint64_t first_end = IG_NS_INF;
-	uint32_t i;
-
-	for (i = 0; i < g->nranks; i++)
-		if (g->c[i].end && g->c[i].end < first_end)
-			first_end = g->c[i].end;
-	for (i = 0; i < g->nranks; i++)
-		if (g->c[i].launch_lo && g->c[i].launch > first_end)
-			g->c[i].launch = g->c[i].launch_lo;
-}
-
 static void finalize(struct ig_engine *e, struct peers_group *g)
 {
 	struct ig_peers *ps = e->peers;
 	uint32_t i, L = 0;
 	uint64_t A;
 
-	arrivals_before_ends(g);
+	ig_peers_arrivals_before_ends(g->c, g->nranks);
 	A = last_arrival(g, &L);
 	struct peers_rank *RL = rank_get(ps, g->c[L].tgid);
 	uint64_t ns[IG_C__MAX];

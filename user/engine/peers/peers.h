@@ -154,6 +154,9 @@ void ig_peers_arrive_cuda(struct ig_engine *e, const struct ig_cuda *c);
 void ig_peers_arrive_offcpu(struct ig_engine *e, const struct ig_offcpu *r);
 /* The end of the records (or of a window's): every held call goes on. */
 void ig_peers_arrive_flush(struct ig_engine *e);
+/* A collective's arrivals, before it is split: none after its first
+ * known end. */
+void ig_peers_arrivals_before_ends(struct peers_call *c, uint32_t n);
 /* The oldest held call's entry (IG_NS_INF: none). */
 uint64_t ig_peers_arrive_keep_from(const struct ig_engine *e);
 
