@@ -154,9 +154,22 @@ void ig_peers_arrive_cuda(struct ig_engine *e, const struct ig_cuda *c);
 void ig_peers_arrive_offcpu(struct ig_engine *e, const struct ig_offcpu *r);
 /* The end of the records (or of a window's): every held call goes on. */
 void ig_peers_arrive_flush(struct ig_engine *e);
-/* A collective's arrivals, before it is split: none after its first
- * known end. */
-void ig_peers_arrivals_before_ends(struct peers_call *c, uint32_t n);
+/* No rank's part of a collective ends before every rank reached it: an
+ * arrival taken at a return to a CPU (peers_arrive.c) later than a known
+ * end of the collective's @n calls @c was a wait after the launch had
+ * returned, and its submission stands. */
+static inline void ig_peers_arrivals_before_ends(struct peers_call *c, uint32_t n)
+{
+	uint64_t first_end = IG_NS_INF;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].end && c[i].end < first_end)
+			first_end = c[i].end;
+	for (i = 0; i < n; i++)
+		if (c[i].launch_lo && c[i].launch > first_end)
+			c[i].launch = c[i].launch_lo;
+}
 /* The oldest held call's entry (IG_NS_INF: none). */
 uint64_t ig_peers_arrive_keep_from(const struct ig_engine *e);
 

@@ -168,23 +168,6 @@ void ig_peers_arrive_flush(struct ig_engine *e)
 		release(e, 0, 0);
 }
 
-/* No rank's part of a collective ends before every rank reached it: an
- * arrival taken at a return to a CPU later than a known end of the
- * collective's @n calls @c was a wait after the launch had returned, and
- * its submission stands. */
-void ig_peers_arrivals_before_ends(struct peers_call *c, uint32_t n)
-{
-	uint64_t first_end = IG_NS_INF;
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (c[i].end && c[i].end < first_end)
-			first_end = c[i].end;
-	for (i = 0; i < n; i++)
-		if (c[i].launch_lo && c[i].launch > first_end)
-			c[i].launch = c[i].launch_lo;
-}
-
 uint64_t ig_peers_arrive_keep_from(const struct ig_engine *e)
 {
 	return e->peers && e->peers->nheld ? e->peers->held[0].r.h.ts : IG_NS_INF;
