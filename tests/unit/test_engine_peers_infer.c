@@ -163,6 +163,21 @@ static void job(struct tstream *s, uint64_t apart, bool rank_known)
 	t_end(s, (nsteps + 1) * 100 * MS);
 }
 
+/* Every rank but the late one (pid 102) waited 40 ms a collective. */
+static void fast_ranks_waited_40ms(struct json_object *j)
+{
+	struct json_object *a = jpath(j, "collectives.ranks");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (ji(x, "pid") != 102)
+			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
+				    0.040, 1e-6);
+	}
+}
+
 static void test_attached_mid_run(void **state)
 {
 	struct tstream s = { 0 };
@@ -182,16 +197,7 @@ static void test_attached_mid_run(void **state)
 	assert_int_equal(ji(json_object_array_get_idx(st, 0), "pid"), 102);
 	/* rank unknown: the probes never saw it */
 	assert_null(jpath(json_object_array_get_idx(st, 0), "rank"));
-	a = jpath(j, "collectives.ranks");
-	for (i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *x = json_object_array_get_idx(a, i);
-
-		if (ji(x, "pid") == 102)
-			continue;
-		/* 40 ms a collective */
-		assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
-			    0.040, 1e-6);
-	}
+	fast_ranks_waited_40ms(j);
 	a = jpath(j, "collectives.by_communicator");
 	assert_int_equal(json_object_array_length(a), 3);
 	for (i = 0; i < 3; i++) {
@@ -214,8 +220,7 @@ static void test_preempted_after_launch(void **state)
 {
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
-	struct json_object *j, *a;
-	size_t i;
+	struct json_object *j;
 
 	(void)state;
 	late_return = true;
@@ -223,18 +228,11 @@ static void test_preempted_after_launch(void **state)
 	late_return = false;
 	ts_feed(&s, e);
 	j = report(e);
-		assert_true(ji(j, "collectives.matched") >= STEPS - 2);
+	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
 	/* every rank's calls in it (rank 0's refuted it once, 80 of 120) */
 	assert_true(ji(j, "collectives.inferred_calls") >= 3 * (STEPS - 2));
-	a = jpath(j, "collectives.ranks");
-	for (i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *x = json_object_array_get_idx(a, i);
-
-		if (ji(x, "pid") != 102)
-			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
-				    0.040, 1e-6);
-	}
+	fast_ranks_waited_40ms(j);
 	json_object_put(j);
 	ig_engine_free(e);
 	ts_free(&s);
@@ -273,8 +271,7 @@ static void test_waits_for_a_rank(void **state)
 {
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
-	struct json_object *j, *a;
-	size_t i;
+	struct json_object *j;
 
 	(void)state;
 	job(&s, 15, false);
@@ -283,14 +280,7 @@ static void test_waits_for_a_rank(void **state)
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
 	assert_int_equal(json_object_array_length(jpath(j, "collectives.by_communicator")), 3);
 	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
-	a = jpath(j, "collectives.ranks");
-	for (i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *x = json_object_array_get_idx(a, i);
-
-		if (ji(x, "pid") != 102)
-			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
-				    0.040, 1e-6);
-	}
+	fast_ranks_waited_40ms(j);
 	assert_int_equal(ji(json_object_array_get_idx(jpath(j, "stragglers"), 0), "pid"), 102);
 	json_object_put(j);
 	ig_engine_free(e);
@@ -352,14 +342,7 @@ static void test_joins_known(void **state)
 	j = report(e);
 	assert_true(ji(j, "collectives.matched") >= STEPS - 2);
 	assert_int_equal(ji(j, "collectives.inferred_communicators"), 1);
-	a = jpath(j, "collectives.ranks");
-	for (i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *x = json_object_array_get_idx(a, i);
-
-		if (ji(x, "pid") != 102)
-			assert_near(jd(x, "peer_wait_s") / ji(j, "collectives.matched"),
-				    0.040, 1e-6);
-	}
+	fast_ranks_waited_40ms(j);
 	st = jpath(j, "stragglers");
 	assert_true(json_object_array_length(st) >= 1);
 	assert_int_equal(ji(json_object_array_get_idx(st, 0), "pid"), 102);
