@@ -86,49 +86,18 @@ ok "its recording is read back" -- test -s "$TMP/replay.json"
 "$IG_TOP/tools/truth.py" nccl "$TMP/nccl-live.*" > "$TMP/live.truth"
 ok "the simulated NCCL's truth is read" -- test -s "$TMP/live.truth"
 
-# late RANK WHAT: lines "ok ..."/"bad ..." on rank RANK being the late one
-# (stragglers[0]) or, where the truth says another rank kept its peers
-# waiting longer (a loaded host starves every rank, not only the one the
-# scenario starves), that rank, and rank RANK's entry checked wherever it
-# stands; "# ..." lines say what the truth found.  Python, on stdin of
-# check and of the merged check: defines straggler(j, truth, rank, say).
-cat > "$TMP/late.py" <<'PY'
-import json
-def straggler(j, truth_file, want, say):
-    """The stragglers entry of rank @want, judged against the truth."""
-    late = {}
-    for r in json.load(open(truth_file))["ranks"]:
-        if r["nranks"] == 4:
-            late[r["rank"]] = late.get(r["rank"], 0) + r["waited_for_s"]
-    order = sorted(late, key=lambda k: -late[k]) + [None, None]
-    top, second = order[0], order[1]
-    sure = top is not None and (second is None or late[top] >= 1.25 * late[second])
-    print("# the truth: peers waited for " + ", ".join(
-        "rank %d %.3f s" % (k, late[k]) for k in order if k is not None))
-    st = j["stragglers"]
-    got = [x["rank"] for x in st]
-    if top == want and sure:
-        say(got[:1] == [want], "stragglers[0] is rank %d (%s)" % (want, got))
-    elif sure:
-        print("# the truth names rank %d, not the starved rank %d: the load starved it more" % (top, want))
-        say(got[:1] == [top], "stragglers[0] is the rank its peers waited for most, %d (%s)" % (top, got))
-    else:
-        print("# the truth's two latest ranks are within 25%%: either may lead")
-        say(got[:1] and got[0] in order[:2],
-            "stragglers[0] is one of the truth's two latest ranks %s (%s)" % (order[:2], got))
-    mine = [x for x in st if x["rank"] == want]
-    say(bool(mine), "rank %d is among the stragglers (%s)" % (want, got))
-    return mine[0] if mine else {}
-PY
+# stragglers[0] is judged by the truth of which rank kept its peers waiting
+# (tests/lib/straggler.py), and rank 2's entry checked wherever it stands
+libpy() { PYTHONPATH="$IG_TOP/tests/lib" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$@"; }
 
 # check JSON: one line per check, "ok what" or "bad what"
 check() {
-	/usr/bin/python3 - "$@" <<'PY'
+	libpy - "$@" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1])); uid2 = sys.argv[2]; uid0 = sys.argv[3]
-exec(open(sys.argv[5]).read())
+from straggler import straggler, waited_for
 def say(ok, what): print(("ok " if ok else "bad ") + what)
-s = straggler(j, sys.argv[4], 2, say)
+s = straggler(j, waited_for(json.load(open(sys.argv[4]))), 2, say)
 say(s.get("pod") == "trainer-2" and s.get("namespace") == "ml",
     "rank 2's straggler entry names its pod ml/trainer-2, not what it says or nests "
     "(%s/%s)" % (s.get("namespace"), s.get("pod")))
@@ -155,7 +124,7 @@ verdicts() {
 	done < "$2"
 }
 for w in live replay; do
-	check "$TMP/$w.json" "$UID_2" "$UID_0" "$TMP/live.truth" "$TMP/late.py" > "$TMP/$w.checks" 2>&1 ||
+	check "$TMP/$w.json" "$UID_2" "$UID_0" "$TMP/live.truth" > "$TMP/$w.checks" 2>&1 ||
 		echo "bad the report could not be read: $(tail -1 "$TMP/$w.checks")" > "$TMP/$w.checks"
 	verdicts "$w" "$TMP/$w.checks"
 done
@@ -192,16 +161,16 @@ wait $a
 "$IG" report --json "$TMP/merged.json" "$TMP/A.igrec" "$TMP/B.igrec" > "$TMP/merged.out" 2>&1
 ok "two recordings merged" -- test -s "$TMP/merged.json"
 "$IG_TOP/tools/truth.py" nccl "$TMP/nccl-AB.*" > "$TMP/AB.truth"
-/usr/bin/python3 - "$TMP/merged.json" "$TMP/AB.truth" "$TMP/late.py" > "$TMP/merged.checks" 2>&1 <<'PY' ||
+libpy - "$TMP/merged.json" "$TMP/AB.truth" > "$TMP/merged.checks" 2>&1 <<'PY' ||
 import json, sys
 j = json.load(open(sys.argv[1]))
-exec(open(sys.argv[3]).read())
+from straggler import straggler, waited_for
 def say(ok, what): print(("ok " if ok else "bad ") + what)
 ranks = {r["rank"]: r for r in j["collectives"]["ranks"]}
 want = {0: "trainer-0", 1: "trainer-1", 2: "trainer-2", 3: None}
 say(all(ranks.get(r, {}).get("pod", "-") == p for r, p in want.items()),
     "each rank keeps its pod (%s)" % {r: ranks.get(r, {}).get("pod", "-") for r in want})
-s = straggler(j, sys.argv[2], 2, say)
+s = straggler(j, waited_for(json.load(open(sys.argv[2]))), 2, say)
 say(s.get("pod") == "trainer-2", "rank 2's straggler entry is in trainer-2 (%s)" % s.get("pod"))
 PY
 	echo "bad the merged report could not be read: $(tail -1 "$TMP/merged.checks")" > "$TMP/merged.checks"

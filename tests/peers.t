@@ -22,10 +22,14 @@ job() {
 		--steps ${STEPS:-60} --truth "$TMP/$_f.truth" > "$TMP/$_f.out" 2>&1
 }
 
-# report truth: one line per check, "ok what" or "bad what"
+# report truth: one line per check, "ok what" or "bad what" ("# what":
+# what the truth found)
 check() {
-	/usr/bin/python3 - "$@" <<'PY'
+	PYTHONPATH="$IG_TOP/tests/lib:$IG_TOP/tools" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 - "$@" <<'PY'
 import json, sys
+from straggler import straggler, waited_for
+import truth as T
 j = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); mode = sys.argv[3]
 truth = {r["rank"]: r["nccl"] for r in t["ranks"]}
 ranks = {r["rank"]: r for r in j["collectives"]["ranks"]}
@@ -35,9 +39,15 @@ c = j["collectives"]
 say(c["matched"] == t["steps"] and c["unmatched_calls"] == 0,
     "every all-reduce matched across the 4 ranks (%d of %d)" % (c["matched"], t["steps"]))
 if mode == "straggler":
+    # the late rank is the one the simulated NCCL's trace says its peers
+    # waited for (tests/lib/straggler.py): on a loaded host, maybe not
+    # only the rank the scenario starves; that rank's cause is its own
     cause = t["straggler_cause"]
-    say(st and st[0]["rank"] == t["straggler"] and st[0]["causes"][0]["cause"] == cause,
-        "stragglers[0] is rank %d with %s first (%s)" % (t["straggler"], cause,
+    traces = [r["nccl"]["trace_file"] for r in t["ranks"] if r["nccl"]["trace_file"]]
+    say(len(traces) == 4, "the simulated NCCL's trace of each rank (%d)" % len(traces))
+    mine = straggler(j, waited_for(T.nccl_report(traces)), t["straggler"], say)
+    say(mine.get("causes") and mine["causes"][0]["cause"] == cause,
+        "rank %d gives %s first (%s)" % (t["straggler"], cause,
         "; ".join("rank %s: %s" % (s["rank"], ", ".join("%s %.2f" % (c["cause"], c["share"])
                   for c in s["causes"][:3])) for s in st[:2]) or "none"))
     for r in sorted(truth):
@@ -84,6 +94,7 @@ report() {
 	while read -r verdict what; do
 		if [ "$verdict" = ok ]; then pass "$1: $what"
 		elif [ "$verdict" = skip ]; then skip "$1: the check of its balance" "$what"
+		elif [ "$verdict" = "#" ]; then echo "# $1: $what"
 		else fail "$1: $what"; fi
 	done < "$TMP/$1.checks"
 }
