@@ -254,6 +254,32 @@ def thread_run_delay():
     return thread_sched()[1]
 
 
+_TASKSTAT = {}  # (pid, tid): its schedstat, kept open
+
+
+def task_run_delay(pid, tid):
+    """Thread TID of process PID's time waiting for a CPU so far
+    (schedstat), ns; 0 where it is gone or the kernel does not say.  Kept
+    open, as thread_sched."""
+    try:
+        fd = _TASKSTAT.get((pid, tid))
+        if fd is None:
+            fd = _TASKSTAT[(pid, tid)] = os.open(
+                "/proc/%d/task/%d/schedstat" % (pid, tid),
+                os.O_RDONLY | os.O_CLOEXEC)
+        return int(os.pread(fd, 128, 0).split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def queue_thread(q):
+    """The native id of the thread that writes a multiprocessing queue's
+    puts to its pipe (its feeder thread, started by the first put); 0
+    before it exists."""
+    t = getattr(q, "_thread", None)
+    return getattr(t, "native_id", 0) or 0
+
+
 def take_credit(credit, stop, parent):
     """--slow-every: a worker's turn to load one more batch (a
     DataLoader's prefetch_factor); False once stopped."""
@@ -287,9 +313,15 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
             data = load_batch(fd, direct, buf, step)
         # its wait for a CPU and its time on one while it made the
         # batch: the truth's loader_run_delay_ns and loader_cpu_ns of the
-        # step that takes it
+        # step that takes it.  The put only hands the batch to the
+        # queue's feeder thread, which writes it to the pipe: that
+        # thread's wait for a CPU from here until the feeder takes the
+        # batch (hand_off) delays the batch too (30 ms of a slowed step
+        # on a loaded host)
         d1 = thread_sched() if d0 else None
-        data = data + ((d1[1] - d0[1], d1[0] - d0[0]) if d0 else (0, 0),)
+        ft = queue_thread(out) if d0 else 0
+        data = data + ((d1[1] - d0[1], d1[0] - d0[0]) if d0 else (0, 0),
+                       (os.getpid(), ft, task_run_delay(os.getpid(), ft) if ft else 0))
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
@@ -312,13 +344,17 @@ def step_slowed(step, every, no_slow):
 
 
 def next_batch(q, workers):
-    """The feeder's wait for the next batch, as a DataLoader's __next__."""
+    """The feeder's wait for the next batch, as a DataLoader's __next__:
+    (step, data, (run delay, cpu), (pid, queue thread, its run delay
+    from the put until now))."""
     while True:
         try:
-            return q.get(timeout=5.0)
+            got, data, d, (pid, ft, rd0) = q.get(timeout=5.0)
         except queue.Empty:
             if not any(w.is_alive() for w in workers):
                 raise OSError("loader workers ended early")
+            continue
+        return got, data, d, (pid, ft, max(0, task_run_delay(pid, ft) - rd0) if ft else 0)
 
 
 class BatchLoader:
@@ -342,6 +378,7 @@ class BatchLoader:
         self.pending = {}
         # the last batch's worker's run delay and CPU time making it
         self.delay = (0, 0)
+        self.qthreads = set()  # (pid, tid) of the workers' queue threads
         self.workers = [ctx.Process(
             target=loader_worker, name="loader-%d" % i, daemon=True,
             args=(self.path, range(i, steps, nworkers), self.queue,
@@ -353,15 +390,26 @@ class BatchLoader:
 
     def step(self, step, nbytes):
         credit = self.credits[step % len(self.workers)]
+        # the batch's run delay: its worker's making it, and its queue
+        # thread's from the put until the feeder took it, within this
+        # wait for it (a batch handed off before the wait kept nobody
+        # waiting); read only with --slow-every, which the workers say
+        t0 = {k: task_run_delay(*k) for k in self.qthreads}
         if credit is None:
-            got, _, self.delay = next_batch(self.queue, self.workers)
+            got, _, d, h = next_batch(self.queue, self.workers)
         else:
             while step not in self.pending:
-                got, _, d = next_batch(self.queue, self.workers)
-                self.pending[got] = d
-            self.delay = self.pending.pop(step)
-            got = step
+                got, _, d, h = next_batch(self.queue, self.workers)
+                self.pending[got] = d, h
+            (d, h), got = self.pending.pop(step), step
             credit.release()
+        pid, ft, since_put = h
+        if ft:
+            k = (pid, ft)
+            wait = task_run_delay(pid, ft) - t0[k] if k in t0 else since_put
+            self.qthreads.add(k)
+            d = (d[0] + min(since_put, max(0, wait)), d[1])
+        self.delay = d
         ctypes.memset(self.host, got & 0xff, nbytes)
 
     def close(self):

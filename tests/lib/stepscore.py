@@ -9,7 +9,7 @@ truth (its wall over 1.5 x the truth's p50: on a loaded host the load
 may outweigh a stall), whose cause
 must be the injected one, or waiting for a CPU where the kernel's own
 accounting (the schedstat run delay of the feeder in the step and of the
-worker that made its batch) shows a third of the step's excess there; a report's slow step is false only
+worker that made its batch, with its queue thread's hand-off) shows a third of the step's excess there; a report's slow step is false only
 where the truth's wall time was not slow (1.5 x the truth's p50), so a
 step that a loaded host really slowed is not counted against it.
 """
