@@ -182,6 +182,28 @@ static void test_balanced_grouped(void **state)
 	ts_free(&s);
 }
 
+/* Step K, from B, of the preemption tests: the ranks but 1 call and
+ * submit their all-reduce at B + 12 ms and drain at B + 50 ms; rank 1
+ * enters its own at ENTER, submits its kernel at SUBMIT, is preempted
+ * from OFF until B + 40 ms, and then syncs until B + 50 ms. */
+static void rank1_preempted(struct tstream *s, uint64_t k, uint64_t b,
+			    uint64_t enter, uint64_t submit, uint64_t off)
+{
+	uint64_t back = b + 40 * MS;
+	int r;
+
+	computed(s, b, b + 5 * MS);
+	for (r = 0; r < NR; r++)
+		if (r != 1)
+			coll(s, r, k + 1, b + 12 * MS, b + 50 * MS);
+	t_nccl(s, 101, enter, IG_NC_COLL, 1, k + 1, 0);
+	t_submit(s, 101, 101, submit, L);
+	OFF(s, .tid = 101, .t_off = off, .t_wake = 0, .t_on = back,
+	    .reason = IG_R_PREEMPT, .cpu = 1);
+	t_sync(s, 101, 101, (submit > back ? submit : back) + 10 * US,
+	       b + 50 * MS - 10 * US, b + 50 * MS, L, submit);
+}
+
 /* Rank 1's thread is preempted for 30 ms inside its all-reduce, between
  * the call's entry (first of all) and its kernel's submission (last of
  * all): its GPU reached the collective at the submission, so it is the
@@ -191,23 +213,15 @@ static void test_preempted_in_call(void **state)
 	struct tstream s = { 0 };
 	struct ig_engine *e = new_engine(0, 0);
 	struct json_object *j, *st;
-	uint64_t k, b, t;
+	uint64_t k, b;
 	int r;
 
 	(void)state;
 	ranks(&s);
 	for (k = 0; k < 3; k++) {
 		b = 10 * MS + k * 100 * MS;
-		computed(&s, b, b + 5 * MS);
-		t_nccl(&s, 101, b + 10 * MS, IG_NC_COLL, 1, k + 1, 0);
-		for (r = 0; r < NR; r++)
-			if (r != 1)
-				coll(&s, r, k + 1, b + 12 * MS, b + 50 * MS);
-		OFF(&s, .tid = 101, .t_off = b + 10 * MS + 5 * US, .t_wake = 0,
-		    .t_on = b + 40 * MS, .reason = IG_R_PREEMPT, .cpu = 1);
-		t = b + 40 * MS + 10 * US;
-		t_submit(&s, 101, 101, t, L);
-		t_sync(&s, 101, 101, t + 10 * US, b + 50 * MS - 10 * US, b + 50 * MS, L, t);
+		rank1_preempted(&s, k, b, b + 10 * MS, b + 40 * MS + 10 * US,
+				b + 10 * MS + 5 * US);
 	}
 	t_end(&s, 400 * MS);
 	ts_feed(&s, e);
@@ -245,19 +259,10 @@ static void test_preempted_in_launch(void **state)
 	ranks(&s);
 	for (k = 0; k < 3; k++) {
 		b = 10 * MS + k * 100 * MS;
-		computed(&s, b, b + 5 * MS);
 		t = b + 12 * MS;
-		for (r = 0; r < NR; r++)
-			if (r != 1)
-				coll(&s, r, k + 1, t, b + 50 * MS);
+		rank1_preempted(&s, k, b, t, t + 10 * US, t + 15 * US);
 		OFF(&s, .tid = 100, .t_off = t + 30 * US, .t_wake = b + 45 * MS,
 		    .t_on = b + 45 * MS, .reason = IG_R_FUTEX, .cpu = 0);
-		t_nccl(&s, 101, t, IG_NC_COLL, 1, k + 1, 0);
-		t_submit(&s, 101, 101, t + 10 * US, L);
-		OFF(&s, .tid = 101, .t_off = t + 15 * US, .t_wake = 0,
-		    .t_on = b + 40 * MS, .reason = IG_R_PREEMPT, .cpu = 1);
-		t_sync(&s, 101, 101, b + 40 * MS + 10 * US, b + 50 * MS - 10 * US,
-		       b + 50 * MS, L, t + 10 * US);
 	}
 	t_end(&s, 400 * MS);
 	ts_feed(&s, e);
