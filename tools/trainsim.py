@@ -65,7 +65,7 @@ import truth  # noqa: E402
 from trainsim_cuda import (CudaError, Driver, Gpu, c_ptr, c_u64,  # noqa: E402
                            mono_ns, trace_file)
 from trainsim_work import (BatchLoader, Loader, collate, gil_hog,  # noqa: E402
-                           op_work, step_slowed, thread_run_delay)
+                           op_work, step_slowed, thread_sched)
 
 SCENARIOS = {
     # name: (expected cause, GIL threads, kernels, kernel_us, steps)
@@ -134,7 +134,7 @@ def run(args, gpu):
             # the steps' run delays, for the CPU causes of slowed steps;
             # read only in a job with them (--slow-every): microseconds a
             # step would weigh in a storage step of a millisecond
-            d0 = thread_run_delay() if args.slow_every else 0
+            d0 = thread_sched() if args.slow_every else None
             collate(host, steps)
             loader.step(steps, nbytes)
             drv("cuMemcpyHtoDAsync_v2", dev, host, nbytes, None)
@@ -147,8 +147,9 @@ def run(args, gpu):
             if not args.no_sync:
                 drv("cuStreamSynchronize", None)
             end = mono_ns()
-            args.step_list.append((start, end, thread_run_delay() - d0 if d0 else 0,
-                                   getattr(loader, "delay", (0, 0))))
+            d1 = thread_sched() if d0 else None
+            args.step_list.append((start, end, (d1[1] - d0[1], d1[0] - d0[0]) if d0
+                                   else (0, 0), getattr(loader, "delay", (0, 0))))
             steps += 1
     except KeyboardInterrupt:
         pass  # Ctrl-C ends the run; the summary and truth still follow
@@ -180,11 +181,12 @@ def step_truth(args):
             if step_slowed(i, args.slow_every, args.no_slow):
                 c = cause
                 slow.append(i)
-        # the feeder's wait for a CPU in the step and its batch's
-        # worker's while it made it (schedstat), as workload/feeder.c
+        # the feeder's wait for a CPU and time on one in the step, and
+        # its batch's worker's while it made it (schedstat), as
+        # workload/feeder.c
         x = {"index": i, "start_ns": a, "end_ns": b, "cause": c, "rank": 0}
         if args.slow_every:
-            x.update(run_delay_ns=rd, loader_run_delay_ns=lrd[0],
+            x.update(run_delay_ns=rd[0], cpu_ns=rd[1], loader_run_delay_ns=lrd[0],
                      loader_cpu_ns=lrd[1])
         lst.append(x)
     return {"step_structure": True, "slow_every": args.slow_every or 0,

@@ -249,27 +249,23 @@ def thread_sched():
         return 0, 0
 
 
-def thread_run_delay():
-    """This thread's time waiting for a CPU so far (schedstat), ns."""
-    return thread_sched()[1]
-
-
 _TASKSTAT = {}  # (pid, tid): its schedstat, kept open
 
 
-def task_run_delay(pid, tid):
-    """Thread TID of process PID's time waiting for a CPU so far
-    (schedstat), ns; 0 where it is gone or the kernel does not say.  Kept
-    open, as thread_sched."""
+def task_sched(pid, tid):
+    """Thread TID of process PID's time on a CPU and waiting for one so
+    far (schedstat), ns: (cpu, run delay); zeros where it is gone or the
+    kernel does not say.  Kept open, as thread_sched."""
     try:
         fd = _TASKSTAT.get((pid, tid))
         if fd is None:
             fd = _TASKSTAT[(pid, tid)] = os.open(
                 "/proc/%d/task/%d/schedstat" % (pid, tid),
                 os.O_RDONLY | os.O_CLOEXEC)
-        return int(os.pread(fd, 128, 0).split()[1])
+        v = os.pread(fd, 128, 0).split()
+        return int(v[0]), int(v[1])
     except (OSError, ValueError, IndexError):
-        return 0
+        return 0, 0
 
 
 def queue_thread(q):
@@ -314,14 +310,14 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
         # its wait for a CPU and its time on one while it made the
         # batch: the truth's loader_run_delay_ns and loader_cpu_ns of the
         # step that takes it.  The put only hands the batch to the
-        # queue's feeder thread, which writes it to the pipe: that
-        # thread's wait for a CPU from here until the feeder takes the
-        # batch (hand_off) delays the batch too (30 ms of a slowed step
-        # on a loaded host)
+        # queue's feeder thread, which pickles it and writes it to the
+        # pipe: that thread's wait for a CPU and time on one from here
+        # until the feeder takes the batch delay the batch too (30 ms
+        # of a slowed step on a loaded host)
         d1 = thread_sched() if d0 else None
         ft = queue_thread(out) if d0 else 0
         data = data + ((d1[1] - d0[1], d1[0] - d0[0]) if d0 else (0, 0),
-                       (os.getpid(), ft, task_run_delay(os.getpid(), ft) if ft else 0))
+                       (os.getpid(), ft, task_sched(os.getpid(), ft) if ft else (0, 0)))
         while not stop.is_set() and os.getppid() == parent:
             try:
                 out.put(data, timeout=0.1)
@@ -345,16 +341,17 @@ def step_slowed(step, every, no_slow):
 
 def next_batch(q, workers):
     """The feeder's wait for the next batch, as a DataLoader's __next__:
-    (step, data, (run delay, cpu), (pid, queue thread, its run delay
-    from the put until now))."""
+    (step, data, (run delay, cpu), (pid, queue thread, its (cpu, run
+    delay) from the put until now))."""
     while True:
         try:
-            got, data, d, (pid, ft, rd0) = q.get(timeout=5.0)
+            got, data, d, (pid, ft, s0) = q.get(timeout=5.0)
         except queue.Empty:
             if not any(w.is_alive() for w in workers):
                 raise OSError("loader workers ended early")
             continue
-        return got, data, d, (pid, ft, max(0, task_run_delay(pid, ft) - rd0) if ft else 0)
+        s1 = task_sched(pid, ft) if ft else (0, 0)
+        return got, data, d, (pid, ft, (max(0, s1[0] - s0[0]), max(0, s1[1] - s0[1])))
 
 
 class BatchLoader:
@@ -390,11 +387,12 @@ class BatchLoader:
 
     def step(self, step, nbytes):
         credit = self.credits[step % len(self.workers)]
-        # the batch's run delay: its worker's making it, and its queue
-        # thread's from the put until the feeder took it, within this
-        # wait for it (a batch handed off before the wait kept nobody
-        # waiting); read only with --slow-every, which the workers say
-        t0 = {k: task_run_delay(*k) for k in self.qthreads}
+        # the batch's run delay and CPU time: its worker's making it,
+        # and its queue thread's from the put until the feeder took it,
+        # within this wait for it (a batch handed off before the wait
+        # kept nobody waiting); read only with --slow-every, which the
+        # workers say
+        t0 = {k: task_sched(*k) for k in self.qthreads}
         if credit is None:
             got, _, d, h = next_batch(self.queue, self.workers)
         else:
@@ -406,9 +404,10 @@ class BatchLoader:
         pid, ft, since_put = h
         if ft:
             k = (pid, ft)
-            wait = task_run_delay(pid, ft) - t0[k] if k in t0 else since_put
+            now = task_sched(pid, ft)
+            wait = [max(0, a - b) for a, b in zip(now, t0[k])] if k in t0 else since_put
             self.qthreads.add(k)
-            d = (d[0] + min(since_put, max(0, wait)), d[1])
+            d = (d[0] + min(since_put[1], wait[1]), d[1] + min(since_put[0], wait[0]))
         self.delay = d
         ctypes.memset(self.host, got & 0xff, nbytes)
 

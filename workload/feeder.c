@@ -254,7 +254,7 @@ static bool step(struct feeder *f, long n)
 
 /* Step n's record: what was injected into it on purpose. */
 static void step_note(const struct opts *o, struct step_stats *st, long n,
-		      uint64_t start, uint64_t end, uint64_t delay,
+		      uint64_t start, uint64_t end, struct thread_sched mine,
 		      struct thread_sched loader)
 {
 	struct step_rec *s;
@@ -267,7 +267,7 @@ static void step_note(const struct opts *o, struct step_stats *st, long n,
 	}
 	s = &st->rec[st->nrec++];
 	*s = (struct step_rec){ .start = start, .end = end, .late_rank = -1,
-				.run_delay = delay,
+				.run_delay = mine.run_delay, .cpu = mine.cpu,
 				.loader_run_delay = loader.run_delay,
 				.loader_cpu = loader.cpu };
 	if (ranks_active()) {
@@ -288,7 +288,8 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	const struct opts *o = r->o;
 	struct feeder f = { .r = r, .g = g };
 	struct request q;
-	uint64_t deadline, t, d, e;
+	struct thread_sched d, d1;
+	uint64_t deadline, t, e;
 	long n;
 	bool more;
 
@@ -304,18 +305,21 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 			request_draw(&f, &q);
 			sleep_ns(q.pause_ns);
 			t = mono_ns();
-			d = thread_run_delay();
+			d = thread_sched();
 			more = request(&f, n, &q);
 		} else {
 			t = mono_ns();
-			d = thread_run_delay();
+			d = thread_sched();
 			more = step(&f, n);
 		}
 		/* the end at once, before anything that may sleep */
 		e = mono_ns();
 		if (!more)
 			break;
-		step_note(o, st, n, t, e, thread_run_delay() - d,
+		d1 = thread_sched();
+		step_note(o, st, n, t, e, (struct thread_sched){
+				.cpu = d1.cpu - d.cpu,
+				.run_delay = d1.run_delay - d.run_delay },
 			  f.loader);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");

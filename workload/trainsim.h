@@ -164,6 +164,7 @@ struct step_rec {
 				 * in the step: the kernel's own accounting
 				 * (schedstat), against which a host_compute
 				 * step is judged */
+	uint64_t cpu;		/* the feeder's time on a CPU in the step */
 	uint64_t loader_run_delay;	/* and its batch's worker's, making it */
 	uint64_t loader_cpu;	/* that worker's time on a CPU making it,
 				 * against which a host_compute step is
@@ -190,7 +191,6 @@ struct thread_sched {
 	uint64_t run_delay;	/* runnable, waiting for one */
 };
 struct thread_sched thread_sched(void);
-uint64_t thread_run_delay(void);
 void batch_delay_put(void *batch, size_t n, struct thread_sched d);
 void batch_delay_take(const void *batch, size_t n, struct thread_sched *d);
 

@@ -179,8 +179,10 @@ static void json_steps(FILE *f, const struct run *r,
 		else
 			fputs("null", f);
 		fprintf(f, ", \"rank\": %d, \"run_delay_ns\": %llu, "
+			"\"cpu_ns\": %llu, "
 			"\"loader_run_delay_ns\": %llu, \"loader_cpu_ns\": %llu",
 			ranks_rank(), (unsigned long long)s->run_delay,
+			(unsigned long long)s->cpu,
 			(unsigned long long)s->loader_run_delay,
 			(unsigned long long)s->loader_cpu);
 		if (s->late_rank >= 0)

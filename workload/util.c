@@ -111,11 +111,6 @@ struct thread_sched thread_sched(void)
 	return t;
 }
 
-uint64_t thread_run_delay(void)
-{
-	return thread_sched().run_delay;
-}
-
 /* A batch carries, in its first bytes, its worker's run delay and time
  * on a CPU while it made it, for the truth (the samples' bytes are not
  * checked). */

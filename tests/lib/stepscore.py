@@ -9,7 +9,11 @@ truth (its wall over 1.5 x the truth's p50: on a loaded host the load
 may outweigh a stall), whose cause
 must be the injected one, or waiting for a CPU where the kernel's own
 accounting (the schedstat run delay of the feeder in the step and of the
-worker that made its batch, with its queue thread's hand-off) shows a third of the step's excess there; a report's slow step is false only
+worker that made its batch, with its queue thread's hand-off) shows a
+third of the step's excess there, or host_compute where their time on a
+CPU does (the worker's, and the feeder's beyond its median step's), or
+peer_wait where another rank reached the step's collective last by the
+simulated NCCL's trace; a report's slow step is false only
 where the truth's wall time was not slow (1.5 x the truth's p50), so a
 step that a loaded host really slowed is not counted against it.
 """
@@ -102,6 +106,7 @@ def score(truth, st, tol_ns=1000000, arrivals=None, late=None):
     injected = set(truth.get("slow_steps", []))
     hit, missed = 0, []
     nin = 0
+    cpu_p50 = pct([t.get("cpu_ns", 0) for t in inside], 0.5)
     late_truth, late_named, late_other = 0, 0, []
     for t in inside:
         if t["index"] not in injected or t is inside[0]:
@@ -122,22 +127,29 @@ def score(truth, st, tol_ns=1000000, arrivals=None, late=None):
         # its batch's worker's time on a CPU while it made it (a cold
         # shard's opens and reads take CPU too, 6 to 10 ms a slowed
         # batch, 0.1 to 0.3 ms another, and on a loaded host its batch's
-        # decode may be what the feeder still waits for)
-        compute = t.get("loader_cpu_ns", 0) / 1e9 >= excess / 3
+        # decode may be what the feeder still waits for), and the
+        # feeder's own beyond its median step's
+        extra = max(0, t.get("cpu_ns", 0) - cpu_p50)
+        compute = (t.get("loader_cpu_ns", 0) + extra) / 1e9 >= excess / 3
         good = {t["cause"]} | ({"cpu_starvation"} if cpu else set()) | \
             ({"host_compute"} if compute else set())
+        last = []
+        if arrivals is not None:
+            # the rank that reached the step's collective last, by the
+            # simulated NCCL: on a loaded host another rank may be held
+            # back more than the one slowed on purpose, and the rank
+            # slowed on purpose then waits for it in its slowed step
+            me, lo = truth.get("rank"), prev.get(t["index"], t["start_ns"])
+            last = [max(g, key=g.get) for g in arrivals.values()
+                    if me in g and lo < g[me] <= t["end_ns"]]
+            if last and last[-1] != me:
+                good.add("peer_wait")
         if x["index"] in slow_idx and x["cause"] in good:
             hit += 1
         else:
             missed.append((t["index"], x["index"] in slow_idx, x["cause"],
                            round(t.get("run_delay_ns", 0) / 1e6, 1)))
         if arrivals is not None:
-            # the rank that reached the step's collective last, by the
-            # simulated NCCL: on a loaded host another rank may be held
-            # back more than the one slowed on purpose
-            me, lo = truth.get("rank"), prev.get(t["index"], t["start_ns"])
-            last = [max(g, key=g.get) for g in arrivals.values()
-                    if me in g and lo < g[me] <= t["end_ns"]]
             if last and last[-1] == late:
                 late_truth += 1
                 late_named += x["index"] in slow_idx and x.get("late_rank") == late
