@@ -15,8 +15,17 @@ done
 trap 'rm -f "$F"; rm -rf "$TMP"' EXIT
 dd if=/dev/urandom of="$F" bs=1M count=16 status=none && sync "$F"
 
-"$IG" run -q -o "$TMP/r.igrec" -- sh -c \
-	"sleep 0.2; (sleep 0.2; echo hi) | cat >/dev/null; dd if='$F' of=/dev/null iflag=direct bs=256k status=none" \
+# the pipe's reader is seen blocked in its read before the write (on a
+# loaded host a reader started with a fixed head start may come to the
+# pipe after the write, and never wait)
+mkfifo "$TMP/fifo"
+"$IG" run -q -o "$TMP/r.igrec" -- sh -c "sleep 0.2
+	cat '$TMP/fifo' > /dev/null & c=\$!
+	exec 3> '$TMP/fifo'
+	i=0; until grep -q pipe_read /proc/\$c/wchan 2> /dev/null || [ \$i -ge 100 ]; do
+		sleep 0.05; i=\$((i + 1)); done
+	sleep 0.1; echo hi >&3; exec 3>&-; wait \$c
+	dd if='$F' of=/dev/null iflag=direct bs=256k status=none" \
 	2> "$TMP/err"
 is "$?" 0 "traced timers, a pipe and direct reads"
 sed 's/^/# /' "$TMP/err"
