@@ -297,10 +297,14 @@ def loader_worker(path, steps, out, stop, parent, slow=None, credit=None):
     cached = os.open(path, os.O_RDONLY) if slow else -1
     buf = mmap.mmap(-1, SAMPLE_BYTES)  # page-aligned, as O_DIRECT needs
     for step in steps:
+        # from before its wait for the turn: woken by the feeder's
+        # credit, it may wait for a CPU before it runs again, and the
+        # batch starts that late (schedstat counts the wait when it
+        # runs, not when it is woken)
+        d0 = thread_sched() if slow else None
         if credit is not None and not take_credit(credit, stop, parent):
             out.cancel_join_thread()
             break
-        d0 = thread_sched() if slow else None
         if slow:
             if step_slowed(step, slow[0], slow[2]):
                 cold_shard(fd, direct, buf, step, slow[1])
