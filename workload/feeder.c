@@ -288,7 +288,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 	const struct opts *o = r->o;
 	struct feeder f = { .r = r, .g = g };
 	struct request q;
-	struct thread_sched d, d1;
+	struct thread_sched d;
 	uint64_t deadline, t, e;
 	long n;
 	bool more;
@@ -316,11 +316,7 @@ void feeder_run(struct run *r, struct gpu *g, struct step_stats *st)
 		e = mono_ns();
 		if (!more)
 			break;
-		d1 = thread_sched();
-		step_note(o, st, n, t, e, (struct thread_sched){
-				.cpu = d1.cpu - d.cpu,
-				.run_delay = d1.run_delay - d.run_delay },
-			  f.loader);
+		step_note(o, st, n, t, e, thread_sched_since(d), f.loader);
 	}
 	gpu_check(g, g->cuCtxSynchronize(), "cuCtxSynchronize");
 	st->t_end = mono_ns();

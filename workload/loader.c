@@ -347,7 +347,7 @@ static void worker_loop(struct run *r, int w)
 	    (rd.sock = connect_server(r->server_port)) < 0)
 		die("worker %d: cannot reach the sample server", w);
 	for (b = (uint64_t)w; !r->stop; b += (uint64_t)r->nworkers) {
-		struct thread_sched d0 = thread_sched(), d1;
+		struct thread_sched d0 = thread_sched();
 
 		if (make_batch(r, &rd, b, sample, buf)) {
 			if (!r->stop)
@@ -357,10 +357,7 @@ static void worker_loop(struct run *r, int w)
 		}
 		/* the truth's: how long making it waited for a CPU, and
 		 * ran on one */
-		d1 = thread_sched();
-		d1.cpu -= d0.cpu;
-		d1.run_delay -= d0.run_delay;
-		batch_delay_put(buf, r->batch_bytes, d1);
+		batch_delay_put(buf, r->batch_bytes, thread_sched_since(d0));
 		if (queue_put(r->q, w, b, buf, r->batch_bytes))
 			break;
 	}

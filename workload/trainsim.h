@@ -162,9 +162,10 @@ struct step_rec {
 	int late_rank;		/* peer_wait: the rank waited for; else -1 */
 	uint64_t run_delay;	/* the feeder's time runnable, not running,
 				 * in the step: the kernel's own accounting
-				 * (schedstat), against which a host_compute
+				 * (schedstat), against which a cpu_starvation
 				 * step is judged */
-	uint64_t cpu;		/* the feeder's time on a CPU in the step */
+	uint64_t cpu;		/* and its time on a CPU, against which a
+				 * host_compute step is judged */
 	uint64_t loader_run_delay;	/* and its batch's worker's, making it */
 	uint64_t loader_cpu;	/* that worker's time on a CPU making it,
 				 * against which a host_compute step is
@@ -191,6 +192,7 @@ struct thread_sched {
 	uint64_t run_delay;	/* runnable, waiting for one */
 };
 struct thread_sched thread_sched(void);
+struct thread_sched thread_sched_since(struct thread_sched d0);
 void batch_delay_put(void *batch, size_t n, struct thread_sched d);
 void batch_delay_take(const void *batch, size_t n, struct thread_sched *d);
 

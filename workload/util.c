@@ -111,6 +111,17 @@ struct thread_sched thread_sched(void)
 	return t;
 }
 
+/* The calling thread's time on a CPU and waiting for one since @d0, a
+ * thread_sched() of its own. */
+struct thread_sched thread_sched_since(struct thread_sched d0)
+{
+	struct thread_sched t = thread_sched();
+
+	t.cpu -= d0.cpu;
+	t.run_delay -= d0.run_delay;
+	return t;
+}
+
 /* A batch carries, in its first bytes, its worker's run delay and time
  * on a CPU while it made it, for the truth (the samples' bytes are not
  * checked). */
