@@ -228,44 +228,35 @@ def cached_batch(fd, buf, step):
     return step, os.preadv(fd, [buf], off)
 
 
-_SCHEDSTAT = {}  # native thread id: its schedstat, kept open
+_SCHEDSTAT = {}  # the file's key: its schedstat, kept open
+
+
+def _schedstat(key, path):
+    """A thread's time on a CPU and waiting for one so far (schedstat,
+    PATH, kept open under KEY and read again from its start), ns: (cpu,
+    run delay); zeros where it is gone or the kernel does not say."""
+    try:
+        fd = _SCHEDSTAT.get(key)
+        if fd is None:
+            fd = _SCHEDSTAT[key] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        v = os.pread(fd, 128, 0).split()
+        return int(v[0]), int(v[1])
+    except (OSError, ValueError, IndexError):
+        return 0, 0
 
 
 def thread_sched():
     """This thread's time on a CPU and waiting for one so far
-    (schedstat), ns: (cpu, run delay); zeros where the kernel does not
-    say.  Read twice a step: the file stays open and is read again from
-    its start (a few microseconds; opening it each time cost tens, inside
-    the idle gaps the job is judged by)."""
-    tid = threading.get_native_id()
-    try:
-        fd = _SCHEDSTAT.get(tid)
-        if fd is None:
-            fd = _SCHEDSTAT[tid] = os.open("/proc/thread-self/schedstat",
-                                           os.O_RDONLY | os.O_CLOEXEC)
-        v = os.pread(fd, 128, 0).split()
-        return int(v[0]), int(v[1])
-    except (OSError, ValueError, IndexError):
-        return 0, 0
-
-
-_TASKSTAT = {}  # (pid, tid): its schedstat, kept open
+    (schedstat), ns: (cpu, run delay).  Read twice a step: the file stays
+    open (a few microseconds; opening it each time cost tens, inside the
+    idle gaps the job is judged by)."""
+    return _schedstat(threading.get_native_id(), "/proc/thread-self/schedstat")
 
 
 def task_sched(pid, tid):
-    """Thread TID of process PID's time on a CPU and waiting for one so
-    far (schedstat), ns: (cpu, run delay); zeros where it is gone or the
-    kernel does not say.  Kept open, as thread_sched."""
-    try:
-        fd = _TASKSTAT.get((pid, tid))
-        if fd is None:
-            fd = _TASKSTAT[(pid, tid)] = os.open(
-                "/proc/%d/task/%d/schedstat" % (pid, tid),
-                os.O_RDONLY | os.O_CLOEXEC)
-        v = os.pread(fd, 128, 0).split()
-        return int(v[0]), int(v[1])
-    except (OSError, ValueError, IndexError):
-        return 0, 0
+    """Thread TID of process PID's (cpu, run delay) so far, as
+    thread_sched."""
+    return _schedstat((pid, tid), "/proc/%d/task/%d/schedstat" % (pid, tid))
 
 
 def queue_thread(q):
@@ -346,7 +337,7 @@ def step_slowed(step, every, no_slow):
 def next_batch(q, workers):
     """The feeder's wait for the next batch, as a DataLoader's __next__:
     (step, data, (run delay, cpu), (pid, queue thread, its (cpu, run
-    delay) from the put until now))."""
+    delay) at the put, and now that the batch is taken from the pipe))."""
     while True:
         try:
             got, data, d, (pid, ft, s0) = q.get(timeout=5.0)
@@ -354,8 +345,7 @@ def next_batch(q, workers):
             if not any(w.is_alive() for w in workers):
                 raise OSError("loader workers ended early")
             continue
-        s1 = task_sched(pid, ft) if ft else (0, 0)
-        return got, data, d, (pid, ft, (max(0, s1[0] - s0[0]), max(0, s1[1] - s0[1])))
+        return got, data, d, (pid, ft, s0, task_sched(pid, ft) if ft else (0, 0))
 
 
 class BatchLoader:
@@ -405,13 +395,15 @@ class BatchLoader:
                 self.pending[got] = d, h
             (d, h), got = self.pending.pop(step), step
             credit.release()
-        pid, ft, since_put = h
+        pid, ft, at_put, taken = h
         if ft:
+            # from the put, or this wait's start if later, until the
+            # batch left the pipe (the counters only grow)
             k = (pid, ft)
-            now = task_sched(pid, ft)
-            wait = [max(0, a - b) for a, b in zip(now, t0[k])] if k in t0 else since_put
+            since = [max(a, b) for a, b in zip(at_put, t0.get(k, at_put))]
+            cpu, rd = [max(0, a - b) for a, b in zip(taken, since)]
             self.qthreads.add(k)
-            d = (d[0] + min(since_put[1], wait[1]), d[1] + min(since_put[0], wait[0]))
+            d = (d[0] + rd, d[1] + cpu)
         self.delay = d
         ctypes.memset(self.host, got & 0xff, nbytes)
 
