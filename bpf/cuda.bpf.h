@@ -17,6 +17,7 @@
 
 #include "arch.bpf.h"
 #include "maps.bpf.h"
+#include "sched.bpf.h"
 
 #define CUDA_SUCCESS		0
 #define CUDA_ERROR_NOT_READY	600
@@ -142,6 +143,7 @@ static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 				   const struct launch_sig *sig)
 {
 	struct stream_state *st = stream_get(tgid, stream);
+	struct ig_thread_state *ts;
 	struct ig_cuda *r;
 	__u64 prev;
 	__u32 i;
@@ -165,6 +167,11 @@ static __always_inline void submit(__u32 api, __u32 tid, __u32 tgid,
 	__sync_fetch_and_add(&st->nsub, 1);	/* full barrier */
 	if (!st->announce)
 		return;
+	/* the submission the engine hears of: a gap it ends needs its
+	 * thread's wait first (seen_running()) */
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (ts)
+		seen_running(ts, tid, now);
 	r = cuda_rec(IG_CU_SUBMIT, api, tid, tgid, now, stream);
 	if (!r)
 		return;	/* try again on the next submission */
@@ -278,7 +285,7 @@ static __always_inline int cu_enter(struct pt_regs *ctx, __u64 cookie)
 
 	if (!ts)
 		return 0;
-	ts->t_run = now;
+	seen_running(ts, tid, now);
 	count_hit(api);
 	ts->cu_cookie_api = api;
 	ts->cu_class = cls;
@@ -550,7 +557,7 @@ static __always_inline int cu_exit(struct pt_regs *ctx)
 
 	if (!ts)
 		return 0;
-	ts->t_run = now;
+	seen_running(ts, tid, now);
 	if (!ts->cu_begin)
 		return 0;
 	switch (ts->cu_class) {

@@ -91,10 +91,11 @@ enum ig_reason {
 						 * said at the start (IG_REC_TSTATE,
 						 * docs/design.md §5.14) */
 #define IG_F_IN_UNSEEN		(1u << 12)	/* the kernel reported no switch-in:
-						 * sent at the next switch-out, back
-						 * on CPU at t_in, taken from the CPU
-						 * time the kernel accounted since it
-						 * was picked (docs/design.md §5.15) */
+						 * sent at the next switch-out or driver
+						 * call, back on CPU at t_in, taken from
+						 * the CPU time the kernel accounted
+						 * since it was picked (docs/design.md
+						 * §5.15) */
 
 struct ig_net_peer {
 	__u16 family;		/* AF_INET / AF_INET6 */

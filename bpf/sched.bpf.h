@@ -95,6 +95,28 @@ static __always_inline void on_in_unseen(struct ig_thread_state *ts, __u32 tid,
 	send_offcpu(ts, tid, NULL, t_in, now, IG_F_IN_UNSEEN);
 }
 
+/*
+ * The current thread runs a call of its own into the driver while its
+ * last switch-out still waits for a switch-in: it was switched in unseen
+ * (docs/design.md §5.15).  Its wait is sent now, before the call's own
+ * record, not at its next switch-out: a GPU gap that this very call ends
+ * is then attributed with the wait in the thread's history, where it
+ * would have found the thread on CPU through it.  The kernel brings
+ * se.sum_exec_runtime up to date at its ticks and switches, not here, so
+ * the end taken from it may be late by the thread's run since the last
+ * update: a tick at most while it runs.
+ */
+static __always_inline void seen_running(struct ig_thread_state *ts, __u32 tid,
+					 __u64 now)
+{
+	if (ts->off) {
+		on_in_unseen(ts, tid, (struct task_struct *)bpf_get_current_task(),
+			     now, capture_paused());
+		ts->off = 0;
+	}
+	ts->t_run = now;
+}
+
 static __always_inline void on_switch_out(struct ig_thread_state *ts,
 					  struct task_struct *prev, bool preempt,
 					  __u64 now, __u32 cpu)

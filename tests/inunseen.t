@@ -7,7 +7,12 @@
 # really switched in (the switch-in the kernel did report just before,
 # as the kernel's CPU-time accounting gives it back), and the report
 # counts it.  A build that does not look for it sends no such record,
-# and the thread's wait is lost.  Needs root and bpftool.
+# and the thread's wait is lost.
+# Then again with a driver call (the simulated GPU's cuCtxSynchronize)
+# right after each hidden switch-in: the call proves the thread runs, so
+# the wait is sent by the call's probe, before the call's own record, and
+# not at the next switch-out (a gap the call ends would be attributed
+# without it).  Needs root and bpftool.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -n "${KEEP:-}" ] && trap 'echo "kept $TMP" >&2' EXIT
@@ -22,8 +27,14 @@ command -v bpftool > /dev/null 2>&1 || skip_all "no bpftool"
 # a switch-out old by the time it is written.
 cat > "$TMP/job.py" <<'JOB'
 import ctypes, json, os, struct, sys, time
-d = sys.argv[1]
+d, mode = sys.argv[1], sys.argv[2]
 libc = ctypes.CDLL(None, use_errno=True)
+cu = None
+if mode == "cuda":
+    cu = ctypes.CDLL("libcuda.so.1")
+    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+    assert cu.cuInit(0) == 0 and cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
+    assert cu.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev) == 0
 NR_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
 def bpf(cmd, attr):
     return libc.syscall(NR_BPF, cmd, ctypes.byref(attr), ctypes.sizeof(attr))
@@ -34,7 +45,7 @@ class ById(ctypes.Structure):
     _fields_ = [("id", ctypes.c_uint32), ("next", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
 k = ctypes.c_uint32(os.getpid())
 v = None	# struct ig_thread_state (bpf/record_abi.h), the map's value size
-fd, fakes, n, end = -1, [], 0, time.time() + 8
+fd, fakes, calls, n, end = -1, [], [], 0, time.time() + 8
 while time.time() < end:
     x = time.time() + 0.02
     while time.time() < x:
@@ -59,15 +70,24 @@ while time.time() < end:
             struct.pack_into("<Q", v, len(v) - 8, 0)
             if bpf(2, e) == 0:			# UPDATE
                 fakes.append(fake)
+                if cu:	# a call of its own, still on CPU: its probe sends the wait
+                    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                    cu.cuCtxSynchronize()
+                    calls.append((t0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
     time.sleep(0.002)
-json.dump(fakes, open(d + "/fakes.json", "w"))
+json.dump({"fakes": fakes, "calls": calls}, open(d + "/fakes.json", "w"))
 JOB
-PYTHONPATH="$IG_TOP/tests/lib" /usr/bin/python3 - "$IG" "$TMP" > "$TMP/inject.out" 2> "$TMP/inject.err" <<'PY'
+# one_way MODE: busy (its next switch-out sends the wait) or cuda (a
+# driver call right after the hidden switch-in sends it)
+one_way() {
+mkdir -p "$TMP/$1"
+PYTHONPATH="$IG_TOP/tests/lib" /usr/bin/python3 - "$IG" "$TMP/$1" "$1" > "$TMP/$1/inject.out" 2> "$TMP/$1/inject.err" <<'PY'
 import json, os, subprocess, sys, time
 from tracee import map_info, wait_child
-ig, d = sys.argv[1:3]
+ig, d, mode = sys.argv[1:4]
 p = subprocess.Popen([ig, "run", "-q", "-o", d + "/rec.igrec", "--json", d + "/rep.json",
-                      "--", "/usr/bin/python3", d + "/job.py", d], stderr=subprocess.DEVNULL)
+                      "--", "/usr/bin/python3", os.path.dirname(d) + "/job.py", d, mode],
+                     stderr=subprocess.DEVNULL)
 jp = wait_child(p, "python3", 30)
 time.sleep(1)
 m = map_info(p.pid, "threads")
@@ -78,16 +98,17 @@ if m:
     os.rename(d + "/map.tmp", d + "/map")
 rc = p.wait()
 try:
-    fakes = json.load(open(d + "/fakes.json"))
+    got = json.load(open(d + "/fakes.json"))
 except (OSError, ValueError):
-    fakes = []
-print(json.dumps({"rc": rc, "job": jp, "map": mid, "fakes": fakes}))
+    got = {}
+print(json.dumps({"rc": rc, "job": jp, "map": mid, "mode": mode,
+                  "fakes": got.get("fakes", []), "calls": got.get("calls", [])}))
 PY
-cat "$TMP/inject.err" >&2
-"$IG" report --dump "$TMP/rec.igrec" > "$TMP/dump.txt" 2> "$TMP/dump.err"
+cat "$TMP/$1/inject.err" >&2
+"$IG" report --dump "$TMP/$1/rec.igrec" > "$TMP/$1/dump.txt" 2> "$TMP/$1/dump.err"
 ok "the report reads the recording back" -- test $? = 0
 
-pychecks "$TMP" <<'PY'
+pychecks "$TMP/$1" <<'PY'
 import json, re, sys
 from tap import check
 
@@ -104,7 +125,7 @@ for line in open(d + "/dump.txt"):
         kv = dict(x.split("=", 1) for x in f[3:] if "=" in x)
         recs.append((int(f[0]), int(kv["off"]), int(kv.get("in", 0)), int(kv["flags"], 16)))
 # each hidden switch-in's wait, and the switch-in reported before it
-found, err = [], []
+found, err, prevs = [], [], []
 for i, (ts, off, t_in, fl) in enumerate(recs):
     if off not in fakes:
         continue
@@ -112,17 +133,37 @@ for i, (ts, off, t_in, fl) in enumerate(recs):
     found.append((ts, off, t_in, fl))
     if fl & 0x1000 and prev:
         err.append(abs(t_in - prev[-1][0]) / 1e3)
+        prevs.append(prev[-1][0])
 unseen = [r for r in found if r[3] & 0x1000]
 check(len(unseen) == len(fakes) == len(found),
       "each hidden switch-in's wait is sent, flagged unseen (%d of %d)" % (
           len(unseen), len(fakes)), "%s" % found[:4])
-check(err and max(err) <= 500,
-      "its end is the switch-in reported before it (within %.1f us; 500 us allowed)" % (
-          max(err) if err else -1), "%s" % err)
 check(all(off < t_in < ts for ts, off, t_in, fl in unseen),
       "each ends after its switch-out and before it was sent")
+if inj.get("mode") != "cuda":
+    check(err and max(err) <= 500,
+          "its end is the switch-in reported before it (within %.1f us; 500 us allowed)" % (
+              max(err) if err else -1), "%s" % err)
+else:
+    # sent by the call's probe: inside the call, not at the switch-out
+    # that followed it
+    calls = inj.get("calls", [])
+    inside = [any(a <= r[0] <= b for a, b in calls) for r in unseen]
+    check(unseen and len(calls) == len(fakes) and all(inside),
+          "each was sent by the driver call that followed it (%d of %d inside a call)" % (
+              sum(inside), len(unseen)), "%s %s" % (unseen[:3], calls[:3]))
+    # the kernel's CPU time is brought up to date at its ticks, not at
+    # the call: the end may be late by a tick (10 ms at HZ 100), never early
+    check(err and max(err) <= 10500 and all(r[2] - prev_in >= -500000 for r, prev_in in
+                                            zip(unseen, prevs)),
+          "its end is the switch-in reported before it, or at most a tick later (%.1f us)" % (
+              max(err) if err else -1), "%s" % err)
 rep = json.load(open(d + "/rep.json"))
 n = rep.get("offcpu", {}).get("switch_ins_unseen", 0)
 check(n >= len(unseen), "the report counts them (%d, at least %d)" % (n, len(unseen)))
 PY
+}
+
+one_way busy
+LD_LIBRARY_PATH=$IG_TOP/build/simgpu one_way cuda
 done_testing

@@ -63,7 +63,7 @@ static void on_offcpu(struct ig_engine *e, const struct ig_offcpu *r)
 	struct ig_ival *iv;
 
 	/* its switch-in was not reported: back on CPU at t_in, sent at its
-	 * next switch-out (§5.15) */
+	 * next switch-out or driver call (§5.15) */
 	if (r->flags & IG_F_IN_UNSEEN)
 		e->acct.in_unseen++;
 
