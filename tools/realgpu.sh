@@ -7,7 +7,8 @@
 #   3. small PyTorch jobs under idlegap (a DataLoader loop, an eager MLP
 #      with a small batch, a GIL-contended loop: REALGPU_TORCH_JOBS), their
 #      known idle gaps and estimated idle checked against torch.profiler's
-#      GPU timeline (tools/torchcheck.py);
+#      GPU timeline, their steps against its ProfilerStep#N spans
+#      (tools/torchcheck.py);
 #   4. which libcuda entry points fired, and the driver version;
 #   5. torch.distributed with the NCCL backend at world size 1: the NCCL
 #      probes against the calls it made (tools/ncclcheck.py).
@@ -57,6 +58,25 @@ for j in ${REALGPU_TORCH_JOBS:-dataloader eager_mlp gil}; do
 	"$py" tools/torchcheck.py compare --recording "$out/torch-$j.igrec" \
 		"$out/torch-$j-prof.json" \
 		"$out/torch-$j-report.json" | tee "$out/torch-$j-compare.json"
+	"$py" tools/torchcheck.py steps --recording "$out/torch-$j.igrec" \
+		--json "$out/torch-$j-steps.json" "$out/torch-$j-prof.json" \
+		"$out/torch-$j-report.json" > /dev/null &&
+	"$py" - "$j" "$out/torch-$j-steps.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[2]))
+if not r["found"]:
+    print("%s steps: none found (%s)" % (sys.argv[1], r["why_none"]))
+    sys.exit()
+q, ph, m, sl = r["step_s"], r["phase"], r["match"], r["slow"]
+ms = lambda x: "%.2f" % (x * 1e3) if x is not None else "-"
+print("%s steps: ok %s%s; %s by %s: %s steps, profiler %s; p50 %s/%s ms, p99 %s/%s ms;"
+      " offset %s ms, spread %s ms; matched %s; slow %s/%s, both %s" % (
+    sys.argv[1], r["ok"], " (failed %s)" % ",".join(r["failed"]) if r["failed"] else "",
+    r["source"], r["clock"], r["count"]["idlegap"], r["count"]["profiler"],
+    ms(q["idlegap"]["p50"]), ms(q["profiler"]["p50"]), ms(q["idlegap"]["p99"]),
+    ms(q["profiler"]["p99"]), ph["offset_ms"], ph["spread_ms"], m["share"],
+    sl["idlegap"], sl["profiler"], sl["profiler_found"]))
+PY
 done
 # the first job's report under the old names, for the summary below
 cp "$out/torch-dataloader-report.json" "$out/torch-report.json" 2>/dev/null

@@ -15,7 +15,9 @@ USAGE
                       the GIL between ops
         torch.profiler records
         the GPU's kernel and copy timeline into PROFILE.json (Chrome trace
-        format), with a marker that maps its clock onto CLOCK_MONOTONIC.
+        format), with a marker that maps its clock onto CLOCK_MONOTONIC,
+        and a ProfilerStep#N span per iteration (prof.step() after the
+        loss is read back, every step recorded).
         Run it under idlegap:
             idlegap run --gaps -1 --json R.json -- torchcheck.py train ...
     torchcheck.py compare PROFILE.json R.json [--min-gap-ms 1]
@@ -31,26 +33,62 @@ USAGE
         With --recording, the profile's clock is set by the submissions
         both saw rather than by its marker alone ("clock": "launches").
         Prints JSON.
+    torchcheck.py steps PROFILE.json R.json [--recording R.igrec
+                        [--idlegap PATH]] [--json OUT]
+        Scores idlegap's steps (R.json steps, docs/design.md §4.11: the
+        job's object, or the device entry with the most whole steps)
+        against the profile's ProfilerStep#N spans, its clock mapped as
+        compare maps it, over the span both cover (the runs of steps the
+        report lists, within the profiler's first and last prof.step()):
+          count     whole steps of each, and their ratio
+          step_s    wall time p50, p90, p99 of each over those steps, and
+                    idlegap / profiler; the report's own figures (all its
+                    whole steps) beside them
+          phase     each idlegap boundary less the nearest prof.step():
+                    median (offset_ms; idlegap cuts at a sync inside the
+                    iteration, so it is nearly constant) and p90 - p10
+                    (spread_ms), also as shares of the profiler's p50
+          match     the share of profiler steps that one idlegap step
+                    matches, both ends within max(1 ms, 20% of the p50)
+                    once the offset is taken out
+          slow      steps over 1.5 x the p50 on each side, and how many
+                    overlap one of the other's
+        "ok" where steps were found, the count within 5% of the
+        profiler's, p50 within 5%, p99 within 15% and the match share
+        0.9 at least ("failed" names the rest).  Prints JSON (and into
+        OUT); exit 0 whatever the score, 2 with one line on stderr for
+        input it cannot read.
 
 EXAMPLES
     for j in eager_mlp gil dataloader; do
-        idlegap run --gaps -1 --json $j.json -- \
+        idlegap run --gaps -1 --json $j.json -o $j.igrec -- \
             torchcheck.py train --job $j --trace $j.prof.json
         torchcheck.py compare $j.prof.json $j.json
+        torchcheck.py steps --recording $j.igrec $j.prof.json $j.json
     done
 """
 
 import argparse
+import bisect
 import json
+import os
+import re
 import sys
 import time
 
 MARK = "idlegap_clock_mark"
+STEP = re.compile(r"^ProfilerStep#(\d+)$")
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib")
+
+
+class Bad(Exception):
+    """An input that cannot be read or used: one line on stderr."""
 
 
 def train(a):
     import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import (ProfilerAction, ProfilerActivity, profile,
+                                record_function)
 
     class Slow(torch.utils.data.Dataset):
         def __len__(self):
@@ -96,7 +134,11 @@ def train(a):
         torch.nn.functional.cross_entropy(model(x.to(dev)), y.to(dev)).item()
     torch.cuda.synchronize()
     steps = 0
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+    # A schedule is what makes the profiler write a ProfilerStep#N span per
+    # p.step() (without one it writes none); this one records every step,
+    # as the default does.
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=lambda step: ProfilerAction.RECORD) as p:
         with record_function(MARK):
             mono = time.monotonic_ns()
         end = time.monotonic() + a.seconds
@@ -107,7 +149,11 @@ def train(a):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            loss.item()  # a sync per step, as most training loops have
+            # a sync per step, as most training loops have: idlegap's step
+            # boundary (docs/design.md §4.11) is this sync's return, the
+            # profiler's the p.step() just after it
+            loss.item()
+            p.step()
             steps += 1
         torch.cuda.synchronize()
     stop = True
@@ -150,8 +196,8 @@ def overlap(a, b):
 def mark_offset(tr):
     """The profile's clock onto CLOCK_MONOTONIC by its marker (ns)."""
     mark = [e for e in tr["traceEvents"] if e.get("name") == MARK and e.get("ph") == "X"]
-    if not mark:
-        sys.exit("torchcheck: no clock marker in the profile")
+    if not mark or "idlegap_mark_monotonic_ns" not in tr:
+        raise Bad("no clock marker in the profile")
     return tr["idlegap_mark_monotonic_ns"] - int(float(mark[0]["ts"]) * 1000)
 
 
@@ -163,8 +209,15 @@ def launch_offset(tr, recording, idlegap):
     job) can put it milliseconds off; the calls are the same events on
     both sides.  None when too few match."""
     import subprocess
-    dump = subprocess.run([idlegap, "report", "--dump", recording], capture_output=True,
-                          text=True, check=True).stdout
+    try:
+        r = subprocess.run([idlegap, "report", "--dump", recording], capture_output=True,
+                           text=True)
+    except OSError as e:
+        raise Bad("%s: %s" % (idlegap, e.strerror))
+    if r.returncode:
+        why = (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+        raise Bad("%s report --dump %s: %s" % (idlegap, recording, why))
+    dump = r.stdout
     ours = []
     for line in dump.splitlines():
         f = line.split()
@@ -178,7 +231,6 @@ def launch_offset(tr, recording, idlegap):
                          or "Memset" in e.get("name", "")))
     if len(ours) < 20 or len(theirs) < 20:
         return None
-    import bisect
     # the most common difference to a submission within 100 ms, in 20 us bins
     votes = {}
     for t in theirs[:: max(1, len(theirs) // 400)]:
@@ -236,13 +288,30 @@ def inside_events(tr, gaps, off_ns, limit=12):
     return out
 
 
+def load(path, what):
+    try:
+        with open(path) as f:
+            j = json.load(f)
+    except OSError as e:
+        raise Bad("%s: %s" % (path, e.strerror))
+    except ValueError as e:
+        raise Bad("%s: not JSON (%s)" % (path, e))
+    if not isinstance(j, dict):
+        raise Bad("%s: not %s" % (path, what))
+    return j
+
+
+def clock_fix(prof, a):
+    """The correction to the marker's offset (ns) by the launches, with
+    --recording; None without, or where too few matched."""
+    return launch_offset(prof, a.recording, a.idlegap) if a.recording else None
+
+
 def compare(a):
-    with open(a.profile) as f:
-        prof = json.load(f)
-    fix = launch_offset(prof, a.recording, a.idlegap) if a.recording else None
+    prof = load(a.profile, "a Chrome trace")
+    fix = clock_fix(prof, a)
     busy = gpu_busy(prof, fix or 0)
-    with open(a.report) as f:
-        rep = json.load(f)
+    rep = load(a.report, "an idlegap report")
     lo, hi = busy[0][0], busy[-1][1]
     gaps = merge([(max(g["start_ns"], lo), min(g["end_ns"], hi))
                   for g in rep["gpu"]["gap_list"]
@@ -332,6 +401,231 @@ def compare(a):
     print()
 
 
+def profiler_steps(tr, off):
+    """The profile's ProfilerStep#N spans in CLOCK_MONOTONIC ns, by N:
+    [(N, start, end)].  torch.profiler writes one for each prof.step()
+    where it was given a schedule, on the host, from one call to the next;
+    its category is user_annotation or cpu_op by version.  A copy on the
+    GPU's rows (gpu_user_annotation) spans the step's kernels, not the
+    step: left out."""
+    by = {}
+    for e in tr["traceEvents"]:
+        if not isinstance(e, dict) or e.get("ph") != "X" or \
+                str(e.get("cat", "")).startswith("gpu_"):
+            continue
+        m = STEP.match(str(e.get("name", "")))
+        if m and int(m.group(1)) not in by:
+            t0 = int(float(e["ts"]) * 1000) + off
+            by[int(m.group(1))] = (int(m.group(1)), t0,
+                                   t0 + int(float(e.get("dur", 0)) * 1000))
+    return [by[n] for n in sorted(by)]
+
+
+def profiler_whole(ps):
+    """The profiler's boundaries, its prof.step() calls (every span's end
+    but the last one's, which the profiler's stop cut), and its whole
+    steps, from one boundary to the next: [(N, start, end)]."""
+    pb = [e for _, _, e in ps[:-1]]
+    whole = [(ps[i][0], pb[i - 1], pb[i]) for i in range(1, len(pb))
+             if ps[i][0] == ps[i - 1][0] + 1]
+    return pb, whole
+
+
+def stepscore():
+    """tests/lib/stepscore.py: the percentile and the report's steps
+    object as tests/steps.t scores the simulator's steps with them."""
+    if LIB not in sys.path:
+        sys.path.insert(0, LIB)
+    import stepscore
+    return stepscore
+
+
+def report_steps(rep):
+    """The report's steps object (docs/design.md §4.11): the job's, which
+    is the device with the most whole steps, or where that found none, the
+    device entry with the most."""
+    st = stepscore().steps_obj(rep)
+    if not (st and st.get("found")):
+        devs = [d.get("steps") for d in rep.get("gpu", {}).get("devices", [])]
+        devs = [d for d in devs if d and d.get("found")]
+        if devs:
+            st = max(devs, key=lambda d: d.get("complete") or 0)
+    return st
+
+
+def report_runs(lst):
+    """The listed steps in runs of consecutive indices (a long run's list
+    holds its first steps, slow ones after them and its last ones, §4.11),
+    each run as its boundaries and its whole steps [(index, start, end,
+    slow)].  The first step's start is the trace's and the last one's end
+    the trace's end (both partial): neither is a boundary."""
+    lst = sorted(lst, key=lambda x: x["index"])
+    last = lst[-1]["index"] if lst else None
+    runs, prev = [], None
+    for x in lst:
+        if prev is None or x["index"] != prev["index"] + 1:
+            runs.append(([] if x["partial"] else [int(x["start_ns"])], []))
+        b, w = runs[-1]
+        if not (x["partial"] and x["index"] == last):
+            b.append(int(x["end_ns"]))
+        if not x["partial"]:
+            w.append((x["index"], int(x["start_ns"]), int(x["end_ns"]),
+                      bool(x.get("slow"))))
+        prev = x
+    return runs
+
+
+def nearest(v, t):
+    """The element of sorted V nearest T."""
+    i = bisect.bisect_left(v, t)
+    return min((v[j] for j in (i - 1, i) if 0 <= j < len(v)),
+               key=lambda x: abs(x - t))
+
+
+def steps(a):
+    pct = stepscore().pct
+    prof = load(a.profile, "a Chrome trace")
+    if not isinstance(prof.get("traceEvents"), list):
+        raise Bad("%s: no traceEvents (not a Chrome trace)" % a.profile)
+    rep = load(a.report, "an idlegap report")
+    fix = clock_fix(prof, a)
+    try:
+        ps = profiler_steps(prof, mark_offset(prof) + (fix or 0))
+    except (KeyError, TypeError, ValueError) as e:
+        raise Bad("%s: a ProfilerStep span unread (%r)" % (a.profile, e))
+    pb, pw = profiler_whole(ps)
+    if len(pw) < 2:
+        raise Bad("%s: %d ProfilerStep#N spans, too few to score (torch.profiler "
+                  "writes them where it has a schedule and prof.step() is called)"
+                  % (a.profile, len(ps)))
+    try:
+        st = report_steps(rep)
+        found = bool(st and st.get("found"))
+        runs = report_runs(st["list"]) if found else []
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise Bad("%s: no steps object as docs/design.md §4.11 has it (%r)"
+                  % (a.report, e))
+
+    def ms(ns):
+        return round(ns / 1e6, 4)
+
+    def ratio(x, y):
+        return round(x / y, 4) if x is not None and y else None
+
+    def pcts(v):
+        return {k: round(pct(v, q), 6) if v else None
+                for k, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))}
+
+    p50 = pct([e - s for _, s, e in pw], 0.5)
+    # one step is the same step on both sides when both its ends agree
+    # this closely, after the constant phase offset is taken out
+    tol = max(1e6, 0.2 * p50)
+    out = {"ok": False, "failed": [],
+           "found": found, "why_none": None if found else (st or {}).get("why_none"),
+           "source": (st or {}).get("source"), "device": (st or {}).get("device"),
+           "list_omitted": (st or {}).get("list_omitted"),
+           "clock": "launches" if fix is not None else "marker",
+           "marker_off_by_us": fix / 1e3 if fix is not None else None,
+           "profiler_spans": len(ps), "profiler_whole_steps": len(pw)}
+    # the phase: each idlegap boundary near the profile against the
+    # nearest prof.step() call, twice, the second time around the first
+    # median, so that an offset near half a step does not wrap around
+    ib = sorted(b for r in runs for b in r[0])
+    near = [b for b in ib if pb[0] - p50 / 2 <= b <= pb[-1] + p50 / 2]
+    off, d = 0, []
+    for _ in range(2):
+        d = [b - nearest(pb, b - off) for b in near]
+        off = pct(d, 0.5) if d else 0
+    out["phase"] = {
+        "boundaries": len(d),
+        "offset_ms": ms(off) if d else None,
+        "spread_ms": ms(pct(d, 0.9) - pct(d, 0.1)) if d else None,
+        "offset_share": round(off / p50, 4) if d else None,
+        "spread_share": round((pct(d, 0.9) - pct(d, 0.1)) / p50, 4) if d else None}
+    # the span both cover: each run of listed idlegap steps (three whole
+    # ones at least: the slow steps listed alone after the first ones are
+    # not a span) within the profile's boundaries; a step is in it where
+    # its middle is, on either side
+    lo_p, hi_p = pb[0] + off, pb[-1] + off
+    regions = []
+    for b, w in runs:
+        if len(w) >= 3 and min(b[-1], hi_p) > max(b[0], lo_p):
+            regions.append((max(b[0], lo_p), min(b[-1], hi_p)))
+
+    def inside(s, e):
+        return any(lo <= (s + e) / 2 <= hi for lo, hi in regions)
+
+    iw = [w for _, ws in runs for w in ws]
+    iin = [w for w in iw if inside(w[1], w[2])]
+    pin = [(n, s + off, e + off) for n, s, e in pw if inside(s + off, e + off)]
+    if not regions:		# none in common: the profiler's steps alone
+        pin = [(n, s + off, e + off) for n, s, e in pw]
+    out["span_s"] = round(sum(hi - lo for lo, hi in regions) / 1e9, 6)
+    nc_i, nc_p = len(iin), len(pin)
+    out["count"] = {"idlegap": nc_i if found else None, "profiler": nc_p,
+                    "ratio": ratio(nc_i, nc_p) if found else None}
+    iq = pcts([(e - s) / 1e9 for _, s, e, _ in iin])
+    pq = pcts([(e - s) / 1e9 for _, s, e in pin])
+    rq = {k: (st or {}).get(k + "_s") for k in ("p50", "p90", "p99")}
+    out["step_s"] = {"idlegap": iq, "profiler": pq,
+                     "ratio": {k: ratio(iq[k], pq[k]) for k in iq},
+                     "report": rq,
+                     "report_ratio": {k: ratio(rq[k], pq[k]) for k in rq}}
+    # one to one: a profiler step and the idlegap step whose end lies
+    # nearest its own, where both ends agree within the tolerance and
+    # that idlegap step is not another's already
+    iends = [w[2] for w in iw]
+    used = set()
+    for n, s, e in pin:
+        i = bisect.bisect_left(iends, e)
+        c = [j for j in (i - 1, i) if 0 <= j < len(iw)]
+        if not c:
+            continue
+        j = min(c, key=lambda j: abs(iends[j] - e))
+        if j not in used and abs(iw[j][2] - e) <= tol and abs(iw[j][1] - s) <= tol:
+            used.add(j)
+    out["match"] = {"tolerance_ms": ms(tol), "matched": len(used), "of": nc_p,
+                    "share": round(len(used) / nc_p, 4) if found and nc_p else None}
+    # slow steps: the profiler's over 1.5 x its p50 (idlegap's slow rule),
+    # idlegap's as it says; the same where they overlap by half the
+    # shorter of the two
+    pslow = [x for x in pin if (x[2] - x[1]) / 1e9 > 1.5 * (pq["p50"] or 0)]
+    islow = [w for w in iin if w[3]]
+
+    def same(s0, e0, s1, e1):
+        return min(e0, e1) - max(s0, s1) >= 0.5 * min(e0 - s0, e1 - s1)
+
+    pboth = [x[0] for x in pslow if any(same(x[1], x[2], w[1], w[2]) for w in islow)]
+    iboth = [w[0] for w in islow if any(same(w[1], w[2], x[1], x[2]) for x in pslow)]
+    out["slow"] = {
+        "profiler": len(pslow), "idlegap": len(islow) if found else None,
+        "profiler_found": len(pboth), "idlegap_confirmed": len(iboth),
+        "found_share": ratio(len(pboth), len(pslow)),
+        "confirmed_share": ratio(len(iboth), len(islow)),
+        "profiler_steps": [x[0] for x in pslow][:20],
+        "idlegap_steps": [w[0] for w in islow][:20]}
+
+    def within(r, tol):
+        return r is not None and abs(r - 1) <= tol
+
+    checks = [("found", found),
+              ("overlap", bool(regions)),
+              ("count", nc_p > 0 and abs(nc_i - nc_p) <= 0.05 * nc_p),
+              ("p50", within(out["step_s"]["ratio"]["p50"], 0.05)),
+              ("p99", within(out["step_s"]["ratio"]["p99"], 0.15)),
+              ("match", (out["match"]["share"] or 0) >= 0.9)]
+    out["failed"] = [k for k, v in checks if not v] if found else ["found"]
+    out["ok"] = not out["failed"]
+    text = json.dumps(out, indent=1) + "\n"
+    if a.json:
+        try:
+            with open(a.json, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise Bad("%s: %s" % (a.json, e.strerror))
+    sys.stdout.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -351,8 +645,19 @@ def main():
     c.add_argument("--recording", help="the run's recording (idlegap run -o): "
                    "aligns the clocks on the submissions both saw")
     c.add_argument("--idlegap", default="build/idlegap")
+    s = sub.add_parser("steps")
+    s.add_argument("profile")
+    s.add_argument("report")
+    s.add_argument("--recording", help="the run's recording (idlegap run -o): "
+                   "aligns the clocks on the submissions both saw")
+    s.add_argument("--idlegap", default="build/idlegap")
+    s.add_argument("--json", metavar="OUT", help="the JSON into OUT too")
     a = ap.parse_args()
-    train(a) if a.cmd == "train" else compare(a)
+    try:
+        {"train": train, "compare": compare, "steps": steps}[a.cmd](a)
+    except Bad as e:
+        print("torchcheck: %s" % e, file=sys.stderr)
+        sys.exit(2 if a.cmd == "steps" else 1)
 
 
 if __name__ == "__main__":
