@@ -5,8 +5,8 @@
  * ends it.  A training loop repeats them: the period is the smallest P
  * for which at least IG_STEPS_MATCH of the segments have the signature of
  * the one P later.  The steps end at the segments with the signature of
- * the period's boundary: in the first period that the next one repeats,
- * the first sync return at or after the segment with the most launches
+ * the period's boundary: in the periods that the next one repeats, the
+ * first sync return at or after the segment with the most launches
  * (the compute ends with the loss read back, and the wait for the next
  * batch begins).  No period, or too few segments: no steps, and why.
  *
@@ -67,20 +67,23 @@ static uint32_t period_of(const struct st_dev *d, uint32_t from, uint32_t to)
 	return 0;
 }
 
-/* The first period that the next one repeats (a warm-up's, a first
- * step's set-up differ). */
-static uint32_t settled(const struct st_dev *d, uint32_t from, uint32_t to,
-			uint32_t P)
+/* Does the window of @P segments from @i repeat with a shorter period
+ * that divides P?  A run of one segment (set-up's copies of a model's
+ * weights, each a copy and a sync) repeats itself at every P, and is no
+ * period of the loop's. */
+static bool shorter(const struct st_dev *d, uint32_t i, uint32_t P)
 {
-	uint32_t i, j;
+	uint32_t p, j;
 
-	for (i = from; i + 2 * P <= to; i++) {
-		for (j = 0; j < P && sig_at(d, i + j) == sig_at(d, i + j + P); j++)
+	for (p = 1; p < P; p++) {
+		if (P % p)
+			continue;
+		for (j = 0; j + p < P && sig_at(d, i + j) == sig_at(d, i + j + p); j++)
 			;
-		if (j == P)
-			return i;
+		if (j + p >= P)
+			return true;
 	}
-	return from;
+	return false;
 }
 
 /* The segment whose signature ends a step, in the period from @first:
@@ -105,6 +108,44 @@ static uint32_t boundary_of(const struct st_dev *d, uint32_t first, uint32_t P)
 			return k;
 	}
 	return first + (j - first + from) % P;
+}
+
+/*
+ * The boundary segment: of the periods that the next one repeats (and
+ * that are not a shorter one repeated), the boundary most of them give.
+ * A warm-up's periods repeat too (forward passes without the backward,
+ * say), but fewer times than the loop's; none repeating, the first
+ * period's.
+ */
+static uint32_t boundary(const struct st_dev *d, uint32_t from, uint32_t to,
+			 uint32_t P)
+{
+	struct { uint64_t sig; uint32_t n, at; } v[16];
+	uint32_t nv = 0, i, j, k, b, best = 0;
+
+	for (i = from; i + 2 * P <= to; i++) {
+		for (j = 0; j < P && sig_at(d, i + j) == sig_at(d, i + j + P); j++)
+			;
+		if (j < P || shorter(d, i, P))
+			continue;
+		b = boundary_of(d, i, P);
+		for (k = 0; k < nv && v[k].sig != sig_at(d, b); k++)
+			;
+		if (k == nv) {
+			if (nv == sizeof(v) / sizeof(v[0]))
+				continue;
+			v[nv].sig = sig_at(d, b);
+			v[nv].n = 0;
+			v[nv++].at = b;
+		}
+		v[k].n++;
+	}
+	if (!nv)
+		return boundary_of(d, from, P);
+	for (k = 1; k < nv; k++)
+		if (v[k].n > v[best].n)
+			best = k;
+	return v[best].at;
 }
 
 static void kind_source(const struct st_seg *g, char *buf, size_t len)
@@ -144,7 +185,7 @@ static void plan_of(const struct ig_steps *s, const struct st_dev *d,
 			 "launches, syncs and collectives");
 		return;
 	}
-	b = boundary_of(d, settled(d, from, m, pl->P), pl->P);
+	b = boundary(d, from, m, pl->P);
 	pl->B = sig_at(d, b);
 	kind_source(st_seg_at(d, b), pl->source, sizeof(pl->source));
 	pl->ok = true;
