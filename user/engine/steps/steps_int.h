@@ -96,6 +96,23 @@ static inline uint64_t st_seg_start(const struct st_dev *d, uint32_t i)
 const struct st_dev *ig_steps_dev(const struct ig_steps *s, int dev,
 				  uint32_t tgid);
 
+/* ---- steps_period.c ---- */
+/* How a device's closed segments are cut into steps. */
+struct st_plan {
+	bool ok, marker;
+	uint32_t P;
+	uint64_t B;		/* the boundary's signature */
+	char source[96];
+	char why[96];
+};
+
+/* The period and boundary of @d's closed segments (a marker call's,
+ * where @s names one). */
+void ig_steps_plan(const struct ig_steps *s, const struct st_dev *d,
+		   struct st_plan *pl);
+/* Does segment @g end a step? */
+bool ig_steps_ends_step(const struct st_plan *pl, const struct st_seg *g);
+
 /* ---- steps_find.c ---- */
 /* The older segments of @d into steps folded into d->agg. */
 void ig_steps_fold(const struct ig_steps *s, struct st_dev *d);
