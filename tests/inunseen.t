@@ -68,12 +68,13 @@ while time.time() < end:
             # t_run, the last field: not seen running since (it ran in the
             # 5 ms made a wait here, and that would bound its end)
             struct.pack_into("<Q", v, len(v) - 8, 0)
+            u = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
             if bpf(2, e) == 0:			# UPDATE
                 fakes.append(fake)
                 if cu:	# a call of its own, still on CPU: its probe sends the wait
                     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
                     cu.cuCtxSynchronize()
-                    calls.append((t0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
+                    calls.append((u, t0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
     time.sleep(0.002)
 json.dump({"fakes": fakes, "calls": calls}, open(d + "/fakes.json", "w"))
 JOB
@@ -138,20 +139,27 @@ unseen = [r for r in found if r[3] & 0x1000]
 check(len(unseen) == len(fakes) == len(found),
       "each hidden switch-in's wait is sent, flagged unseen (%d of %d)" % (
           len(unseen), len(fakes)), "%s" % found[:4])
-check(all(off < t_in < ts for ts, off, t_in, fl in unseen),
-      "each ends after its switch-out and before it was sent")
+# sent by a driver call, it may end when it was sent: the kernel's CPU
+# time, not brought up to date since the switch-in, then says none ran
+late = [(ts, off, t_in) for ts, off, t_in, fl in unseen
+        if not (off < t_in < ts or (inj.get("mode") == "cuda" and off < t_in == ts))]
+check(unseen and not late, "each ends after its switch-out and before it was sent%s" % (
+          ", or then" if inj.get("mode") == "cuda" else ""), "%s" % late[:3])
 if inj.get("mode") != "cuda":
     check(err and max(err) <= 500,
           "its end is the switch-in reported before it (within %.1f us; 500 us allowed)" % (
               max(err) if err else -1), "%s" % err)
 else:
-    # sent by the call's probe: inside the call, not at the switch-out
-    # that followed it
+    # sent by the call's probe, inside the call, not at the switch-out
+    # that followed it; or, where the thread was preempted between the
+    # hiding and the call, at that switch-out, before the call
     calls = inj.get("calls", [])
-    inside = [any(a <= r[0] <= b for a, b in calls) for r in unseen]
-    check(unseen and len(calls) == len(fakes) and all(inside),
-          "each was sent by the driver call that followed it (%d of %d inside a call)" % (
-              sum(inside), len(unseen)), "%s %s" % (unseen[:3], calls[:3]))
+    inside = [any(a <= r[0] <= b for u, a, b in calls) for r in unseen]
+    before = [any(u <= r[0] <= b for u, a, b in calls) for r in unseen]
+    check(unseen and len(calls) == len(fakes) and all(before) and any(inside),
+          "each was sent before the driver call that followed it returned, by the call "
+          "(%d of %d) or by a switch-out before it" % (sum(inside), len(unseen)),
+          "%s %s" % (unseen[:3], calls[:3]))
     # the kernel's CPU time is brought up to date at its ticks, not at
     # the call: the end may be late by a tick (10 ms at HZ 100), never early
     check(err and max(err) <= 10500 and all(r[2] - prev_in >= -500000 for r, prev_in in
