@@ -195,19 +195,18 @@ static void test_irregular(void **state)
 	ig_engine_free(e);
 }
 
-/* Two syncs a step (a synchronous copy, the loss): the period is two
- * segments, and steps end at the loss's sync, not at the copy. */
-static void test_two_syncs(void **state)
+/* Runs @lp (60 steps, a synchronous copy and the loss's sync each):
+ * the steps end at the loss's sync, each where the loop ended one; how
+ * many were slow. */
+static size_t at_loss_sync(const struct loop *lp)
 {
 	struct ig_engine *e = new_engine(0, 4);
-	struct loop lp = { .steps = 60, .kernels = 4, .copy_sync = true,
-			   .slow_every = 7, .slow_ms = 10 };
 	uint64_t ends[60];
 	struct json_object *j, *st;
-	int i;
+	size_t i, nslow;
 
-	(void)state;
-	run_loop(e, &lp, ends);
+	assert_int_equal(lp->steps, 60);
+	run_loop(e, lp, ends);
 	j = report(e);
 	st = steps_of(j);
 	assert_true(json_object_get_boolean(jpath(st, "found")));
@@ -215,10 +214,22 @@ static void test_two_syncs(void **state)
 			    "sync:cuStreamSynchronize");
 	assert_int_equal(ji(st, "complete"), 59);
 	for (i = 0; i < 60; i++)
-		assert_int_equal(ji(step_at(st, (size_t)i), "end_ns"), ends[i]);
-	assert_int_equal(json_object_array_length(jpath(st, "slow")), 8);
+		assert_int_equal(ji(step_at(st, i), "end_ns"), ends[i]);
+	nslow = json_object_array_length(jpath(st, "slow"));
 	json_object_put(j);
 	ig_engine_free(e);
+	return nslow;
+}
+
+/* Two syncs a step (a synchronous copy, the loss): the period is two
+ * segments, and steps end at the loss's sync, not at the copy. */
+static void test_two_syncs(void **state)
+{
+	struct loop lp = { .steps = 60, .kernels = 4, .copy_sync = true,
+			   .slow_every = 7, .slow_ms = 10 };
+
+	(void)state;
+	assert_int_equal(at_loss_sync(&lp), 8);
 }
 
 /* The same loop after set-up's 8 synchronous copies (a model's weights
@@ -228,25 +239,11 @@ static void test_two_syncs(void **state)
  * 6 steps of set-up, 0.5 ms each, among them. */
 static void test_setup_copies(void **state)
 {
-	struct ig_engine *e = new_engine(0, 4);
 	struct loop lp = { .steps = 60, .kernels = 4, .copy_sync = true,
 			   .setup_copies = 8 };
-	uint64_t ends[60];
-	struct json_object *j, *st;
-	int i;
 
 	(void)state;
-	run_loop(e, &lp, ends);
-	j = report(e);
-	st = steps_of(j);
-	assert_true(json_object_get_boolean(jpath(st, "found")));
-	assert_string_equal(json_object_get_string(jpath(st, "source")),
-			    "sync:cuStreamSynchronize");
-	assert_int_equal(ji(st, "complete"), 59);
-	for (i = 0; i < 60; i++)
-		assert_int_equal(ji(step_at(st, (size_t)i), "end_ns"), ends[i]);
-	json_object_put(j);
-	ig_engine_free(e);
+	assert_int_equal(at_loss_sync(&lp), 0);
 }
 
 /* --step cuda:cuMemcpyHtoD_v2: the user's marker ends the steps. */
