@@ -14,8 +14,6 @@
 #include <string.h>
 #include "engine/model.h"
 #include "engine/steps/steps_int.h"
-#include "stream/cuda_api.h"
-#include "stream/nccl_api.h"
 
 #define IG_STEPS_SLOW		1.5	/* slow: wall over this x p50 */
 
