@@ -334,7 +334,9 @@ def estimate(ivs, gpu):
 #   storage, page_fault    block IO delay of the feeder and the workers;
 #   cpu_starvation         run delay (the competitor: block IO delay);
 #   cuda_api, host_compute the feeder's time on CPU;
-#   lock, gil              the feeder's time blocked outside block IO;
+#   lock, gil              the feeder's time blocked outside block IO,
+#                          less the GPU's busy time (the feeder's syncs
+#                          block while the GPU works: no idle time);
 #   network                the workers' time blocked outside block IO.
 # One figure at least ORACLE_RATIO times the other decides; closer, the
 # oracle cannot decide.
@@ -353,7 +355,8 @@ def feeding_figures(tj):
         return None
     wall = tj.get("wall_s") or 0
     out = {"delayacct": acct.get("delayacct", False), "io_trusted": True,
-           "others_cpus": None, "busy_share": None}
+           "others_cpus": None, "busy_share": None,
+           "gpu_busy": (tj.get("gpu") or {}).get("busy_s") or 0.0}
     # a thread's block IO delay cannot exceed the loop's wall time: one that
     # does began its wait while kernel.task_delayacct was off (it is
     # system-wide: another program may turn it off and on meanwhile), and
@@ -395,7 +398,11 @@ def oracle(cause, fig):
     elif cause in ("cuda_api", "host_compute"):
         d, what, run = fd["cpu"], "feeder on CPU", fd["run"]
     elif cause in ("lock", "gil"):
-        d, what, run = fd["blocked"], "feeder blocked", fd["run"]
+        # the feeder's syncs block too, while the GPU works: time in
+        # which no wait of its made the GPU idle
+        busy = fig.get("gpu_busy") or 0.0
+        d, run = max(0.0, fd["blocked"] - busy), fd["run"]
+        what = "feeder blocked (less the GPU's busy %.2f s)" % busy
     elif cause == "network":
         d, what = wk["blocked"], "workers blocked"
     else:
