@@ -408,7 +408,7 @@ if mkdir "$CGE" 2>/dev/null; then
 	# in A: storage, or a CPU on a loaded host
 	orc=$(oracle "$TMP/e.truth.json")
 	pychecks "$IG_TOP/tools" "$TMP/e.trace" "$TMP/re" "$TMP/e.truth.json" "$TMP/expo-e" \
-		"$orc" "$TMP/e.late.*" <<'PY'
+		"$orc" "$TMP/e.late.*" "$TMP/e.ag" <<'PY'
 import glob, json, re, sys
 sys.path.insert(0, sys.argv[1])
 import truth
@@ -442,9 +442,23 @@ def series(name):
             yield dict(re.findall(r'(\w+)="([^"]*)"', l.split("}")[0])), float(l.split()[-1])
 mine = [(lab, v) for lab, v in series("idlegap_gpu_seconds_total")
         if lab.get("pid") == str(feeder)]
+# on a miss: each window against the job's steps (ms from its first), what
+# it followed, and the agent's log
+tj = json.load(open(sys.argv[4]))
+t0 = tj["step_list"][0]["start_ns"] if tj.get("step_list") else 0
+why = "the job's steps 0 to %.0f ms; windows: " % (
+    (tj["step_list"][-1]["end_ns"] - t0) / 1e6 if t0 else 0) + "; ".join(
+    "[%.0f,%.0f] devices %s processes %s" % (
+        (r["meta"]["start_ns"] - t0) / 1e6, (r["window"]["end_ns"] - t0) / 1e6,
+        [(d["pid"], d["device"]) for d in r["gpu"]["devices"]],
+        [p["pid"] for p in r["processes"]][:8])
+    for r in sorted((json.load(open(f)) for f in glob.glob(sys.argv[3] + "/*.json")),
+                    key=lambda r: r["meta"]["start_ns"])) + \
+    " | the agent: " + " / ".join(open(sys.argv[8]).read().splitlines()[-6:])
 check(mine and all(lab.get("gpu") == "unknown" and lab.get("comm") == "python3"
                    for lab, v in mine),
-      'the job\'s series say gpu="unknown", its pid and comm (%s)' % (mine[:1] and mine[0][0]))
+      'the job\'s series say gpu="unknown", its pid and comm (%s)' % (mine[:1] and mine[0][0]),
+      why)
 check(not [lab for lab, v in series("idlegap_gpu_seconds_total") if lab.get("gpu") == "0"],
       'no series says gpu="0"')
 # proven idle is never more than there was, and with the unresolved

@@ -111,10 +111,26 @@ dropped = {c["gap_start_ns"] for r in reps for c in r["window"]["carried_out"] +
            if c["ended_by"] == "processes_ended"}
 dopen = sum(c["counted_s"] for r in reps for c in r["window"]["carried_out"]
             if c["gap_start_ns"] in dropped and c.get("state") == "idle_open")
+# on a miss, what each window counted and the simulator's gaps, from the
+# agent's first sight of the job (ms since then)
+def ms(t):
+    return "%.0f" % ((t - first) / 1e6) if t else "-"
+b_ivs = tr.merge(tr.read_traces(T["trace_files"])[1])
+why = "windows: " + "; ".join(
+    "[%s,%s] idle %.3f open %.3f in %s out %s" % (
+        ms(r["meta"]["start_ns"]), ms(r["window"]["end_ns"]), r["gpu"]["idle_s"],
+        r["gpu"]["idle_open_s"],
+        ["%s:%s:%.3f" % (ms(c["gap_start_ns"]), c["ended_by"], c["counted_s"])
+         for c in r["window"]["carried_in"]],
+        ["%s:%s:%.3f" % (ms(c["gap_start_ns"]), c["ended_by"], c["counted_s"])
+         for c in r["window"]["carried_out"]]) for r in reps) + \
+    " | the simulator's gaps over 0.3 s: " + ", ".join(
+        "%s+%.3f" % (ms(x[1]), (y[0] - x[1]) / 1e9)
+        for x, y in zip(b_ivs, b_ivs[1:]) if y[0] - x[1] > 3e8)
 check(abs(idle + iopen - dopen - want) <= 0.1 * truth["idle_s"],
       "idle in the windows (%.3f s, less %.3f s open in the gap the job's exit ended) "
       "within 10%% of the simulator's since the job was found (%.3f s)"
-      % (idle + iopen - dopen, dopen, want))
+      % (idle + iopen - dopen, dopen, want), why)
 check(causes.get("lock", 0) >= 0.6 * idle, "the lock's share of idle %.2f" %
       (causes.get("lock", 0) / max(idle, 1e-9)))
 prom = open(sys.argv[2]).read()
