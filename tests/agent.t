@@ -450,7 +450,7 @@ why = "the job's steps 0 to %.0f ms; windows: " % (
     (tj["step_list"][-1]["end_ns"] - t0) / 1e6 if t0 else 0) + "; ".join(
     "[%.0f,%.0f] devices %s processes %s" % (
         (r["meta"]["start_ns"] - t0) / 1e6, (r["window"]["end_ns"] - t0) / 1e6,
-        [(d["pid"], d["device"]) for d in r["gpu"]["devices"]],
+        [(d.get("pid"), d.get("device")) for d in r["gpu"]["devices"]],
         [p["pid"] for p in r["processes"]][:8])
     for r in sorted((json.load(open(f)) for f in glob.glob(sys.argv[3] + "/*.json")),
                     key=lambda r: r["meta"]["start_ns"])) + \
