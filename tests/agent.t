@@ -416,11 +416,12 @@ from tap import check
 ivs = truth.read_traces([sys.argv[2]])[1]
 busy = truth.merge(ivs)
 late = truth.read_late([sys.argv[7]])
-feeder = json.load(open(sys.argv[4]))["pids"]["feeder"]
+tj = json.load(open(sys.argv[4]))
+feeder = tj["pids"]["feeder"]
 want = hidden = 0
 unknown, placed, gp = set(), set(), []
-for f in sorted(glob.glob(sys.argv[3] + "/*.json")):
-    r = json.load(open(f))
+reps = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[3] + "/*.json"))]
+for r in reps:
     unknown |= {d["pid"] for d in r["gpu"]["devices"] if d["device"] is None}
     placed |= {p["pid"] for p in r["processes"] if p["device"] is not None}
     dev = [d for d in r["gpu"]["devices"] if d["device"] is None and d["pid"] == feeder]
@@ -444,7 +445,6 @@ mine = [(lab, v) for lab, v in series("idlegap_gpu_seconds_total")
         if lab.get("pid") == str(feeder)]
 # on a miss: each window against the job's steps (ms from its first), what
 # it followed, and the agent's log
-tj = json.load(open(sys.argv[4]))
 t0 = tj["step_list"][0]["start_ns"] if tj.get("step_list") else 0
 why = "the job's steps 0 to %.0f ms; windows: " % (
     (tj["step_list"][-1]["end_ns"] - t0) / 1e6 if t0 else 0) + "; ".join(
@@ -452,8 +452,7 @@ why = "the job's steps 0 to %.0f ms; windows: " % (
         (r["meta"]["start_ns"] - t0) / 1e6, (r["window"]["end_ns"] - t0) / 1e6,
         [(d.get("pid"), d.get("device")) for d in r["gpu"]["devices"]],
         [p["pid"] for p in r["processes"]][:8])
-    for r in sorted((json.load(open(f)) for f in glob.glob(sys.argv[3] + "/*.json")),
-                    key=lambda r: r["meta"]["start_ns"])) + \
+    for r in sorted(reps, key=lambda r: r["meta"]["start_ns"])) + \
     " | the agent: " + " / ".join(open(sys.argv[8]).read().splitlines()[-6:])
 check(mine and all(lab.get("gpu") == "unknown" and lab.get("comm") == "python3"
                    for lab, v in mine),

@@ -102,7 +102,8 @@ T = json.load(open(sys.argv[1] + ".truth"))
 truth = T["gpu"]
 first = min(d["span_start_ns"] for r in reps for d in r["gpu"]["devices"])
 a, b = max(first, truth["span_start_ns"]), truth["span_end_ns"]
-busy = tr.total(tr.clip(tr.merge(tr.read_traces(T["trace_files"])[1]), a, b))
+b_ivs = tr.merge(tr.read_traces(T["trace_files"])[1])
+busy = tr.total(tr.clip(b_ivs, a, b))
 want = (b - a - busy) / 1e9
 # The job's last gap ends with its processes: no GPU idle (§7.10), so
 # what the windows counted of it open, before they knew, is not either;
@@ -115,15 +116,13 @@ dopen = sum(c["counted_s"] for r in reps for c in r["window"]["carried_out"]
 # agent's first sight of the job (ms since then)
 def ms(t):
     return "%.0f" % ((t - first) / 1e6) if t else "-"
-b_ivs = tr.merge(tr.read_traces(T["trace_files"])[1])
+def gaps(l):
+    return ["%s:%s:%.3f" % (ms(c["gap_start_ns"]), c["ended_by"], c["counted_s"]) for c in l]
 why = "windows: " + "; ".join(
     "[%s,%s] idle %.3f open %.3f in %s out %s" % (
         ms(r["meta"]["start_ns"]), ms(r["window"]["end_ns"]), r["gpu"]["idle_s"],
-        r["gpu"]["idle_open_s"],
-        ["%s:%s:%.3f" % (ms(c["gap_start_ns"]), c["ended_by"], c["counted_s"])
-         for c in r["window"]["carried_in"]],
-        ["%s:%s:%.3f" % (ms(c["gap_start_ns"]), c["ended_by"], c["counted_s"])
-         for c in r["window"]["carried_out"]]) for r in reps) + \
+        r["gpu"]["idle_open_s"], gaps(r["window"]["carried_in"]),
+        gaps(r["window"]["carried_out"])) for r in reps) + \
     " | the simulator's gaps over 0.3 s: " + ", ".join(
         "%s+%.3f" % (ms(x[1]), (y[0] - x[1]) / 1e9)
         for x, y in zip(b_ivs, b_ivs[1:]) if y[0] - x[1] > 3e8)

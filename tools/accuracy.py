@@ -400,9 +400,9 @@ def oracle(cause, fig):
     elif cause in ("lock", "gil"):
         # the feeder's syncs block too, while the GPU works: time in
         # which no wait of its made the GPU idle
-        busy = fig.get("gpu_busy") or 0.0
-        d, run = max(0.0, fd["blocked"] - busy), fd["run"]
-        what = "feeder blocked (less the GPU's busy %.2f s)" % busy
+        gpu_busy = fig.get("gpu_busy") or 0.0
+        d, run = max(0.0, fd["blocked"] - gpu_busy), fd["run"]
+        what = "feeder blocked (less the GPU's busy %.2f s)" % gpu_busy
     elif cause == "network":
         d, what = wk["blocked"], "workers blocked"
     else:
