@@ -9,6 +9,7 @@
  * lines (TAP diagnostics) by tests/simgpu.t.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -695,6 +696,7 @@ static void case_devices(void)
 	CUcontext c1;
 	CUdevice d1;
 	struct trace t;
+	const struct top *a, *b;
 	int n = 0;
 
 	setenv("SIMGPU_DEVICES", "2", 1);
@@ -717,14 +719,13 @@ static void case_devices(void)
 	CU_OK(cuCtxSynchronize());
 	CU_OK(cuCtxSynchronize_v2(ctx));
 	t = trace_read(trace_path);
-	CHECK(t.n == 2 && strcmp(t.v[0].stream, t.v[1].stream),
+	a = find_op(&t, 0);
+	b = find_op(&t, 1);
+	CHECK(t.n == 2 && strcmp(a->stream, b->stream),
 	      "%d ops, one legacy stream per context", t.n);
-	CHECK(t.n == 2 && t.v[0].start < t.v[1].end && t.v[1].start < t.v[0].end,
-	      "devices did not run at the same time: %llu-%llu, %llu-%llu",
-	      t.n == 2 ? (unsigned long long)t.v[0].start : 0ULL,
-	      t.n == 2 ? (unsigned long long)t.v[0].end : 0ULL,
-	      t.n == 2 ? (unsigned long long)t.v[1].start : 0ULL,
-	      t.n == 2 ? (unsigned long long)t.v[1].end : 0ULL);
+	CHECK(t.n == 2 && a->start < b->end && b->start < a->end,
+	      "devices did not run at the same time: %" PRIu64 "-%" PRIu64
+	      ", %" PRIu64 "-%" PRIu64, a->start, a->end, b->start, b->end);
 	CU_OK(cuDevicePrimaryCtxRelease_v2(d1));
 }
 
