@@ -123,11 +123,13 @@ struct simm *simm_open(unsigned int ndev)
 	char path[128];
 	struct stat st;
 	struct simm *m;
-	uint32_t zero = 0;
+	uint32_t zero = 0, ver, magic;
 	uint64_t zero64 = 0;
+	bool again = true;
 	int fd;
 
 	snprintf(path, sizeof(path), "/dev/shm/simgpu-machine-%s", simm_name());
+reopen:
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "simgpu: cannot open %s: %s\n", path,
@@ -153,10 +155,21 @@ struct simm *simm_open(unsigned int ndev)
 	zero = 0;
 	__atomic_compare_exchange_n(&m->magic, &zero, SIMM_MAGIC, false,
 				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	if (LD(&m->magic) != SIMM_MAGIC || LD(&m->version) != SIMM_VERSION) {
+	ver = LD(&m->version);
+	magic = LD(&m->magic);
+	if (magic != SIMM_MAGIC || ver != SIMM_VERSION) {
+		munmap(m, sizeof(*m));
+		/* An older build's machine: its layout differs, and its
+		 * processes keep the file they mapped; this one starts anew.
+		 * A newer build's is left alone. */
+		if (again && magic == SIMM_MAGIC && ver < SIMM_VERSION &&
+		    (!unlink(path) || errno == ENOENT)) {
+			again = false;
+			zero = 0;
+			goto reopen;
+		}
 		fprintf(stderr, "simgpu: %s is not a machine of this version\n",
 			path);
-		munmap(m, sizeof(*m));
 		return NULL;
 	}
 	__atomic_compare_exchange_n(&m->created_ns, &zero64, mono_ns(), false,

@@ -21,10 +21,13 @@
 #include <sys/types.h>
 
 #define SIMM_MAGIC 0x53494d4d	/* "SIMM" */
-#define SIMM_VERSION 1
+#define SIMM_VERSION 2
 #define SIMM_MAXDEV 64
 #define SIMM_MAXPROC 128
-#define SIMM_RING 8192
+/* Busy intervals kept per GPU: several seconds of a job launching 10 us
+ * kernels 100 us apart, so that a counter read once a second (GPM)
+ * finds its whole window (version 1 kept 8192, under one second). */
+#define SIMM_RING 65536
 
 struct simm_proc {
 	int32_t pid;		/* 0: free */
