@@ -45,6 +45,7 @@ JOB=
 cleanup() {
 	[ -n "$JOB" ] && kill "$JOB" 2>/dev/null && wait "$JOB" 2>/dev/null
 	rmdir "$CG" 2>/dev/null
+	rm -f "/dev/shm/simgpu-machine-idlegap-head-$$"
 	[ "$DATA" = "${TMPDIR:-}" ] || rm -rf "$DATA"
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
