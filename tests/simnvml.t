@@ -37,6 +37,24 @@ SIMGPU_MACHINE="../x" "$CHECK" basic >/dev/null 2>&1
 ok "simnvml: SIMGPU_MACHINE with a slash stays under /dev/shm" -- \
 	test ! -e /dev/x -a ! -e "/dev/shm/simgpu-machine-../x"
 
+# A machine file an older build left (magic "SIMM", version 1, the
+# smaller layout) is replaced; a newer build's is left as it is.
+old=/dev/shm/simgpu-machine-simnvml-v-$$
+/usr/bin/python3 -c 'import struct, sys
+open(sys.argv[1], "wb").write(struct.pack("<IIII", 0x53494d4d, int(sys.argv[2]), 1, 0) + bytes(4096))' "$old" 1
+SIMGPU_MACHINE="simnvml-v-$$" "$CHECK" basic > /dev/null 2> "$TMP/v.err"
+is "$?" 0 "simnvml: an older build's machine file is replaced"
+ver=$(od -An -tu4 -j4 -N4 "$old" | tr -d ' ')
+is "$ver" 2 "simnvml: the machine file is of this version afterwards"
+/usr/bin/python3 -c 'import struct, sys
+open(sys.argv[1], "wb").write(struct.pack("<IIII", 0x53494d4d, int(sys.argv[2]), 1, 0) + bytes(4096))' "$old" 99
+SIMGPU_MACHINE="simnvml-v-$$" "$CHECK" basic > /dev/null 2> "$TMP/v.err"
+rc=$?
+ok "simnvml: a newer build's machine file is not used" -- test "$rc" -ne 0
+ok "simnvml: ... nor replaced" -- test "$(od -An -tu4 -j4 -N4 "$old" | tr -d ' ')" = 99
+ok "simnvml: ... and said so" -- grep -q 'not a machine of this version' "$TMP/v.err"
+rm -f "$old"
+
 # SIMNVML_INIT_FAIL: nvmlInit fails as a real one does where the module is
 # not loaded, the driver was upgraded without a reboot, or the device
 # nodes may not be opened; nothing else answers then
