@@ -14,6 +14,24 @@ dump() { "$IG" report --dump "$1"; }
 ok "check: this machine is ready" -- grep -q '^ready' "$TMP/check.txt"
 ok "check: every program loads and attaches" -- grep -q 'ok   BPF programs load+attach' "$TMP/check.txt"
 
+# the large hash maps are made by a thread beside the flavours' pick and
+# handed to libbpf: all of them, each as the object defines it
+"$IG" run -v -q -o "$TMP/maps.igrec" -- sh -c 'sleep 1.5' > /dev/null 2> "$TMP/maps.err" &
+mrun=$!
+wait_until 30 grep -q 'hash maps made beside' "$TMP/maps.err"
+sleep 0.3
+bpftool map show > "$TMP/maps.txt" 2>&1
+wait $mrun
+made=$(sed -n "s/.*debug: \([0-9]*\) of \([0-9]*\) hash maps made beside.*/\1 \2/p" "$TMP/maps.err")
+ok "load: every large hash map made beside the flavours' pick (${made:-none})" -- \
+	sh -c "set -- $made; test \"\${1:-0}\" -ge 10 -a \"\${1:-0}\" = \"\${2:-}\""
+ok "load: libbpf took them, creating none of them again" -- \
+	sh -c "test \"\$(grep -c 'skipping creation (preset fd' '$TMP/maps.err')\" = '${made%% *}'"
+ok "load: a made map is as the object defines it (threads: 232 B values, 32768 entries)" -- \
+	sh -c "grep -A1 'hash  name threads ' '$TMP/maps.txt' | grep -q 'key 4B  value 232B  max_entries 32768'"
+ok "load: ... and an LRU one (events: 65536 entries)" -- \
+	sh -c "grep -A1 'lru_hash  name events ' '$TMP/maps.txt' | grep -q 'max_entries 65536'"
+
 # traced FILE PID: waits (bounded) until the recording FILE, still being
 # written, says PID is traced: the tracer is past its start, which takes
 # seconds on a loaded host

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -156,13 +157,39 @@ static bool rq_has_queue(const char *tp)
 	return major && (major < 5 || (major == 5 && minor < 11));
 }
 
+/*
+ * A fresh page costs a fault, and a fault is dear on a VM.  While the
+ * object opens and its programs load, large buffers (the kernel's BTF, parsed twice: here for
+ * the flavours, then by libbpf for its relocations) come from the heap
+ * and the second reuses the first's pages, where by default each is
+ * mapped anew and unmapped when freed.  After the load the heap's free
+ * pages go back, and buffers of 4 MiB and more are mapped again
+ * (docs/design.md §7.1).
+ */
+static void load_heap(bool loading)
+{
+	if (loading) {
+		mallopt(M_MMAP_THRESHOLD, 32 << 20);
+		mallopt(M_TRIM_THRESHOLD, 64 << 20);
+		return;
+	}
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	malloc_trim(0);
+}
+
 /* Configures and loads the programs; a negative errno with @why set. */
 static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 		char *why, size_t n)
 {
 	struct ig_bpf_refusal r;
+	struct ig_premade pm;
 	int err;
 
+	if (opts->ringbuf_mb)
+		bpf_map__set_max_entries(t->skel->maps.rb,
+					 opts->ringbuf_mb << 20);
+	ig_premade_start(&pm, t->skel->obj);
 	pick_flavours(t);
 	{
 		bool want = opts->sz > offsetof(struct ig_tracer_opts, gpulib_watch) &&
@@ -184,13 +211,15 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	t->skel->rodata->ustacks_on = !getenv("IDLEGAP_NO_USTACKS");
 	t->skel->rodata->rq_insert_has_queue = rq_has_queue("block_rq_insert");
 	t->skel->rodata->rq_issue_has_queue = rq_has_queue("block_rq_issue");
-	if (opts->ringbuf_mb)
-		bpf_map__set_max_entries(t->skel->maps.rb,
-					 opts->ringbuf_mb << 20);
+	/* the flavours are picked: the kernel's BTF goes before libbpf
+	 * parses its own copy */
+	ig_probe_release_btf();
+	ig_premade_finish(&pm);
 	ig_log_catch_refusal(&r);
 	err = idlegap_bpf__load(t->skel);
 	ig_log_catch_refusal(NULL);
-	ig_probe_release_btf();	/* the flavours are picked */
+	/* before the ring buffer is mapped, which adds its size */
+	load_heap(false);
 	if (err && r.prog[0]) {
 		/* the verifier's refusal, not a want of privileges */
 		snprintf(why, n, "the kernel's verifier refused BPF program %s%s: %s (idlegap check -v shows its whole log)",
@@ -232,6 +261,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	}
 	t->fn = fn;
 	t->ctx = ctx;
+	load_heap(true);
 	t->compat = ig_tracer_use_compat();
 	t->skel = t->compat ? open_compat() : idlegap_bpf__open();
 	if (!t->skel) {
@@ -243,6 +273,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	if (!err)
 		return t;
 fail:
+	load_heap(false);	/* where the load did not come to it */
 	ig_tracer_close(t);
 	errno = -err;
 	return NULL;

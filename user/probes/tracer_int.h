@@ -4,6 +4,7 @@
 #ifndef IG_TRACER_INT_H
 #define IG_TRACER_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -86,5 +87,26 @@ struct ig_uprobe_multi_attr {
 	__u32 pid;
 	__u32 pad;
 };
+
+/* The large hash maps, made by a thread beside the flavours' pick and
+ * handed to libbpf before the load (tracer_maps.c). */
+#define IG_PREMADE_MAX	32
+struct ig_premade_map {
+	struct bpf_map *map;
+	enum bpf_map_type type;
+	char name[16];
+	__u32 key_size, value_size, max_entries, flags;
+	int fd, err;
+};
+struct ig_premade {
+	pthread_t th;
+	bool started;
+	size_t n, next;		/* next: the first map not yet taken */
+	struct ig_premade_map m[IG_PREMADE_MAX];
+};
+/* Starts making @obj's hash maps as they are configured now. */
+void ig_premade_start(struct ig_premade *p, struct bpf_object *obj);
+/* Waits for them and hands those made to libbpf. */
+void ig_premade_finish(struct ig_premade *p);
 
 #endif
