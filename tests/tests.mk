@@ -22,13 +22,13 @@ $(BUILD)/tests/test_metrics: $(addprefix $(BUILD)/user/,views/metrics.o views/me
 $(BUILD)/tests/test_metrics_coll: $(addprefix $(BUILD)/user/,views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_httpd: $(addprefix $(BUILD)/user/,views/httpd.o views/metrics.o views/metrics_labels.o views/metrics_text.o views/metrics_coll.o host/identity.o host/identity_runtime.o)
 $(BUILD)/tests/test_probe_elf: $(addprefix $(BUILD)/user/,host/elfsym.o probes/cuda_attach.o \
-	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_ring.o probes/tracer_probe.o probes/tracer_uprobe.o probes/tracer_unlink.o)
+	stream/cuda_api.o probes/log.o host/procfs.o probes/tracer.o probes/tracer_ring.o probes/tracer_probe.o probes/tracer_uprobe.o probes/tracer_unlink.o probes/tracer_maps.o)
 
 test-progs: $(UNIT_PROGS) $(SIMGPU_TEST_PROGS) $(WORKLOAD_TEST_PROGS)
 $(BUILD)/tests/test_probe_elf: | $(BUILD)/tests/fakecuda/libcuda.so.1
 $(BUILD)/tests/test_discovery: $(addprefix $(BUILD)/user/,probes/discovery.o probes/discovery_emit.o probes/discovery_host.o probes/nccl_attach.o host/elfsym.o \
 	probes/cuda_attach.o stream/cuda_api.o probes/log.o host/procfs.o probes/pyrt.o probes/tracer.o probes/tracer_ring.o probes/tracer_probe.o \
-	probes/tracer_uprobe.o probes/tracer_unlink.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
+	probes/tracer_uprobe.o probes/tracer_unlink.o probes/tracer_maps.o) | $(BUILD)/tests/fakecuda/libcuda.so.1
 
 .PHONY: test-progs
 -include $(UNIT_PROGS:=.d)
