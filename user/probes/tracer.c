@@ -189,7 +189,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	if (opts->ringbuf_mb)
 		bpf_map__set_max_entries(t->skel->maps.rb,
 					 opts->ringbuf_mb << 20);
-	ig_premade_start(&pm, t->skel->obj);
+	ig_tracer_maps_start(&pm, t->skel->obj);
 	pick_flavours(t);
 	{
 		bool want = opts->sz > offsetof(struct ig_tracer_opts, gpulib_watch) &&
@@ -214,7 +214,7 @@ static int load(struct ig_tracer *t, const struct ig_tracer_opts *opts,
 	/* the flavours are picked: the kernel's BTF goes before libbpf
 	 * parses its own copy */
 	ig_probe_release_btf();
-	ig_premade_finish(&pm);
+	ig_tracer_maps_finish(&pm);
 	ig_log_catch_refusal(&r);
 	err = idlegap_bpf__load(t->skel);
 	ig_log_catch_refusal(NULL);

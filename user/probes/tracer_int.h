@@ -105,8 +105,8 @@ struct ig_premade {
 	struct ig_premade_map m[IG_PREMADE_MAX];
 };
 /* Starts making @obj's hash maps as they are configured now. */
-void ig_premade_start(struct ig_premade *p, struct bpf_object *obj);
+void ig_tracer_maps_start(struct ig_premade *p, struct bpf_object *obj);
 /* Waits for them and hands those made to libbpf. */
-void ig_premade_finish(struct ig_premade *p);
+void ig_tracer_maps_finish(struct ig_premade *p);
 
 #endif

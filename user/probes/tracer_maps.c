@@ -66,7 +66,7 @@ static void *make(void *arg)
 	return NULL;
 }
 
-void ig_premade_start(struct ig_premade *p, struct bpf_object *obj)
+void ig_tracer_maps_start(struct ig_premade *p, struct bpf_object *obj)
 {
 	struct bpf_map *map;
 
@@ -90,7 +90,7 @@ void ig_premade_start(struct ig_premade *p, struct bpf_object *obj)
 	p->started = p->n && !pthread_create(&p->th, NULL, make, p);
 }
 
-void ig_premade_finish(struct ig_premade *p)
+void ig_tracer_maps_finish(struct ig_premade *p)
 {
 	size_t i, took = 0;
 
