@@ -159,12 +159,12 @@ static bool rq_has_queue(const char *tp)
 
 /*
  * A fresh page costs a fault, and a fault is dear on a VM.  While the
- * object opens and its programs load, large buffers (the kernel's BTF, parsed twice: here for
- * the flavours, then by libbpf for its relocations) come from the heap
- * and the second reuses the first's pages, where by default each is
- * mapped anew and unmapped when freed.  After the load the heap's free
- * pages go back, and buffers of 4 MiB and more are mapped again
- * (docs/design.md §7.1).
+ * object opens and its programs load, large buffers (the kernel's BTF,
+ * parsed twice: for the flavours, then by libbpf for its relocations)
+ * come from the heap and the second reuses the first's pages, where by
+ * default each is mapped anew and unmapped when freed.  After the load
+ * the heap's free pages go back, and buffers of 4 MiB and more are
+ * mapped again (docs/design.md §7.1).
  */
 static void load_heap(bool loading)
 {
@@ -266,6 +266,7 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	t->skel = t->compat ? open_compat() : idlegap_bpf__open();
 	if (!t->skel) {
 		err = -errno;
+		load_heap(false);	/* load() does it after the load */
 		snprintf(why, n, "cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
@@ -273,7 +274,6 @@ struct ig_tracer *ig_tracer_open(const struct ig_tracer_opts *opts,
 	if (!err)
 		return t;
 fail:
-	load_heap(false);	/* where the load did not come to it */
 	ig_tracer_close(t);
 	errno = -err;
 	return NULL;
